@@ -1,0 +1,156 @@
+//! Typed settings that the engine and tools read. Layers: defaults < user file < project file <
+//! environment < flags; this module owns the defaults and the environment layer, the binary adds
+//! flags. Units are in key names.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+/// Default deadline of one tool call (3 minutes).
+pub const DEFAULT_TOOL_CALL_TIMEOUT_MS: u64 = 180_000;
+/// Upstream's `tools.truncateToolOutputThreshold` default.
+pub const DEFAULT_TRUNCATE_THRESHOLD_CHARS: usize = 40_000;
+
+/// Key and credential files refused by default, on top of upstream's `.git`, `.env`,
+/// `node_modules` and `gha-creds-*.json` segment rules.
+pub const DEFAULT_SENSITIVE_PATHS: &[&str] = &[
+    "*.pem",
+    "*.key",
+    "*.p12",
+    "*.pfx",
+    "*.jks",
+    "*.keystore",
+    ".env*",
+    "id_rsa",
+    "id_dsa",
+    "id_ecdsa",
+    "id_ed25519",
+    ".netrc",
+    ".pgpass",
+];
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Config {
+    /// Deadline for every tool call; 0 disables it.
+    pub tool_call_timeout_ms: u64,
+    /// Per-tool deadlines that override `tool_call_timeout_ms`.
+    pub tool_timeouts_ms: BTreeMap<String, u64>,
+    /// Text longer than this (for tools whose output the engine bounds) is cut and saved to a file.
+    pub truncate_tool_output_threshold_chars: usize,
+    /// Glob patterns (matched against each path segment) of files no tool may touch.
+    pub sensitive_paths: Vec<String>,
+    /// Glob patterns exempted from the sensitive-path rules (built-in ones included).
+    pub allow_sensitive_paths: Vec<String>,
+    /// Whether file tools honour `.gitignore` (inside git repositories).
+    pub respect_git_ignore: bool,
+    /// Whether file tools honour `.geminiignore`.
+    pub respect_gemini_ignore: bool,
+    /// toolbelt's own state folder (`~/.toolbelt`): saved outputs live under `tmp/`.
+    pub home_dir: PathBuf,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            tool_call_timeout_ms: DEFAULT_TOOL_CALL_TIMEOUT_MS,
+            tool_timeouts_ms: BTreeMap::new(),
+            truncate_tool_output_threshold_chars: DEFAULT_TRUNCATE_THRESHOLD_CHARS,
+            sensitive_paths: DEFAULT_SENSITIVE_PATHS.iter().map(|s| s.to_string()).collect(),
+            allow_sensitive_paths: Vec::new(),
+            respect_git_ignore: true,
+            respect_gemini_ignore: true,
+            home_dir: default_home_dir(),
+        }
+    }
+}
+
+/// `$TOOLBELT_HOME`, else `~/.toolbelt`, else a folder in the temp dir.
+pub fn default_home_dir() -> PathBuf {
+    if let Some(h) = std::env::var_os("TOOLBELT_HOME").filter(|h| !h.is_empty()) {
+        return PathBuf::from(h);
+    }
+    match std::env::var_os("HOME").filter(|h| !h.is_empty()) {
+        Some(home) => PathBuf::from(home).join(".toolbelt"),
+        None => std::env::temp_dir().join("toolbelt"),
+    }
+}
+
+/// A malformed setting, naming where it came from.
+#[derive(Debug, thiserror::Error)]
+#[error("{source_name}: {key} must be {expected}, got {value:?}")]
+pub struct ConfigError {
+    pub source_name: String,
+    pub key: String,
+    pub expected: &'static str,
+    pub value: String,
+}
+
+impl Config {
+    /// The timeout for one tool, in ms (0 = none).
+    pub fn timeout_ms_for(&self, tool: &str) -> u64 {
+        self.tool_timeouts_ms.get(tool).copied().unwrap_or(self.tool_call_timeout_ms)
+    }
+
+    /// Applies the environment layer: `TOOLBELT_TOOL_CALL_TIMEOUT_MS`,
+    /// `TOOLBELT_TRUNCATE_TOOL_OUTPUT_THRESHOLD_CHARS`, `TOOLBELT_ALLOW_SENSITIVE_PATHS`
+    /// (comma-separated).
+    pub fn apply_env(&mut self) -> Result<(), ConfigError> {
+        self.apply_vars(|k| std::env::var(k).ok())
+    }
+
+    fn apply_vars(&mut self, get: impl Fn(&str) -> Option<String>) -> Result<(), ConfigError> {
+        let num = |key: &str, v: String| -> Result<u64, ConfigError> {
+            v.trim().parse::<u64>().map_err(|_| ConfigError {
+                source_name: "environment".into(),
+                key: key.into(),
+                expected: "a non-negative integer",
+                value: v,
+            })
+        };
+        if let Some(v) = get("TOOLBELT_TOOL_CALL_TIMEOUT_MS") {
+            self.tool_call_timeout_ms = num("TOOLBELT_TOOL_CALL_TIMEOUT_MS", v)?;
+        }
+        if let Some(v) = get("TOOLBELT_TRUNCATE_TOOL_OUTPUT_THRESHOLD_CHARS") {
+            let n = num("TOOLBELT_TRUNCATE_TOOL_OUTPUT_THRESHOLD_CHARS", v)?;
+            self.truncate_tool_output_threshold_chars = usize::try_from(n).unwrap_or(usize::MAX);
+        }
+        if let Some(v) = get("TOOLBELT_ALLOW_SENSITIVE_PATHS") {
+            self.allow_sensitive_paths
+                .extend(v.split(',').map(str::trim).filter(|s| !s.is_empty()).map(String::from));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn env_layer_overrides_defaults_and_rejects_garbage() {
+        let mut c = Config::default();
+        c.apply_vars(|k| match k {
+            "TOOLBELT_TOOL_CALL_TIMEOUT_MS" => Some("250".into()),
+            "TOOLBELT_ALLOW_SENSITIVE_PATHS" => Some("*.pem, .env.local".into()),
+            _ => None,
+        })
+        .unwrap();
+        assert_eq!(c.tool_call_timeout_ms, 250);
+        assert_eq!(c.allow_sensitive_paths, vec!["*.pem", ".env.local"]);
+
+        let err = Config::default()
+            .apply_vars(|k| (k == "TOOLBELT_TOOL_CALL_TIMEOUT_MS").then(|| "soon".to_string()))
+            .unwrap_err();
+        assert!(err.to_string().contains("TOOLBELT_TOOL_CALL_TIMEOUT_MS"), "{err}");
+    }
+
+    #[test]
+    fn per_tool_timeout_overrides_global() {
+        let mut c = Config::default();
+        c.tool_timeouts_ms.insert("read_file".into(), 5);
+        assert_eq!(c.timeout_ms_for("read_file"), 5);
+        assert_eq!(c.timeout_ms_for("glob"), DEFAULT_TOOL_CALL_TIMEOUT_MS);
+    }
+}

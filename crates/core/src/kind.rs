@@ -1,0 +1,70 @@
+//! What a tool does, as far as scheduling and policy care.
+
+use serde::{Deserialize, Serialize};
+
+/// The kind of a tool, with upstream's wire names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    Read,
+    Edit,
+    Delete,
+    Move,
+    Search,
+    Execute,
+    Think,
+    Agent,
+    Fetch,
+    Communicate,
+    Plan,
+    SwitchMode,
+    Other,
+}
+
+impl Kind {
+    /// Kinds that change the world: these calls never run alongside others.
+    pub fn is_mutating(self) -> bool {
+        matches!(self, Kind::Edit | Kind::Delete | Kind::Move | Kind::Execute)
+    }
+
+    /// Kinds that only look: read, search, fetch.
+    pub fn is_read_only(self) -> bool {
+        matches!(self, Kind::Read | Kind::Search | Kind::Fetch)
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Read => "read",
+            Kind::Edit => "edit",
+            Kind::Delete => "delete",
+            Kind::Move => "move",
+            Kind::Search => "search",
+            Kind::Execute => "execute",
+            Kind::Think => "think",
+            Kind::Agent => "agent",
+            Kind::Fetch => "fetch",
+            Kind::Communicate => "communicate",
+            Kind::Plan => "plan",
+            Kind::SwitchMode => "switch_mode",
+            Kind::Other => "other",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mutating_and_read_only_kinds_follow_upstream_lists() {
+        let mutating: Vec<Kind> = [Kind::Edit, Kind::Delete, Kind::Move, Kind::Execute].to_vec();
+        for k in mutating {
+            assert!(k.is_mutating() && !k.is_read_only(), "{k:?}");
+        }
+        for k in [Kind::Read, Kind::Search, Kind::Fetch] {
+            assert!(k.is_read_only() && !k.is_mutating(), "{k:?}");
+        }
+        assert!(!Kind::Other.is_mutating() && !Kind::Other.is_read_only());
+        assert_eq!(serde_json::to_string(&Kind::SwitchMode).unwrap(), "\"switch_mode\"");
+    }
+}

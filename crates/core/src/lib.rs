@@ -1,0 +1,37 @@
+//! toolbelt-core: the engine that runs a model's tool calls.
+//!
+//! - [`tool`]: the `Tool` / `Invocation` traits, declarations, model families
+//! - [`result`]: `ToolResult`, content parts, upstream's error types
+//! - [`schema`]: argument validation with Ajv-compatible messages
+//! - [`registry`]: the read-only tool registry, legacy aliases, "did you mean"
+//! - [`scheduler`]: build -> policy -> confirmation -> execution, with deadlines and cancellation
+//! - [`policy`]: rules, the TOML loader, the pure `evaluate` function, approval modes
+//! - [`approver`]: the confirmation trait and its outcomes
+//! - [`response`]: what the model receives for a call
+//! - [`workspace`]: roots, path rules, sensitive paths, the shared ignore service
+//! - [`config`]: typed settings
+//! - [`truncate`]: bounded output with the full text saved to a file
+//! - [`testing`]: small tools for tests and benchmarks
+
+pub mod approver;
+pub mod config;
+pub mod kind;
+pub mod policy;
+pub mod registry;
+pub mod response;
+pub mod result;
+pub mod scheduler;
+pub mod schema;
+pub mod testing;
+pub mod tool;
+pub mod truncate;
+pub mod workspace;
+
+pub use approver::{Approver, ConfirmationRequest, Outcome};
+pub use config::Config;
+pub use kind::Kind;
+pub use registry::{Registry, RegistryBuilder};
+pub use result::{Content, ErrorType, Part, ToolError, ToolResult};
+pub use scheduler::{CallRequest, CallState, CompletedCall, Scheduler, SchedulerOptions};
+pub use tool::{Declaration, ExecContext, Invocation, ModelFamily, Tool, ToolEnv};
+pub use workspace::Workspace;

@@ -1,0 +1,336 @@
+//! The pure policy function: `evaluate(call, rules, context) -> Verdict`.
+
+use serde_json::{Map, Value};
+
+use super::rule::{ApprovalMode, Decision, Rule};
+use super::stringify::stable_stringify;
+use crate::registry::LEGACY_ALIASES;
+
+/// The call as policy sees it.
+#[derive(Clone, Copy, Debug)]
+pub struct PolicyCall<'a> {
+    pub name: &'a str,
+    pub args: &'a Value,
+    /// The MCP server of the tool, if it is an MCP tool.
+    pub server_name: Option<&'a str>,
+    pub annotations: Option<&'a Map<String, Value>>,
+}
+
+/// The session facts rules can depend on.
+#[derive(Clone, Copy, Debug)]
+pub struct PolicyContext<'a> {
+    pub mode: ApprovalMode,
+    /// Whether a person can answer a confirmation.
+    pub interactive: bool,
+    pub subagent: Option<&'a str>,
+    /// Skip "always allow" rules (x.95).
+    pub disable_always_allow: bool,
+}
+
+impl Default for PolicyContext<'_> {
+    fn default() -> Self {
+        Self { mode: ApprovalMode::Default, interactive: true, subagent: None, disable_always_allow: false }
+    }
+}
+
+/// The decision, the rule that made it (none: the default applied), and why.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Verdict {
+    pub decision: Decision,
+    pub rule: Option<Rule>,
+    pub reason: String,
+}
+
+/// Rules must be sorted by priority, highest first (ties in load order); the first that matches
+/// decides. With none: yolo allows, otherwise ask_user interactively and deny headless.
+pub fn evaluate(call: &PolicyCall<'_>, rules: &[Rule], ctx: &PolicyContext<'_>) -> Verdict {
+    let needs_args = rules.iter().any(|r| r.args_pattern.is_some());
+    let stringified = needs_args.then(|| stable_stringify(call.args));
+    let server = call.server_name.map(str::to_string).or_else(|| server_from_name(call.name));
+    let names = names_for(call.name);
+    for rule in rules {
+        if ctx.disable_always_allow && rule.is_always_allow() {
+            continue;
+        }
+        if rule_matches(rule, call, &names, stringified.as_deref(), server.as_deref(), ctx) {
+            return Verdict {
+                decision: rule.decision,
+                reason: format!(
+                    "rule {}tool {:?} (priority {}) from {}",
+                    rule.name.as_ref().map(|n| format!("{n:?} for ")).unwrap_or_default(),
+                    rule.tool_name,
+                    format_priority(rule.priority),
+                    rule.source.label
+                ),
+                rule: Some(rule.clone()),
+            };
+        }
+    }
+    let (decision, reason) = if ctx.mode == ApprovalMode::Yolo {
+        (Decision::Allow, "no rule matched; yolo mode allows everything else")
+    } else if ctx.interactive {
+        (Decision::AskUser, "no rule matched; the default is to ask the user")
+    } else {
+        (Decision::Deny, "no rule matched; the default in non-interactive runs is to deny")
+    };
+    Verdict { decision, rule: None, reason: reason.to_string() }
+}
+
+/// `4.3`, `1.05`, `4.95` ...
+pub fn format_priority(p: f64) -> String {
+    let s = format!("{p:.3}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    s.to_string()
+}
+
+/// The call's name plus its legacy aliases, so rules may use either.
+fn names_for(name: &str) -> Vec<&str> {
+    let mut names = vec![name];
+    for (old, new) in LEGACY_ALIASES {
+        if name == *old {
+            names.push(new);
+        } else if name == *new {
+            names.push(old);
+        }
+    }
+    names
+}
+
+fn server_from_name(name: &str) -> Option<String> {
+    let rest = name.strip_prefix("mcp_")?;
+    let (server, tool) = rest.split_once('_')?;
+    (!server.is_empty() && !tool.is_empty()).then(|| server.to_string())
+}
+
+fn rule_matches(
+    rule: &Rule,
+    call: &PolicyCall<'_>,
+    names: &[&str],
+    stringified: Option<&str>,
+    server: Option<&str>,
+    ctx: &PolicyContext<'_>,
+) -> bool {
+    if !rule.modes.is_empty() && !rule.modes.contains(&ctx.mode) {
+        return false;
+    }
+    if let Some(s) = &rule.subagent {
+        if Some(s.as_str()) != ctx.subagent {
+            return false;
+        }
+    }
+    if let Some(m) = &rule.mcp_name {
+        match server {
+            None => return false,
+            Some(srv) if m != "*" && m != srv => return false,
+            _ => {}
+        }
+    }
+    if !names.iter().any(|n| name_matches(rule, n, server)) {
+        return false;
+    }
+    if let Some(want) = &rule.tool_annotations {
+        let Some(have) = call.annotations else { return false };
+        if want.iter().any(|(k, v)| have.get(k) != Some(v)) {
+            return false;
+        }
+    }
+    if let Some(p) = &rule.args_pattern {
+        if call.args.is_null() {
+            return false;
+        }
+        match stringified {
+            Some(s) if p.regex.is_match(s).unwrap_or(false) => {}
+            _ => return false,
+        }
+    }
+    match rule.interactive {
+        Some(i) if i != ctx.interactive => false,
+        _ => true,
+    }
+}
+
+fn name_matches(rule: &Rule, name: &str, server: Option<&str>) -> bool {
+    let pat = rule.tool_name.as_str();
+    if pat == "*" {
+        return true;
+    }
+    if pat.contains('*') {
+        if pat == "mcp_*" {
+            return server.is_some();
+        }
+        if let Some(srv) = pat.strip_prefix("mcp_").and_then(|r| r.strip_suffix("_*")) {
+            return server == Some(srv) && name.starts_with(&format!("mcp_{srv}_"));
+        }
+        return wildcard(pat, name);
+    }
+    if pat == name {
+        return true;
+    }
+    let Some(srv) = server else { return false };
+    if let Some(m) = &rule.mcp_name {
+        if !pat.starts_with("mcp_") && name == format!("mcp_{m}_{pat}") {
+            return true;
+        }
+    }
+    pat.starts_with("mcp_") && pat == format!("mcp_{srv}_{name}")
+}
+
+/// `*` matches any run of characters (upstream compares such names literally, so its
+/// `discovered_tool_*` rules never match; see docs/compat.md).
+fn wildcard(pat: &str, name: &str) -> bool {
+    let parts: Vec<&str> = pat.split('*').collect();
+    let (first, last) = (parts[0], parts[parts.len() - 1]);
+    if !name.starts_with(first) || name.len() < first.len() + last.len() || !name.ends_with(last) {
+        return false;
+    }
+    let mut rest = &name[first.len()..name.len() - last.len()];
+    for mid in &parts[1..parts.len() - 1] {
+        match rest.find(mid) {
+            Some(i) => rest = &rest[i + mid.len()..],
+            None => return false,
+        }
+    }
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::rule::ArgsPattern;
+    use serde_json::json;
+
+    fn call<'a>(name: &'a str, args: &'a Value) -> PolicyCall<'a> {
+        PolicyCall { name, args, server_name: None, annotations: None }
+    }
+
+    fn sorted(mut rules: Vec<Rule>) -> Vec<Rule> {
+        rules.sort_by(|a, b| b.priority.total_cmp(&a.priority));
+        rules
+    }
+
+    #[test]
+    fn highest_priority_match_wins_and_ties_keep_load_order() {
+        let rules = sorted(vec![
+            Rule::new("read_file", Decision::Allow, 1.05, "a"),
+            Rule::new("*", Decision::Deny, 1.04, "b"),
+            Rule::new("read_file", Decision::Deny, 1.05, "c"),
+        ]);
+        let args = json!({});
+        let v = evaluate(&call("read_file", &args), &rules, &PolicyContext::default());
+        assert_eq!(v.decision, Decision::Allow);
+        assert_eq!(v.rule.unwrap().source.label, "a");
+        let v = evaluate(&call("glob", &args), &rules, &PolicyContext::default());
+        assert_eq!(v.decision, Decision::Deny);
+    }
+
+    #[test]
+    fn defaults_depend_on_mode_and_interactivity() {
+        let args = json!({});
+        let c = call("x", &args);
+        let mut ctx = PolicyContext::default();
+        assert_eq!(evaluate(&c, &[], &ctx).decision, Decision::AskUser);
+        ctx.interactive = false;
+        let v = evaluate(&c, &[], &ctx);
+        assert_eq!(v.decision, Decision::Deny);
+        assert!(v.rule.is_none() && v.reason.contains("non-interactive"));
+        ctx.mode = ApprovalMode::Yolo;
+        assert_eq!(evaluate(&c, &[], &ctx).decision, Decision::Allow);
+    }
+
+    #[test]
+    fn modes_and_interactive_flags_filter_rules() {
+        let mut r = Rule::new("replace", Decision::Allow, 1.015, "t");
+        r.modes = vec![ApprovalMode::AutoEdit];
+        let mut headless = Rule::new("replace", Decision::Deny, 1.010, "t");
+        headless.interactive = Some(false);
+        let rules = sorted(vec![r, headless]);
+        let args = json!({});
+        let mut ctx = PolicyContext { interactive: false, ..Default::default() };
+        assert_eq!(evaluate(&call("replace", &args), &rules, &ctx).decision, Decision::Deny);
+        ctx.mode = ApprovalMode::AutoEdit;
+        assert_eq!(evaluate(&call("replace", &args), &rules, &ctx).decision, Decision::Allow);
+        ctx.interactive = true;
+        ctx.mode = ApprovalMode::Default;
+        assert_eq!(evaluate(&call("replace", &args), &rules, &ctx).decision, Decision::AskUser);
+    }
+
+    #[test]
+    fn args_pattern_runs_on_stable_stringified_args() {
+        let mut r = Rule::new("write_file", Decision::Allow, 1.07, "plan");
+        r.args_pattern = Some(ArgsPattern {
+            source: String::new(),
+            regex: fancy_regex::Regex::new("\\x00\"file_path\":\"[\\w-]+\\.md\"\\x00").unwrap(),
+        });
+        let rules = vec![r];
+        let ctx = PolicyContext { interactive: false, ..Default::default() };
+        let ok = json!({"content": "x", "file_path": "plan.md"});
+        let no = json!({"file_path": "src/main.rs", "content": "plan.md"});
+        assert_eq!(evaluate(&call("write_file", &ok), &rules, &ctx).decision, Decision::Allow);
+        assert_eq!(evaluate(&call("write_file", &no), &rules, &ctx).decision, Decision::Deny);
+    }
+
+    #[test]
+    fn mcp_wildcards_need_the_server() {
+        let rules = vec![
+            Rule::new("mcp_github_*", Decision::Allow, 4.2, "u"),
+            Rule::new("mcp_*", Decision::Deny, 4.1, "u"),
+        ];
+        let args = json!({});
+        let ctx = PolicyContext::default();
+        let gh = PolicyCall { name: "mcp_github_list", args: &args, server_name: Some("github"), annotations: None };
+        assert_eq!(evaluate(&gh, &rules, &ctx).decision, Decision::Allow);
+        let other = PolicyCall { name: "mcp_jira_list", args: &args, server_name: Some("jira"), annotations: None };
+        assert_eq!(evaluate(&other, &rules, &ctx).decision, Decision::Deny);
+        // server parsed from the name when not given
+        assert_eq!(evaluate(&call("mcp_github_x", &args), &rules, &ctx).decision, Decision::Allow);
+        assert_eq!(evaluate(&call("read_file", &args), &rules, &ctx).decision, Decision::AskUser);
+    }
+
+    #[test]
+    fn mcp_short_names_with_mcp_name_match_qualified_calls() {
+        let mut r = Rule::new("search", Decision::Deny, 4.0, "u");
+        r.mcp_name = Some("docs".into());
+        let args = json!({});
+        let c = PolicyCall { name: "mcp_docs_search", args: &args, server_name: Some("docs"), annotations: None };
+        assert_eq!(evaluate(&c, &[r], &PolicyContext::default()).decision, Decision::Deny);
+    }
+
+    #[test]
+    fn annotations_must_all_match() {
+        let mut r = Rule::new("*", Decision::AskUser, 1.05, "plan");
+        r.mcp_name = Some("*".into());
+        r.tool_annotations = Some(json!({"readOnlyHint": true}).as_object().unwrap().clone());
+        let rules = vec![r];
+        let args = json!({});
+        let ann = json!({"readOnlyHint": true}).as_object().unwrap().clone();
+        let ctx = PolicyContext { interactive: false, ..Default::default() };
+        let c = PolicyCall { name: "mcp_s_t", args: &args, server_name: Some("s"), annotations: Some(&ann) };
+        assert_eq!(evaluate(&c, &rules, &ctx).decision, Decision::AskUser);
+        let c = PolicyCall { annotations: None, ..c };
+        assert_eq!(evaluate(&c, &rules, &ctx).decision, Decision::Deny);
+    }
+
+    #[test]
+    fn legacy_aliases_and_generic_wildcards_match() {
+        let rules = vec![
+            Rule::new("search_file_content", Decision::Deny, 1.5, "u"),
+            Rule::new("discovered_tool_*", Decision::Allow, 1.1, "u"),
+        ];
+        let args = json!({});
+        let ctx = PolicyContext::default();
+        assert_eq!(evaluate(&call("grep_search", &args), &rules, &ctx).decision, Decision::Deny);
+        assert_eq!(evaluate(&call("discovered_tool_lint", &args), &rules, &ctx).decision, Decision::Allow);
+        assert!(wildcard("a*b*c", "aXXbYYc") && !wildcard("a*b*c", "aXXc") && !wildcard("ab*ba", "aba"));
+    }
+
+    #[test]
+    fn always_allow_rules_can_be_disabled() {
+        let rules = vec![Rule::new("glob", Decision::Allow, 4.95, "Dynamic (Confirmed)")];
+        let args = json!({});
+        let ctx = PolicyContext { disable_always_allow: true, ..Default::default() };
+        assert_eq!(evaluate(&call("glob", &args), &rules, &ctx).decision, Decision::AskUser);
+        assert_eq!(format_priority(4.95), "4.95");
+        assert_eq!(format_priority(1.05), "1.05");
+        assert_eq!(format_priority(2.0), "2");
+    }
+}

@@ -1,0 +1,165 @@
+//! The policy engine: rules as data ([`Rule`]), loaded from Gemini CLI's TOML format
+//! ([`toml`]), and one pure function ([`evaluate`]) that decides allow / deny / ask_user.
+
+mod evaluate;
+mod rule;
+mod stringify;
+pub mod toml;
+
+use std::path::Path;
+use std::sync::RwLock;
+
+pub use evaluate::{evaluate, format_priority, PolicyCall, PolicyContext, Verdict};
+pub use rule::{ApprovalMode, ArgsPattern, Decision, Rule, RuleSource, Tier};
+pub use stringify::stable_stringify;
+pub use toml::{Loaded, PolicyFileError};
+
+/// The bundled default policies (tier 1), equivalent to upstream's.
+pub const DEFAULT_POLICY_FILES: &[(&str, &str)] = &[
+    ("read-only.toml", include_str!("defaults/read-only.toml")),
+    ("write.toml", include_str!("defaults/write.toml")),
+    ("yolo.toml", include_str!("defaults/yolo.toml")),
+    ("plan.toml", include_str!("defaults/plan.toml")),
+    ("agents.toml", include_str!("defaults/agents.toml")),
+    ("discovered.toml", include_str!("defaults/discovered.toml")),
+    ("non-interactive.toml", include_str!("defaults/non-interactive.toml")),
+];
+
+/// The default rules, parsed from the bundled files.
+pub fn default_rules() -> Loaded {
+    let mut out = Loaded::default();
+    for (name, text) in DEFAULT_POLICY_FILES {
+        out.extend(toml::load_str(text, Tier::Default, name, None));
+    }
+    out
+}
+
+/// Sorts by priority, highest first; ties keep their order.
+pub fn sort_rules(rules: &mut [Rule]) {
+    rules.sort_by(|a, b| b.priority.total_cmp(&a.priority));
+}
+
+/// The rule set of a session: the loaded rules plus rules added while it runs ("always allow").
+#[derive(Debug)]
+pub struct PolicyEngine {
+    rules: RwLock<Vec<Rule>>,
+    interactive: bool,
+    disable_always_allow: bool,
+}
+
+impl PolicyEngine {
+    pub fn new(mut rules: Vec<Rule>, interactive: bool) -> Self {
+        sort_rules(&mut rules);
+        Self { rules: RwLock::new(rules), interactive, disable_always_allow: false }
+    }
+
+    /// The defaults plus the files or folders given, each at its tier.
+    pub fn load(paths: &[(&Path, Tier)], interactive: bool) -> (Self, Vec<PolicyFileError>) {
+        let mut loaded = default_rules();
+        for (p, tier) in paths {
+            loaded.extend(toml::load_path(p, *tier));
+        }
+        (Self::new(loaded.rules, interactive), loaded.errors)
+    }
+
+    pub fn interactive(&self) -> bool {
+        self.interactive
+    }
+
+    /// Adds a rule (e.g. a session "always allow"), keeping the order.
+    pub fn add_rule(&self, rule: Rule) {
+        let mut rules = self.rules.write().unwrap_or_else(|e| e.into_inner());
+        rules.push(rule);
+        sort_rules(&mut rules);
+    }
+
+    /// A copy of the current rules, in evaluation order.
+    pub fn rules(&self) -> Vec<Rule> {
+        self.rules.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Decides a call in a mode.
+    pub fn check(&self, call: &PolicyCall<'_>, mode: ApprovalMode) -> Verdict {
+        let ctx = PolicyContext {
+            mode,
+            interactive: self.interactive,
+            subagent: None,
+            disable_always_allow: self.disable_always_allow,
+        };
+        let rules = self.rules.read().unwrap_or_else(|e| e.into_inner());
+        evaluate(call, &rules, &ctx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn decide(engine: &PolicyEngine, name: &str, args: serde_json::Value, mode: ApprovalMode) -> Verdict {
+        engine.check(&PolicyCall { name, args: &args, server_name: None, annotations: None }, mode)
+    }
+
+    #[test]
+    fn bundled_defaults_load_without_errors() {
+        let l = default_rules();
+        assert!(l.errors.is_empty(), "{:?}", l.errors);
+        assert!(l.rules.len() > 30);
+    }
+
+    #[test]
+    fn default_mode_decisions_match_upstream() {
+        let i = PolicyEngine::new(default_rules().rules, true);
+        let h = PolicyEngine::new(default_rules().rules, false);
+        let d = ApprovalMode::Default;
+        assert_eq!(decide(&i, "read_file", json!({}), d).decision, Decision::Allow);
+        assert_eq!(decide(&h, "list_directory", json!({}), d).decision, Decision::Allow);
+        assert_eq!(decide(&i, "write_file", json!({}), d).decision, Decision::AskUser);
+        let v = decide(&h, "write_file", json!({}), d);
+        assert_eq!(v.decision, Decision::Deny);
+        assert_eq!(v.rule.unwrap().source.label, "Default: write.toml");
+        assert_eq!(decide(&h, "write_todos", json!({}), d).decision, Decision::Deny);
+        assert_eq!(decide(&i, "write_todos", json!({}), d).decision, Decision::AskUser);
+        assert_eq!(decide(&h, "ask_user", json!({}), ApprovalMode::Yolo).decision, Decision::Deny);
+    }
+
+    #[test]
+    fn auto_edit_yolo_and_plan_modes() {
+        let h = PolicyEngine::new(default_rules().rules, false);
+        let i = PolicyEngine::new(default_rules().rules, true);
+        assert_eq!(decide(&h, "replace", json!({}), ApprovalMode::AutoEdit).decision, Decision::Allow);
+        assert_eq!(decide(&h, "run_shell_command", json!({}), ApprovalMode::AutoEdit).decision, Decision::Deny);
+        assert_eq!(decide(&h, "run_shell_command", json!({}), ApprovalMode::Yolo).decision, Decision::Allow);
+        assert_eq!(decide(&i, "ask_user", json!({}), ApprovalMode::Yolo).decision, Decision::AskUser);
+        assert_eq!(decide(&i, "enter_plan_mode", json!({}), ApprovalMode::Yolo).decision, Decision::Deny);
+        let v = decide(&h, "run_shell_command", json!({"command": "ls"}), ApprovalMode::Plan);
+        assert_eq!(v.decision, Decision::Deny);
+        assert_eq!(
+            v.rule.unwrap().deny_message.unwrap(),
+            "You are in Plan Mode with access to read-only tools. Execution of scripts (including those from skills) is blocked."
+        );
+        assert_eq!(decide(&h, "read_file", json!({}), ApprovalMode::Plan).decision, Decision::Allow);
+        assert_eq!(decide(&h, "write_file", json!({"file_path": "plan.md", "content": ""}), ApprovalMode::Plan).decision, Decision::Allow);
+        assert_eq!(decide(&h, "write_file", json!({"file_path": "plans/p-1.md"}), ApprovalMode::Plan).decision, Decision::Allow);
+        let v = decide(&h, "write_file", json!({"file_path": "src/main.rs"}), ApprovalMode::Plan);
+        assert_eq!(v.decision, Decision::Deny);
+        assert!(v.rule.unwrap().deny_message.unwrap().starts_with("You are in Plan Mode and cannot modify"));
+        let v = decide(&h, "exit_plan_mode", json!({}), ApprovalMode::Default);
+        assert_eq!(v.rule.unwrap().deny_message.unwrap(), "You are not currently in Plan Mode. Use enter_plan_mode first to design a plan.");
+        assert_eq!(
+            decide(&h, "invoke_agent", json!({"agent_name": "cli_help"}), ApprovalMode::Plan).decision,
+            Decision::Allow
+        );
+    }
+
+    #[test]
+    fn higher_tiers_override_defaults_and_session_rules_are_added_in_order() {
+        let mut rules = default_rules().rules;
+        rules.extend(toml::load_str("[[rule]]\ntoolName = \"read_file\"\ndecision = \"deny\"\npriority = 0\n", Tier::User, "u.toml", None).rules);
+        let e = PolicyEngine::new(rules, true);
+        let v = decide(&e, "read_file", json!({}), ApprovalMode::Default);
+        assert_eq!(v.decision, Decision::Deny, "user tier 4.0 beats default 1.05");
+        e.add_rule(Rule::new("read_file", Decision::Allow, 4.95, "Dynamic (Confirmed)"));
+        assert_eq!(decide(&e, "read_file", json!({}), ApprovalMode::Default).decision, Decision::Allow);
+    }
+}

@@ -1,0 +1,231 @@
+//! What a tool call produces: model-facing content, user-facing display, and an optional error.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Upstream's `ToolErrorType` string values, plus `tool_call_timeout` (the timeout upstream
+/// planned and never shipped) and `cancelled` (used only in toolbelt's own JSON reports).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorType {
+    PolicyViolation,
+    InvalidToolParams,
+    Unknown,
+    UnhandledException,
+    ToolNotRegistered,
+    ExecutionFailed,
+    FileNotFound,
+    FileWriteFailure,
+    ReadContentFailure,
+    AttemptToCreateExistingFile,
+    FileTooLarge,
+    PermissionDenied,
+    NoSpaceLeft,
+    TargetIsDirectory,
+    PathNotInWorkspace,
+    SearchPathNotFound,
+    SearchPathNotADirectory,
+    EditPreparationFailure,
+    EditNoOccurrenceFound,
+    EditExpectedOccurrenceMismatch,
+    EditNoChange,
+    EditNoChangeLlmJudgement,
+    GlobExecutionError,
+    GrepExecutionError,
+    LsExecutionError,
+    PathIsNotADirectory,
+    McpToolError,
+    McpResourceNotFound,
+    MemoryToolExecutionError,
+    ReadManyFilesSearchError,
+    ShellExecuteError,
+    SandboxExpansionRequired,
+    DiscoveredToolExecutionError,
+    WebFetchNoUrlInPrompt,
+    WebFetchFallbackFailed,
+    WebFetchProcessingError,
+    WebSearchFailed,
+    StopExecution,
+    ToolCallTimeout,
+    Cancelled,
+}
+
+impl ErrorType {
+    /// The wire string, e.g. `file_not_found`.
+    pub fn as_str(self) -> String {
+        match serde_json::to_value(self) {
+            Ok(Value::String(s)) => s,
+            _ => "unknown".to_string(),
+        }
+    }
+
+    /// Errors after which the session cannot sensibly go on (upstream: only a full disk).
+    pub fn is_fatal(self) -> bool {
+        self == ErrorType::NoSpaceLeft
+    }
+}
+
+/// A failed call: the model sees only `message`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ToolError {
+    #[serde(rename = "type")]
+    pub kind: ErrorType,
+    pub message: String,
+}
+
+impl ToolError {
+    pub fn new(kind: ErrorType, message: impl Into<String>) -> Self {
+        Self { kind, message: message.into() }
+    }
+}
+
+/// One part of model-facing content, in the Gemini API's shape.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Part {
+    Text {
+        text: String,
+    },
+    InlineData {
+        #[serde(rename = "inlineData")]
+        inline_data: InlineData,
+    },
+}
+
+/// Base64 data with its MIME type.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct InlineData {
+    #[serde(rename = "mimeType")]
+    pub mime_type: String,
+    pub data: String,
+}
+
+impl Part {
+    pub fn text(s: impl Into<String>) -> Self {
+        Part::Text { text: s.into() }
+    }
+
+    pub fn inline(mime_type: impl Into<String>, data: impl Into<String>) -> Self {
+        Part::InlineData { inline_data: InlineData { mime_type: mime_type.into(), data: data.into() } }
+    }
+}
+
+/// Model-facing content: a plain string or a list of parts.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Content {
+    Text(String),
+    Parts(Vec<Part>),
+}
+
+impl Default for Content {
+    fn default() -> Self {
+        Content::Text(String::new())
+    }
+}
+
+impl Content {
+    /// The parts of this content (a string is one text part).
+    pub fn parts(&self) -> Vec<Part> {
+        match self {
+            Content::Text(s) => vec![Part::text(s.clone())],
+            Content::Parts(p) => p.clone(),
+        }
+    }
+
+    /// Length in characters of the text in this content.
+    pub fn text_len(&self) -> usize {
+        match self {
+            Content::Text(s) => s.chars().count(),
+            Content::Parts(p) => p
+                .iter()
+                .map(|p| match p {
+                    Part::Text { text } => text.chars().count(),
+                    Part::InlineData { .. } => 0,
+                })
+                .sum(),
+        }
+    }
+}
+
+/// The result of executing one invocation.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct ToolResult {
+    /// What the model receives on success.
+    #[serde(rename = "llmContent")]
+    pub llm_content: Content,
+    /// What a person is shown: a string, or a structured value (e.g. a listing).
+    #[serde(rename = "returnDisplay")]
+    pub return_display: Value,
+    /// Presence means failure; the model then sees only the message.
+    pub error: Option<ToolError>,
+    /// Structured payload for callers (not sent to the model).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub data: Option<Value>,
+    /// A short summary for front ends, e.g. `6-8 of 20`.
+    #[serde(rename = "resultSummary", skip_serializing_if = "Option::is_none")]
+    pub summary: Option<String>,
+}
+
+impl ToolResult {
+    /// A successful text result with a display string.
+    pub fn text(llm: impl Into<String>, display: impl Into<String>) -> Self {
+        Self {
+            llm_content: Content::Text(llm.into()),
+            return_display: Value::String(display.into()),
+            ..Self::default()
+        }
+    }
+
+    /// A failed result: `llm` and `display` are kept for callers other than the model.
+    pub fn error(
+        kind: ErrorType,
+        message: impl Into<String>,
+        llm: impl Into<String>,
+        display: impl Into<String>,
+    ) -> Self {
+        Self {
+            llm_content: Content::Text(llm.into()),
+            return_display: Value::String(display.into()),
+            error: Some(ToolError::new(kind, message)),
+            ..Self::default()
+        }
+    }
+
+    /// A failure whose model text, display and message are the same string.
+    pub fn simple_error(kind: ErrorType, message: impl Into<String>) -> Self {
+        let m = message.into();
+        Self::error(kind, m.clone(), m.clone(), m)
+    }
+
+    pub fn with_summary(mut self, summary: impl Into<String>) -> Self {
+        self.summary = Some(summary.into());
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn error_types_serialize_as_upstream_strings() {
+        assert_eq!(ErrorType::FileNotFound.as_str(), "file_not_found");
+        assert_eq!(ErrorType::PathIsNotADirectory.as_str(), "path_is_not_a_directory");
+        assert_eq!(ErrorType::SearchPathNotADirectory.as_str(), "search_path_not_a_directory");
+        assert_eq!(ErrorType::EditNoChangeLlmJudgement.as_str(), "edit_no_change_llm_judgement");
+        assert_eq!(ErrorType::ToolCallTimeout.as_str(), "tool_call_timeout");
+        assert!(ErrorType::NoSpaceLeft.is_fatal());
+        assert!(!ErrorType::FileNotFound.is_fatal());
+    }
+
+    #[test]
+    fn parts_serialize_in_gemini_shape() {
+        let c = Content::Parts(vec![Part::text("a"), Part::inline("image/png", "AAA=")]);
+        assert_eq!(
+            serde_json::to_value(&c).unwrap(),
+            serde_json::json!([{"text": "a"}, {"inlineData": {"mimeType": "image/png", "data": "AAA="}}])
+        );
+        assert_eq!(c.text_len(), 1);
+    }
+}

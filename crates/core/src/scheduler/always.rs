@@ -1,0 +1,110 @@
+//! "Always allow" answers become session rules, narrowed to what was approved.
+
+use serde_json::Value;
+
+use crate::approver::Outcome;
+use crate::policy::toml::{command_prefix_pattern, compile_safe, escape_regex};
+use crate::policy::{ApprovalMode, ArgsPattern, Decision, Rule};
+
+/// The parameter an approval of a tool is narrowed to (upstream's `getPolicyUpdateOptions`).
+fn narrowing_param(tool: &str) -> Option<&'static str> {
+    match tool {
+        "read_file" | "write_file" | "replace" => Some("file_path"),
+        "list_directory" => Some("dir_path"),
+        "glob" | "grep_search" | "search_file_content" => Some("pattern"),
+        "read_many_files" => Some("include"),
+        _ => None,
+    }
+}
+
+/// Tools whose approvals must be narrowed; without narrowing no rule is added.
+const MUST_NARROW: &[&str] = &[
+    "glob",
+    "grep_search",
+    "read_many_files",
+    "read_file",
+    "list_directory",
+    "write_file",
+    "replace",
+    "run_shell_command",
+];
+
+/// The rule an outcome adds, if any. Session approvals sit at 3.95, saved ones at 4.95.
+pub fn rule_for(outcome: Outcome, tool: &str, server: Option<&str>, args: &Value, mode: ApprovalMode) -> Option<Rule> {
+    let priority = match outcome {
+        Outcome::ProceedAlwaysAndSave => 4.95,
+        Outcome::ProceedAlways | Outcome::ProceedAlwaysTool | Outcome::ProceedAlwaysServer => 3.95,
+        _ => return None,
+    };
+    let mut rule = Rule::new(tool, Decision::Allow, priority, "Dynamic (Confirmed)");
+    rule.modes = mode.and_more_permissive();
+    if let Some(srv) = server {
+        rule.mcp_name = Some(srv.to_string());
+        if outcome == Outcome::ProceedAlwaysServer {
+            rule.tool_name = format!("mcp_{srv}_*");
+        }
+        return Some(rule);
+    }
+    let pattern = if tool == "run_shell_command" {
+        let root = args.get("command").and_then(Value::as_str)?.split_whitespace().next()?.to_string();
+        rule.allow_redirection = false;
+        Some(command_prefix_pattern(&root))
+    } else if let Some(param) = narrowing_param(tool) {
+        let value = args.get(param)?;
+        let encoded = serde_json::to_string(value).ok()?;
+        Some(format!("\\x00{}\\x00", escape_regex(&format!("\"{param}\":{encoded}"))))
+    } else {
+        None
+    };
+    match pattern {
+        Some(p) => {
+            let regex = compile_safe(&p).ok()?;
+            rule.args_pattern = Some(ArgsPattern { source: p, regex });
+        }
+        None if MUST_NARROW.contains(&tool) => return None,
+        None => {}
+    }
+    Some(rule)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::{evaluate, PolicyCall, PolicyContext};
+    use serde_json::json;
+
+    #[test]
+    fn file_approvals_are_narrowed_to_that_path_and_actually_match() {
+        let args = json!({"file_path": "src/a.rs", "content": "x"});
+        let rule = rule_for(Outcome::ProceedAlways, "write_file", None, &args, ApprovalMode::Default).unwrap();
+        assert_eq!(rule.modes, vec![ApprovalMode::Default, ApprovalMode::AutoEdit, ApprovalMode::Yolo]);
+        let rules = vec![rule];
+        let ctx = PolicyContext::default();
+        let c = |a: &Value| evaluate(&PolicyCall { name: "write_file", args: a, server_name: None, annotations: None }, &rules, &ctx).decision;
+        assert_eq!(c(&args), Decision::Allow);
+        assert_eq!(c(&json!({"file_path": "src/b.rs", "content": "x"})), Decision::AskUser);
+    }
+
+    #[test]
+    fn shell_approvals_are_narrowed_to_the_root_command() {
+        let rule = rule_for(Outcome::ProceedAlways, "run_shell_command", None, &json!({"command": "git status"}), ApprovalMode::Default).unwrap();
+        let rules = vec![rule];
+        let ctx = PolicyContext::default();
+        let c = |cmd: &str| {
+            let a = json!({"command": cmd});
+            evaluate(&PolicyCall { name: "run_shell_command", args: &a, server_name: None, annotations: None }, &rules, &ctx).decision
+        };
+        assert_eq!(c("git log"), Decision::Allow);
+        assert_eq!(c("gitk"), Decision::AskUser);
+    }
+
+    #[test]
+    fn unnarrowable_calls_add_nothing_and_others_allow_the_tool() {
+        assert!(rule_for(Outcome::ProceedAlways, "read_file", None, &json!({}), ApprovalMode::Default).is_none());
+        assert!(rule_for(Outcome::ProceedOnce, "write_todos", None, &json!({}), ApprovalMode::Default).is_none());
+        let r = rule_for(Outcome::ProceedAlwaysAndSave, "write_todos", None, &json!({}), ApprovalMode::Default).unwrap();
+        assert!((r.priority - 4.95).abs() < 1e-9 && r.args_pattern.is_none());
+        let r = rule_for(Outcome::ProceedAlwaysServer, "mcp_gh_issues", Some("gh"), &json!({}), ApprovalMode::Plan).unwrap();
+        assert_eq!(r.tool_name, "mcp_gh_*");
+    }
+}

@@ -1,0 +1,593 @@
+//! The scheduler: takes a model's tool calls, runs each through build -> policy -> confirmation
+//! -> execution with a deadline and a cancellation token, and returns exactly one response per
+//! call, in the order the calls came.
+//!
+//! Contiguous calls that may run together (not mutating, not `wait_for_previous`) form a group:
+//! the whole group is checked and approved before any of it runs, then it runs concurrently.
+//! Mutating calls form groups of one.
+
+mod always;
+mod events;
+
+use std::collections::HashMap;
+use std::panic::AssertUnwindSafe;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use futures::FutureExt;
+use serde::Serialize;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+pub use self::events::{CallState, Event, EventSink};
+use crate::approver::{Approver, ConfirmationRequest, Outcome};
+use crate::policy::{ApprovalMode, Decision, PolicyCall, PolicyEngine};
+use crate::registry::{Built, Registry};
+use crate::response::{self, ResponseParts};
+use crate::result::{Content, ErrorType, Part, ToolError, ToolResult};
+use crate::tool::{ConfirmationDetails, ExecContext, ModelFamily, OutputSink, ToolEnv};
+use crate::truncate;
+
+/// One call as the model sent it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct CallRequest {
+    pub call_id: String,
+    pub name: String,
+    pub args: Value,
+}
+
+impl CallRequest {
+    pub fn new(call_id: impl Into<String>, name: impl Into<String>, args: Value) -> Self {
+        Self { call_id: call_id.into(), name: name.into(), args }
+    }
+}
+
+/// Why a call did not run because someone said no (the CLI exits with 3 for these).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Refusal {
+    /// A policy rule (or the default) denied it.
+    Policy,
+    /// It needed a person's confirmation and nobody can answer.
+    NoConfirmation,
+    /// The person said no.
+    UserDenied,
+}
+
+/// A call in a terminal state, with what the model receives.
+#[derive(Clone, Debug, Serialize)]
+pub struct CompletedCall {
+    pub request: CallRequest,
+    pub status: CallState,
+    /// What goes back to the model.
+    pub response: ResponseParts,
+    /// What the tool returned, when it ran.
+    pub result: Option<ToolResult>,
+    /// The error behind an `error` or `cancelled` status.
+    pub error: Option<ToolError>,
+    pub refusal: Option<Refusal>,
+    /// Where the full output was saved when it was truncated.
+    pub output_file: Option<PathBuf>,
+    pub duration_ms: u64,
+}
+
+/// Scheduler settings that are not tool settings.
+#[derive(Clone, Debug)]
+pub struct SchedulerOptions {
+    pub family: ModelFamily,
+    pub mode: ApprovalMode,
+    /// How long a cancelled or timed-out tool gets to wind down before it is abandoned.
+    pub grace: Duration,
+}
+
+impl Default for SchedulerOptions {
+    fn default() -> Self {
+        Self { family: ModelFamily::Legacy, mode: ApprovalMode::Default, grace: Duration::from_secs(2) }
+    }
+}
+
+const REASON_ABORT: &str = "Operation cancelled";
+const REASON_USER: &str = "Operation cancelled by user";
+const REASON_DENIED: &str = "User denied execution.";
+const REASON_QUEUE: &str = "User cancelled operation";
+const MAX_REPROMPTS: usize = 3;
+
+pub struct Scheduler {
+    registry: Arc<Registry>,
+    policy: Arc<PolicyEngine>,
+    approver: Arc<dyn Approver>,
+    env: ToolEnv,
+    family: ModelFamily,
+    grace: Duration,
+    mode: Mutex<ApprovalMode>,
+    events: Option<EventSink>,
+    /// Tokens of calls not yet finished, with the reason to report if they are cancelled.
+    active: Mutex<HashMap<String, (CancellationToken, Option<&'static str>)>>,
+    batches: Mutex<HashMap<u64, CancellationToken>>,
+    next_batch: AtomicU64,
+}
+
+/// A built call waiting for policy, approval and execution.
+struct Pending {
+    request: CallRequest,
+    built: Built,
+}
+
+/// Where a call stands between phases.
+enum Slot {
+    Ready(Box<Pending>),
+    Done(Box<CompletedCall>),
+}
+
+impl Scheduler {
+    pub fn new(
+        registry: Arc<Registry>,
+        policy: Arc<PolicyEngine>,
+        approver: Arc<dyn Approver>,
+        env: ToolEnv,
+        options: SchedulerOptions,
+    ) -> Self {
+        Self {
+            registry,
+            policy,
+            approver,
+            env,
+            family: options.family,
+            grace: options.grace,
+            mode: Mutex::new(options.mode),
+            events: None,
+            active: Mutex::default(),
+            batches: Mutex::default(),
+            next_batch: AtomicU64::new(0),
+        }
+    }
+
+    /// Sends every state change and output chunk to `sink`.
+    pub fn with_events(mut self, sink: EventSink) -> Self {
+        self.events = Some(sink);
+        self
+    }
+
+    pub fn registry(&self) -> &Arc<Registry> {
+        &self.registry
+    }
+
+    pub fn mode(&self) -> ApprovalMode {
+        *self.mode.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Cancels one pending or running call. Returns whether it was found.
+    pub fn cancel_call(&self, call_id: &str) -> bool {
+        let mut active = self.active.lock().unwrap_or_else(|e| e.into_inner());
+        match active.get_mut(call_id) {
+            Some((token, reason)) => {
+                reason.get_or_insert(REASON_USER);
+                token.cancel();
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Cancels every pending and running call of every batch.
+    pub fn cancel_all(&self) {
+        {
+            let mut active = self.active.lock().unwrap_or_else(|e| e.into_inner());
+            for (token, reason) in active.values_mut() {
+                reason.get_or_insert(REASON_USER);
+                token.cancel();
+            }
+        }
+        for b in self.batches.lock().unwrap_or_else(|e| e.into_inner()).values() {
+            b.cancel();
+        }
+    }
+
+    fn emit(&self, call_id: &str, name: &str, state: CallState, detail: Option<String>) {
+        if let Some(sink) = &self.events {
+            sink(&Event::State { call_id: call_id.into(), name: name.into(), state, detail });
+        }
+    }
+
+    /// Runs a batch of calls. Every request gets exactly one [`CompletedCall`], in order.
+    pub async fn schedule(&self, requests: Vec<CallRequest>, cancel: CancellationToken) -> Vec<CompletedCall> {
+        let batch = cancel.child_token();
+        let batch_id = self.next_batch.fetch_add(1, Ordering::Relaxed);
+        self.batches.lock().unwrap_or_else(|e| e.into_inner()).insert(batch_id, batch.clone());
+        {
+            let mut active = self.active.lock().unwrap_or_else(|e| e.into_inner());
+            for r in &requests {
+                active.insert(r.call_id.clone(), (batch.child_token(), None));
+            }
+        }
+        let mut slots: Vec<Slot> = requests.into_iter().map(|r| self.prepare(r)).collect();
+        let mut i = 0;
+        let mut queue_reason: Option<&'static str> = None;
+        while i < slots.len() {
+            if matches!(slots[i], Slot::Done(_)) {
+                i += 1;
+                continue;
+            }
+            if queue_reason.is_some() || batch.is_cancelled() {
+                for slot in &mut slots[i..] {
+                    if let Slot::Ready(p) = slot {
+                        let reason = queue_reason.unwrap_or_else(|| self.reason_for(&p.request.call_id, REASON_ABORT));
+                        let req = p.request.clone();
+                        *slot = Slot::Done(Box::new(self.cancelled(req, reason, None, Instant::now())));
+                    }
+                }
+                break;
+            }
+            let mut end = i + 1;
+            if self.parallel(&slots[i]) {
+                while end < slots.len() && matches!(slots[end], Slot::Ready(_)) && self.parallel(&slots[end]) {
+                    end += 1;
+                }
+            }
+            if self.run_group(&mut slots[i..end], &batch).await {
+                queue_reason = Some(REASON_QUEUE);
+            }
+            i = end;
+        }
+        self.batches.lock().unwrap_or_else(|e| e.into_inner()).remove(&batch_id);
+        let out: Vec<CompletedCall> = slots
+            .into_iter()
+            .map(|s| match s {
+                Slot::Done(c) => *c,
+                // Unreachable by construction; still answer rather than lose the call.
+                Slot::Ready(p) => self.cancelled(p.request, REASON_ABORT, None, Instant::now()),
+            })
+            .collect();
+        let mut active = self.active.lock().unwrap_or_else(|e| e.into_inner());
+        for c in &out {
+            active.remove(&c.request.call_id);
+        }
+        out
+    }
+
+    fn reason_for(&self, id: &str, default: &'static str) -> &'static str {
+        self.active
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(id)
+            .and_then(|(_, r)| *r)
+            .unwrap_or(default)
+    }
+
+    fn token_for(&self, call_id: &str) -> CancellationToken {
+        self.active
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(call_id)
+            .map(|(t, _)| t.clone())
+            .unwrap_or_default()
+    }
+
+    fn parallel(&self, slot: &Slot) -> bool {
+        let Slot::Ready(p) = slot else { return false };
+        let b = &p.built;
+        let name = b.tool.name();
+        let waits = b.args.get("wait_for_previous").and_then(Value::as_bool).unwrap_or(false);
+        !b.tool.kind().is_mutating() && !matches!(name, "update_topic" | "replace" | "write_file") && !waits
+    }
+
+    /// Build phase: unknown tools and invalid arguments end here.
+    fn prepare(&self, request: CallRequest) -> Slot {
+        let start = Instant::now();
+        match self.registry.build_call(&request.name, request.args.clone(), &self.env) {
+            Ok(built) => {
+                self.emit(&request.call_id, &request.name, CallState::Validating, None);
+                Slot::Ready(Box::new(Pending { request, built }))
+            }
+            Err(e) => Slot::Done(Box::new(self.failed(request, ToolError::new(e.kind, e.message), None, start))),
+        }
+    }
+
+    /// Checks, approves and runs one group. Returns true when the person cancelled, which
+    /// cancels everything queued after the group.
+    async fn run_group(&self, group: &mut [Slot], batch: &CancellationToken) -> bool {
+        let start = Instant::now();
+        let mode = self.mode();
+        // Policy for the whole group first.
+        let mut needs_approval = Vec::new();
+        for (idx, slot) in group.iter_mut().enumerate() {
+            let Slot::Ready(p) = slot else { continue };
+            let b = &p.built;
+            let verdict = self.policy.check(
+                &PolicyCall {
+                    name: &p.request.name,
+                    args: &b.args,
+                    server_name: b.tool.server_name(),
+                    annotations: b.tool.annotations(),
+                },
+                mode,
+            );
+            tracing::debug!(call = %p.request.call_id, decision = verdict.decision.as_str(), reason = %verdict.reason, "policy");
+            match verdict.decision {
+                Decision::Allow => {}
+                Decision::Deny => {
+                    let mut msg = "Tool execution denied by policy.".to_string();
+                    if let Some(m) = verdict.rule.as_ref().and_then(|r| r.deny_message.as_ref()) {
+                        msg.push(' ');
+                        msg.push_str(m);
+                    }
+                    let req = p.request.clone();
+                    let mut done = self.failed(req, ToolError::new(ErrorType::PolicyViolation, msg), None, start);
+                    done.refusal = Some(Refusal::Policy);
+                    *slot = Slot::Done(Box::new(done));
+                }
+                Decision::AskUser if b.invocation.respects_auto_edit() && mode == ApprovalMode::AutoEdit => {}
+                Decision::AskUser if !self.policy.interactive() => {
+                    let msg = format!(
+                        "Tool execution for \"{}\" requires user confirmation, which is not supported in non-interactive mode.",
+                        b.tool.display_name()
+                    );
+                    let req = p.request.clone();
+                    let mut done = self.failed(req, ToolError::new(ErrorType::UnhandledException, msg), None, start);
+                    done.refusal = Some(Refusal::NoConfirmation);
+                    *slot = Slot::Done(Box::new(done));
+                }
+                Decision::AskUser => needs_approval.push(idx),
+            }
+        }
+        // Then approval, one question at a time, before anything in the group runs.
+        let mut user_cancelled = false;
+        for idx in needs_approval {
+            let Slot::Ready(p) = &group[idx] else { continue };
+            let token = self.token_for(&p.request.call_id);
+            let outcome = self.ask(p, &token).await;
+            let req = p.request.clone();
+            if token.is_cancelled() || batch.is_cancelled() {
+                let reason = self.reason_for(&req.call_id, REASON_ABORT);
+                group[idx] = Slot::Done(Box::new(self.cancelled(req, reason, None, start)));
+                continue;
+            }
+            match outcome {
+                Outcome::Cancel | Outcome::ModifyWithEditor => {
+                    user_cancelled = true;
+                    let mut done = self.cancelled(req, REASON_DENIED, None, start);
+                    done.refusal = Some(Refusal::UserDenied);
+                    group[idx] = Slot::Done(Box::new(done));
+                }
+                other => self.remember(other, p),
+            }
+        }
+        // Then run everything still standing, together.
+        let runs = group.iter().filter_map(|slot| match slot {
+            Slot::Ready(p) => Some(self.execute(p, batch)),
+            Slot::Done(_) => None,
+        });
+        let mut finished = futures::future::join_all(runs).await.into_iter();
+        for slot in group.iter_mut() {
+            if matches!(slot, Slot::Ready(_)) {
+                if let Some(done) = finished.next() {
+                    *slot = Slot::Done(Box::new(done));
+                }
+            }
+        }
+        user_cancelled
+    }
+
+    async fn ask(&self, p: &Pending, token: &CancellationToken) -> Outcome {
+        let b = &p.built;
+        let details = b.invocation.confirmation().unwrap_or_else(|| ConfirmationDetails::Info {
+            title: format!("Confirm: {}", b.tool.display_name()),
+            prompt: b.invocation.description(),
+            urls: Vec::new(),
+        });
+        let request = ConfirmationRequest {
+            call_id: p.request.call_id.clone(),
+            tool_name: p.request.name.clone(),
+            display_name: b.tool.display_name().to_string(),
+            args: b.args.clone(),
+            details,
+            server_name: b.tool.server_name().map(String::from),
+        };
+        self.emit(&p.request.call_id, &p.request.name, CallState::AwaitingApproval, Some(request.details.title().to_string()));
+        let mut outcome = Outcome::Cancel;
+        // Editing is only meaningful for tools that support it; others are asked again.
+        for _ in 0..MAX_REPROMPTS {
+            outcome = tokio::select! {
+                o = self.approver.confirm(&request, token) => o,
+                () = token.cancelled() => Outcome::Cancel,
+            };
+            if outcome != Outcome::ModifyWithEditor || token.is_cancelled() {
+                break;
+            }
+        }
+        outcome
+    }
+
+    /// Applies "always allow" answers: a session rule, and auto_edit after approving an edit.
+    fn remember(&self, outcome: Outcome, p: &Pending) {
+        let b = &p.built;
+        let mode = self.mode();
+        if let Some(rule) = always::rule_for(outcome, &p.request.name, b.tool.server_name(), &b.args, mode) {
+            self.policy.add_rule(rule);
+        }
+        if outcome == Outcome::ProceedAlways && matches!(b.tool.name(), "replace" | "write_file") && mode < ApprovalMode::AutoEdit {
+            *self.mode.lock().unwrap_or_else(|e| e.into_inner()) = ApprovalMode::AutoEdit;
+        }
+    }
+
+    async fn execute(&self, p: &Pending, batch: &CancellationToken) -> CompletedCall {
+        let start = Instant::now();
+        let b = &p.built;
+        let req = p.request.clone();
+        let token = self.token_for(&req.call_id);
+        if token.is_cancelled() || batch.is_cancelled() {
+            let reason = self.reason_for(&req.call_id, REASON_ABORT);
+            return self.cancelled(req, reason, None, start);
+        }
+        self.emit(&req.call_id, &req.name, CallState::Scheduled, None);
+        self.emit(&req.call_id, &req.name, CallState::Executing, None);
+        let output: Option<OutputSink> = self.events.clone().map(|sink| {
+            let id = req.call_id.clone();
+            Arc::new(move |chunk: &str| sink(&Event::Output { call_id: id.clone(), chunk: chunk.to_string() })) as OutputSink
+        });
+        let ctx = ExecContext { call_id: req.call_id.clone(), cancel: token.clone(), output };
+        let timeout_ms = self.env.config.timeout_ms_for(b.tool.name());
+        let fut = AssertUnwindSafe(b.invocation.execute(ctx)).catch_unwind();
+        tokio::pin!(fut);
+        let deadline = async {
+            if timeout_ms == 0 {
+                std::future::pending::<()>().await;
+            }
+            tokio::time::sleep(Duration::from_millis(timeout_ms)).await;
+        };
+        enum Ended {
+            Done(std::thread::Result<ToolResult>),
+            TimedOut(Option<ToolResult>),
+            Cancelled(Option<ToolResult>),
+        }
+        let ended = tokio::select! {
+            r = &mut fut => Ended::Done(r),
+            () = deadline => {
+                tracing::warn!(call = %req.call_id, tool = %req.name, timeout_ms, "tool call timed out; cancelling it");
+                token.cancel();
+                Ended::TimedOut(tokio::time::timeout(self.grace, &mut fut).await.ok().and_then(Result::ok))
+            }
+            () = token.cancelled() => {
+                Ended::Cancelled(tokio::time::timeout(self.grace, &mut fut).await.ok().and_then(Result::ok))
+            }
+        };
+        match ended {
+            Ended::Done(Err(panic)) => {
+                let what = panic
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| panic.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "unknown panic".into());
+                let msg = format!("Tool \"{}\" crashed: {what}", req.name);
+                self.failed(req, ToolError::new(ErrorType::UnhandledException, msg), None, start)
+            }
+            Ended::Done(Ok(result)) if token.is_cancelled() => self.cancelled_with_output(req, result, start),
+            Ended::Done(Ok(result)) => self.finish(b, req, result, start),
+            Ended::TimedOut(partial) => {
+                let mut msg = format!(
+                    "Tool \"{}\" timed out after {timeout_ms} ms and was stopped. Break the work into smaller steps, or raise tool_call_timeout_ms.",
+                    req.name
+                );
+                if let Some(text) = partial.as_ref().filter(|r| r.error.is_none()).map(|r| content_text(&r.llm_content)) {
+                    if !text.is_empty() {
+                        msg.push_str("\nOutput before the timeout:\n");
+                        msg.push_str(&text);
+                    }
+                }
+                self.failed(req, ToolError::new(ErrorType::ToolCallTimeout, msg), partial, start)
+            }
+            Ended::Cancelled(Some(result)) => self.cancelled_with_output(req, result, start),
+            Ended::Cancelled(None) => {
+                let reason = self.reason_for(&req.call_id, REASON_USER);
+                self.cancelled(req, reason, None, start)
+            }
+        }
+    }
+
+    /// A tool returned normally: success (with truncation) or its own error.
+    fn finish(&self, b: &Built, req: CallRequest, mut result: ToolResult, start: Instant) -> CompletedCall {
+        if let Some(err) = result.error.clone() {
+            return self.failed(req, err, Some(result), start);
+        }
+        let mut output_file = None;
+        if b.tool.truncates_output() {
+            let text = match &result.llm_content {
+                Content::Text(s) => Some(s.clone()),
+                Content::Parts(p) if p.len() == 1 => match &p[0] {
+                    Part::Text { text } => Some(text.clone()),
+                    Part::InlineData { .. } => None,
+                },
+                Content::Parts(_) => None,
+            };
+            let dir = self.env.workspace.temp_dir().join("tool-outputs");
+            let threshold = self.env.config.truncate_tool_output_threshold_chars;
+            if let Some(t) = text.and_then(|s| truncate::truncate(&s, threshold, &dir, &req.name, &req.call_id)) {
+                result.llm_content = Content::Text(t.text);
+                output_file = t.output_file;
+            }
+        }
+        let response = response::success(&req.call_id, &req.name, &result.llm_content, self.family);
+        self.emit(&req.call_id, &req.name, CallState::Success, None);
+        CompletedCall {
+            request: req,
+            status: CallState::Success,
+            response,
+            result: Some(result),
+            error: None,
+            refusal: None,
+            output_file,
+            duration_ms: elapsed_ms(start),
+        }
+    }
+
+    fn failed(&self, req: CallRequest, error: ToolError, result: Option<ToolResult>, start: Instant) -> CompletedCall {
+        self.emit(&req.call_id, &req.name, CallState::Error, Some(error.message.clone()));
+        CompletedCall {
+            response: ResponseParts::error(&req.call_id, &req.name, &error.message),
+            request: req,
+            status: CallState::Error,
+            result,
+            error: Some(error),
+            refusal: None,
+            output_file: None,
+            duration_ms: elapsed_ms(start),
+        }
+    }
+
+    /// State-level cancellation: `[Operation Cancelled] Reason: <reason>`.
+    fn cancelled(&self, req: CallRequest, reason: &str, result: Option<ToolResult>, start: Instant) -> CompletedCall {
+        let msg = format!("[Operation Cancelled] Reason: {reason}");
+        self.emit(&req.call_id, &req.name, CallState::Cancelled, Some(reason.to_string()));
+        CompletedCall {
+            response: ResponseParts::error(&req.call_id, &req.name, &msg),
+            request: req,
+            status: CallState::Cancelled,
+            result,
+            error: Some(ToolError::new(ErrorType::Cancelled, msg)),
+            refusal: None,
+            output_file: None,
+            duration_ms: elapsed_ms(start),
+        }
+    }
+
+    /// Cancelled while running but the tool returned: its output plus the cancellation error.
+    fn cancelled_with_output(&self, req: CallRequest, result: ToolResult, start: Instant) -> CompletedCall {
+        let msg = "[Operation Cancelled] User cancelled tool execution.".to_string();
+        let mut response = response::success(&req.call_id, &req.name, &result.llm_content, self.family);
+        response.function_response.response.insert("error".into(), Value::String(msg.clone()));
+        self.emit(&req.call_id, &req.name, CallState::Cancelled, Some("User cancelled tool execution.".into()));
+        CompletedCall {
+            request: req,
+            status: CallState::Cancelled,
+            response,
+            result: Some(result),
+            error: Some(ToolError::new(ErrorType::Cancelled, msg)),
+            refusal: None,
+            output_file: None,
+            duration_ms: elapsed_ms(start),
+        }
+    }
+}
+
+fn content_text(c: &Content) -> String {
+    match c {
+        Content::Text(s) => s.clone(),
+        Content::Parts(parts) => parts
+            .iter()
+            .filter_map(|p| match p {
+                Part::Text { text } => Some(text.as_str()),
+                Part::InlineData { .. } => None,
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
+    }
+}
+
+fn elapsed_ms(start: Instant) -> u64 {
+    u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX)
+}
+
+#[cfg(test)]
+mod tests;

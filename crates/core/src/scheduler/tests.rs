@@ -1,0 +1,312 @@
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+use super::*;
+use crate::approver::{ChannelApprover, FixedApprover};
+use crate::kind::Kind;
+use crate::policy::Rule;
+use crate::testing::{test_env, Behaviour, FakeTool, Journal};
+use crate::tool::Tool;
+
+struct Harness {
+    scheduler: Arc<Scheduler>,
+    journal: Arc<Journal>,
+    events: Arc<Mutex<Vec<Event>>>,
+    _dir: tempfile::TempDir,
+}
+
+fn tools(journal: &Arc<Journal>) -> Vec<Arc<dyn Tool>> {
+    let fake = |name: &str, kind, b| Arc::new(FakeTool::new(name, kind, b, journal.clone())) as Arc<dyn Tool>;
+    let slow = Behaviour::Echo { delay: Duration::from_millis(150) };
+    vec![
+        fake("read", Kind::Read, slow.clone()),
+        fake("edit", Kind::Edit, slow),
+        fake("quick", Kind::Read, Behaviour::Echo { delay: Duration::ZERO }),
+        fake("stubborn", Kind::Read, Behaviour::Stubborn),
+        fake("cooperative", Kind::Read, Behaviour::Cooperative),
+        fake("fail", Kind::Read, Behaviour::Fail),
+        fake("panic", Kind::Read, Behaviour::Panic),
+        Arc::new(FakeTool::new("big", Kind::Execute, Behaviour::Big { n: 50_000 }, journal.clone()).truncating()),
+    ]
+}
+
+fn harness(rules: Vec<Rule>, interactive: bool, approver: Arc<dyn Approver>, timeout_ms: u64) -> Harness {
+    let journal = Arc::new(Journal::default());
+    let (dir, mut env) = test_env();
+    let mut config = (*env.config).clone();
+    config.tool_call_timeout_ms = timeout_ms;
+    env.config = Arc::new(config);
+    let registry = Arc::new(Registry::builder().tools(tools(&journal)).build().unwrap());
+    let policy = Arc::new(PolicyEngine::new(rules, interactive));
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let sink_events = events.clone();
+    let options = SchedulerOptions { grace: Duration::from_millis(200), ..Default::default() };
+    let scheduler = Scheduler::new(registry, policy, approver, env, options)
+        .with_events(Arc::new(move |e: &Event| sink_events.lock().unwrap().push(e.clone())));
+    Harness { scheduler: Arc::new(scheduler), journal, events, _dir: dir }
+}
+
+fn allow_all() -> Harness {
+    harness(vec![Rule::new("*", Decision::Allow, 1.0, "test")], false, Arc::new(FixedApprover(Outcome::Cancel)), 10_000)
+}
+
+fn call(id: &str, name: &str, text: &str) -> CallRequest {
+    CallRequest::new(id, name, json!({ "text": text }))
+}
+
+fn output(c: &CompletedCall) -> Value {
+    c.response.response_value()
+}
+
+fn overlaps(j: &Journal, a: &str, b: &str) -> bool {
+    let runs = j.runs.lock().unwrap();
+    let find = |t: &str| runs.iter().find(|r| r.0 == t).map(|r| (r.1, r.2)).unwrap();
+    let (a0, a1) = find(a);
+    let (b0, b1) = find(b);
+    a0 < b1 && b0 < a1
+}
+
+#[tokio::test]
+async fn read_only_calls_run_together_and_mutating_calls_run_alone() {
+    let h = allow_all();
+    let calls = vec![call("1", "read", "r1"), call("2", "read", "r2"), call("3", "edit", "e"), call("4", "read", "r3")];
+    let done = h.scheduler.schedule(calls, CancellationToken::new()).await;
+    let ids: Vec<_> = done.iter().map(|c| c.request.call_id.as_str()).collect();
+    assert_eq!(ids, ["1", "2", "3", "4"], "responses in request order");
+    assert!(done.iter().all(|c| c.status == CallState::Success));
+    assert!(overlaps(&h.journal, "r1", "r2"), "contiguous reads run in parallel");
+    assert!(!overlaps(&h.journal, "r2", "e") && !overlaps(&h.journal, "e", "r3"), "the edit runs alone");
+}
+
+#[tokio::test]
+async fn wait_for_previous_makes_a_call_wait() {
+    let h = allow_all();
+    let mut second = call("2", "read", "r2");
+    second.args["wait_for_previous"] = json!(true);
+    h.scheduler.schedule(vec![call("1", "read", "r1"), second], CancellationToken::new()).await;
+    assert!(!overlaps(&h.journal, "r1", "r2"));
+}
+
+#[tokio::test]
+async fn unknown_tools_and_bad_arguments_answer_without_stopping_the_batch() {
+    let h = allow_all();
+    let calls = vec![
+        CallRequest::new("1", "raed", json!({"text": "x"})),
+        CallRequest::new("2", "quick", json!({})),
+        CallRequest::new("3", "quick", json!({"text": "invalid"})),
+        CallRequest::new("4", "quick", json!([1, 2])),
+        call("5", "quick", "fine"),
+    ];
+    let done = h.scheduler.schedule(calls, CancellationToken::new()).await;
+    assert_eq!(done.len(), 5);
+    assert_eq!(done[0].error.as_ref().unwrap().kind, ErrorType::ToolNotRegistered);
+    assert!(output(&done[0])["error"].as_str().unwrap().starts_with("Tool \"raed\" not found. Did you mean one of: \"read\""));
+    assert_eq!(output(&done[1]), json!({"error": "params must have required property 'text'"}));
+    assert_eq!(done[1].error.as_ref().unwrap().kind, ErrorType::InvalidToolParams);
+    assert_eq!(output(&done[2]), json!({"error": "The 'text' parameter must not be \"invalid\"."}));
+    assert_eq!(output(&done[3]), json!({"error": "Value of params must be an object"}));
+    assert_eq!(output(&done[4]), json!({"output": "fine"}));
+}
+
+#[tokio::test]
+async fn a_tool_that_ignores_time_is_stopped_and_reported() {
+    let h = harness(vec![Rule::new("*", Decision::Allow, 1.0, "t")], false, Arc::new(FixedApprover(Outcome::Cancel)), 50);
+    let started = Instant::now();
+    let done = h.scheduler.schedule(vec![call("1", "stubborn", "x"), call("2", "quick", "ok")], CancellationToken::new()).await;
+    assert!(started.elapsed() < Duration::from_secs(5), "the scheduler does not wait for a stubborn tool");
+    let err = done[0].error.as_ref().unwrap();
+    assert_eq!(err.kind, ErrorType::ToolCallTimeout);
+    assert!(err.message.starts_with("Tool \"stubborn\" timed out after 50 ms"), "{}", err.message);
+    assert_eq!(done[0].status, CallState::Error);
+    assert_eq!(output(&done[1]), json!({"output": "ok"}));
+}
+
+#[tokio::test]
+async fn a_timeout_fires_the_token_so_the_work_really_stops() {
+    let h = harness(vec![Rule::new("*", Decision::Allow, 1.0, "t")], false, Arc::new(FixedApprover(Outcome::Cancel)), 50);
+    let done = h.scheduler.schedule(vec![call("1", "cooperative", "x")], CancellationToken::new()).await;
+    assert!(h.journal.worker_stopped.load(Ordering::SeqCst), "worker thread saw the token");
+    let err = done[0].error.as_ref().unwrap();
+    assert_eq!(err.kind, ErrorType::ToolCallTimeout);
+    assert!(err.message.contains("Output before the timeout:\npartial work"), "{}", err.message);
+}
+
+#[tokio::test]
+async fn per_tool_timeout_overrides_the_global_one() {
+    let journal = Arc::new(Journal::default());
+    let (_dir, mut env) = test_env();
+    let mut config = (*env.config).clone();
+    config.tool_call_timeout_ms = 60_000;
+    config.tool_timeouts_ms.insert("stubborn".into(), 30);
+    env.config = Arc::new(config);
+    let registry = Arc::new(Registry::builder().tools(tools(&journal)).build().unwrap());
+    let policy = Arc::new(PolicyEngine::new(vec![Rule::new("*", Decision::Allow, 1.0, "t")], false));
+    let options = SchedulerOptions { grace: Duration::from_millis(50), ..Default::default() };
+    let s = Scheduler::new(registry, policy, Arc::new(FixedApprover(Outcome::Cancel)), env, options);
+    let done = s.schedule(vec![call("1", "stubborn", "x")], CancellationToken::new()).await;
+    assert!(done[0].error.as_ref().unwrap().message.contains("timed out after 30 ms"));
+}
+
+#[tokio::test]
+async fn aborting_the_batch_cancels_running_and_queued_calls_with_one_response_each() {
+    let h = allow_all();
+    let token = CancellationToken::new();
+    let t2 = token.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(40)).await;
+        t2.cancel();
+    });
+    let calls = vec![call("1", "cooperative", "a"), call("2", "edit", "e"), call("3", "quick", "q")];
+    let done = h.scheduler.schedule(calls, token).await;
+    assert_eq!(done.len(), 3);
+    assert!(done.iter().all(|c| c.status == CallState::Cancelled), "{done:#?}");
+    // The running call returned content after the abort: output plus the cancellation error.
+    assert_eq!(
+        output(&done[0]),
+        json!({"output": "partial work", "error": "[Operation Cancelled] User cancelled tool execution."})
+    );
+    assert_eq!(output(&done[1]), json!({"error": "[Operation Cancelled] Reason: Operation cancelled"}));
+    assert_eq!(output(&done[2]), json!({"error": "[Operation Cancelled] Reason: Operation cancelled"}));
+    assert!(h.journal.worker_stopped.load(Ordering::SeqCst));
+}
+
+#[tokio::test]
+async fn cancel_one_call_leaves_the_others_alone() {
+    let h = allow_all();
+    let s = h.scheduler.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(30)).await;
+        assert!(s.cancel_call("1"));
+    });
+    let done = h.scheduler.schedule(vec![call("1", "stubborn", "a"), call("2", "read", "b")], CancellationToken::new()).await;
+    assert_eq!(done[0].status, CallState::Cancelled);
+    assert_eq!(output(&done[0]), json!({"error": "[Operation Cancelled] Reason: Operation cancelled by user"}));
+    assert_eq!(output(&done[1]), json!({"output": "b"}));
+    assert!(!h.scheduler.cancel_call("1"), "finished calls are forgotten");
+}
+
+#[tokio::test]
+async fn cancel_all_stops_everything() {
+    let h = allow_all();
+    let s = h.scheduler.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(30)).await;
+        s.cancel_all();
+    });
+    let done = h.scheduler.schedule(vec![call("1", "stubborn", "a"), call("2", "edit", "b")], CancellationToken::new()).await;
+    assert!(done.iter().all(|c| c.status == CallState::Cancelled));
+    assert_eq!(output(&done[0]), json!({"error": "[Operation Cancelled] Reason: Operation cancelled by user"}));
+}
+
+#[tokio::test]
+async fn policy_denial_and_headless_confirmation_are_refusals() {
+    let mut deny = Rule::new("edit", Decision::Deny, 2.0, "t");
+    deny.deny_message = Some("No edits here.".into());
+    let h = harness(vec![deny, Rule::new("read", Decision::AskUser, 1.0, "t")], false, Arc::new(FixedApprover(Outcome::ProceedOnce)), 10_000);
+    let done = h.scheduler.schedule(vec![call("1", "edit", "e"), call("2", "read", "r"), call("3", "quick", "q")], CancellationToken::new()).await;
+    assert_eq!(output(&done[0]), json!({"error": "Tool execution denied by policy. No edits here."}));
+    assert_eq!(done[0].refusal, Some(Refusal::Policy));
+    assert_eq!(done[0].error.as_ref().unwrap().kind, ErrorType::PolicyViolation);
+    assert_eq!(
+        output(&done[1]),
+        json!({"error": "Tool execution for \"read\" requires user confirmation, which is not supported in non-interactive mode."})
+    );
+    assert_eq!(done[1].refusal, Some(Refusal::NoConfirmation));
+    assert_eq!(done[2].refusal, Some(Refusal::Policy), "no rule + headless = deny");
+    assert_eq!(h.journal.executions.load(Ordering::SeqCst), 0);
+}
+
+#[tokio::test]
+async fn user_cancel_denies_the_call_and_cancels_the_queue() {
+    let h = harness(vec![Rule::new("quick", Decision::Allow, 1.0, "t")], true, Arc::new(FixedApprover(Outcome::Cancel)), 10_000);
+    let done = h.scheduler.schedule(vec![call("1", "edit", "e"), call("2", "quick", "q")], CancellationToken::new()).await;
+    assert_eq!(output(&done[0]), json!({"error": "[Operation Cancelled] Reason: User denied execution."}));
+    assert_eq!(done[0].refusal, Some(Refusal::UserDenied));
+    assert_eq!(output(&done[1]), json!({"error": "[Operation Cancelled] Reason: User cancelled operation"}));
+    assert_eq!(h.journal.executions.load(Ordering::SeqCst), 0);
+}
+
+#[tokio::test]
+async fn a_whole_group_is_approved_before_any_of_it_runs() {
+    let (approver, mut rx) = ChannelApprover::new();
+    let h = harness(vec![], true, Arc::new(approver), 10_000);
+    let journal = h.journal.clone();
+    let answers = tokio::spawn(async move {
+        let first = rx.recv().await.unwrap();
+        assert_eq!(first.request.call_id, "1");
+        assert_eq!(first.request.details.title(), "Confirm: quick");
+        first.reply(Outcome::ProceedOnce);
+        let second = rx.recv().await.unwrap();
+        tokio::time::sleep(Duration::from_millis(30)).await;
+        assert_eq!(journal.executions.load(Ordering::SeqCst), 0, "nothing ran while the group awaited approval");
+        second.reply(Outcome::ProceedOnce);
+    });
+    let done = h.scheduler.schedule(vec![call("1", "quick", "a"), call("2", "quick", "b")], CancellationToken::new()).await;
+    answers.await.unwrap();
+    assert!(done.iter().all(|c| c.status == CallState::Success));
+}
+
+#[tokio::test]
+async fn proceed_always_stops_asking_for_the_same_tool() {
+    let (approver, mut rx) = ChannelApprover::new();
+    let h = harness(vec![], true, Arc::new(approver), 10_000);
+    let asked = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let asked2 = asked.clone();
+    tokio::spawn(async move {
+        while let Some(p) = rx.recv().await {
+            asked2.fetch_add(1, Ordering::SeqCst);
+            p.reply(Outcome::ProceedAlways);
+        }
+    });
+    h.scheduler.schedule(vec![call("1", "quick", "a")], CancellationToken::new()).await;
+    let done = h.scheduler.schedule(vec![call("2", "quick", "b")], CancellationToken::new()).await;
+    assert_eq!(done[0].status, CallState::Success);
+    assert_eq!(asked.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test]
+async fn failures_and_panics_become_error_responses() {
+    let h = allow_all();
+    let done = h.scheduler.schedule(vec![call("1", "fail", "x"), call("2", "panic", "y"), call("3", "quick", "z")], CancellationToken::new()).await;
+    assert_eq!(output(&done[0]), json!({"error": "failed: x"}));
+    assert_eq!(done[0].error.as_ref().unwrap().kind, ErrorType::ExecutionFailed);
+    assert_eq!(done[1].error.as_ref().unwrap().kind, ErrorType::UnhandledException);
+    assert!(output(&done[1])["error"].as_str().unwrap().contains("fake tool panicked on y"));
+    assert_eq!(output(&done[2]), json!({"output": "z"}));
+}
+
+#[tokio::test]
+async fn big_output_of_a_bounded_tool_is_truncated_and_saved() {
+    let h = allow_all();
+    let done = h.scheduler.schedule(vec![call("big__1", "big", "x")], CancellationToken::new()).await;
+    let out = output(&done[0])["output"].as_str().unwrap().to_string();
+    let file = done[0].output_file.clone().expect("saved");
+    assert!(out.starts_with(&format!(
+        "Output too large. Showing first 8,000 and last 32,000 characters. For full output see: {}",
+        file.display()
+    )));
+    assert!(out.contains("... [10,000 characters omitted] ..."));
+    assert_eq!(std::fs::read_to_string(file).unwrap().len(), 50_000);
+}
+
+#[tokio::test]
+async fn events_trace_the_state_machine() {
+    let h = allow_all();
+    h.scheduler.schedule(vec![call("1", "quick", "hello")], CancellationToken::new()).await;
+    let events = h.events.lock().unwrap().clone();
+    let states: Vec<CallState> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::State { state, .. } => Some(*state),
+            Event::Output { .. } => None,
+        })
+        .collect();
+    assert_eq!(states, [CallState::Validating, CallState::Scheduled, CallState::Executing, CallState::Success]);
+    assert!(events.contains(&Event::Output { call_id: "1".into(), chunk: "hello".into() }));
+    let line = serde_json::to_string(&events[0]).unwrap();
+    assert_eq!(line, r#"{"event":"state","call_id":"1","name":"quick","state":"validating"}"#);
+}

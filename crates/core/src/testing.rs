@@ -1,0 +1,189 @@
+//! Small tools with predictable behaviour, for the engine's tests and benchmarks.
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use serde_json::{json, Value};
+
+use crate::config::Config;
+use crate::kind::Kind;
+use crate::result::{ErrorType, ToolResult};
+use crate::tool::{Declaration, ExecContext, Invocation, ModelFamily, ParamAlias, Tool, ToolEnv};
+use crate::workspace::Workspace;
+
+/// A temporary workspace with settings whose state folder lives inside it.
+pub fn test_env() -> (tempfile::TempDir, ToolEnv) {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("temp dir: {e}"));
+    let root = dir.path().join("root");
+    std::fs::create_dir_all(&root).unwrap_or_else(|e| panic!("mkdir: {e}"));
+    let config = Config { home_dir: dir.path().join("home"), ..Config::default() };
+    let workspace = Workspace::new(&[root], &config).unwrap_or_else(|e| panic!("workspace: {e}"));
+    (dir, ToolEnv { workspace: Arc::new(workspace), config: Arc::new(config) })
+}
+
+/// What a [`FakeTool`] does when run.
+#[derive(Clone, Debug)]
+pub enum Behaviour {
+    /// Returns `text` after `delay` (honouring cancellation while it waits).
+    Echo { delay: Duration },
+    /// Sleeps forever and ignores its cancellation token.
+    Stubborn,
+    /// Runs a busy loop on a thread that stops only when the token fires.
+    Cooperative,
+    /// Returns an error result.
+    Fail,
+    /// Panics.
+    Panic,
+    /// Returns `n` characters of output.
+    Big { n: usize },
+}
+
+/// Records of what fake tools did, for assertions.
+#[derive(Debug, Default)]
+pub struct Journal {
+    /// (call text, started, finished)
+    pub runs: Mutex<Vec<(String, Instant, Instant)>>,
+    /// Set when a cooperative worker thread saw its token and stopped.
+    pub worker_stopped: AtomicBool,
+    pub executions: AtomicUsize,
+}
+
+/// A configurable tool: parameter `text` (string, required; older name `message`).
+pub struct FakeTool {
+    name: String,
+    kind: Kind,
+    behaviour: Behaviour,
+    journal: Arc<Journal>,
+    truncates: bool,
+}
+
+impl FakeTool {
+    pub fn new(name: &str, kind: Kind, behaviour: Behaviour, journal: Arc<Journal>) -> Self {
+        Self { name: name.into(), kind, behaviour, journal, truncates: false }
+    }
+
+    pub fn truncating(mut self) -> Self {
+        self.truncates = true;
+        self
+    }
+}
+
+/// A read-only echo tool with no delay.
+pub struct EchoTool(FakeTool);
+
+impl EchoTool {
+    pub fn named(name: &str) -> Self {
+        Self(FakeTool::new(name, Kind::Read, Behaviour::Echo { delay: Duration::ZERO }, Arc::default()))
+    }
+}
+
+impl Tool for EchoTool {
+    fn name(&self) -> &str {
+        self.0.name()
+    }
+    fn display_name(&self) -> &str {
+        self.0.display_name()
+    }
+    fn kind(&self) -> Kind {
+        self.0.kind()
+    }
+    fn declaration(&self, family: ModelFamily) -> Declaration {
+        self.0.declaration(family)
+    }
+    fn param_aliases(&self) -> &[ParamAlias] {
+        self.0.param_aliases()
+    }
+    fn build(&self, params: Value, env: &ToolEnv) -> Result<Box<dyn Invocation>, String> {
+        self.0.build(params, env)
+    }
+}
+
+const ALIASES: &[ParamAlias] = &[ParamAlias { old: "message", new: "text" }];
+
+impl Tool for FakeTool {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn display_name(&self) -> &str {
+        &self.name
+    }
+    fn kind(&self) -> Kind {
+        self.kind
+    }
+    fn declaration(&self, _family: ModelFamily) -> Declaration {
+        Declaration {
+            name: self.name.clone(),
+            description: "A test tool.".into(),
+            parameters: json!({
+                "type": "object",
+                "properties": {"text": {"type": "string"}},
+                "required": ["text"]
+            }),
+        }
+    }
+    fn param_aliases(&self) -> &[ParamAlias] {
+        ALIASES
+    }
+    fn truncates_output(&self) -> bool {
+        self.truncates
+    }
+    fn build(&self, params: Value, _env: &ToolEnv) -> Result<Box<dyn Invocation>, String> {
+        let text = params.get("text").and_then(Value::as_str).unwrap_or_default().to_string();
+        if text == "invalid" {
+            return Err("The 'text' parameter must not be \"invalid\".".into());
+        }
+        Ok(Box::new(FakeInvocation { text, behaviour: self.behaviour.clone(), journal: self.journal.clone() }))
+    }
+}
+
+struct FakeInvocation {
+    text: String,
+    behaviour: Behaviour,
+    journal: Arc<Journal>,
+}
+
+#[async_trait]
+impl Invocation for FakeInvocation {
+    fn description(&self) -> String {
+        format!("fake: {}", self.text)
+    }
+
+    async fn execute(&self, ctx: ExecContext) -> ToolResult {
+        let started = Instant::now();
+        self.journal.executions.fetch_add(1, Ordering::SeqCst);
+        let result = match &self.behaviour {
+            Behaviour::Echo { delay } => {
+                tokio::select! {
+                    () = tokio::time::sleep(*delay) => {}
+                    () = ctx.cancel.cancelled() => {}
+                }
+                ctx.emit(&self.text);
+                ToolResult::text(self.text.clone(), self.text.clone())
+            }
+            Behaviour::Stubborn => {
+                loop {
+                    tokio::time::sleep(Duration::from_secs(3600)).await;
+                }
+            }
+            Behaviour::Cooperative => {
+                let token = ctx.cancel.clone();
+                let journal = self.journal.clone();
+                let worker = std::thread::spawn(move || {
+                    while !token.is_cancelled() {
+                        std::thread::sleep(Duration::from_millis(1));
+                    }
+                    journal.worker_stopped.store(true, Ordering::SeqCst);
+                });
+                let _ = tokio::task::spawn_blocking(move || worker.join()).await;
+                ToolResult::text("partial work", "")
+            }
+            Behaviour::Fail => ToolResult::simple_error(ErrorType::ExecutionFailed, format!("failed: {}", self.text)),
+            Behaviour::Panic => panic!("fake tool panicked on {}", self.text),
+            Behaviour::Big { n } => ToolResult::text("x".repeat(*n), ""),
+        };
+        self.journal.runs.lock().unwrap_or_else(|e| e.into_inner()).push((self.text.clone(), started, Instant::now()));
+        result
+    }
+}

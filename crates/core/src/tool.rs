@@ -1,0 +1,200 @@
+//! The tool abstraction: a [`Tool`] validates arguments and builds an [`Invocation`], which the
+//! scheduler confirms and executes.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::config::Config;
+use crate::kind::Kind;
+use crate::result::ToolResult;
+use crate::workspace::Workspace;
+
+/// Which family of declarations to send: upstream picks `gemini-3` for `gemini-3*` models.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum ModelFamily {
+    #[default]
+    #[serde(rename = "legacy")]
+    Legacy,
+    #[serde(rename = "gemini-3")]
+    Gemini3,
+}
+
+impl ModelFamily {
+    /// The family for a model id, as upstream decides it (`^gemini-3(\.|-|$)`).
+    pub fn for_model(model: &str) -> Self {
+        match model.strip_prefix("gemini-3") {
+            Some(rest) if rest.is_empty() || rest.starts_with('.') || rest.starts_with('-') => {
+                ModelFamily::Gemini3
+            }
+            _ => ModelFamily::Legacy,
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "legacy" | "default-legacy" => Some(ModelFamily::Legacy),
+            "gemini-3" => Some(ModelFamily::Gemini3),
+            _ => None,
+        }
+    }
+}
+
+/// A function declaration as a Gemini request carries it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Declaration {
+    pub name: String,
+    pub description: String,
+    #[serde(rename = "parametersJsonSchema")]
+    pub parameters: Value,
+}
+
+/// An older parameter name that models still send, mapped to the current one.
+#[derive(Clone, Copy, Debug)]
+pub struct ParamAlias {
+    pub old: &'static str,
+    pub new: &'static str,
+}
+
+/// What tools may use while building and running: the workspace and the settings.
+#[derive(Clone, Debug)]
+pub struct ToolEnv {
+    pub workspace: Arc<Workspace>,
+    pub config: Arc<Config>,
+}
+
+/// A tool: declaration plus a builder of invocations.
+///
+/// The engine validates the raw arguments against [`Tool::declaration`]'s schema (legacy family)
+/// before calling [`Tool::build`], so `build` only performs the tool's own value checks.
+pub trait Tool: Send + Sync {
+    /// The API name the model calls.
+    fn name(&self) -> &str;
+    /// The name shown to people.
+    fn display_name(&self) -> &str;
+    fn kind(&self) -> Kind;
+    /// The declaration for a model family (name, description, JSON schema).
+    fn declaration(&self, family: ModelFamily) -> Declaration;
+    /// Older parameter names accepted and renamed before validation.
+    fn param_aliases(&self) -> &[ParamAlias] {
+        &[]
+    }
+    /// Whether the engine's output truncation applies to this tool's text output
+    /// (upstream: the shell and MCP tools; the others bound their own output).
+    fn truncates_output(&self) -> bool {
+        false
+    }
+    /// The MCP server this tool comes from, if any (used by policy rules with `mcpName`).
+    fn server_name(&self) -> Option<&str> {
+        None
+    }
+    /// MCP tool annotations (e.g. `readOnlyHint`), matched by policy rules.
+    fn annotations(&self) -> Option<&serde_json::Map<String, Value>> {
+        None
+    }
+    /// Checks values the schema cannot express and binds typed parameters.
+    /// The error string is what the model receives.
+    fn build(&self, params: Value, env: &ToolEnv) -> Result<Box<dyn Invocation>, String>;
+}
+
+/// A place a call touches, for front ends.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Location {
+    pub path: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<u64>,
+}
+
+/// What a person is asked before a call runs.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ConfirmationDetails {
+    /// Generic question with a prompt (upstream `info`).
+    Info {
+        title: String,
+        prompt: String,
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        urls: Vec<String>,
+    },
+    /// A file change with its unified diff.
+    Edit { title: String, file_name: String, file_path: String, file_diff: String },
+    /// A shell command.
+    Exec { title: String, command: String, root_commands: Vec<String> },
+    /// A call to an MCP server's tool.
+    Mcp { title: String, server_name: String, tool_name: String },
+}
+
+impl ConfirmationDetails {
+    pub fn title(&self) -> &str {
+        match self {
+            ConfirmationDetails::Info { title, .. }
+            | ConfirmationDetails::Edit { title, .. }
+            | ConfirmationDetails::Exec { title, .. }
+            | ConfirmationDetails::Mcp { title, .. } => title,
+        }
+    }
+}
+
+/// Receives live output chunks while a call runs.
+pub type OutputSink = Arc<dyn Fn(&str) + Send + Sync>;
+
+/// What a running invocation gets: its cancellation token (fired on cancel *and* on timeout)
+/// and a channel for live output.
+#[derive(Clone)]
+pub struct ExecContext {
+    pub call_id: String,
+    pub cancel: CancellationToken,
+    pub output: Option<OutputSink>,
+}
+
+impl ExecContext {
+    pub fn new(call_id: impl Into<String>, cancel: CancellationToken) -> Self {
+        Self { call_id: call_id.into(), cancel, output: None }
+    }
+
+    /// Sends a live output chunk, if anyone listens.
+    pub fn emit(&self, chunk: &str) {
+        if let Some(out) = &self.output {
+            out(chunk);
+        }
+    }
+}
+
+/// A validated call, bound to typed parameters.
+#[async_trait]
+pub trait Invocation: Send + Sync {
+    /// A one-line description of what this call will do (markdown).
+    fn description(&self) -> String;
+    /// Paths this call reads or writes.
+    fn locations(&self) -> Vec<Location> {
+        Vec::new()
+    }
+    /// Edit tools skip confirmation in `auto_edit` mode.
+    fn respects_auto_edit(&self) -> bool {
+        false
+    }
+    /// What to show when policy asks for confirmation; `None` uses a generic prompt.
+    fn confirmation(&self) -> Option<ConfirmationDetails> {
+        None
+    }
+    /// Runs the call. Must honour `ctx.cancel` promptly: the scheduler fires it on cancellation
+    /// and on timeout, and abandons the call shortly after.
+    async fn execute(&self, ctx: ExecContext) -> ToolResult;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn model_family_follows_upstream_regex() {
+        assert_eq!(ModelFamily::for_model("gemini-3"), ModelFamily::Gemini3);
+        assert_eq!(ModelFamily::for_model("gemini-3-pro-preview"), ModelFamily::Gemini3);
+        assert_eq!(ModelFamily::for_model("gemini-3.1-flash"), ModelFamily::Gemini3);
+        assert_eq!(ModelFamily::for_model("gemini-30"), ModelFamily::Legacy);
+        assert_eq!(ModelFamily::for_model("gemini-2.5-pro"), ModelFamily::Legacy);
+    }
+}

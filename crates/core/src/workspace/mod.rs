@@ -1,0 +1,315 @@
+//! The workspace: one or more root folders, the path rules every tool goes through, the
+//! sensitive-path rules and the shared ignore service.
+
+mod ignore;
+pub mod paths;
+mod sensitive;
+
+use std::path::{Path, PathBuf};
+
+pub use self::ignore::{IgnoreOptions, IgnoreService, GEMINI_IGNORE};
+pub use self::sensitive::{SensitiveHit, SensitiveRules};
+use crate::config::Config;
+
+/// A workspace root in the form it was given and in its resolved form.
+#[derive(Clone, Debug)]
+pub struct Root {
+    pub given: PathBuf,
+    pub real: PathBuf,
+}
+
+/// Whether a tool reads or writes the path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    Read,
+    Write,
+}
+
+/// A path as the tool should report it (`lexical`) and as it really is (`real`, every symlink
+/// resolved, also for parts that do not exist yet).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ResolvedPath {
+    pub lexical: PathBuf,
+    pub real: PathBuf,
+}
+
+/// Why a path was refused. The messages are what the model reads.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PathError {
+    #[error("Invalid path: {0}")]
+    Invalid(String),
+    #[error("Failed to resolve path: {0}")]
+    Resolve(String),
+    #[error("Path not in workspace: Attempted path \"{path}\" resolves outside the allowed workspace directories: {dirs} or the project temp directory: {temp}")]
+    Outside { path: String, dirs: String, temp: String },
+    #[error("Access to \"{path}\" is refused: it matches the {origin} sensitive-path rule \"{rule}\". To allow it, add \"{rule}\" to allow_sensitive_paths (environment: TOOLBELT_ALLOW_SENSITIVE_PATHS='{rule}', or the --allow-sensitive '{rule}' flag).")]
+    Sensitive { path: String, rule: String, origin: &'static str },
+}
+
+/// A workspace could not be set up.
+#[derive(Debug, thiserror::Error)]
+pub enum WorkspaceError {
+    #[error("workspace root {path} cannot be used: {source}")]
+    Root { path: PathBuf, source: std::io::Error },
+    #[error("workspace root {0} is not a directory")]
+    NotADirectory(PathBuf),
+    #[error("no workspace root given")]
+    NoRoots,
+    #[error("{0}")]
+    Sensitive(String),
+}
+
+#[derive(Debug)]
+pub struct Workspace {
+    roots: Vec<Root>,
+    temp_dir: PathBuf,
+    sensitive: SensitiveRules,
+    ignore: IgnoreService,
+    ignore_defaults: IgnoreOptions,
+}
+
+impl Workspace {
+    /// Roots must exist and be folders; the first is the primary one (relative paths resolve
+    /// against it).
+    pub fn new(roots: &[PathBuf], config: &Config) -> Result<Self, WorkspaceError> {
+        if roots.is_empty() {
+            return Err(WorkspaceError::NoRoots);
+        }
+        let mut out = Vec::with_capacity(roots.len());
+        for given in roots {
+            let real = std::fs::canonicalize(given)
+                .map_err(|source| WorkspaceError::Root { path: given.clone(), source })?;
+            if !real.is_dir() {
+                return Err(WorkspaceError::NotADirectory(given.clone()));
+            }
+            out.push(Root { given: given.clone(), real });
+        }
+        let sensitive = SensitiveRules::new(&config.sensitive_paths, &config.allow_sensitive_paths)
+            .map_err(WorkspaceError::Sensitive)?;
+        let primary = out[0].real.clone();
+        let temp_dir = config.home_dir.join("tmp").join(project_id(&primary));
+        Ok(Self {
+            ignore: IgnoreService::new(&primary),
+            roots: out,
+            temp_dir,
+            sensitive,
+            ignore_defaults: IgnoreOptions {
+                respect_git_ignore: config.respect_git_ignore,
+                respect_gemini_ignore: config.respect_gemini_ignore,
+            },
+        })
+    }
+
+    /// The primary root (resolved): relative paths are taken from here.
+    pub fn primary(&self) -> &Path {
+        &self.roots[0].real
+    }
+
+    pub fn roots(&self) -> &[Root] {
+        &self.roots
+    }
+
+    /// Per-project scratch space (saved tool outputs); readable by tools.
+    pub fn temp_dir(&self) -> &Path {
+        &self.temp_dir
+    }
+
+    pub fn ignore(&self) -> &IgnoreService {
+        &self.ignore
+    }
+
+    /// The ignore options from settings, with per-call overrides applied.
+    pub fn ignore_options(&self, git: Option<bool>, gemini: Option<bool>) -> IgnoreOptions {
+        IgnoreOptions {
+            respect_git_ignore: git.unwrap_or(self.ignore_defaults.respect_git_ignore),
+            respect_gemini_ignore: gemini.unwrap_or(self.ignore_defaults.respect_gemini_ignore),
+        }
+    }
+
+    /// Turns a path a model sent into an absolute one: NULs stripped, `file://` URLs and
+    /// `@`-prefixes handled as upstream, `%XX` decoded only when the literal name does not exist
+    /// and the decoded one does, relative paths taken from the primary root, and every symlink
+    /// resolved.
+    pub fn resolve(&self, raw: &str) -> Result<ResolvedPath, PathError> {
+        let base = self.primary();
+        let mut p: String = raw.chars().filter(|c| *c != '\0').collect();
+        if let Some(rest) = p.strip_prefix("file://") {
+            p = paths::percent_decoded(rest).unwrap_or_else(|| rest.to_string());
+        }
+        let exists = |s: &str| paths::lexical_resolve(base, Path::new(s)).symlink_metadata().is_ok();
+        if !exists(&p) {
+            p = strip_at_prefix(&p, base);
+            if let Some(decoded) = paths::percent_decoded(&p).filter(|d| exists(d)) {
+                p = decoded;
+            }
+        }
+        let lexical = paths::lexical_resolve(base, Path::new(&p));
+        let real = paths::robust_realpath(&lexical).map_err(|e| PathError::Resolve(e.to_string()))?;
+        Ok(ResolvedPath { lexical, real })
+    }
+
+    /// The checks every tool applies before touching a path: the pre-flight validator, the
+    /// containment check on the resolved path, and the sensitive-path rules.
+    pub fn check_access(&self, path: &ResolvedPath, _access: Access) -> Result<(), PathError> {
+        let shown = path.real.to_string_lossy().into_owned();
+        paths::preflight(&shown).map_err(PathError::Invalid)?;
+        if let Some(root) = self.roots.iter().find(|r| path.real.starts_with(&r.real)) {
+            let rel = paths::relative_to(&path.real, &root.real);
+            if let Some(hit) = self.sensitive.check(&rel) {
+                return Err(PathError::Sensitive { path: shown, rule: hit.rule, origin: hit.origin });
+            }
+            return Ok(());
+        }
+        if path.real.starts_with(&self.temp_dir) {
+            return Ok(());
+        }
+        Err(PathError::Outside {
+            path: shown,
+            dirs: self
+                .roots
+                .iter()
+                .map(|r| r.real.to_string_lossy().into_owned())
+                .collect::<Vec<_>>()
+                .join(", "),
+            temp: self.temp_dir.to_string_lossy().into_owned(),
+        })
+    }
+
+    /// Resolves and checks in one step.
+    pub fn resolve_checked(&self, raw: &str, access: Access) -> Result<ResolvedPath, PathError> {
+        let p = self.resolve(raw)?;
+        self.check_access(&p, access)?;
+        Ok(p)
+    }
+
+    /// Whether a path is hidden by the ignore files (symlinks: the target is checked too).
+    pub fn is_ignored(&self, path: &ResolvedPath, is_dir: bool, opts: IgnoreOptions) -> bool {
+        self.ignore.is_ignored(&path.lexical, is_dir, opts)
+            || self.ignore.is_ignored(&path.real, is_dir, opts)
+    }
+
+    /// `p` relative to the primary root with `/` separators (`.` for the root itself).
+    pub fn relative(&self, p: &Path) -> String {
+        paths::relative_to(p, self.primary())
+    }
+}
+
+/// Upstream's `@path` handling: `@/x` and `@\x` lose the `@` and leading slashes; `@seg/x` keeps
+/// the `@` only when a folder named `@seg` exists.
+fn strip_at_prefix(p: &str, base: &Path) -> String {
+    let Some(rest) = p.strip_prefix('@').filter(|r| !r.is_empty()) else { return p.to_string() };
+    if rest.starts_with(['/', '\\']) {
+        let stripped = rest.trim_start_matches(['/', '\\']);
+        return if stripped.is_empty() { p.to_string() } else { stripped.to_string() };
+    }
+    let first = p.split(['/', '\\']).next().unwrap_or(p);
+    if base.join(first).exists() {
+        p.to_string()
+    } else {
+        rest.to_string()
+    }
+}
+
+/// A stable id for a project folder (FNV-1a of its path), used to name its temp folder.
+fn project_id(root: &Path) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in root.to_string_lossy().bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("{h:016x}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs;
+
+    fn ws(extra_roots: usize) -> (Vec<tempfile::TempDir>, Workspace) {
+        let dirs: Vec<_> = (0..=extra_roots).map(|_| tempfile::tempdir().unwrap()).collect();
+        let roots: Vec<PathBuf> = dirs.iter().map(|d| d.path().to_path_buf()).collect();
+        let cfg = Config { home_dir: dirs[0].path().join("home"), ..Config::default() };
+        let w = Workspace::new(&roots, &cfg).unwrap();
+        (dirs, w)
+    }
+
+    #[test]
+    fn relative_and_dotdot_paths_resolve_against_the_primary_root() {
+        let (_d, w) = ws(0);
+        let root = w.primary().to_path_buf();
+        fs::write(root.join("a.txt"), "x").unwrap();
+        let p = w.resolve_checked("sub/../a.txt", Access::Read).unwrap();
+        assert_eq!(p.real, root.join("a.txt"));
+        let err = w.resolve_checked("../../../etc/passwd", Access::Read).unwrap_err();
+        assert!(matches!(err, PathError::Outside { .. }), "{err}");
+        assert!(err.to_string().starts_with("Path not in workspace: Attempted path \"/etc/passwd\""));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn symlinks_cannot_lead_outside_even_when_dangling() {
+        let (d, w) = ws(0);
+        let outside = tempfile::tempdir().unwrap();
+        fs::write(outside.path().join("secret"), "s").unwrap();
+        let root = w.primary().to_path_buf();
+        std::os::unix::fs::symlink(outside.path(), root.join("link")).unwrap();
+        std::os::unix::fs::symlink(outside.path().join("new"), root.join("dangling")).unwrap();
+        for p in ["link/secret", "dangling", "link/not-yet/created.txt"] {
+            let err = w.resolve_checked(p, Access::Write).unwrap_err();
+            assert!(matches!(err, PathError::Outside { .. }), "{p}: {err}");
+        }
+        // a link that stays inside is fine
+        fs::create_dir(root.join("inner")).unwrap();
+        std::os::unix::fs::symlink(root.join("inner"), root.join("in-link")).unwrap();
+        assert!(w.resolve_checked("in-link/x", Access::Read).is_ok());
+        drop(d);
+    }
+
+    #[test]
+    fn secondary_roots_and_temp_dir_are_allowed() {
+        let (d, w) = ws(1);
+        let second = fs::canonicalize(d[1].path()).unwrap();
+        assert!(w.resolve_checked(second.join("f").to_str().unwrap(), Access::Read).is_ok());
+        let t = w.temp_dir().join("tool-outputs/x.txt");
+        assert!(w.resolve_checked(t.to_str().unwrap(), Access::Read).is_ok());
+    }
+
+    #[test]
+    fn sensitive_paths_name_the_rule_and_the_way_out() {
+        let (_d, w) = ws(0);
+        let err = w.resolve_checked(".git/config", Access::Read).unwrap_err();
+        let msg = err.to_string();
+        assert!(msg.contains("sensitive-path rule \".git\"") && msg.contains("allow_sensitive_paths"), "{msg}");
+        let err = w.resolve_checked("keys/server.pem", Access::Read).unwrap_err();
+        assert!(err.to_string().contains("\"*.pem\""), "{err}");
+    }
+
+    #[test]
+    fn at_prefix_and_percent_decoding() {
+        let (_d, w) = ws(0);
+        let root = w.primary().to_path_buf();
+        fs::create_dir(root.join("policies")).unwrap();
+        fs::write(root.join("policies/p.txt"), "x").unwrap();
+        fs::write(root.join("a b.txt"), "x").unwrap();
+        fs::write(root.join("lit%20eral.txt"), "x").unwrap();
+        assert_eq!(w.resolve("@policies/p.txt").unwrap().real, root.join("policies/p.txt"));
+        assert_eq!(w.resolve("@/policies/p.txt").unwrap().real, root.join("policies/p.txt"));
+        assert_eq!(w.resolve("a%20b.txt").unwrap().real, root.join("a b.txt"));
+        assert_eq!(w.resolve("lit%20eral.txt").unwrap().real, root.join("lit%20eral.txt"));
+        assert_eq!(w.resolve("x\0y").unwrap().real, root.join("xy"));
+    }
+
+    #[test]
+    fn preflight_runs_on_the_resolved_path() {
+        let (_d, w) = ws(0);
+        let err = w.resolve_checked("bad\nname", Access::Read).unwrap_err();
+        assert!(err.to_string().starts_with("Invalid path: Path contains invalid characters"));
+    }
+
+    #[test]
+    fn missing_or_file_roots_are_errors() {
+        let cfg = Config::default();
+        assert!(Workspace::new(&[PathBuf::from("/definitely/not/here")], &cfg).is_err());
+        assert!(matches!(Workspace::new(&[], &cfg), Err(WorkspaceError::NoRoots)));
+    }
+}

@@ -1,0 +1,103 @@
+//! Paths no tool may touch: upstream's segment rules (`.git`, `.env`, `node_modules`,
+//! `gha-creds-*.json`) plus a configurable list of key and credential files.
+
+use globset::{Glob, GlobMatcher};
+
+/// Which rule refused a path.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SensitiveHit {
+    /// The rule's pattern, e.g. `.git` or `*.pem`.
+    pub rule: String,
+    /// `built-in` for upstream's rules, `sensitive_paths` for the configurable list.
+    pub origin: &'static str,
+}
+
+#[derive(Clone, Debug)]
+pub struct SensitiveRules {
+    configured: Vec<(String, GlobMatcher)>,
+    allowed: Vec<GlobMatcher>,
+}
+
+const BUILT_IN_SEGMENTS: [&str; 3] = [".git", ".env", "node_modules"];
+
+impl SensitiveRules {
+    /// Patterns that do not parse as globs are reported back as errors.
+    pub fn new(patterns: &[String], allow: &[String]) -> Result<Self, String> {
+        let glob = |p: &str| {
+            Glob::new(p)
+                .map(|g| g.compile_matcher())
+                .map_err(|e| format!("invalid sensitive-path pattern {p:?}: {e}"))
+        };
+        let configured = patterns
+            .iter()
+            .map(|p| glob(p).map(|m| (p.clone(), m)))
+            .collect::<Result<Vec<_>, _>>()?;
+        let allowed = allow.iter().map(|p| glob(p)).collect::<Result<Vec<_>, _>>()?;
+        Ok(Self { configured, allowed })
+    }
+
+    /// Checks each segment of a path relative to a workspace root.
+    pub fn check(&self, relative: &str) -> Option<SensitiveHit> {
+        if self.allowed.iter().any(|a| a.is_match(relative)) {
+            return None;
+        }
+        for seg in relative.split('/').filter(|s| !s.is_empty() && *s != ".") {
+            if self.allowed.iter().any(|a| a.is_match(seg)) {
+                continue;
+            }
+            // Upstream: cut at the first ':' (NTFS streams), trim trailing spaces and dots.
+            let cut = seg.split(':').next().unwrap_or(seg).trim_end_matches([' ', '.']);
+            if let Some(b) = BUILT_IN_SEGMENTS.iter().find(|b| cut.eq_ignore_ascii_case(b)) {
+                return Some(SensitiveHit { rule: (*b).to_string(), origin: "built-in" });
+            }
+            let lower = cut.to_ascii_lowercase();
+            if lower.starts_with("gha-creds-") && lower.ends_with(".json") {
+                return Some(SensitiveHit { rule: "gha-creds-*.json".into(), origin: "built-in" });
+            }
+            if let Some((p, _)) = self.configured.iter().find(|(_, m)| m.is_match(seg)) {
+                return Some(SensitiveHit { rule: p.clone(), origin: "sensitive_paths" });
+            }
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::DEFAULT_SENSITIVE_PATHS;
+
+    fn defaults(allow: &[&str]) -> SensitiveRules {
+        let pats: Vec<String> = DEFAULT_SENSITIVE_PATHS.iter().map(|s| s.to_string()).collect();
+        let allow: Vec<String> = allow.iter().map(|s| s.to_string()).collect();
+        SensitiveRules::new(&pats, &allow).unwrap()
+    }
+
+    #[test]
+    fn upstream_segment_rules_refuse_git_env_node_modules() {
+        let r = defaults(&[]);
+        for p in [".git/config", ".env", "node_modules/x/index.js", ".git /config", ".env::$DATA", "a/.GIT/HEAD", "gha-creds-1.json"] {
+            assert_eq!(r.check(p).map(|h| h.origin), Some("built-in"), "{p}");
+        }
+        assert_eq!(r.check("gha-creds.json"), None);
+        assert_eq!(r.check("src/main.rs"), None);
+    }
+
+    #[test]
+    fn configured_key_files_are_refused_and_can_be_allowed() {
+        let r = defaults(&[]);
+        assert_eq!(r.check("certs/server.pem").unwrap().rule, "*.pem");
+        assert_eq!(r.check(".env.example").unwrap().rule, ".env*");
+        assert_eq!(r.check("home/.ssh/id_rsa").unwrap().rule, "id_rsa");
+        assert_eq!(r.check("home/.ssh/id_rsa.pub"), None);
+        let r = defaults(&[".env.example", "node_modules"]);
+        assert_eq!(r.check(".env.example"), None);
+        assert_eq!(r.check("node_modules/x/README.md"), None);
+        assert!(r.check(".env.local").is_some());
+    }
+
+    #[test]
+    fn bad_patterns_are_reported() {
+        assert!(SensitiveRules::new(&["a[".into()], &[]).is_err());
+    }
+}
