@@ -1,1 +1,53 @@
-fn main() {}
+//! The `toolbelt` binary: `call`, `tools`, `policy`.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
+mod approver;
+mod cli;
+mod commands;
+mod output;
+mod session;
+
+use clap::Parser;
+
+fn main() {
+    let cli = match cli::Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() { commands::EXIT_USAGE } else { commands::EXIT_OK };
+            let _ = e.print();
+            std::process::exit(code);
+        }
+    };
+    init_logging();
+    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(r) => r,
+        Err(e) => {
+            output::err_line(&format!("toolbelt: cannot start the async runtime: {e}"));
+            std::process::exit(1);
+        }
+    };
+    let result = runtime.block_on(async {
+        match cli.command {
+            cli::Command::Call(args) => commands::call::run(args).await,
+            cli::Command::Tools { command } => commands::tools::run(command),
+            cli::Command::Policy { command } => commands::policy::run(command),
+        }
+    });
+    let code = match result {
+        Ok(code) => code,
+        Err(e) => {
+            output::err_line(&format!("toolbelt: {e:#}"));
+            commands::EXIT_TOOL_FAILED
+        }
+    };
+    // Do not wait for blocking workers a cancelled or timed-out tool may have left behind.
+    runtime.shutdown_background();
+    std::process::exit(code);
+}
+
+/// Logs go to stderr, filtered by `TOOLBELT_LOG` (e.g. `debug`); warnings by default.
+fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("TOOLBELT_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_target(false).try_init();
+}

@@ -6,7 +6,7 @@ use std::sync::{Arc, OnceLock};
 use serde_json::Value;
 
 use crate::result::ErrorType;
-use crate::schema::{apply_aliases, ParamValidator};
+use crate::schema::ParamValidator;
 use crate::tool::{Declaration, Invocation, ModelFamily, Tool, ToolEnv};
 
 /// Names models trained on older versions still call (`search_file_content` is `grep_search`).
@@ -154,7 +154,7 @@ impl Registry {
         };
         let entry = &self.entries[i];
         let invalid = |message: String| BuildError { kind: ErrorType::InvalidToolParams, message };
-        apply_aliases(&mut args, entry.tool.param_aliases());
+        entry.tool.normalize_args(&mut args);
         let validator = entry
             .validator
             .get_or_init(|| ParamValidator::new(entry.tool.declaration(ModelFamily::Legacy).parameters));

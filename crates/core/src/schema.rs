@@ -3,9 +3,8 @@
 
 use jsonschema::error::{TypeKind, ValidationErrorKind};
 use jsonschema::Validator;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
-use crate::tool::ParamAlias;
 
 /// A compiled parameter schema. A schema that does not compile is skipped (upstream logs a
 /// warning and validates nothing).
@@ -60,13 +59,13 @@ impl ParamValidator {
     }
 }
 
-/// Renames older parameter names to current ones when the current one is absent.
-pub fn apply_aliases(params: &mut Value, aliases: &[ParamAlias]) {
+/// Renames older parameter names (`(old, new)`) when the new name is absent.
+pub fn rename_params(params: &mut Value, renames: &[(&str, &str)]) {
     let Value::Object(map) = params else { return };
-    for a in aliases {
-        if !map.contains_key(a.new) {
-            if let Some(v) = map.remove(a.old) {
-                map.insert(a.new.to_string(), v);
+    for (old, new) in renames {
+        if !map.contains_key(*new) {
+            if let Some(v) = map.remove(*old) {
+                map.insert((*new).to_string(), v);
             }
         }
     }
@@ -194,11 +193,6 @@ fn describe_other(kind: &ValidationErrorKind) -> String {
     format!("is invalid ({})", kind.keyword())
 }
 
-/// A JSON object from a map, for tests and builders.
-pub fn object(map: Map<String, Value>) -> Value {
-    Value::Object(map)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -279,12 +273,12 @@ mod tests {
 
     #[test]
     fn aliases_rename_only_when_the_new_name_is_absent() {
-        let aliases = [ParamAlias { old: "absolute_path", new: "file_path" }];
+        let renames = [("absolute_path", "file_path")];
         let mut p = json!({"absolute_path": "/x"});
-        apply_aliases(&mut p, &aliases);
+        rename_params(&mut p, &renames);
         assert_eq!(p, json!({"file_path": "/x"}));
         let mut p = json!({"absolute_path": "/x", "file_path": "/y"});
-        apply_aliases(&mut p, &aliases);
+        rename_params(&mut p, &renames);
         assert_eq!(p, json!({"absolute_path": "/x", "file_path": "/y"}));
     }
 }

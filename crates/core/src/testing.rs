@@ -10,7 +10,8 @@ use serde_json::{json, Value};
 use crate::config::Config;
 use crate::kind::Kind;
 use crate::result::{ErrorType, ToolResult};
-use crate::tool::{Declaration, ExecContext, Invocation, ModelFamily, ParamAlias, Tool, ToolEnv};
+use crate::schema::rename_params;
+use crate::tool::{Declaration, ExecContext, Invocation, ModelFamily, Tool, ToolEnv};
 use crate::workspace::Workspace;
 
 /// A temporary workspace with settings whose state folder lives inside it.
@@ -92,15 +93,13 @@ impl Tool for EchoTool {
     fn declaration(&self, family: ModelFamily) -> Declaration {
         self.0.declaration(family)
     }
-    fn param_aliases(&self) -> &[ParamAlias] {
-        self.0.param_aliases()
+    fn normalize_args(&self, args: &mut Value) {
+        self.0.normalize_args(args);
     }
     fn build(&self, params: Value, env: &ToolEnv) -> Result<Box<dyn Invocation>, String> {
         self.0.build(params, env)
     }
 }
-
-const ALIASES: &[ParamAlias] = &[ParamAlias { old: "message", new: "text" }];
 
 impl Tool for FakeTool {
     fn name(&self) -> &str {
@@ -123,8 +122,8 @@ impl Tool for FakeTool {
             }),
         }
     }
-    fn param_aliases(&self) -> &[ParamAlias] {
-        ALIASES
+    fn normalize_args(&self, args: &mut Value) {
+        rename_params(args, &[("message", "text")]);
     }
     fn truncates_output(&self) -> bool {
         self.truncates

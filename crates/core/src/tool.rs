@@ -52,13 +52,6 @@ pub struct Declaration {
     pub parameters: Value,
 }
 
-/// An older parameter name that models still send, mapped to the current one.
-#[derive(Clone, Copy, Debug)]
-pub struct ParamAlias {
-    pub old: &'static str,
-    pub new: &'static str,
-}
-
 /// What tools may use while building and running: the workspace and the settings.
 #[derive(Clone, Debug)]
 pub struct ToolEnv {
@@ -78,10 +71,9 @@ pub trait Tool: Send + Sync {
     fn kind(&self) -> Kind;
     /// The declaration for a model family (name, description, JSON schema).
     fn declaration(&self, family: ModelFamily) -> Declaration;
-    /// Older parameter names accepted and renamed before validation.
-    fn param_aliases(&self) -> &[ParamAlias] {
-        &[]
-    }
+    /// Maps older parameter names and forms that models still send onto the current ones,
+    /// before validation (see [`crate::schema::rename_params`]).
+    fn normalize_args(&self, _args: &mut Value) {}
     /// Whether the engine's output truncation applies to this tool's text output
     /// (upstream: the shell and MCP tools; the others bound their own output).
     fn truncates_output(&self) -> bool {

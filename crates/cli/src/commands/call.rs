@@ -1,0 +1,99 @@
+//! `toolbelt call TOOL [ARGS]`: one call through the whole pipeline.
+
+use std::io::IsTerminal;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde_json::{json, Value};
+use tokio_util::sync::CancellationToken;
+use toolbelt_core::approver::Approver;
+use toolbelt_core::scheduler::{CallRequest, CallState, Event, Scheduler, SchedulerOptions};
+
+use super::{read_args, EXIT_OK, EXIT_REFUSED, EXIT_TOOL_FAILED, EXIT_USAGE};
+use crate::approver::TerminalApprover;
+use crate::cli::CallArgs;
+use crate::output::{err_line, out};
+use crate::session;
+
+static COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// Upstream's synthesized id: `<name>__<name>_<epochMs>_<counter>`.
+fn call_id(name: &str) -> String {
+    let ms = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis()).unwrap_or(0);
+    format!("{name}__{name}_{ms}_{}", COUNTER.fetch_add(1, Ordering::Relaxed))
+}
+
+pub async fn run(args: CallArgs) -> anyhow::Result<i32> {
+    let call_args = match read_args(&args.args) {
+        Ok(v) => v,
+        Err(msg) => {
+            err_line(&format!("toolbelt: {msg}"));
+            return Ok(EXIT_USAGE);
+        }
+    };
+    let mut config = session::config()?;
+    if let Some(t) = args.timeout_ms {
+        config.tool_call_timeout_ms = t;
+    }
+    config.allow_sensitive_paths.extend(args.allow_sensitive.iter().cloned());
+    let interactive = session::interactive(&args.session);
+    let policy = Arc::new(session::policy(&args.session, &config, interactive));
+    let env = match session::env(&args.roots, config) {
+        Ok(e) => e,
+        Err(e) => {
+            err_line(&format!("toolbelt: {e:#}"));
+            return Ok(EXIT_USAGE);
+        }
+    };
+    let approver: Arc<dyn Approver> = Arc::new(TerminalApprover);
+    let options = SchedulerOptions {
+        family: session::family(args.model_family),
+        mode: session::mode(args.session.approval_mode),
+        ..SchedulerOptions::default()
+    };
+    let mut scheduler = Scheduler::new(session::registry()?, policy, approver, env, options);
+    if args.events {
+        scheduler = scheduler.with_events(Arc::new(|e: &Event| {
+            if let Ok(line) = serde_json::to_string(e) {
+                err_line(&line);
+            }
+        }));
+    }
+    let cancel = CancellationToken::new();
+    let on_signal = cancel.clone();
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            on_signal.cancel();
+        }
+    });
+    let request = CallRequest::new(call_id(&args.tool), args.tool.clone(), call_args);
+    let mut done = scheduler.schedule(vec![request], cancel).await;
+    let Some(call) = done.pop() else { anyhow::bail!("the scheduler returned no response for the call") };
+
+    if args.json {
+        let report = json!({
+            "name": args.tool,
+            "response": call.response.response_value(),
+            "llmContent": call.result.as_ref().map(|r| serde_json::to_value(&r.llm_content).unwrap_or(Value::Null)),
+            "returnDisplay": call.result.as_ref().map(|r| r.return_display.clone()),
+            "error": call.error.as_ref().map(|e| json!({"type": e.kind.as_str(), "message": e.message})),
+        });
+        out(&format!("{report}\n"));
+    } else if call.status == CallState::Success {
+        let text = match call.response.function_response.response.get("output") {
+            Some(Value::String(s)) => s.clone(),
+            Some(other) => other.to_string(),
+            None => String::new(),
+        };
+        let newline = if std::io::stdout().is_terminal() && !text.ends_with('\n') { "\n" } else { "" };
+        out(&format!("{text}{newline}"));
+    } else if let Some(e) = &call.error {
+        err_line(&e.message);
+    }
+    Ok(match (call.status, call.refusal) {
+        (_, Some(_)) => EXIT_REFUSED,
+        (CallState::Success, None) => EXIT_OK,
+        _ => EXIT_TOOL_FAILED,
+    })
+}

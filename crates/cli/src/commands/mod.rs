@@ -1,0 +1,21 @@
+pub mod call;
+pub mod policy;
+pub mod tools;
+
+/// Exit statuses of the CLI contract.
+pub const EXIT_OK: i32 = 0;
+pub const EXIT_TOOL_FAILED: i32 = 1;
+pub const EXIT_USAGE: i32 = 2;
+pub const EXIT_REFUSED: i32 = 3;
+
+/// Reads the ARGS operand: JSON text, or `-` for stdin. Errors are usage errors.
+pub fn read_args(raw: &str) -> Result<serde_json::Value, String> {
+    let text = if raw == "-" {
+        let mut buf = Vec::new();
+        std::io::Read::read_to_end(&mut std::io::stdin(), &mut buf).map_err(|e| format!("cannot read arguments from stdin: {e}"))?;
+        String::from_utf8(buf).map_err(|e| format!("arguments on stdin are not valid UTF-8 (byte {})", e.utf8_error().valid_up_to()))?
+    } else {
+        raw.to_string()
+    };
+    serde_json::from_str(&text).map_err(|e| format!("ARGS is not valid JSON: {e}"))
+}

@@ -1,0 +1,344 @@
+//! What kind of file a path holds, decided as upstream does: a few extensions first, then the
+//! MIME table (with a content check for audio/video names), then known binary extensions, then
+//! the content itself (isbinaryfile's heuristic, ported).
+
+use std::io::Read;
+use std::path::Path;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FileType {
+    Text,
+    Svg,
+    Image,
+    Pdf,
+    Audio,
+    Video,
+    Binary,
+}
+
+/// Extensions the MIME table maps to images, audio, video and PDF (the `mime` package's
+/// standard table, which upstream uses).
+const MEDIA_TYPES: &[(&str, &str)] = &[
+    ("pdf", "application/pdf"),
+    ("3gpp", "video/3gpp"), ("3gp", "video/3gpp"), ("3g2", "video/3gpp2"),
+    ("adts", "audio/aac"), ("aac", "audio/aac"), ("adp", "audio/adpcm"), ("amr", "audio/amr"),
+    ("au", "audio/basic"), ("snd", "audio/basic"),
+    ("mid", "audio/midi"), ("midi", "audio/midi"), ("kar", "audio/midi"), ("rmi", "audio/midi"),
+    ("mxmf", "audio/mobile-xmf"),
+    ("m4a", "audio/mp4"), ("mp4a", "audio/mp4"), ("m4b", "audio/mp4"),
+    ("mpga", "audio/mpeg"), ("mp2", "audio/mpeg"), ("mp2a", "audio/mpeg"), ("mp3", "audio/mpeg"),
+    ("m2a", "audio/mpeg"), ("m3a", "audio/mpeg"),
+    ("oga", "audio/ogg"), ("ogg", "audio/ogg"), ("spx", "audio/ogg"), ("opus", "audio/ogg"),
+    ("s3m", "audio/s3m"), ("sil", "audio/silk"), ("wav", "audio/wav"), ("weba", "audio/webm"),
+    ("xm", "audio/xm"),
+    ("exr", "image/aces"), ("apng", "image/apng"), ("avci", "image/avci"), ("avcs", "image/avcs"),
+    ("avif", "image/avif"), ("bmp", "image/bmp"), ("dib", "image/bmp"), ("cgm", "image/cgm"),
+    ("drle", "image/dicom-rle"), ("dpx", "image/dpx"), ("emf", "image/emf"), ("fits", "image/fits"),
+    ("g3", "image/g3fax"), ("gif", "image/gif"), ("heic", "image/heic"),
+    ("heics", "image/heic-sequence"), ("heif", "image/heif"), ("heifs", "image/heif-sequence"),
+    ("hej2", "image/hej2k"), ("ief", "image/ief"), ("jaii", "image/jaii"), ("jais", "image/jais"),
+    ("jls", "image/jls"), ("jp2", "image/jp2"), ("jpg2", "image/jp2"),
+    ("jpg", "image/jpeg"), ("jpeg", "image/jpeg"), ("jpe", "image/jpeg"), ("jph", "image/jph"),
+    ("jhc", "image/jphc"), ("jpm", "image/jpm"), ("jpgm", "image/jpm"), ("jpx", "image/jpx"),
+    ("jpf", "image/jpx"), ("jxl", "image/jxl"), ("jxr", "image/jxr"), ("jxra", "image/jxra"),
+    ("jxrs", "image/jxrs"), ("jxs", "image/jxs"), ("jxsc", "image/jxsc"), ("jxsi", "image/jxsi"),
+    ("jxss", "image/jxss"), ("ktx", "image/ktx"), ("ktx2", "image/ktx2"), ("jfif", "image/pjpeg"),
+    ("png", "image/png"), ("sgi", "image/sgi"), ("svg", "image/svg+xml"), ("svgz", "image/svg+xml"),
+    ("t38", "image/t38"), ("tif", "image/tiff"), ("tiff", "image/tiff"), ("tfx", "image/tiff-fx"),
+    ("webp", "image/webp"), ("wmf", "image/wmf"),
+    ("h261", "video/h261"), ("h263", "video/h263"), ("h264", "video/h264"),
+    ("m4s", "video/iso.segment"), ("jpgv", "video/jpeg"), ("mj2", "video/mj2"), ("mjp2", "video/mj2"),
+    ("ts", "video/mp2t"), ("m2t", "video/mp2t"), ("m2ts", "video/mp2t"), ("mts", "video/mp2t"),
+    ("mp4", "video/mp4"), ("mp4v", "video/mp4"), ("mpg4", "video/mp4"),
+    ("mpeg", "video/mpeg"), ("mpg", "video/mpeg"), ("mpe", "video/mpeg"), ("m1v", "video/mpeg"),
+    ("m2v", "video/mpeg"), ("ogv", "video/ogg"), ("qt", "video/quicktime"), ("mov", "video/quicktime"),
+    ("webm", "video/webm"),
+];
+
+/// Audio formats models accept, by extension.
+const SUPPORTED_AUDIO: &[(&str, &str)] = &[
+    ("mp3", "audio/mpeg"),
+    ("wav", "audio/wav"),
+    ("aiff", "audio/aiff"),
+    ("aif", "audio/aiff"),
+    ("aac", "audio/aac"),
+    ("ogg", "audio/ogg"),
+    ("flac", "audio/flac"),
+];
+
+const BINARY_EXTENSIONS: &[&str] = &[
+    "7z", "a", "bin", "bmp", "bz2", "class", "dat", "dll", "doc", "docx", "dylib", "exe", "gif",
+    "gz", "jar", "jpeg", "jpg", "lib", "o", "obj", "odp", "ods", "odt", "pak", "pdf", "png", "ppt",
+    "pptx", "pyc", "pyo", "rar", "rpa", "so", "svg", "tar", "war", "wasm", "webp", "xls", "xlsx",
+    "zip",
+];
+
+/// The lower-cased extension (after the last dot of the file name; none for dotfiles).
+pub fn extension(path: &Path) -> Option<String> {
+    let name = path.file_name()?.to_str()?;
+    let dot = name.rfind('.')?;
+    (dot > 0).then(|| name[dot + 1..].to_ascii_lowercase())
+}
+
+/// The MIME type for a media extension, if any.
+pub fn mime_for(path: &Path) -> Option<&'static str> {
+    let ext = extension(path)?;
+    MEDIA_TYPES.iter().find(|(e, _)| *e == ext).map(|(_, m)| *m)
+}
+
+/// The MIME type to send for a supported audio file, or `None` if the format is unsupported.
+pub fn supported_audio_mime(path: &Path) -> Option<&'static str> {
+    let by_ext = extension(path).and_then(|e| SUPPORTED_AUDIO.iter().find(|(x, _)| *x == e).map(|(_, m)| *m));
+    match mime_for(path) {
+        Some(m) if SUPPORTED_AUDIO.iter().any(|(_, s)| *s == m) => Some(m),
+        _ => by_ext,
+    }
+}
+
+pub fn detect(path: &Path) -> FileType {
+    let ext = extension(path);
+    match ext.as_deref() {
+        Some("ts" | "mts" | "cts") => return FileType::Text,
+        Some("svg") => return FileType::Svg,
+        _ => {}
+    }
+    if let Some(m) = mime_for(path) {
+        if m.starts_with("image/") {
+            return FileType::Image;
+        }
+        if m.starts_with("audio/") || m.starts_with("video/") {
+            if !is_binary_file(path) {
+                return FileType::Text;
+            }
+            return if m.starts_with("audio/") { FileType::Audio } else { FileType::Video };
+        }
+        if m == "application/pdf" {
+            return FileType::Pdf;
+        }
+    }
+    if supported_audio_mime(path).is_some() {
+        return if is_binary_file(path) { FileType::Audio } else { FileType::Text };
+    }
+    if ext.as_deref().is_some_and(|e| BINARY_EXTENSIONS.contains(&e)) {
+        return FileType::Binary;
+    }
+    if is_binary_file(path) {
+        FileType::Binary
+    } else {
+        FileType::Text
+    }
+}
+
+const MAX_BYTES: usize = 512;
+const RESERVE: usize = 3;
+
+/// Reads the first bytes of a regular file and applies [`is_binary`]; other files and read
+/// errors count as text.
+pub fn is_binary_file(path: &Path) -> bool {
+    let Ok(meta) = std::fs::metadata(path) else { return false };
+    if !meta.is_file() {
+        return false;
+    }
+    let Ok(mut f) = std::fs::File::open(path) else { return false };
+    let mut buf = [0u8; MAX_BYTES + RESERVE];
+    let mut n = 0;
+    while n < buf.len() {
+        match f.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(_) => return false,
+        }
+    }
+    is_binary(&buf[..n])
+}
+
+/// isbinaryfile 5's heuristic on a file's first 515 bytes.
+pub fn is_binary(buf: &[u8]) -> bool {
+    let read = buf.len();
+    if read == 0 {
+        return false;
+    }
+    let total = read.min(MAX_BYTES + RESERVE);
+    let scan = total.min(MAX_BYTES);
+    let starts = |p: &[u8]| buf.starts_with(p);
+    if starts(&[0xef, 0xbb, 0xbf])
+        || starts(&[0x00, 0x00, 0xfe, 0xff])
+        || starts(&[0xff, 0xfe, 0x00, 0x00])
+        || starts(&[0x84, 0x31, 0x95, 0x33])
+    {
+        return false;
+    }
+    if total >= 5 && starts(b"%PDF-") {
+        return true;
+    }
+    if starts(&[0xfe, 0xff]) || starts(&[0xff, 0xfe]) {
+        return false;
+    }
+    let cont = |i: usize| i < read && (0x80..=0xbf).contains(&buf[i]);
+    let mut suspicious = 0usize;
+    let mut i = 0;
+    while i < scan {
+        let b = buf[i];
+        if b == 0 {
+            return true;
+        }
+        if !(7..=14).contains(&b) && !(32..=127).contains(&b) {
+            if (0xc0..=0xdf).contains(&b) && i + 1 < total {
+                i += 1;
+                if cont(i) {
+                    i += 1;
+                    continue;
+                }
+            } else if (0xe0..=0xef).contains(&b) && i + 2 < total {
+                i += 1;
+                if cont(i) && cont(i + 1) {
+                    i += 2;
+                    continue;
+                }
+            } else if (0xf0..=0xf7).contains(&b) && i + 3 < total {
+                i += 1;
+                if cont(i) && cont(i + 1) && cont(i + 2) {
+                    i += 3;
+                    continue;
+                }
+            }
+            suspicious += 1;
+            if i >= 32 && suspicious * 100 / scan > 10 {
+                return true;
+            }
+        }
+        i += 1;
+    }
+    if suspicious * 100 / scan > 10 {
+        return true;
+    }
+    suspicious > 1 && is_protobuf(&buf[..scan])
+}
+
+/// Whether the bytes parse as a stream of protobuf fields (JavaScript's 32-bit shifts kept).
+fn is_protobuf(buf: &[u8]) -> bool {
+    struct Reader<'a> {
+        buf: &'a [u8],
+        off: usize,
+        error: bool,
+    }
+    impl Reader<'_> {
+        fn byte(&mut self) -> u8 {
+            if self.off == self.buf.len() || self.error {
+                self.error = true;
+                return 0xff;
+            }
+            self.off += 1;
+            self.buf[self.off - 1]
+        }
+        fn skip(&mut self, len: i32) {
+            for _ in 0..len.max(0) {
+                if self.error {
+                    return;
+                }
+                self.byte();
+            }
+        }
+        fn varint(&mut self) -> i32 {
+            let mut idx: u32 = 0;
+            let mut v: i32 = 0;
+            while !self.error {
+                let b = self.byte();
+                v |= i32::from(b & 0x7f).wrapping_shl((7 * idx) % 32);
+                if b & 0x80 == 0 {
+                    break;
+                }
+                if idx >= 10 {
+                    self.error = true;
+                    break;
+                }
+                idx += 1;
+            }
+            v
+        }
+    }
+    let mut r = Reader { buf, off: 0, error: false };
+    let mut messages = 0;
+    loop {
+        let known = match r.varint() & 0x7 {
+            0 => {
+                r.varint();
+                true
+            }
+            1 => {
+                r.skip(8);
+                true
+            }
+            2 => {
+                let len = r.varint();
+                r.skip(len);
+                true
+            }
+            5 => {
+                r.skip(4);
+                true
+            }
+            _ => false,
+        };
+        if !known && !r.error {
+            return false;
+        }
+        if r.error {
+            break;
+        }
+        messages += 1;
+    }
+    messages > 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(dir: &Path, name: &str, bytes: &[u8]) -> std::path::PathBuf {
+        let p = dir.join(name);
+        std::fs::write(&p, bytes).unwrap();
+        p
+    }
+
+    #[test]
+    fn classifies_by_extension_and_content_like_upstream() {
+        let d = tempfile::tempdir().unwrap();
+        let dir = d.path();
+        assert_eq!(detect(&write(dir, "a.ts", b"const x = 1;")), FileType::Text);
+        assert_eq!(detect(&write(dir, "a.svg", b"<svg/>")), FileType::Svg);
+        assert_eq!(detect(&write(dir, "a.png", b"x")), FileType::Image);
+        assert_eq!(detect(&write(dir, "d.pdf", b"%PDF-1.4")), FileType::Pdf);
+        assert_eq!(detect(&write(dir, "v.mp4", &[0, 1, 2, 3])), FileType::Video);
+        assert_eq!(detect(&write(dir, "x.adp", b"<xml>not audio</xml>")), FileType::Text);
+        assert_eq!(detect(&write(dir, "legacy.adp", &[0, 1, 2, 3])), FileType::Audio);
+        assert_eq!(detect(&write(dir, "s.flac", &[0, 1, 2])), FileType::Audio);
+        assert_eq!(detect(&write(dir, "lib.so", b"text really")), FileType::Binary);
+        assert_eq!(detect(&write(dir, "data.xyz", &[1, 2, 3, 4, 5, 6, 7, 8, 9, 10])), FileType::Binary);
+        assert_eq!(detect(&write(dir, "main.rs", "fn main() { println!(\"héllo\"); }".as_bytes())), FileType::Text);
+        assert_eq!(detect(&write(dir, ".env", b"A=1")), FileType::Text);
+    }
+
+    #[test]
+    fn binary_heuristic_edges() {
+        assert!(!is_binary(b""));
+        assert!(is_binary(b"abc\0def"));
+        assert!(!is_binary(&[0xef, 0xbb, 0xbf, 0, 0, 0]), "UTF-8 BOM");
+        assert!(!is_binary(&[0xff, 0xfe, b'a', 0]), "UTF-16 LE BOM");
+        assert!(is_binary(b"%PDF-1.7"));
+        assert!(!is_binary("日本語のテキスト".repeat(20).as_bytes()));
+        let latin1: Vec<u8> = b"caf\xe9 ".repeat(30);
+        assert!(is_binary(&latin1), "many invalid bytes");
+        let mostly_ascii: Vec<u8> = [b"x".repeat(200), vec![0xe9], b"y".repeat(200)].concat();
+        assert!(!is_binary(&mostly_ascii), "one stray byte is text");
+    }
+
+    #[test]
+    fn audio_mimes_prefer_supported_types() {
+        assert_eq!(supported_audio_mime(Path::new("a.mp3")), Some("audio/mpeg"));
+        assert_eq!(supported_audio_mime(Path::new("a.aiff")), Some("audio/aiff"));
+        assert_eq!(supported_audio_mime(Path::new("a.m4a")), None);
+        assert_eq!(extension(Path::new(".bashrc")), None);
+        assert_eq!(extension(Path::new("A.PNG")).as_deref(), Some("png"));
+    }
+}

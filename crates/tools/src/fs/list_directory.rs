@@ -1,0 +1,225 @@
+//! `list_directory`: the entries directly inside one folder.
+
+use std::cmp::Ordering;
+use std::path::PathBuf;
+
+use async_trait::async_trait;
+use serde::Deserialize;
+use serde_json::{json, Value};
+use toolbelt_core::result::{ErrorType, ToolResult};
+use toolbelt_core::schema::rename_params;
+use toolbelt_core::tool::{Declaration, ExecContext, Invocation, Location, ModelFamily, Tool, ToolEnv};
+use toolbelt_core::workspace::{Access, IgnoreOptions, Workspace};
+use toolbelt_core::Kind;
+
+use super::{node_error, shorten_path};
+
+pub const NAME: &str = "list_directory";
+
+#[derive(Debug, Default, Deserialize)]
+struct Filtering {
+    respect_git_ignore: Option<bool>,
+    respect_gemini_ignore: Option<bool>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Params {
+    dir_path: String,
+    #[serde(default)]
+    ignore: Vec<String>,
+    #[serde(default)]
+    file_filtering_options: Option<Filtering>,
+}
+
+pub struct ListDirectory;
+
+impl Tool for ListDirectory {
+    fn name(&self) -> &str {
+        NAME
+    }
+    fn display_name(&self) -> &str {
+        "ReadFolder"
+    }
+    fn kind(&self) -> Kind {
+        Kind::Search
+    }
+
+    fn declaration(&self, _family: ModelFamily) -> Declaration {
+        Declaration {
+            name: NAME.into(),
+            description: include_str!("descriptions/list_directory.md").into(),
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "dir_path": {"type": "string", "description": "The folder to list, absolute or relative to the workspace root."},
+                    "ignore": {"type": "array", "items": {"type": "string"}, "description": "Glob patterns matched against entry names; matching entries are left out."},
+                    "file_filtering_options": {
+                        "type": "object",
+                        "description": "Optional: whether .gitignore and .geminiignore hide entries.",
+                        "properties": {
+                            "respect_git_ignore": {"type": "boolean", "description": "Optional: honour .gitignore (git repositories only). Default true."},
+                            "respect_gemini_ignore": {"type": "boolean", "description": "Optional: honour .geminiignore. Default true."}
+                        }
+                    }
+                },
+                "required": ["dir_path"]
+            }),
+        }
+    }
+
+    /// `path` and `absolute_path` were older names of `dir_path`.
+    fn normalize_args(&self, args: &mut Value) {
+        rename_params(args, &[("path", "dir_path"), ("absolute_path", "dir_path")]);
+    }
+
+    fn build(&self, params: Value, env: &ToolEnv) -> Result<Box<dyn Invocation>, String> {
+        let p: Params = serde_json::from_value(params).map_err(|e| format!("Invalid parameters: {e}"))?;
+        let ws = &env.workspace;
+        let path = ws.resolve_checked(&p.dir_path, Access::Read).map_err(|e| e.to_string())?;
+        let f = p.file_filtering_options.unwrap_or_default();
+        Ok(Box::new(ListCall {
+            description: shorten_path(&ws.relative(&path.lexical)),
+            dir: path.lexical,
+            ignore: p.ignore.iter().map(|g| basename_glob(g)).collect::<Result<_, _>>()?,
+            opts: ws.ignore_options(f.respect_git_ignore, f.respect_gemini_ignore),
+            workspace: env.workspace.clone(),
+        }))
+    }
+}
+
+/// Upstream turns each `ignore` glob into an anchored, case-sensitive regex on the entry name:
+/// `*` (and `**`) is any run, `?` one character, everything else literal.
+fn basename_glob(glob: &str) -> Result<regex::Regex, String> {
+    let mut re = String::from("^");
+    for c in glob.chars() {
+        match c {
+            '*' => re.push_str(".*"),
+            '?' => re.push('.'),
+            c => re.push_str(&regex::escape(&c.to_string())),
+        }
+    }
+    re.push('$');
+    regex::Regex::new(&re).map_err(|e| format!("Invalid ignore pattern {glob:?}: {e}"))
+}
+
+struct ListCall {
+    dir: PathBuf,
+    description: String,
+    ignore: Vec<regex::Regex>,
+    opts: IgnoreOptions,
+    workspace: std::sync::Arc<Workspace>,
+}
+
+#[async_trait]
+impl Invocation for ListCall {
+    fn description(&self) -> String {
+        self.description.clone()
+    }
+
+    fn locations(&self) -> Vec<Location> {
+        vec![Location { path: self.dir.display().to_string(), line: None }]
+    }
+
+    async fn execute(&self, ctx: ExecContext) -> ToolResult {
+        let dir = self.dir.clone();
+        let ignore = self.ignore.clone();
+        let opts = self.opts;
+        let ws = self.workspace.clone();
+        let cancel = ctx.cancel.clone();
+        match tokio::task::spawn_blocking(move || list(&ws, &dir, &ignore, opts, &cancel)).await {
+            Ok(r) => r,
+            Err(e) => ToolResult::simple_error(ErrorType::UnhandledException, format!("list_directory worker failed: {e}")),
+        }
+    }
+}
+
+struct Entry {
+    name: String,
+    is_dir: bool,
+    size: u64,
+}
+
+fn list(
+    ws: &Workspace,
+    dir: &std::path::Path,
+    ignore: &[regex::Regex],
+    opts: IgnoreOptions,
+    cancel: &tokio_util::sync::CancellationToken,
+) -> ToolResult {
+    let abs = dir.display().to_string();
+    let failed = |msg: String| {
+        ToolResult::error(ErrorType::LsExecutionError, msg.clone(), msg, "Error: Failed to list directory.")
+    };
+    let meta = match std::fs::metadata(dir) {
+        Ok(m) => m,
+        Err(e) => return failed(format!("Error listing directory: {}", node_error(&e, "stat", dir))),
+    };
+    if !meta.is_dir() {
+        let msg = format!("Error: Path is not a directory: {abs}");
+        return ToolResult::error(ErrorType::PathIsNotADirectory, msg.clone(), msg, "Error: Path is not a directory.");
+    }
+    let names: Vec<String> = match std::fs::read_dir(dir) {
+        Ok(rd) => rd.filter_map(Result::ok).map(|e| e.file_name().to_string_lossy().into_owned()).collect(),
+        Err(e) => return failed(format!("Error listing directory: {}", node_error(&e, "scandir", dir))),
+    };
+    if names.is_empty() {
+        return ToolResult::text(format!("Directory {abs} is empty."), "Directory is empty.");
+    }
+    let mut ignored = 0usize;
+    let mut entries = Vec::with_capacity(names.len());
+    for name in names {
+        if cancel.is_cancelled() {
+            return ToolResult::simple_error(ErrorType::Cancelled, "Operation cancelled.");
+        }
+        let full = dir.join(&name);
+        // Upstream tests entries without a trailing slash, so dir-only patterns keep folders.
+        if ws.ignore().is_ignored(&full, false, opts) {
+            ignored += 1;
+            continue;
+        }
+        if ignore.iter().any(|re| re.is_match(&name)) {
+            continue;
+        }
+        // Follows symlinks; entries that cannot be stat'ed (dangling links) are dropped.
+        if let Ok(m) = std::fs::metadata(&full) {
+            entries.push(Entry { name, is_dir: m.is_dir(), size: m.len() });
+        }
+    }
+    let mut collator = feruca::Collator::new(feruca::Tailoring::default(), false, true);
+    entries.sort_by(|a, b| match (a.is_dir, b.is_dir) {
+        (true, false) => Ordering::Less,
+        (false, true) => Ordering::Greater,
+        _ => collator.collate(a.name.as_str(), b.name.as_str()),
+    });
+    let lines: Vec<String> = entries
+        .iter()
+        .map(|e| if e.is_dir { format!("[DIR] {}", e.name) } else { format!("{} ({} bytes)", e.name, e.size) })
+        .collect();
+    let mut llm = format!("Directory listing for {abs}:\n{}", lines.join("\n"));
+    let mut summary = format!("Found {} item(s).", entries.len());
+    if ignored > 0 {
+        llm.push_str(&format!("\n\n({ignored} ignored)"));
+        summary.push_str(&format!(" ({ignored} ignored)"));
+    }
+    let files: Vec<String> =
+        entries.iter().map(|e| if e.is_dir { format!("[DIR] {}", e.name) } else { e.name.clone() }).collect();
+    ToolResult {
+        llm_content: toolbelt_core::Content::Text(llm),
+        return_display: json!({"summary": summary, "files": files}),
+        ..ToolResult::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ignore_globs_match_whole_names_literally() {
+        let g = basename_glob("*.log").unwrap();
+        assert!(g.is_match("a.log") && !g.is_match("a.logx") && !g.is_match("alog"));
+        let g = basename_glob("file?.(txt)").unwrap();
+        assert!(g.is_match("file1.(txt)") && !g.is_match("file12.(txt)"));
+        assert!(basename_glob("**").unwrap().is_match("anything"));
+    }
+}

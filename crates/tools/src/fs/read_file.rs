@@ -1,0 +1,324 @@
+//! `read_file`: one file's content — text by line range, media as inline data.
+
+use std::path::{Path, PathBuf};
+
+use async_trait::async_trait;
+use base64::Engine;
+use serde::Deserialize;
+use serde_json::{json, Value};
+use toolbelt_core::result::{Content, ErrorType, Part, ToolResult};
+use toolbelt_core::schema::rename_params;
+use toolbelt_core::tool::{Declaration, ExecContext, Invocation, Location, ModelFamily, Tool, ToolEnv};
+use toolbelt_core::workspace::Access;
+use toolbelt_core::Kind;
+
+use super::file_type::{self, FileType};
+use super::text::{decode, split_lines, utf16_len, utf16_prefix};
+use super::{display_path, shorten_path};
+
+pub const NAME: &str = "read_file";
+/// Lines returned when no range is given.
+pub const MAX_LINES: usize = 2000;
+/// Longer lines are cut (UTF-16 code units, as upstream counts).
+pub const MAX_LINE_LENGTH: usize = 2000;
+/// Larger files are refused (exactly 20 MiB is allowed).
+pub const MAX_FILE_BYTES: u64 = 20 * 1024 * 1024;
+const MAX_SVG_BYTES: u64 = 1024 * 1024;
+
+#[derive(Debug, Deserialize)]
+struct Params {
+    file_path: String,
+    start_line: Option<u64>,
+    end_line: Option<u64>,
+}
+
+pub struct ReadFile;
+
+impl Tool for ReadFile {
+    fn name(&self) -> &str {
+        NAME
+    }
+    fn display_name(&self) -> &str {
+        "ReadFile"
+    }
+    fn kind(&self) -> Kind {
+        Kind::Read
+    }
+
+    fn declaration(&self, family: ModelFamily) -> Declaration {
+        let description = match family {
+            ModelFamily::Legacy => include_str!("descriptions/read_file.legacy.md"),
+            ModelFamily::Gemini3 => include_str!("descriptions/read_file.gemini3.md"),
+        };
+        Declaration {
+            name: NAME.into(),
+            description: description.into(),
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "file_path": {"type": "string", "description": "Path of the file to read, absolute or relative to the workspace root."},
+                    "start_line": {"type": "integer", "minimum": 1, "description": "Optional: first line to return (1-based)."},
+                    "end_line": {"type": "integer", "minimum": 1, "description": "Optional: last line to return (1-based, inclusive)."}
+                },
+                "required": ["file_path"]
+            }),
+        }
+    }
+
+    /// `absolute_path` / `path` were the file parameter's older names; `offset` (0-based) and
+    /// `limit` (a line count) were the older range parameters.
+    fn normalize_args(&self, args: &mut Value) {
+        rename_params(args, &[("absolute_path", "file_path"), ("path", "file_path")]);
+        let Value::Object(map) = args else { return };
+        if map.contains_key("start_line") || map.contains_key("end_line") {
+            return;
+        }
+        let offset = map.get("offset").and_then(Value::as_u64);
+        let limit = map.get("limit").and_then(Value::as_u64).filter(|l| *l > 0);
+        if offset.is_none() && limit.is_none() {
+            return;
+        }
+        let start = offset.unwrap_or(0) + 1;
+        map.remove("offset");
+        map.remove("limit");
+        map.insert("start_line".into(), json!(start));
+        if let Some(l) = limit {
+            map.insert("end_line".into(), json!(start + l - 1));
+        }
+    }
+
+    fn build(&self, params: Value, env: &ToolEnv) -> Result<Box<dyn Invocation>, String> {
+        let p: Params = serde_json::from_value(params).map_err(|e| format!("Invalid parameters: {e}"))?;
+        if p.file_path.trim().is_empty() {
+            return Err("The 'file_path' parameter must be non-empty.".into());
+        }
+        let ws = &env.workspace;
+        let path = ws.resolve_checked(&p.file_path, Access::Read).map_err(|e| e.to_string())?;
+        if let (Some(s), Some(e)) = (p.start_line, p.end_line) {
+            if s > e {
+                return Err("start_line cannot be greater than end_line".into());
+            }
+        }
+        let opts = ws.ignore_options(None, None);
+        if ws.is_ignored(&path, false, opts) {
+            return Err(format!("File path '{}' is ignored by configured ignore patterns.", path.real.display()));
+        }
+        Ok(Box::new(ReadFileCall {
+            shown: display_path(&path.real, ws.primary()),
+            description: shorten_path(&ws.relative(&path.real)),
+            path: path.real,
+            start_line: p.start_line,
+            end_line: p.end_line,
+        }))
+    }
+}
+
+struct ReadFileCall {
+    path: PathBuf,
+    shown: String,
+    description: String,
+    start_line: Option<u64>,
+    end_line: Option<u64>,
+}
+
+#[async_trait]
+impl Invocation for ReadFileCall {
+    fn description(&self) -> String {
+        self.description.clone()
+    }
+
+    fn locations(&self) -> Vec<Location> {
+        vec![Location { path: self.path.display().to_string(), line: self.start_line }]
+    }
+
+    async fn execute(&self, ctx: ExecContext) -> ToolResult {
+        if ctx.cancel.is_cancelled() {
+            return ToolResult::simple_error(ErrorType::Cancelled, "Operation cancelled.");
+        }
+        let (path, shown) = (self.path.clone(), self.shown.clone());
+        let (start, end) = (self.start_line, self.end_line);
+        match tokio::task::spawn_blocking(move || read(&path, &shown, start, end)).await {
+            Ok(r) => r,
+            Err(e) => ToolResult::simple_error(ErrorType::UnhandledException, format!("read_file worker failed: {e}")),
+        }
+    }
+}
+
+/// Reads and formats one file (upstream's `processSingleFileContent` plus read_file's header).
+fn read(path: &Path, shown: &str, start_line: Option<u64>, end_line: Option<u64>) -> ToolResult {
+    let abs = path.display();
+    let meta = match std::fs::metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return ToolResult::error(
+                ErrorType::FileNotFound,
+                format!("File not found: {abs}"),
+                "Could not read file because no file was found at the specified path.",
+                "File not found.",
+            )
+        }
+        Err(e) => return read_error(path, shown, &e),
+    };
+    if meta.is_dir() {
+        return ToolResult::error(
+            ErrorType::TargetIsDirectory,
+            format!("Path is a directory, not a file: {abs}"),
+            "Could not read file because the provided path is a directory, not a file.",
+            "Path is a directory.",
+        );
+    }
+    if meta.len() > MAX_FILE_BYTES {
+        let mb = meta.len() as f64 / 1_048_576.0;
+        return ToolResult::error(
+            ErrorType::FileTooLarge,
+            format!("File size exceeds the 20MB limit: {abs} ({mb:.2}MB)"),
+            "File size exceeds the 20MB limit.",
+            "File size exceeds the 20MB limit.",
+        );
+    }
+    match file_type::detect(path) {
+        FileType::Binary => ToolResult::text(
+            format!("Cannot display content of binary file: {shown}"),
+            format!("Skipped binary file: {shown}"),
+        ),
+        FileType::Svg if meta.len() > MAX_SVG_BYTES => ToolResult::text(
+            format!("Cannot display content of SVG file larger than 1MB: {shown}"),
+            format!("Skipped large SVG file (>1MB): {shown}"),
+        ),
+        FileType::Svg => match std::fs::read(path) {
+            Ok(bytes) => ToolResult::text(decode(&bytes).0, format!("Read SVG as text: {shown}")),
+            Err(e) => read_error(path, shown, &e),
+        },
+        FileType::Text => match std::fs::read(path) {
+            Ok(bytes) => text_result(&decode(&bytes).0, shown, start_line, end_line),
+            Err(e) => read_error(path, shown, &e),
+        },
+        FileType::Audio => match file_type::supported_audio_mime(path) {
+            None => ToolResult::error(
+                ErrorType::ReadContentFailure,
+                format!("Unsupported audio file format for {abs}. Supported audio formats are MP3, WAV, AIFF, AAC, OGG, and FLAC."),
+                "Could not read audio file because its format is not supported. Supported audio formats are MP3, WAV, AIFF, AAC, OGG, and FLAC.",
+                format!("Unsupported audio file format: {shown}"),
+            ),
+            Some(mime) => inline(path, shown, mime, "audio"),
+        },
+        kind @ (FileType::Image | FileType::Pdf | FileType::Video) => {
+            let mime = file_type::mime_for(path).unwrap_or("application/octet-stream");
+            let label = match kind {
+                FileType::Image => "image",
+                FileType::Pdf => "pdf",
+                _ => "video",
+            };
+            inline(path, shown, mime, label)
+        }
+    }
+}
+
+fn read_error(path: &Path, shown: &str, e: &std::io::Error) -> ToolResult {
+    ToolResult::error(
+        ErrorType::ReadContentFailure,
+        format!("Error reading file {}: {e}", path.display()),
+        format!("Error reading file {shown}: {e}"),
+        format!("Error reading file {shown}: {e}"),
+    )
+}
+
+fn inline(path: &Path, shown: &str, mime: &str, label: &str) -> ToolResult {
+    match std::fs::read(path) {
+        Ok(bytes) => ToolResult {
+            llm_content: Content::Parts(vec![Part::inline(
+                mime,
+                base64::engine::general_purpose::STANDARD.encode(bytes),
+            )]),
+            return_display: Value::String(format!("Read {label} file: {shown}")),
+            ..ToolResult::default()
+        },
+        Err(e) => read_error(path, shown, &e),
+    }
+}
+
+/// Selects and formats lines as upstream: CRLF becomes LF, ranges are 1-based and inclusive,
+/// without a range the first 2000 lines are shown, long lines are cut.
+fn text_result(content: &str, shown: &str, start_line: Option<u64>, end_line: Option<u64>) -> ToolResult {
+    let lines = split_lines(content);
+    let n = lines.len();
+    let to_usize = |v: u64| usize::try_from(v).unwrap_or(usize::MAX);
+    let (slice_start, slice_end) = if start_line.is_some() || end_line.is_some() {
+        let s = start_line.map_or(0, |s| to_usize(s) - 1);
+        let e = match end_line {
+            Some(e) => to_usize(e).min(n),
+            None => s.saturating_add(MAX_LINES).min(n),
+        };
+        (s, e)
+    } else {
+        (0, MAX_LINES.min(n))
+    };
+    let actual_start = slice_start.min(n);
+    let mut shortened = false;
+    let selected: Vec<String> = lines[actual_start..slice_end.max(actual_start)]
+        .iter()
+        .map(|l| {
+            if utf16_len(l) > MAX_LINE_LENGTH {
+                shortened = true;
+                format!("{}... [truncated]", utf16_prefix(l, MAX_LINE_LENGTH))
+            } else {
+                (*l).to_string()
+            }
+        })
+        .collect();
+    let body = selected.join("\n");
+    let ranged = actual_start > 0 || slice_end < n;
+    let (a, b) = (actual_start + 1, slice_end);
+    let suffix = if shortened { " (some lines were shortened)" } else { "" };
+    let display = if ranged {
+        format!("Read lines {a}-{b} of {n} from {shown}{suffix}")
+    } else if shortened {
+        format!("Read all {n} lines from {shown}{suffix}")
+    } else {
+        String::new()
+    };
+    if ranged || shortened {
+        let llm = format!(
+            "\nIMPORTANT: The file content has been truncated.\nStatus: Showing lines {a}-{b} of {n} total lines.\nAction: To read more of the file, you can use the 'start_line' and 'end_line' parameters in a subsequent 'read_file' call. For example, to read the next section of the file, use start_line: {}.\n\n--- FILE CONTENT (truncated) ---\n{body}",
+            b + 1
+        );
+        ToolResult::text(llm, display).with_summary(format!("{a}-{b} of {n}"))
+    } else {
+        let count = body.split('\n').count();
+        ToolResult::text(body, display).with_summary(format!("{count} lines"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn older_range_parameters_map_to_line_numbers() {
+        let mut a = json!({"absolute_path": "/x", "offset": 10, "limit": 5});
+        ReadFile.normalize_args(&mut a);
+        assert_eq!(a, json!({"file_path": "/x", "start_line": 11, "end_line": 15}));
+        let mut a = json!({"path": "x", "offset": 0});
+        ReadFile.normalize_args(&mut a);
+        assert_eq!(a, json!({"file_path": "x", "start_line": 1}));
+        let mut a = json!({"file_path": "x", "start_line": 2, "offset": 9});
+        ReadFile.normalize_args(&mut a);
+        assert_eq!(a, json!({"file_path": "x", "start_line": 2, "offset": 9}), "current names win");
+    }
+
+    #[test]
+    fn ranges_and_headers() {
+        let content: String = (1..=20).map(|i| format!("Line {i}")).collect::<Vec<_>>().join("\n");
+        let r = text_result(&content, "p.txt", Some(6), Some(8));
+        assert_eq!(r.return_display, json!("Read lines 6-8 of 20 from p.txt"));
+        assert!(matches!(&r.llm_content, Content::Text(t) if t.ends_with("--- FILE CONTENT (truncated) ---\nLine 6\nLine 7\nLine 8") && t.contains("use start_line: 9.")));
+        assert_eq!(r.summary.as_deref(), Some("6-8 of 20"));
+        let r = text_result("a\nb\nc", "f.txt", Some(10), None);
+        assert_eq!(r.return_display, json!("Read lines 4-3 of 3 from f.txt"));
+        let r = text_result("Line 1\nLine 2", "t.txt", Some(1), Some(10));
+        assert_eq!(r.llm_content, Content::Text("Line 1\nLine 2".into()));
+        assert_eq!(r.summary.as_deref(), Some("2 lines"));
+        let r = text_result("", "e.txt", None, None);
+        assert_eq!(r.summary.as_deref(), Some("1 lines"));
+    }
+}

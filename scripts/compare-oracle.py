@@ -1,0 +1,111 @@
+#!/usr/bin/env python3
+"""Developer aid: runs the same calls through toolbelt and through Gemini CLI's real tools
+(../shared/oracle) and prints any difference in what the model would see.
+
+    python3 scripts/compare-oracle.py [--toolbelt target/debug/toolbelt] [CASE-FILTER]
+
+Not part of the test suite (CI has no oracle); the project's tests pin the same behaviour.
+"""
+import json, os, subprocess, sys, tempfile, base64
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ORACLE = os.path.join(HERE, "..", "..", "shared", "oracle", "oracle")
+TOOLBELT = os.path.join(HERE, "..", "target", "debug", "toolbelt")
+args = sys.argv[1:]
+if args[:1] == ["--toolbelt"]:
+    TOOLBELT, args = args[1], args[2:]
+FILTER = args[0] if args else ""
+
+def mk(root, files):
+    for name, content in files.items():
+        p = os.path.join(root, name)
+        if name.endswith("/"):
+            os.makedirs(p, exist_ok=True)
+            continue
+        os.makedirs(os.path.dirname(p), exist_ok=True)
+        if isinstance(content, tuple) and content[0] == "symlink":
+            os.symlink(content[1], p)
+        else:
+            with open(p, "wb") as f:
+                f.write(content if isinstance(content, bytes) else content.encode())
+
+def model_view(result):
+    if result.get("error"):
+        e = result["error"]
+        return {"error": e["message"] if isinstance(e, dict) else e}
+    c = result.get("llmContent")
+    return {"output": c, "display": result.get("returnDisplay")}
+
+CASES = [
+    ("ls-basic", {"file1.txt": "content1", "subdir/": None}, "list_directory", {"dir_path": "."}),
+    ("ls-sort", {"a-file.txt": "x", "B.txt": "x", "_x": "x", "Z": "x", "fileA.txt": "x", "FileB.TXT": "x", "x-dir/": None, "10.txt": "1", "2.txt": "2", "é.txt": "", ".hidden": ""}, "list_directory", {"dir_path": "."}),
+    ("ls-git", {".git": "", ".gitignore": "*.log", "file1.txt": "content1", "file2.log": "x", "dist/a.js": "", ".env": "S=1"}, "list_directory", {"dir_path": "."}),
+    ("ls-git-off", {".git": "", ".gitignore": "*.log", "file2.log": "x"}, "list_directory", {"dir_path": ".", "file_filtering_options": {"respect_git_ignore": False}}),
+    ("ls-ignore-param", {"a.log": "", "b.txt": "", "c.LOG": ""}, "list_directory", {"dir_path": ".", "ignore": ["*.log"]}),
+    ("ls-empty", {"empty/": None}, "list_directory", {"dir_path": "empty"}),
+    ("ls-file", {"f.txt": "x"}, "list_directory", {"dir_path": "f.txt"}),
+    ("ls-missing", {}, "list_directory", {"dir_path": "nope"}),
+    ("ls-dangling", {"ghost": ("symlink", "/nonexistent/zz"), "real.txt": "r"}, "list_directory", {"dir_path": "."}),
+    ("ls-outside", {}, "list_directory", {"dir_path": "/etc"}),
+    ("ls-missing-param", {}, "list_directory", {}),
+    ("rf-basic", {"textfile.txt": "This is a test file."}, "read_file", {"file_path": "textfile.txt"}),
+    ("rf-missing", {}, "read_file", {"file_path": "nonexistent.txt"}),
+    ("rf-dir", {"directory/": None}, "read_file", {"file_path": "directory"}),
+    ("rf-long", {"longlines.txt": "Short line\n" + "a" * 2500 + "\nAnother short line"}, "read_file", {"file_path": "longlines.txt"}),
+    ("rf-range", {"p.txt": "\n".join(f"Line {i}" for i in range(1, 21))}, "read_file", {"file_path": "p.txt", "start_line": 6, "end_line": 8}),
+    ("rf-past-eof", {"f.txt": "a\nb\nc"}, "read_file", {"file_path": "f.txt", "start_line": 10}),
+    ("rf-crlf", {"c.txt": "a\r\nb\r\n"}, "read_file", {"file_path": "c.txt"}),
+    ("rf-bom", {"bom.txt": b"\xef\xbb\xbfHello"}, "read_file", {"file_path": "bom.txt"}),
+    ("rf-utf16", {"u.txt": b"\xff\xfeH\x00i\x00"}, "read_file", {"file_path": "u.txt"}),
+    ("rf-pdf", {"document.pdf": "%PDF-1.4"}, "read_file", {"file_path": "document.pdf"}),
+    ("rf-png", {"i.png": b"\x89PNG\r\n\x1a\n\0\0"}, "read_file", {"file_path": "i.png"}),
+    ("rf-binary", {"data.xyz": bytes(range(1, 11))}, "read_file", {"file_path": "data.xyz"}),
+    ("rf-adp", {"legacy.adp": bytes([0, 1, 2, 3])}, "read_file", {"file_path": "legacy.adp"}),
+    ("rf-mp3", {"s.mp3": bytes([0, 1, 2, 3])}, "read_file", {"file_path": "s.mp3"}),
+    ("rf-ts", {"a.ts": "const x = 1;"}, "read_file", {"file_path": "a.ts"}),
+    ("rf-svg", {"a.svg": "<svg></svg>"}, "read_file", {"file_path": "a.svg"}),
+    ("rf-empty", {"e.txt": ""}, "read_file", {"file_path": "e.txt"}),
+    ("rf-invalid-utf8", {"bad.txt": b"ok \xff\xfe\xfd fine " * 3}, "read_file", {"file_path": "bad.txt"}),
+    ("rf-start0", {"t.txt": "x"}, "read_file", {"file_path": "t.txt", "start_line": 0}),
+    ("rf-start-gt-end", {}, "read_file", {"file_path": "t.txt", "start_line": 10, "end_line": 5}),
+    ("rf-geminiignore", {".geminiignore": "foo.*\nignored/", "foo.bar": "content"}, "read_file", {"file_path": "foo.bar"}),
+    ("rf-gitignored", {".git": "", ".gitignore": "secret.txt", "secret.txt": "s"}, "read_file", {"file_path": "secret.txt"}),
+    ("rf-at", {"policies/new.txt": "toolName = 1"}, "read_file", {"file_path": "@policies/new.txt"}),
+    ("rf-percent", {"a b.txt": "spaced"}, "read_file", {"file_path": "a%20b.txt"}),
+    ("rf-outside", {}, "read_file", {"file_path": "/etc/hostname"}),
+    ("rf-empty-path", {}, "read_file", {"file_path": "  "}),
+    ("rf-wrong-type", {}, "read_file", {"file_path": 5}),
+    ("rf-many-lines", {"m.txt": "\n".join(str(i) for i in range(2500))}, "read_file", {"file_path": "m.txt"}),
+    ("rf-tail", {"m.txt": "\n".join(str(i) for i in range(2500))}, "read_file", {"file_path": "m.txt", "start_line": 2400}),
+    ("rf-dotgit", {".git/config": "x"}, "read_file", {"file_path": ".git/config"}),
+]
+
+def run(cmd):
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    return p
+
+bad = 0
+for name, files, tool, params in CASES:
+    if FILTER not in name:
+        continue
+    with tempfile.TemporaryDirectory() as d:
+        root = os.path.realpath(d)
+        mk(root, {k: v for k, v in files.items() if v is not None or k.endswith("/")})
+        o = run([ORACLE, "--root", root, tool, json.dumps(params)])
+        try:
+            ov = model_view(json.loads(o.stdout))
+        except Exception:
+            ov = {"oracle-failed": o.stdout[-500:] + o.stderr[-500:]}
+        t = run([TOOLBELT, "call", tool, json.dumps(params), "--root", root, "--json", "--approval-mode", "yolo"])
+        try:
+            tj = json.loads(t.stdout)
+            tv = model_view({"llmContent": tj["llmContent"], "returnDisplay": tj["returnDisplay"], "error": tj["error"]})
+        except Exception:
+            tv = {"toolbelt-failed": t.stdout[-500:] + t.stderr[-500:]}
+        tv_s, ov_s = json.dumps(tv, sort_keys=True), json.dumps(ov, sort_keys=True)
+        if tv_s == ov_s:
+            print(f"same  {name}")
+        else:
+            bad += 1
+            print(f"DIFF  {name}\n  oracle:   {ov_s[:600]}\n  toolbelt: {tv_s[:600]}")
+print(f"{bad} difference(s)")
