@@ -20,7 +20,9 @@ fn describe(req: &ConfirmationRequest) -> String {
         }
         ConfirmationDetails::Edit { file_diff, .. } => file_diff.clone(),
         ConfirmationDetails::Exec { command, .. } => command.clone(),
-        ConfirmationDetails::Mcp { server_name, tool_name, .. } => format!("MCP server {server_name}: {tool_name}"),
+        ConfirmationDetails::Mcp { server_name, tool_name, .. } => {
+            format!("MCP server {server_name}: {tool_name}")
+        }
     };
     format!("{}\n{}\n", req.details.title(), body)
 }

@@ -5,7 +5,11 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 #[derive(Debug, Parser)]
-#[command(name = "toolbelt", version, about = "Run Gemini-CLI-compatible tool calls: from a shell, an MCP client or an agent loop")]
+#[command(
+    name = "toolbelt",
+    version,
+    about = "Run Gemini-CLI-compatible tool calls: from a shell, an MCP client or an agent loop"
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -30,6 +34,7 @@ pub enum Command {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Mode {
     Default,
+    #[value(name = "auto_edit", alias = "auto-edit", alias = "autoEdit")]
     AutoEdit,
     Yolo,
     Plan,

@@ -65,7 +65,11 @@ pub fn registry() -> anyhow::Result<Arc<Registry>> {
 }
 
 pub fn env(roots: &[PathBuf], config: Config) -> anyhow::Result<ToolEnv> {
-    let roots = if roots.is_empty() { vec![std::env::current_dir().context("cannot read the current directory")?] } else { roots.to_vec() };
+    let roots = if roots.is_empty() {
+        vec![std::env::current_dir().context("cannot read the current directory")?]
+    } else {
+        roots.to_vec()
+    };
     let workspace = Workspace::new(&roots, &config)?;
     Ok(ToolEnv { workspace: Arc::new(workspace), config: Arc::new(config) })
 }

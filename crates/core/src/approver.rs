@@ -112,7 +112,11 @@ mod tests {
             tool_name: "t".into(),
             display_name: "T".into(),
             args: Value::Null,
-            details: ConfirmationDetails::Info { title: "Confirm: T".into(), prompt: "p".into(), urls: vec![] },
+            details: ConfirmationDetails::Info {
+                title: "Confirm: T".into(),
+                prompt: "p".into(),
+                urls: vec![],
+            },
             server_name: None,
         }
     }
@@ -131,6 +135,9 @@ mod tests {
         assert_eq!(a.confirm(&req(), &token).await, Outcome::ProceedAlways);
         assert_eq!(a.confirm(&req(), &token).await, Outcome::Cancel);
         answer.await.unwrap();
-        assert_eq!(serde_json::to_string(&Outcome::ProceedAlwaysAndSave).unwrap(), "\"proceed_always_and_save\"");
+        assert_eq!(
+            serde_json::to_string(&Outcome::ProceedAlwaysAndSave).unwrap(),
+            "\"proceed_always_and_save\""
+        );
     }
 }

@@ -145,7 +145,12 @@ impl Registry {
 
     /// Renames legacy parameters, validates against the tool's schema (legacy family, as
     /// upstream), then lets the tool check values and bind its parameters.
-    pub fn build_call(&self, name: &str, mut args: Value, env: &ToolEnv) -> Result<Built, BuildError> {
+    pub fn build_call(
+        &self,
+        name: &str,
+        mut args: Value,
+        env: &ToolEnv,
+    ) -> Result<Built, BuildError> {
         let Some(i) = self.index(name) else {
             return Err(BuildError {
                 kind: ErrorType::ToolNotRegistered,
@@ -155,9 +160,9 @@ impl Registry {
         let entry = &self.entries[i];
         let invalid = |message: String| BuildError { kind: ErrorType::InvalidToolParams, message };
         entry.tool.normalize_args(&mut args);
-        let validator = entry
-            .validator
-            .get_or_init(|| ParamValidator::new(entry.tool.declaration(ModelFamily::Legacy).parameters));
+        let validator = entry.validator.get_or_init(|| {
+            ParamValidator::new(entry.tool.declaration(ModelFamily::Legacy).parameters)
+        });
         validator.validate(&args).map_err(invalid)?;
         let invocation = entry.tool.build(args.clone(), env).map_err(invalid)?;
         Ok(Built { tool: entry.tool.clone(), invocation, args })

@@ -64,12 +64,12 @@ pub fn success(id: &str, name: &str, content: &Content, family: ModelFamily) -> 
             response.insert("output".into(), Value::String(s.clone()));
             return ResponseParts::plain(id, name, response);
         }
-        Content::Parts(p) => p,
+        Content::Part(_) | Content::Parts(_) => content.parts(),
     };
     let mut texts: Vec<String> = Vec::new();
     let mut media: Vec<Part> = Vec::new();
     let mut unsupported: Vec<Part> = Vec::new();
-    for p in parts {
+    for p in &parts {
         match p {
             Part::Text { text } => texts.push(text.clone()),
             Part::InlineData { inline_data } => {
@@ -106,10 +106,16 @@ pub fn success(id: &str, name: &str, content: &Content, family: ModelFamily) -> 
     if !texts.is_empty() {
         response.insert("output".into(), Value::String(texts.join("\n")));
     } else if !media.is_empty() {
-        response.insert("output".into(), Value::String(format!("Binary content provided ({} item(s)).", media.len())));
+        response.insert(
+            "output".into(),
+            Value::String(format!("Binary content provided ({} item(s)).", media.len())),
+        );
     }
     if reads_files && !unsupported.is_empty() {
-        response.insert(BINARY_INJECTION_KEY.into(), serde_json::to_value(&unsupported).unwrap_or(Value::Null));
+        response.insert(
+            BINARY_INJECTION_KEY.into(),
+            serde_json::to_value(&unsupported).unwrap_or(Value::Null),
+        );
     }
     let mut out = ResponseParts::plain(id, name, response);
     match family {
@@ -137,7 +143,10 @@ mod tests {
     fn images_are_siblings_for_legacy_and_nested_for_gemini3() {
         let c = Content::Parts(vec![Part::inline("image/png", "AAA=")]);
         let legacy = success("c", "read_file", &c, ModelFamily::Legacy);
-        assert_eq!(legacy.response_value(), json!({"output": "Binary content provided (1 item(s))."}));
+        assert_eq!(
+            legacy.response_value(),
+            json!({"output": "Binary content provided (1 item(s))."})
+        );
         assert_eq!(legacy.siblings.len(), 1);
         let g3 = success("c", "read_file", &c, ModelFamily::Gemini3);
         assert!(g3.siblings.is_empty());
@@ -164,7 +173,10 @@ mod tests {
     #[test]
     fn text_parts_join_with_newlines_and_empty_parts_give_empty_response() {
         let c = Content::Parts(vec![Part::text("a"), Part::text("b")]);
-        assert_eq!(success("c", "t", &c, ModelFamily::Legacy).response_value(), json!({"output": "a\nb"}));
+        assert_eq!(
+            success("c", "t", &c, ModelFamily::Legacy).response_value(),
+            json!({"output": "a\nb"})
+        );
         let c = Content::Parts(vec![]);
         assert_eq!(success("c", "t", &c, ModelFamily::Legacy).response_value(), json!({}));
     }

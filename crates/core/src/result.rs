@@ -106,15 +106,19 @@ impl Part {
     }
 
     pub fn inline(mime_type: impl Into<String>, data: impl Into<String>) -> Self {
-        Part::InlineData { inline_data: InlineData { mime_type: mime_type.into(), data: data.into() } }
+        Part::InlineData {
+            inline_data: InlineData { mime_type: mime_type.into(), data: data.into() },
+        }
     }
 }
 
-/// Model-facing content: a plain string or a list of parts.
+/// Model-facing content: a plain string, a single part, or a list of parts (upstream's
+/// `PartListUnion`; the shapes differ in JSON reports, not in what the model receives).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum Content {
     Text(String),
+    Part(Part),
     Parts(Vec<Part>),
 }
 
@@ -129,6 +133,7 @@ impl Content {
     pub fn parts(&self) -> Vec<Part> {
         match self {
             Content::Text(s) => vec![Part::text(s.clone())],
+            Content::Part(p) => vec![p.clone()],
             Content::Parts(p) => p.clone(),
         }
     }
@@ -137,7 +142,8 @@ impl Content {
     pub fn text_len(&self) -> usize {
         match self {
             Content::Text(s) => s.chars().count(),
-            Content::Parts(p) => p
+            Content::Part(_) | Content::Parts(_) => self
+                .parts()
                 .iter()
                 .map(|p| match p {
                     Part::Text { text } => text.chars().count(),

@@ -5,7 +5,6 @@ use jsonschema::error::{TypeKind, ValidationErrorKind};
 use jsonschema::Validator;
 use serde_json::Value;
 
-
 /// A compiled parameter schema. A schema that does not compile is skipped (upstream logs a
 /// warning and validates nothing).
 pub struct ParamValidator {
@@ -21,7 +20,13 @@ impl std::fmt::Debug for ParamValidator {
 
 impl ParamValidator {
     pub fn new(schema: Value) -> Self {
-        let validator = match jsonschema::validator_for(&schema) {
+        // Ajv's default is draft-07; a schema that names its `$schema` gets that draft.
+        let built = if schema.get("$schema").is_some() {
+            jsonschema::validator_for(&schema)
+        } else {
+            jsonschema::options().with_draft(jsonschema::Draft::Draft7).build(&schema)
+        };
+        let validator = match built {
             Ok(v) => Some(v),
             Err(e) => {
                 tracing::warn!("tool schema does not compile, validation skipped: {e}");
@@ -118,7 +123,12 @@ fn data_path(instance_path: &str) -> String {
     format!("params{instance_path}")
 }
 
-fn ajv_message(kind: &ValidationErrorKind, instance_path: &str, schema: &Value, schema_path: &str) -> String {
+fn ajv_message(
+    kind: &ValidationErrorKind,
+    instance_path: &str,
+    schema: &Value,
+    schema_path: &str,
+) -> String {
     let at = data_path(instance_path);
     let num = |v: &Value| match v.as_f64() {
         Some(f) if f.fract() == 0.0 && f.abs() < 1e15 => format!("{}", f as i64),
@@ -132,9 +142,7 @@ fn ajv_message(kind: &ValidationErrorKind, instance_path: &str, schema: &Value, 
         ValidationErrorKind::Type { kind } => {
             let declared = schema.pointer(schema_path).map(|v| match v {
                 Value::String(s) => s.clone(),
-                Value::Array(a) => {
-                    a.iter().filter_map(Value::as_str).collect::<Vec<_>>().join(",")
-                }
+                Value::Array(a) => a.iter().filter_map(Value::as_str).collect::<Vec<_>>().join(","),
                 other => other.to_string(),
             });
             let name = declared.unwrap_or_else(|| match kind {
@@ -167,16 +175,21 @@ fn ajv_message(kind: &ValidationErrorKind, instance_path: &str, schema: &Value, 
         ValidationErrorKind::MaxProperties { limit } => {
             format!("{at} must NOT have more than {limit} properties")
         }
-        ValidationErrorKind::Enum { .. } => format!("{at} must be equal to one of the allowed values"),
+        ValidationErrorKind::Enum { .. } => {
+            format!("{at} must be equal to one of the allowed values")
+        }
         ValidationErrorKind::Constant { .. } => format!("{at} must be equal to constant"),
         ValidationErrorKind::AdditionalProperties { .. }
         | ValidationErrorKind::UnevaluatedProperties { .. } => {
             format!("{at} must NOT have additional properties")
         }
-        ValidationErrorKind::Pattern { pattern } => format!("{at} must match pattern \"{pattern}\""),
+        ValidationErrorKind::Pattern { pattern } => {
+            format!("{at} must match pattern \"{pattern}\"")
+        }
         ValidationErrorKind::Format { format } => format!("{at} must match format \"{format}\""),
         ValidationErrorKind::AnyOf { .. } => format!("{at} must match a schema in anyOf"),
-        ValidationErrorKind::OneOfNotValid { .. } | ValidationErrorKind::OneOfMultipleValid { .. } => {
+        ValidationErrorKind::OneOfNotValid { .. }
+        | ValidationErrorKind::OneOfMultipleValid { .. } => {
             format!("{at} must match exactly one schema in oneOf")
         }
         ValidationErrorKind::UniqueItems => format!("{at} must NOT have duplicate items"),
@@ -214,7 +227,10 @@ mod tests {
     fn reports_the_first_error_in_ajv_words() {
         let v = ParamValidator::new(read_file_schema());
         assert!(v.is_compiled());
-        assert_eq!(v.validate(&json!({})).unwrap_err(), "params must have required property 'file_path'");
+        assert_eq!(
+            v.validate(&json!({})).unwrap_err(),
+            "params must have required property 'file_path'"
+        );
         assert_eq!(
             v.validate(&json!({"start_line": "x"})).unwrap_err(),
             "params must have required property 'file_path'"
@@ -248,8 +264,14 @@ mod tests {
             "required": ["include"],
             "additionalProperties": false
         }));
-        assert_eq!(v.validate(&json!({"include": []})).unwrap_err(), "params/include must NOT have fewer than 1 items");
-        assert_eq!(v.validate(&json!({"include": ["x", 1]})).unwrap_err(), "params/include/1 must be string");
+        assert_eq!(
+            v.validate(&json!({"include": []})).unwrap_err(),
+            "params/include must NOT have fewer than 1 items"
+        );
+        assert_eq!(
+            v.validate(&json!({"include": ["x", 1]})).unwrap_err(),
+            "params/include/1 must be string"
+        );
         assert_eq!(
             v.validate(&json!({"include": ["x", ""]})).unwrap_err(),
             "params/include/1 must NOT have fewer than 1 characters"
@@ -266,7 +288,9 @@ mod tests {
 
     #[test]
     fn uncompilable_schema_skips_validation() {
-        let v = ParamValidator::new(json!({"type": "object", "properties": {"a": {"type": "nonsense"}}}));
+        let v = ParamValidator::new(
+            json!({"type": "object", "properties": {"a": {"type": "nonsense"}}}),
+        );
         assert!(!v.is_compiled());
         assert!(v.validate(&json!({"a": 1})).is_ok());
     }

@@ -76,7 +76,12 @@ pub struct EchoTool(FakeTool);
 
 impl EchoTool {
     pub fn named(name: &str) -> Self {
-        Self(FakeTool::new(name, Kind::Read, Behaviour::Echo { delay: Duration::ZERO }, Arc::default()))
+        Self(FakeTool::new(
+            name,
+            Kind::Read,
+            Behaviour::Echo { delay: Duration::ZERO },
+            Arc::default(),
+        ))
     }
 }
 
@@ -133,7 +138,11 @@ impl Tool for FakeTool {
         if text == "invalid" {
             return Err("The 'text' parameter must not be \"invalid\".".into());
         }
-        Ok(Box::new(FakeInvocation { text, behaviour: self.behaviour.clone(), journal: self.journal.clone() }))
+        Ok(Box::new(FakeInvocation {
+            text,
+            behaviour: self.behaviour.clone(),
+            journal: self.journal.clone(),
+        }))
     }
 }
 
@@ -154,18 +163,18 @@ impl Invocation for FakeInvocation {
         self.journal.executions.fetch_add(1, Ordering::SeqCst);
         let result = match &self.behaviour {
             Behaviour::Echo { delay } => {
-                tokio::select! {
-                    () = tokio::time::sleep(*delay) => {}
-                    () = ctx.cancel.cancelled() => {}
+                if !delay.is_zero() {
+                    tokio::select! {
+                        () = tokio::time::sleep(*delay) => {}
+                        () = ctx.cancel.cancelled() => {}
+                    }
                 }
                 ctx.emit(&self.text);
                 ToolResult::text(self.text.clone(), self.text.clone())
             }
-            Behaviour::Stubborn => {
-                loop {
-                    tokio::time::sleep(Duration::from_secs(3600)).await;
-                }
-            }
+            Behaviour::Stubborn => loop {
+                tokio::time::sleep(Duration::from_secs(3600)).await;
+            },
             Behaviour::Cooperative => {
                 let token = ctx.cancel.clone();
                 let journal = self.journal.clone();
@@ -178,11 +187,18 @@ impl Invocation for FakeInvocation {
                 let _ = tokio::task::spawn_blocking(move || worker.join()).await;
                 ToolResult::text("partial work", "")
             }
-            Behaviour::Fail => ToolResult::simple_error(ErrorType::ExecutionFailed, format!("failed: {}", self.text)),
+            Behaviour::Fail => ToolResult::simple_error(
+                ErrorType::ExecutionFailed,
+                format!("failed: {}", self.text),
+            ),
             Behaviour::Panic => panic!("fake tool panicked on {}", self.text),
             Behaviour::Big { n } => ToolResult::text("x".repeat(*n), ""),
         };
-        self.journal.runs.lock().unwrap_or_else(|e| e.into_inner()).push((self.text.clone(), started, Instant::now()));
+        self.journal.runs.lock().unwrap_or_else(|e| e.into_inner()).push((
+            self.text.clone(),
+            started,
+            Instant::now(),
+        ));
         result
     }
 }

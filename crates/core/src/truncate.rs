@@ -42,7 +42,13 @@ pub fn output_file_name(tool: &str, call_id: &str) -> String {
 
 /// Cuts `text` when it has more than `threshold` characters (0 disables). The full text is
 /// written to `dir/<name>`; if that fails the notice says so instead of naming a file.
-pub fn truncate(text: &str, threshold: usize, dir: &Path, tool: &str, call_id: &str) -> Option<Truncated> {
+pub fn truncate(
+    text: &str,
+    threshold: usize,
+    dir: &Path,
+    tool: &str,
+    call_id: &str,
+) -> Option<Truncated> {
     let len = text.chars().count();
     if threshold == 0 || len <= threshold {
         return None;
@@ -81,7 +87,10 @@ mod tests {
 
     #[test]
     fn file_names_are_sanitized() {
-        assert_eq!(output_file_name("run_shell_command", "run_shell_command__abc.1"), "run_shell_command__abc_1.txt");
+        assert_eq!(
+            output_file_name("run_shell_command", "run_shell_command__abc.1"),
+            "run_shell_command__abc_1.txt"
+        );
         assert_eq!(output_file_name("mcp/x", "Call 1"), "mcp_x_call_1.txt");
     }
 
@@ -108,6 +117,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let text = "é".repeat(30);
         let t = truncate(&text, 10, dir.path(), "t", "c").unwrap();
-        assert!(t.text.contains(&format!("\n{}\n\n... [20 characters omitted] ...\n\n{}", "é".repeat(2), "é".repeat(8))));
+        assert!(t.text.contains(&format!(
+            "\n{}\n\n... [20 characters omitted] ...\n\n{}",
+            "é".repeat(2),
+            "é".repeat(8)
+        )));
     }
 }

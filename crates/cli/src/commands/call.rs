@@ -69,7 +69,9 @@ pub async fn run(args: CallArgs) -> anyhow::Result<i32> {
     });
     let request = CallRequest::new(call_id(&args.tool), args.tool.clone(), call_args);
     let mut done = scheduler.schedule(vec![request], cancel).await;
-    let Some(call) = done.pop() else { anyhow::bail!("the scheduler returned no response for the call") };
+    let Some(call) = done.pop() else {
+        anyhow::bail!("the scheduler returned no response for the call")
+    };
 
     if args.json {
         let report = json!({
@@ -86,7 +88,8 @@ pub async fn run(args: CallArgs) -> anyhow::Result<i32> {
             Some(other) => other.to_string(),
             None => String::new(),
         };
-        let newline = if std::io::stdout().is_terminal() && !text.ends_with('\n') { "\n" } else { "" };
+        let newline =
+            if std::io::stdout().is_terminal() && !text.ends_with('\n') { "\n" } else { "" };
         out(&format!("{text}{newline}"));
     } else if let Some(e) = &call.error {
         err_line(&e.message);

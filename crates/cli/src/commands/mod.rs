@@ -12,8 +12,14 @@ pub const EXIT_REFUSED: i32 = 3;
 pub fn read_args(raw: &str) -> Result<serde_json::Value, String> {
     let text = if raw == "-" {
         let mut buf = Vec::new();
-        std::io::Read::read_to_end(&mut std::io::stdin(), &mut buf).map_err(|e| format!("cannot read arguments from stdin: {e}"))?;
-        String::from_utf8(buf).map_err(|e| format!("arguments on stdin are not valid UTF-8 (byte {})", e.utf8_error().valid_up_to()))?
+        std::io::Read::read_to_end(&mut std::io::stdin(), &mut buf)
+            .map_err(|e| format!("cannot read arguments from stdin: {e}"))?;
+        String::from_utf8(buf).map_err(|e| {
+            format!(
+                "arguments on stdin are not valid UTF-8 (byte {})",
+                e.utf8_error().valid_up_to()
+            )
+        })?
     } else {
         raw.to_string()
     };

@@ -45,7 +45,7 @@ pub fn run(cmd: PolicyCommand) -> anyhow::Result<i32> {
                 "priority": r.priority,
                 "source": r.source.label,
                 "file": r.source.file.as_ref().map(|f| f.display().to_string()),
-                "argsPattern": r.args_pattern.as_ref().map(|p| p.source.clone()),
+                "argsPattern": r.args_pattern.as_ref().map(|p| p.source().to_string()),
                 "denyMessage": r.deny_message,
             })),
         });
@@ -54,15 +54,30 @@ pub fn run(cmd: PolicyCommand) -> anyhow::Result<i32> {
         out_line(&format!("decision: {}", verdict.decision.as_str()));
         match rule {
             Some(r) => {
-                let file = r.source.file.as_ref().map(|f| format!(" ({})", f.display())).unwrap_or_default();
-                out_line(&format!("rule: toolName \"{}\", priority {}, from {}{file}", r.tool_name, format_priority(r.priority), r.source.label));
+                let file = r
+                    .source
+                    .file
+                    .as_ref()
+                    .map(|f| format!(" ({})", f.display()))
+                    .unwrap_or_default();
+                out_line(&format!(
+                    "rule: toolName \"{}\", priority {}, from {}{file}",
+                    r.tool_name,
+                    format_priority(r.priority),
+                    r.source.label
+                ));
                 if let Some(m) = &r.deny_message {
                     out_line(&format!("message: {m}"));
                 }
             }
             None => out_line("rule: none (default decision)"),
         }
-        out_line(&format!("why: {} [mode {}, {}]", verdict.reason, mode.as_str(), if interactive { "interactive" } else { "non-interactive" }));
+        out_line(&format!(
+            "why: {} [mode {}, {}]",
+            verdict.reason,
+            mode.as_str(),
+            if interactive { "interactive" } else { "non-interactive" }
+        ));
     }
     Ok(EXIT_OK)
 }

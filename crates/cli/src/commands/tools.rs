@@ -19,7 +19,12 @@ pub fn run(cmd: ToolsCommand) -> anyhow::Result<i32> {
                 out_line(&serde_json::to_string_pretty(&list)?);
             } else {
                 for t in registry.tools() {
-                    out_line(&format!("{:<20} {:<12} {}", t.name(), t.kind().as_str(), t.display_name()));
+                    out_line(&format!(
+                        "{:<20} {:<12} {}",
+                        t.name(),
+                        t.kind().as_str(),
+                        t.display_name()
+                    ));
                 }
             }
             Ok(EXIT_OK)

@@ -29,7 +29,12 @@ pub struct PolicyContext<'a> {
 
 impl Default for PolicyContext<'_> {
     fn default() -> Self {
-        Self { mode: ApprovalMode::Default, interactive: true, subagent: None, disable_always_allow: false }
+        Self {
+            mode: ApprovalMode::Default,
+            interactive: true,
+            subagent: None,
+            disable_always_allow: false,
+        }
     }
 }
 
@@ -139,14 +144,11 @@ fn rule_matches(
             return false;
         }
         match stringified {
-            Some(s) if p.regex.is_match(s).unwrap_or(false) => {}
+            Some(s) if p.is_match(s) => {}
             _ => return false,
         }
     }
-    match rule.interactive {
-        Some(i) if i != ctx.interactive => false,
-        _ => true,
-    }
+    rule.interactive.is_none_or(|i| i == ctx.interactive)
 }
 
 fn name_matches(rule: &Rule, name: &str, server: Option<&str>) -> bool {
@@ -257,10 +259,8 @@ mod tests {
     #[test]
     fn args_pattern_runs_on_stable_stringified_args() {
         let mut r = Rule::new("write_file", Decision::Allow, 1.07, "plan");
-        r.args_pattern = Some(ArgsPattern {
-            source: String::new(),
-            regex: fancy_regex::Regex::new("\\x00\"file_path\":\"[\\w-]+\\.md\"\\x00").unwrap(),
-        });
+        r.args_pattern =
+            Some(ArgsPattern::new("\\x00\"file_path\":\"[\\w-]+\\.md\"\\x00").unwrap());
         let rules = vec![r];
         let ctx = PolicyContext { interactive: false, ..Default::default() };
         let ok = json!({"content": "x", "file_path": "plan.md"});
@@ -277,9 +277,19 @@ mod tests {
         ];
         let args = json!({});
         let ctx = PolicyContext::default();
-        let gh = PolicyCall { name: "mcp_github_list", args: &args, server_name: Some("github"), annotations: None };
+        let gh = PolicyCall {
+            name: "mcp_github_list",
+            args: &args,
+            server_name: Some("github"),
+            annotations: None,
+        };
         assert_eq!(evaluate(&gh, &rules, &ctx).decision, Decision::Allow);
-        let other = PolicyCall { name: "mcp_jira_list", args: &args, server_name: Some("jira"), annotations: None };
+        let other = PolicyCall {
+            name: "mcp_jira_list",
+            args: &args,
+            server_name: Some("jira"),
+            annotations: None,
+        };
         assert_eq!(evaluate(&other, &rules, &ctx).decision, Decision::Deny);
         // server parsed from the name when not given
         assert_eq!(evaluate(&call("mcp_github_x", &args), &rules, &ctx).decision, Decision::Allow);
@@ -291,7 +301,12 @@ mod tests {
         let mut r = Rule::new("search", Decision::Deny, 4.0, "u");
         r.mcp_name = Some("docs".into());
         let args = json!({});
-        let c = PolicyCall { name: "mcp_docs_search", args: &args, server_name: Some("docs"), annotations: None };
+        let c = PolicyCall {
+            name: "mcp_docs_search",
+            args: &args,
+            server_name: Some("docs"),
+            annotations: None,
+        };
         assert_eq!(evaluate(&c, &[r], &PolicyContext::default()).decision, Decision::Deny);
     }
 
@@ -304,7 +319,12 @@ mod tests {
         let args = json!({});
         let ann = json!({"readOnlyHint": true}).as_object().unwrap().clone();
         let ctx = PolicyContext { interactive: false, ..Default::default() };
-        let c = PolicyCall { name: "mcp_s_t", args: &args, server_name: Some("s"), annotations: Some(&ann) };
+        let c = PolicyCall {
+            name: "mcp_s_t",
+            args: &args,
+            server_name: Some("s"),
+            annotations: Some(&ann),
+        };
         assert_eq!(evaluate(&c, &rules, &ctx).decision, Decision::AskUser);
         let c = PolicyCall { annotations: None, ..c };
         assert_eq!(evaluate(&c, &rules, &ctx).decision, Decision::Deny);
@@ -319,8 +339,13 @@ mod tests {
         let args = json!({});
         let ctx = PolicyContext::default();
         assert_eq!(evaluate(&call("grep_search", &args), &rules, &ctx).decision, Decision::Deny);
-        assert_eq!(evaluate(&call("discovered_tool_lint", &args), &rules, &ctx).decision, Decision::Allow);
-        assert!(wildcard("a*b*c", "aXXbYYc") && !wildcard("a*b*c", "aXXc") && !wildcard("ab*ba", "aba"));
+        assert_eq!(
+            evaluate(&call("discovered_tool_lint", &args), &rules, &ctx).decision,
+            Decision::Allow
+        );
+        assert!(
+            wildcard("a*b*c", "aXXbYYc") && !wildcard("a*b*c", "aXXc") && !wildcard("ab*ba", "aba")
+        );
     }
 
     #[test]

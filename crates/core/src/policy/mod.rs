@@ -96,7 +96,12 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn decide(engine: &PolicyEngine, name: &str, args: serde_json::Value, mode: ApprovalMode) -> Verdict {
+    fn decide(
+        engine: &PolicyEngine,
+        name: &str,
+        args: serde_json::Value,
+        mode: ApprovalMode,
+    ) -> Verdict {
         engine.check(&PolicyCall { name, args: &args, server_name: None, annotations: None }, mode)
     }
 
@@ -127,27 +132,67 @@ mod tests {
     fn auto_edit_yolo_and_plan_modes() {
         let h = PolicyEngine::new(default_rules().rules, false);
         let i = PolicyEngine::new(default_rules().rules, true);
-        assert_eq!(decide(&h, "replace", json!({}), ApprovalMode::AutoEdit).decision, Decision::Allow);
-        assert_eq!(decide(&h, "run_shell_command", json!({}), ApprovalMode::AutoEdit).decision, Decision::Deny);
-        assert_eq!(decide(&h, "run_shell_command", json!({}), ApprovalMode::Yolo).decision, Decision::Allow);
-        assert_eq!(decide(&i, "ask_user", json!({}), ApprovalMode::Yolo).decision, Decision::AskUser);
-        assert_eq!(decide(&i, "enter_plan_mode", json!({}), ApprovalMode::Yolo).decision, Decision::Deny);
+        assert_eq!(
+            decide(&h, "replace", json!({}), ApprovalMode::AutoEdit).decision,
+            Decision::Allow
+        );
+        assert_eq!(
+            decide(&h, "run_shell_command", json!({}), ApprovalMode::AutoEdit).decision,
+            Decision::Deny
+        );
+        assert_eq!(
+            decide(&h, "run_shell_command", json!({}), ApprovalMode::Yolo).decision,
+            Decision::Allow
+        );
+        assert_eq!(
+            decide(&i, "ask_user", json!({}), ApprovalMode::Yolo).decision,
+            Decision::AskUser
+        );
+        assert_eq!(
+            decide(&i, "enter_plan_mode", json!({}), ApprovalMode::Yolo).decision,
+            Decision::Deny
+        );
         let v = decide(&h, "run_shell_command", json!({"command": "ls"}), ApprovalMode::Plan);
         assert_eq!(v.decision, Decision::Deny);
         assert_eq!(
             v.rule.unwrap().deny_message.unwrap(),
             "You are in Plan Mode with access to read-only tools. Execution of scripts (including those from skills) is blocked."
         );
-        assert_eq!(decide(&h, "read_file", json!({}), ApprovalMode::Plan).decision, Decision::Allow);
-        assert_eq!(decide(&h, "write_file", json!({"file_path": "plan.md", "content": ""}), ApprovalMode::Plan).decision, Decision::Allow);
-        assert_eq!(decide(&h, "write_file", json!({"file_path": "plans/p-1.md"}), ApprovalMode::Plan).decision, Decision::Allow);
+        assert_eq!(
+            decide(&h, "read_file", json!({}), ApprovalMode::Plan).decision,
+            Decision::Allow
+        );
+        assert_eq!(
+            decide(
+                &h,
+                "write_file",
+                json!({"file_path": "plan.md", "content": ""}),
+                ApprovalMode::Plan
+            )
+            .decision,
+            Decision::Allow
+        );
+        assert_eq!(
+            decide(&h, "write_file", json!({"file_path": "plans/p-1.md"}), ApprovalMode::Plan)
+                .decision,
+            Decision::Allow
+        );
         let v = decide(&h, "write_file", json!({"file_path": "src/main.rs"}), ApprovalMode::Plan);
         assert_eq!(v.decision, Decision::Deny);
-        assert!(v.rule.unwrap().deny_message.unwrap().starts_with("You are in Plan Mode and cannot modify"));
+        assert!(v
+            .rule
+            .unwrap()
+            .deny_message
+            .unwrap()
+            .starts_with("You are in Plan Mode and cannot modify"));
         let v = decide(&h, "exit_plan_mode", json!({}), ApprovalMode::Default);
-        assert_eq!(v.rule.unwrap().deny_message.unwrap(), "You are not currently in Plan Mode. Use enter_plan_mode first to design a plan.");
         assert_eq!(
-            decide(&h, "invoke_agent", json!({"agent_name": "cli_help"}), ApprovalMode::Plan).decision,
+            v.rule.unwrap().deny_message.unwrap(),
+            "You are not currently in Plan Mode. Use enter_plan_mode first to design a plan."
+        );
+        assert_eq!(
+            decide(&h, "invoke_agent", json!({"agent_name": "cli_help"}), ApprovalMode::Plan)
+                .decision,
             Decision::Allow
         );
     }
@@ -155,11 +200,22 @@ mod tests {
     #[test]
     fn higher_tiers_override_defaults_and_session_rules_are_added_in_order() {
         let mut rules = default_rules().rules;
-        rules.extend(toml::load_str("[[rule]]\ntoolName = \"read_file\"\ndecision = \"deny\"\npriority = 0\n", Tier::User, "u.toml", None).rules);
+        rules.extend(
+            toml::load_str(
+                "[[rule]]\ntoolName = \"read_file\"\ndecision = \"deny\"\npriority = 0\n",
+                Tier::User,
+                "u.toml",
+                None,
+            )
+            .rules,
+        );
         let e = PolicyEngine::new(rules, true);
         let v = decide(&e, "read_file", json!({}), ApprovalMode::Default);
         assert_eq!(v.decision, Decision::Deny, "user tier 4.0 beats default 1.05");
         e.add_rule(Rule::new("read_file", Decision::Allow, 4.95, "Dynamic (Confirmed)"));
-        assert_eq!(decide(&e, "read_file", json!({}), ApprovalMode::Default).decision, Decision::Allow);
+        assert_eq!(
+            decide(&e, "read_file", json!({}), ApprovalMode::Default).decision,
+            Decision::Allow
+        );
     }
 }

@@ -1,6 +1,7 @@
 //! Policy data: rules, decisions, approval modes, tiers.
 
 use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
 
 use fancy_regex::Regex;
 use serde::{Deserialize, Serialize};
@@ -35,7 +36,9 @@ impl Decision {
 }
 
 /// Approval modes, least to most permissive: plan < default < auto_edit < yolo.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
+)]
 pub enum ApprovalMode {
     #[serde(rename = "plan")]
     Plan,
@@ -110,17 +113,81 @@ pub struct RuleSource {
     pub file: Option<PathBuf>,
 }
 
-/// A compiled `argsPattern`.
+/// An `argsPattern`: checked when loaded, compiled the first time a rule needs it (compiling
+/// every bundled pattern up front would cost more than the rest of start-up).
 #[derive(Clone, Debug)]
 pub struct ArgsPattern {
-    pub source: String,
-    pub regex: Regex,
+    source: String,
+    compiled: Arc<OnceLock<Option<Regex>>>,
 }
 
 impl PartialEq for ArgsPattern {
     fn eq(&self, other: &Self) -> bool {
         self.source == other.source
     }
+}
+
+impl ArgsPattern {
+    /// Upstream's `isSafeRegExp`: at most 2048 characters, no nested quantifiers, valid syntax.
+    pub fn new(source: impl Into<String>) -> Result<Self, String> {
+        let source = source.into();
+        if source.len() > 2048 {
+            return Err(format!("argsPattern is longer than 2048 characters: {:.40}...", source));
+        }
+        if has_nested_quantifier(&source) {
+            return Err(format!(
+                "argsPattern {source:?} has nested quantifiers, which can take exponential time"
+            ));
+        }
+        let compiled = OnceLock::new();
+        if regex_syntax::ast::parse::Parser::new().parse(&source).is_err() {
+            // Perhaps a look-around or back-reference: compile now to know.
+            let re = Regex::new(&source)
+                .map_err(|e| format!("argsPattern {source:?} is not a valid regex: {e}"))?;
+            let _ = compiled.set(Some(re));
+        }
+        Ok(Self { source, compiled: Arc::new(compiled) })
+    }
+
+    pub fn source(&self) -> &str {
+        &self.source
+    }
+
+    /// Whether the pattern matches somewhere in `text` (a pattern that fails to compile or to
+    /// run matches nothing).
+    pub fn is_match(&self, text: &str) -> bool {
+        let re = self.compiled.get_or_init(|| match Regex::new(&self.source) {
+            Ok(r) => Some(r),
+            Err(e) => {
+                tracing::warn!("argsPattern {:?} does not compile: {e}", self.source);
+                None
+            }
+        });
+        re.as_ref().is_some_and(|r| r.is_match(text).unwrap_or(false))
+    }
+}
+
+/// Upstream rejects patterns matching `\([^)]*[*+?{].*\)[*+?{]` (a quantified group that
+/// contains a quantifier), checked here without a regex.
+fn has_nested_quantifier(p: &str) -> bool {
+    let b = p.as_bytes();
+    let quant = |c: u8| matches!(c, b'*' | b'+' | b'?' | b'{');
+    for (i, _) in b.iter().enumerate().filter(|(_, c)| **c == b'(') {
+        let Some(j) = b[i + 1..]
+            .iter()
+            .take_while(|c| **c != b')')
+            .position(|c| quant(*c))
+            .map(|j| i + 1 + j)
+        else {
+            continue;
+        };
+        let rest = &b[j + 1..];
+        let line_end = rest.iter().position(|c| *c == b'\n').unwrap_or(rest.len());
+        if rest[..line_end].windows(2).any(|w| w[0] == b')' && quant(w[1])) {
+            return true;
+        }
+    }
+    false
 }
 
 /// One policy rule.
@@ -145,7 +212,12 @@ pub struct Rule {
 
 impl Rule {
     /// A rule with only a tool name, decision and final priority set.
-    pub fn new(tool_name: impl Into<String>, decision: Decision, priority: f64, label: &str) -> Self {
+    pub fn new(
+        tool_name: impl Into<String>,
+        decision: Decision,
+        priority: f64,
+        label: &str,
+    ) -> Self {
         Self {
             name: None,
             tool_name: tool_name.into(),
@@ -166,5 +238,32 @@ impl Rule {
     /// "Always allow" rules sit at x.95.
     pub fn is_always_allow(&self) -> bool {
         ((self.priority.fract() * 1000.0).round() as i64) == 950
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nested_quantifiers_are_refused_like_upstream() {
+        for bad in ["(a+)+", "(a*)*", "x(a?b)+y", "(\\w{2})*"] {
+            assert!(has_nested_quantifier(bad), "{bad}");
+            assert!(ArgsPattern::new(bad).is_err(), "{bad}");
+        }
+        for ok in ["(a|b)+", "a+b*", "\"command\":\"git", "(ab)"] {
+            assert!(!has_nested_quantifier(ok), "{ok}");
+        }
+    }
+
+    #[test]
+    fn patterns_are_checked_now_and_compiled_later() {
+        assert!(ArgsPattern::new("(unclosed").is_err());
+        assert!(ArgsPattern::new("a".repeat(2049)).is_err());
+        let p = ArgsPattern::new("\\x00\"file_path\":\"[\\w-]+\\.md\"").unwrap();
+        assert!(p.is_match("\x00\"file_path\":\"plan.md\""));
+        assert!(!p.is_match("\"file_path\":\"plan.rs\""));
+        let look = ArgsPattern::new("foo(?!bar)").unwrap();
+        assert!(look.is_match("foobaz") && !look.is_match("foobar"));
     }
 }

@@ -4,7 +4,6 @@
 
 use std::path::{Path, PathBuf};
 
-use fancy_regex::Regex;
 use toml::Value as Toml;
 
 use super::rule::{ApprovalMode, ArgsPattern, Decision, Rule, RuleSource, Tier};
@@ -57,9 +56,11 @@ pub fn load_path(path: &Path, tier: Tier) -> Loaded {
         return out;
     };
     for f in files {
+        let f = std::path::absolute(&f).unwrap_or(f);
         match std::fs::read_to_string(&f) {
             Ok(text) => {
-                let name = f.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+                let name =
+                    f.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
                 out.extend(load_str(&text, tier, &name, Some(&f)));
             }
             Err(e) => out.errors.push(err(&f, format!("cannot read: {e}"))),
@@ -97,14 +98,18 @@ pub fn load_str(text: &str, tier: Tier, file_name: &str, path: Option<&Path>) ->
     let doc: toml::Table = match toml::from_str(text) {
         Ok(d) => d,
         Err(e) => {
-            out.errors.push(PolicyFileError { file: shown, message: format!("not valid TOML: {e}") });
+            out.errors
+                .push(PolicyFileError { file: shown, message: format!("not valid TOML: {e}") });
             return out;
         }
     };
     let raws = match parse_rules(&doc) {
         Ok(r) => r,
         Err(message) => {
-            out.errors.push(PolicyFileError { file: shown, message: format!("{message}; the whole file was skipped") });
+            out.errors.push(PolicyFileError {
+                file: shown,
+                message: format!("{message}; the whole file was skipped"),
+            });
             return out;
         }
     };
@@ -123,8 +128,14 @@ pub fn load_str(text: &str, tier: Tier, file_name: &str, path: Option<&Path>) ->
 
 fn parse_rules(doc: &toml::Table) -> Result<Vec<RawRule>, String> {
     let Some(rules) = doc.get("rule") else { return Ok(Vec::new()) };
-    let Toml::Array(rules) = rules else { return Err("`rule` must be an array of tables ([[rule]])".into()) };
-    rules.iter().enumerate().map(|(i, r)| parse_rule(r).map_err(|m| format!("rule #{}: {m}", i + 1))).collect()
+    let Toml::Array(rules) = rules else {
+        return Err("`rule` must be an array of tables ([[rule]])".into());
+    };
+    rules
+        .iter()
+        .enumerate()
+        .map(|(i, r)| parse_rule(r).map_err(|m| format!("rule #{}: {m}", i + 1)))
+        .collect()
 }
 
 fn opt_str(t: &toml::Table, key: &str) -> Result<Option<String>, String> {
@@ -141,7 +152,11 @@ fn str_or_list(t: &toml::Table, key: &str) -> Result<Option<Vec<String>>, String
         Some(Toml::String(s)) => Ok(Some(vec![s.clone()])),
         Some(Toml::Array(a)) => a
             .iter()
-            .map(|v| v.as_str().map(String::from).ok_or_else(|| format!("`{key}` must be a string or an array of strings")))
+            .map(|v| {
+                v.as_str()
+                    .map(String::from)
+                    .ok_or_else(|| format!("`{key}` must be a string or an array of strings"))
+            })
             .collect::<Result<Vec<_>, _>>()
             .map(Some),
         Some(_) => Err(format!("`{key}` must be a string or an array of strings")),
@@ -161,9 +176,12 @@ fn opt_bool(t: &toml::Table, keys: &[&str]) -> Result<Option<bool>, String> {
 
 fn parse_rule(v: &Toml) -> Result<RawRule, String> {
     let Toml::Table(t) = v else { return Err("must be a table".into()) };
-    let tool_names = str_or_list(t, "toolName")?.ok_or("`toolName` is required (use \"*\" for all tools)")?;
+    let tool_names =
+        str_or_list(t, "toolName")?.ok_or("`toolName` is required (use \"*\" for all tools)")?;
     let decision = match t.get("decision") {
-        Some(Toml::String(s)) => Decision::parse(s).ok_or_else(|| format!("`decision` must be \"allow\", \"deny\" or \"ask_user\", got {s:?}"))?,
+        Some(Toml::String(s)) => Decision::parse(s).ok_or_else(|| {
+            format!("`decision` must be \"allow\", \"deny\" or \"ask_user\", got {s:?}")
+        })?,
         Some(_) => return Err("`decision` must be a string".into()),
         None => return Err("`decision` is required".into()),
     };
@@ -210,7 +228,8 @@ fn parse_rule(v: &Toml) -> Result<RawRule, String> {
         modes,
         interactive: opt_bool(t, &["interactive"])?,
         annotations,
-        allow_redirection: opt_bool(t, &["allowRedirection", "allow_redirection"])?.unwrap_or(false),
+        allow_redirection: opt_bool(t, &["allowRedirection", "allow_redirection"])?
+            .unwrap_or(false),
         deny_message: match opt_str(t, "denyMessage")? {
             Some(m) => Some(m),
             None => opt_str(t, "deny_message")?,
@@ -237,19 +256,12 @@ pub fn command_prefix_pattern(prefix: &str) -> String {
     format!("{}(?:[\\s\"]|\\\\\")", escape_regex(&format!("\"command\":{open}")))
 }
 
-/// Upstream's `isSafeRegExp`: compiles, at most 2048 chars, no nested quantifiers.
-pub fn compile_safe(pattern: &str) -> Result<Regex, String> {
-    if pattern.len() > 2048 {
-        return Err(format!("argsPattern is longer than 2048 characters: {:.40}...", pattern));
-    }
-    let nested = Regex::new(r"\([^)]*[*+?{].*\)[*+?{]").map_err(|e| e.to_string())?;
-    if nested.is_match(pattern).unwrap_or(true) {
-        return Err(format!("argsPattern {pattern:?} has nested quantifiers, which can take exponential time"));
-    }
-    Regex::new(pattern).map_err(|e| format!("argsPattern {pattern:?} is not a valid regex: {e}"))
-}
-
-fn compile(raw: RawRule, tier: Tier, label: &str, path: Option<&Path>) -> Result<Vec<Rule>, String> {
+fn compile(
+    raw: RawRule,
+    tier: Tier,
+    label: &str,
+    path: Option<&Path>,
+) -> Result<Vec<Rule>, String> {
     if raw.tool_names.iter().any(String::is_empty) {
         return Err("`toolName` must not be empty".into());
     }
@@ -263,7 +275,7 @@ fn compile(raw: RawRule, tier: Tier, label: &str, path: Option<&Path>) -> Result
     };
     let compiled: Vec<Option<ArgsPattern>> = patterns
         .into_iter()
-        .map(|p| p.map(|s| compile_safe(&s).map(|regex| ArgsPattern { source: s, regex })).transpose())
+        .map(|p| p.map(ArgsPattern::new).transpose())
         .collect::<Result<_, _>>()?;
     let mut out = Vec::new();
     for tool in &raw.tool_names {
@@ -385,13 +397,15 @@ type = "in-process"
             None,
         );
         assert_eq!(l.rules.len(), 2);
-        let re = &l.rules[0].args_pattern.as_ref().unwrap().regex;
-        let s = |cmd: &str| super::super::stringify::stable_stringify(&serde_json::json!({"command": cmd}));
-        assert!(re.is_match(&s("git status")).unwrap());
-        assert!(re.is_match(&s("git status --short")).unwrap());
-        assert!(!re.is_match(&s("git statusx")).unwrap());
-        let ls = &l.rules[1].args_pattern.as_ref().unwrap().regex;
-        assert!(ls.is_match(&s("ls -la")).unwrap());
-        assert!(!ls.is_match(&s("lsblk")).unwrap());
+        let re = l.rules[0].args_pattern.as_ref().unwrap();
+        let s = |cmd: &str| {
+            super::super::stringify::stable_stringify(&serde_json::json!({"command": cmd}))
+        };
+        assert!(re.is_match(&s("git status")));
+        assert!(re.is_match(&s("git status --short")));
+        assert!(!re.is_match(&s("git statusx")));
+        let ls = l.rules[1].args_pattern.as_ref().unwrap();
+        assert!(ls.is_match(&s("ls -la")));
+        assert!(!ls.is_match(&s("lsblk")));
     }
 }

@@ -3,7 +3,7 @@
 use serde_json::Value;
 
 use crate::approver::Outcome;
-use crate::policy::toml::{command_prefix_pattern, compile_safe, escape_regex};
+use crate::policy::toml::{command_prefix_pattern, escape_regex};
 use crate::policy::{ApprovalMode, ArgsPattern, Decision, Rule};
 
 /// The parameter an approval of a tool is narrowed to (upstream's `getPolicyUpdateOptions`).
@@ -30,7 +30,13 @@ const MUST_NARROW: &[&str] = &[
 ];
 
 /// The rule an outcome adds, if any. Session approvals sit at 3.95, saved ones at 4.95.
-pub fn rule_for(outcome: Outcome, tool: &str, server: Option<&str>, args: &Value, mode: ApprovalMode) -> Option<Rule> {
+pub fn rule_for(
+    outcome: Outcome,
+    tool: &str,
+    server: Option<&str>,
+    args: &Value,
+    mode: ApprovalMode,
+) -> Option<Rule> {
     let priority = match outcome {
         Outcome::ProceedAlwaysAndSave => 4.95,
         Outcome::ProceedAlways | Outcome::ProceedAlwaysTool | Outcome::ProceedAlwaysServer => 3.95,
@@ -46,7 +52,8 @@ pub fn rule_for(outcome: Outcome, tool: &str, server: Option<&str>, args: &Value
         return Some(rule);
     }
     let pattern = if tool == "run_shell_command" {
-        let root = args.get("command").and_then(Value::as_str)?.split_whitespace().next()?.to_string();
+        let root =
+            args.get("command").and_then(Value::as_str)?.split_whitespace().next()?.to_string();
         rule.allow_redirection = false;
         Some(command_prefix_pattern(&root))
     } else if let Some(param) = narrowing_param(tool) {
@@ -57,10 +64,7 @@ pub fn rule_for(outcome: Outcome, tool: &str, server: Option<&str>, args: &Value
         None
     };
     match pattern {
-        Some(p) => {
-            let regex = compile_safe(&p).ok()?;
-            rule.args_pattern = Some(ArgsPattern { source: p, regex });
-        }
+        Some(p) => rule.args_pattern = Some(ArgsPattern::new(p).ok()?),
         None if MUST_NARROW.contains(&tool) => return None,
         None => {}
     }
@@ -76,23 +80,52 @@ mod tests {
     #[test]
     fn file_approvals_are_narrowed_to_that_path_and_actually_match() {
         let args = json!({"file_path": "src/a.rs", "content": "x"});
-        let rule = rule_for(Outcome::ProceedAlways, "write_file", None, &args, ApprovalMode::Default).unwrap();
-        assert_eq!(rule.modes, vec![ApprovalMode::Default, ApprovalMode::AutoEdit, ApprovalMode::Yolo]);
+        let rule =
+            rule_for(Outcome::ProceedAlways, "write_file", None, &args, ApprovalMode::Default)
+                .unwrap();
+        assert_eq!(
+            rule.modes,
+            vec![ApprovalMode::Default, ApprovalMode::AutoEdit, ApprovalMode::Yolo]
+        );
         let rules = vec![rule];
         let ctx = PolicyContext::default();
-        let c = |a: &Value| evaluate(&PolicyCall { name: "write_file", args: a, server_name: None, annotations: None }, &rules, &ctx).decision;
+        let c = |a: &Value| {
+            evaluate(
+                &PolicyCall { name: "write_file", args: a, server_name: None, annotations: None },
+                &rules,
+                &ctx,
+            )
+            .decision
+        };
         assert_eq!(c(&args), Decision::Allow);
         assert_eq!(c(&json!({"file_path": "src/b.rs", "content": "x"})), Decision::AskUser);
     }
 
     #[test]
     fn shell_approvals_are_narrowed_to_the_root_command() {
-        let rule = rule_for(Outcome::ProceedAlways, "run_shell_command", None, &json!({"command": "git status"}), ApprovalMode::Default).unwrap();
+        let rule = rule_for(
+            Outcome::ProceedAlways,
+            "run_shell_command",
+            None,
+            &json!({"command": "git status"}),
+            ApprovalMode::Default,
+        )
+        .unwrap();
         let rules = vec![rule];
         let ctx = PolicyContext::default();
         let c = |cmd: &str| {
             let a = json!({"command": cmd});
-            evaluate(&PolicyCall { name: "run_shell_command", args: &a, server_name: None, annotations: None }, &rules, &ctx).decision
+            evaluate(
+                &PolicyCall {
+                    name: "run_shell_command",
+                    args: &a,
+                    server_name: None,
+                    annotations: None,
+                },
+                &rules,
+                &ctx,
+            )
+            .decision
         };
         assert_eq!(c("git log"), Decision::Allow);
         assert_eq!(c("gitk"), Decision::AskUser);
@@ -100,11 +133,39 @@ mod tests {
 
     #[test]
     fn unnarrowable_calls_add_nothing_and_others_allow_the_tool() {
-        assert!(rule_for(Outcome::ProceedAlways, "read_file", None, &json!({}), ApprovalMode::Default).is_none());
-        assert!(rule_for(Outcome::ProceedOnce, "write_todos", None, &json!({}), ApprovalMode::Default).is_none());
-        let r = rule_for(Outcome::ProceedAlwaysAndSave, "write_todos", None, &json!({}), ApprovalMode::Default).unwrap();
+        assert!(rule_for(
+            Outcome::ProceedAlways,
+            "read_file",
+            None,
+            &json!({}),
+            ApprovalMode::Default
+        )
+        .is_none());
+        assert!(rule_for(
+            Outcome::ProceedOnce,
+            "write_todos",
+            None,
+            &json!({}),
+            ApprovalMode::Default
+        )
+        .is_none());
+        let r = rule_for(
+            Outcome::ProceedAlwaysAndSave,
+            "write_todos",
+            None,
+            &json!({}),
+            ApprovalMode::Default,
+        )
+        .unwrap();
         assert!((r.priority - 4.95).abs() < 1e-9 && r.args_pattern.is_none());
-        let r = rule_for(Outcome::ProceedAlwaysServer, "mcp_gh_issues", Some("gh"), &json!({}), ApprovalMode::Plan).unwrap();
+        let r = rule_for(
+            Outcome::ProceedAlwaysServer,
+            "mcp_gh_issues",
+            Some("gh"),
+            &json!({}),
+            ApprovalMode::Plan,
+        )
+        .unwrap();
         assert_eq!(r.tool_name, "mcp_gh_*");
     }
 }

@@ -84,7 +84,11 @@ pub struct SchedulerOptions {
 
 impl Default for SchedulerOptions {
     fn default() -> Self {
-        Self { family: ModelFamily::Legacy, mode: ApprovalMode::Default, grace: Duration::from_secs(2) }
+        Self {
+            family: ModelFamily::Legacy,
+            mode: ApprovalMode::Default,
+            grace: Duration::from_secs(2),
+        }
     }
 }
 
@@ -192,7 +196,11 @@ impl Scheduler {
     }
 
     /// Runs a batch of calls. Every request gets exactly one [`CompletedCall`], in order.
-    pub async fn schedule(&self, requests: Vec<CallRequest>, cancel: CancellationToken) -> Vec<CompletedCall> {
+    pub async fn schedule(
+        &self,
+        requests: Vec<CallRequest>,
+        cancel: CancellationToken,
+    ) -> Vec<CompletedCall> {
         let batch = cancel.child_token();
         let batch_id = self.next_batch.fetch_add(1, Ordering::Relaxed);
         self.batches.lock().unwrap_or_else(|e| e.into_inner()).insert(batch_id, batch.clone());
@@ -213,16 +221,21 @@ impl Scheduler {
             if queue_reason.is_some() || batch.is_cancelled() {
                 for slot in &mut slots[i..] {
                     if let Slot::Ready(p) = slot {
-                        let reason = queue_reason.unwrap_or_else(|| self.reason_for(&p.request.call_id, REASON_ABORT));
+                        let reason = queue_reason
+                            .unwrap_or_else(|| self.reason_for(&p.request.call_id, REASON_ABORT));
                         let req = p.request.clone();
-                        *slot = Slot::Done(Box::new(self.cancelled(req, reason, None, Instant::now())));
+                        *slot =
+                            Slot::Done(Box::new(self.cancelled(req, reason, None, Instant::now())));
                     }
                 }
                 break;
             }
             let mut end = i + 1;
             if self.parallel(&slots[i]) {
-                while end < slots.len() && matches!(slots[end], Slot::Ready(_)) && self.parallel(&slots[end]) {
+                while end < slots.len()
+                    && matches!(slots[end], Slot::Ready(_))
+                    && self.parallel(&slots[end])
+                {
                     end += 1;
                 }
             }
@@ -270,7 +283,9 @@ impl Scheduler {
         let b = &p.built;
         let name = b.tool.name();
         let waits = b.args.get("wait_for_previous").and_then(Value::as_bool).unwrap_or(false);
-        !b.tool.kind().is_mutating() && !matches!(name, "update_topic" | "replace" | "write_file") && !waits
+        !b.tool.kind().is_mutating()
+            && !matches!(name, "update_topic" | "replace" | "write_file")
+            && !waits
     }
 
     /// Build phase: unknown tools and invalid arguments end here.
@@ -281,7 +296,12 @@ impl Scheduler {
                 self.emit(&request.call_id, &request.name, CallState::Validating, None);
                 Slot::Ready(Box::new(Pending { request, built }))
             }
-            Err(e) => Slot::Done(Box::new(self.failed(request, ToolError::new(e.kind, e.message), None, start))),
+            Err(e) => Slot::Done(Box::new(self.failed(
+                request,
+                ToolError::new(e.kind, e.message),
+                None,
+                start,
+            ))),
         }
     }
 
@@ -314,18 +334,29 @@ impl Scheduler {
                         msg.push_str(m);
                     }
                     let req = p.request.clone();
-                    let mut done = self.failed(req, ToolError::new(ErrorType::PolicyViolation, msg), None, start);
+                    let mut done = self.failed(
+                        req,
+                        ToolError::new(ErrorType::PolicyViolation, msg),
+                        None,
+                        start,
+                    );
                     done.refusal = Some(Refusal::Policy);
                     *slot = Slot::Done(Box::new(done));
                 }
-                Decision::AskUser if b.invocation.respects_auto_edit() && mode == ApprovalMode::AutoEdit => {}
+                Decision::AskUser
+                    if b.invocation.respects_auto_edit() && mode == ApprovalMode::AutoEdit => {}
                 Decision::AskUser if !self.policy.interactive() => {
                     let msg = format!(
                         "Tool execution for \"{}\" requires user confirmation, which is not supported in non-interactive mode.",
                         b.tool.display_name()
                     );
                     let req = p.request.clone();
-                    let mut done = self.failed(req, ToolError::new(ErrorType::UnhandledException, msg), None, start);
+                    let mut done = self.failed(
+                        req,
+                        ToolError::new(ErrorType::UnhandledException, msg),
+                        None,
+                        start,
+                    );
                     done.refusal = Some(Refusal::NoConfirmation);
                     *slot = Slot::Done(Box::new(done));
                 }
@@ -385,7 +416,12 @@ impl Scheduler {
             details,
             server_name: b.tool.server_name().map(String::from),
         };
-        self.emit(&p.request.call_id, &p.request.name, CallState::AwaitingApproval, Some(request.details.title().to_string()));
+        self.emit(
+            &p.request.call_id,
+            &p.request.name,
+            CallState::AwaitingApproval,
+            Some(request.details.title().to_string()),
+        );
         let mut outcome = Outcome::Cancel;
         // Editing is only meaningful for tools that support it; others are asked again.
         for _ in 0..MAX_REPROMPTS {
@@ -404,10 +440,15 @@ impl Scheduler {
     fn remember(&self, outcome: Outcome, p: &Pending) {
         let b = &p.built;
         let mode = self.mode();
-        if let Some(rule) = always::rule_for(outcome, &p.request.name, b.tool.server_name(), &b.args, mode) {
+        if let Some(rule) =
+            always::rule_for(outcome, &p.request.name, b.tool.server_name(), &b.args, mode)
+        {
             self.policy.add_rule(rule);
         }
-        if outcome == Outcome::ProceedAlways && matches!(b.tool.name(), "replace" | "write_file") && mode < ApprovalMode::AutoEdit {
+        if outcome == Outcome::ProceedAlways
+            && matches!(b.tool.name(), "replace" | "write_file")
+            && mode < ApprovalMode::AutoEdit
+        {
             *self.mode.lock().unwrap_or_else(|e| e.into_inner()) = ApprovalMode::AutoEdit;
         }
     }
@@ -425,7 +466,9 @@ impl Scheduler {
         self.emit(&req.call_id, &req.name, CallState::Executing, None);
         let output: Option<OutputSink> = self.events.clone().map(|sink| {
             let id = req.call_id.clone();
-            Arc::new(move |chunk: &str| sink(&Event::Output { call_id: id.clone(), chunk: chunk.to_string() })) as OutputSink
+            Arc::new(move |chunk: &str| {
+                sink(&Event::Output { call_id: id.clone(), chunk: chunk.to_string() })
+            }) as OutputSink
         });
         let ctx = ExecContext { call_id: req.call_id.clone(), cancel: token.clone(), output };
         let timeout_ms = self.env.config.timeout_ms_for(b.tool.name());
@@ -463,14 +506,20 @@ impl Scheduler {
                 let msg = format!("Tool \"{}\" crashed: {what}", req.name);
                 self.failed(req, ToolError::new(ErrorType::UnhandledException, msg), None, start)
             }
-            Ended::Done(Ok(result)) if token.is_cancelled() => self.cancelled_with_output(req, result, start),
+            Ended::Done(Ok(result)) if token.is_cancelled() => {
+                self.cancelled_with_output(req, result, start)
+            }
             Ended::Done(Ok(result)) => self.finish(b, req, result, start),
             Ended::TimedOut(partial) => {
                 let mut msg = format!(
                     "Tool \"{}\" timed out after {timeout_ms} ms and was stopped. Break the work into smaller steps, or raise tool_call_timeout_ms.",
                     req.name
                 );
-                if let Some(text) = partial.as_ref().filter(|r| r.error.is_none()).map(|r| content_text(&r.llm_content)) {
+                if let Some(text) = partial
+                    .as_ref()
+                    .filter(|r| r.error.is_none())
+                    .map(|r| content_text(&r.llm_content))
+                {
                     if !text.is_empty() {
                         msg.push_str("\nOutput before the timeout:\n");
                         msg.push_str(&text);
@@ -487,23 +536,27 @@ impl Scheduler {
     }
 
     /// A tool returned normally: success (with truncation) or its own error.
-    fn finish(&self, b: &Built, req: CallRequest, mut result: ToolResult, start: Instant) -> CompletedCall {
+    fn finish(
+        &self,
+        b: &Built,
+        req: CallRequest,
+        mut result: ToolResult,
+        start: Instant,
+    ) -> CompletedCall {
         if let Some(err) = result.error.clone() {
             return self.failed(req, err, Some(result), start);
         }
         let mut output_file = None;
         if b.tool.truncates_output() {
-            let text = match &result.llm_content {
-                Content::Text(s) => Some(s.clone()),
-                Content::Parts(p) if p.len() == 1 => match &p[0] {
-                    Part::Text { text } => Some(text.clone()),
-                    Part::InlineData { .. } => None,
-                },
-                Content::Parts(_) => None,
+            let text = match result.llm_content.parts().as_slice() {
+                [Part::Text { text }] => Some(text.clone()),
+                _ => None,
             };
             let dir = self.env.workspace.temp_dir().join("tool-outputs");
             let threshold = self.env.config.truncate_tool_output_threshold_chars;
-            if let Some(t) = text.and_then(|s| truncate::truncate(&s, threshold, &dir, &req.name, &req.call_id)) {
+            if let Some(t) =
+                text.and_then(|s| truncate::truncate(&s, threshold, &dir, &req.name, &req.call_id))
+            {
                 result.llm_content = Content::Text(t.text);
                 output_file = t.output_file;
             }
@@ -522,7 +575,13 @@ impl Scheduler {
         }
     }
 
-    fn failed(&self, req: CallRequest, error: ToolError, result: Option<ToolResult>, start: Instant) -> CompletedCall {
+    fn failed(
+        &self,
+        req: CallRequest,
+        error: ToolError,
+        result: Option<ToolResult>,
+        start: Instant,
+    ) -> CompletedCall {
         self.emit(&req.call_id, &req.name, CallState::Error, Some(error.message.clone()));
         CompletedCall {
             response: ResponseParts::error(&req.call_id, &req.name, &error.message),
@@ -537,7 +596,13 @@ impl Scheduler {
     }
 
     /// State-level cancellation: `[Operation Cancelled] Reason: <reason>`.
-    fn cancelled(&self, req: CallRequest, reason: &str, result: Option<ToolResult>, start: Instant) -> CompletedCall {
+    fn cancelled(
+        &self,
+        req: CallRequest,
+        reason: &str,
+        result: Option<ToolResult>,
+        start: Instant,
+    ) -> CompletedCall {
         let msg = format!("[Operation Cancelled] Reason: {reason}");
         self.emit(&req.call_id, &req.name, CallState::Cancelled, Some(reason.to_string()));
         CompletedCall {
@@ -553,11 +618,22 @@ impl Scheduler {
     }
 
     /// Cancelled while running but the tool returned: its output plus the cancellation error.
-    fn cancelled_with_output(&self, req: CallRequest, result: ToolResult, start: Instant) -> CompletedCall {
+    fn cancelled_with_output(
+        &self,
+        req: CallRequest,
+        result: ToolResult,
+        start: Instant,
+    ) -> CompletedCall {
         let msg = "[Operation Cancelled] User cancelled tool execution.".to_string();
-        let mut response = response::success(&req.call_id, &req.name, &result.llm_content, self.family);
+        let mut response =
+            response::success(&req.call_id, &req.name, &result.llm_content, self.family);
         response.function_response.response.insert("error".into(), Value::String(msg.clone()));
-        self.emit(&req.call_id, &req.name, CallState::Cancelled, Some("User cancelled tool execution.".into()));
+        self.emit(
+            &req.call_id,
+            &req.name,
+            CallState::Cancelled,
+            Some("User cancelled tool execution.".into()),
+        );
         CompletedCall {
             request: req,
             status: CallState::Cancelled,
@@ -572,17 +648,14 @@ impl Scheduler {
 }
 
 fn content_text(c: &Content) -> String {
-    match c {
-        Content::Text(s) => s.clone(),
-        Content::Parts(parts) => parts
-            .iter()
-            .filter_map(|p| match p {
-                Part::Text { text } => Some(text.as_str()),
-                Part::InlineData { .. } => None,
-            })
-            .collect::<Vec<_>>()
-            .join("\n"),
-    }
+    c.parts()
+        .iter()
+        .filter_map(|p| match p {
+            Part::Text { text } => Some(text.as_str()),
+            Part::InlineData { .. } => None,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 fn elapsed_ms(start: Instant) -> u64 {

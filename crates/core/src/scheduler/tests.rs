@@ -20,7 +20,9 @@ struct Harness {
 }
 
 fn tools(journal: &Arc<Journal>) -> Vec<Arc<dyn Tool>> {
-    let fake = |name: &str, kind, b| Arc::new(FakeTool::new(name, kind, b, journal.clone())) as Arc<dyn Tool>;
+    let fake = |name: &str, kind, b| {
+        Arc::new(FakeTool::new(name, kind, b, journal.clone())) as Arc<dyn Tool>
+    };
     let slow = Behaviour::Echo { delay: Duration::from_millis(150) };
     vec![
         fake("read", Kind::Read, slow.clone()),
@@ -30,11 +32,19 @@ fn tools(journal: &Arc<Journal>) -> Vec<Arc<dyn Tool>> {
         fake("cooperative", Kind::Read, Behaviour::Cooperative),
         fake("fail", Kind::Read, Behaviour::Fail),
         fake("panic", Kind::Read, Behaviour::Panic),
-        Arc::new(FakeTool::new("big", Kind::Execute, Behaviour::Big { n: 50_000 }, journal.clone()).truncating()),
+        Arc::new(
+            FakeTool::new("big", Kind::Execute, Behaviour::Big { n: 50_000 }, journal.clone())
+                .truncating(),
+        ),
     ]
 }
 
-fn harness(rules: Vec<Rule>, interactive: bool, approver: Arc<dyn Approver>, timeout_ms: u64) -> Harness {
+fn harness(
+    rules: Vec<Rule>,
+    interactive: bool,
+    approver: Arc<dyn Approver>,
+    timeout_ms: u64,
+) -> Harness {
     let journal = Arc::new(Journal::default());
     let (dir, mut env) = test_env();
     let mut config = (*env.config).clone();
@@ -51,7 +61,12 @@ fn harness(rules: Vec<Rule>, interactive: bool, approver: Arc<dyn Approver>, tim
 }
 
 fn allow_all() -> Harness {
-    harness(vec![Rule::new("*", Decision::Allow, 1.0, "test")], false, Arc::new(FixedApprover(Outcome::Cancel)), 10_000)
+    harness(
+        vec![Rule::new("*", Decision::Allow, 1.0, "test")],
+        false,
+        Arc::new(FixedApprover(Outcome::Cancel)),
+        10_000,
+    )
 }
 
 fn call(id: &str, name: &str, text: &str) -> CallRequest {
@@ -73,13 +88,21 @@ fn overlaps(j: &Journal, a: &str, b: &str) -> bool {
 #[tokio::test]
 async fn read_only_calls_run_together_and_mutating_calls_run_alone() {
     let h = allow_all();
-    let calls = vec![call("1", "read", "r1"), call("2", "read", "r2"), call("3", "edit", "e"), call("4", "read", "r3")];
+    let calls = vec![
+        call("1", "read", "r1"),
+        call("2", "read", "r2"),
+        call("3", "edit", "e"),
+        call("4", "read", "r3"),
+    ];
     let done = h.scheduler.schedule(calls, CancellationToken::new()).await;
     let ids: Vec<_> = done.iter().map(|c| c.request.call_id.as_str()).collect();
     assert_eq!(ids, ["1", "2", "3", "4"], "responses in request order");
     assert!(done.iter().all(|c| c.status == CallState::Success));
     assert!(overlaps(&h.journal, "r1", "r2"), "contiguous reads run in parallel");
-    assert!(!overlaps(&h.journal, "r2", "e") && !overlaps(&h.journal, "e", "r3"), "the edit runs alone");
+    assert!(
+        !overlaps(&h.journal, "r2", "e") && !overlaps(&h.journal, "e", "r3"),
+        "the edit runs alone"
+    );
 }
 
 #[tokio::test]
@@ -104,7 +127,10 @@ async fn unknown_tools_and_bad_arguments_answer_without_stopping_the_batch() {
     let done = h.scheduler.schedule(calls, CancellationToken::new()).await;
     assert_eq!(done.len(), 5);
     assert_eq!(done[0].error.as_ref().unwrap().kind, ErrorType::ToolNotRegistered);
-    assert!(output(&done[0])["error"].as_str().unwrap().starts_with("Tool \"raed\" not found. Did you mean one of: \"read\""));
+    assert!(output(&done[0])["error"]
+        .as_str()
+        .unwrap()
+        .starts_with("Tool \"raed\" not found. Did you mean one of: \"read\""));
     assert_eq!(output(&done[1]), json!({"error": "params must have required property 'text'"}));
     assert_eq!(done[1].error.as_ref().unwrap().kind, ErrorType::InvalidToolParams);
     assert_eq!(output(&done[2]), json!({"error": "The 'text' parameter must not be \"invalid\"."}));
@@ -114,10 +140,24 @@ async fn unknown_tools_and_bad_arguments_answer_without_stopping_the_batch() {
 
 #[tokio::test]
 async fn a_tool_that_ignores_time_is_stopped_and_reported() {
-    let h = harness(vec![Rule::new("*", Decision::Allow, 1.0, "t")], false, Arc::new(FixedApprover(Outcome::Cancel)), 50);
+    let h = harness(
+        vec![Rule::new("*", Decision::Allow, 1.0, "t")],
+        false,
+        Arc::new(FixedApprover(Outcome::Cancel)),
+        50,
+    );
     let started = Instant::now();
-    let done = h.scheduler.schedule(vec![call("1", "stubborn", "x"), call("2", "quick", "ok")], CancellationToken::new()).await;
-    assert!(started.elapsed() < Duration::from_secs(5), "the scheduler does not wait for a stubborn tool");
+    let done = h
+        .scheduler
+        .schedule(
+            vec![call("1", "stubborn", "x"), call("2", "quick", "ok")],
+            CancellationToken::new(),
+        )
+        .await;
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "the scheduler does not wait for a stubborn tool"
+    );
     let err = done[0].error.as_ref().unwrap();
     assert_eq!(err.kind, ErrorType::ToolCallTimeout);
     assert!(err.message.starts_with("Tool \"stubborn\" timed out after 50 ms"), "{}", err.message);
@@ -127,8 +167,14 @@ async fn a_tool_that_ignores_time_is_stopped_and_reported() {
 
 #[tokio::test]
 async fn a_timeout_fires_the_token_so_the_work_really_stops() {
-    let h = harness(vec![Rule::new("*", Decision::Allow, 1.0, "t")], false, Arc::new(FixedApprover(Outcome::Cancel)), 50);
-    let done = h.scheduler.schedule(vec![call("1", "cooperative", "x")], CancellationToken::new()).await;
+    let h = harness(
+        vec![Rule::new("*", Decision::Allow, 1.0, "t")],
+        false,
+        Arc::new(FixedApprover(Outcome::Cancel)),
+        50,
+    );
+    let done =
+        h.scheduler.schedule(vec![call("1", "cooperative", "x")], CancellationToken::new()).await;
     assert!(h.journal.worker_stopped.load(Ordering::SeqCst), "worker thread saw the token");
     let err = done[0].error.as_ref().unwrap();
     assert_eq!(err.kind, ErrorType::ToolCallTimeout);
@@ -144,9 +190,11 @@ async fn per_tool_timeout_overrides_the_global_one() {
     config.tool_timeouts_ms.insert("stubborn".into(), 30);
     env.config = Arc::new(config);
     let registry = Arc::new(Registry::builder().tools(tools(&journal)).build().unwrap());
-    let policy = Arc::new(PolicyEngine::new(vec![Rule::new("*", Decision::Allow, 1.0, "t")], false));
+    let policy =
+        Arc::new(PolicyEngine::new(vec![Rule::new("*", Decision::Allow, 1.0, "t")], false));
     let options = SchedulerOptions { grace: Duration::from_millis(50), ..Default::default() };
-    let s = Scheduler::new(registry, policy, Arc::new(FixedApprover(Outcome::Cancel)), env, options);
+    let s =
+        Scheduler::new(registry, policy, Arc::new(FixedApprover(Outcome::Cancel)), env, options);
     let done = s.schedule(vec![call("1", "stubborn", "x")], CancellationToken::new()).await;
     assert!(done[0].error.as_ref().unwrap().message.contains("timed out after 30 ms"));
 }
@@ -160,7 +208,8 @@ async fn aborting_the_batch_cancels_running_and_queued_calls_with_one_response_e
         tokio::time::sleep(Duration::from_millis(40)).await;
         t2.cancel();
     });
-    let calls = vec![call("1", "cooperative", "a"), call("2", "edit", "e"), call("3", "quick", "q")];
+    let calls =
+        vec![call("1", "cooperative", "a"), call("2", "edit", "e"), call("3", "quick", "q")];
     let done = h.scheduler.schedule(calls, token).await;
     assert_eq!(done.len(), 3);
     assert!(done.iter().all(|c| c.status == CallState::Cancelled), "{done:#?}");
@@ -169,8 +218,14 @@ async fn aborting_the_batch_cancels_running_and_queued_calls_with_one_response_e
         output(&done[0]),
         json!({"output": "partial work", "error": "[Operation Cancelled] User cancelled tool execution."})
     );
-    assert_eq!(output(&done[1]), json!({"error": "[Operation Cancelled] Reason: Operation cancelled"}));
-    assert_eq!(output(&done[2]), json!({"error": "[Operation Cancelled] Reason: Operation cancelled"}));
+    assert_eq!(
+        output(&done[1]),
+        json!({"error": "[Operation Cancelled] Reason: Operation cancelled"})
+    );
+    assert_eq!(
+        output(&done[2]),
+        json!({"error": "[Operation Cancelled] Reason: Operation cancelled"})
+    );
     assert!(h.journal.worker_stopped.load(Ordering::SeqCst));
 }
 
@@ -182,9 +237,18 @@ async fn cancel_one_call_leaves_the_others_alone() {
         tokio::time::sleep(Duration::from_millis(30)).await;
         assert!(s.cancel_call("1"));
     });
-    let done = h.scheduler.schedule(vec![call("1", "stubborn", "a"), call("2", "read", "b")], CancellationToken::new()).await;
+    let done = h
+        .scheduler
+        .schedule(
+            vec![call("1", "stubborn", "a"), call("2", "read", "b")],
+            CancellationToken::new(),
+        )
+        .await;
     assert_eq!(done[0].status, CallState::Cancelled);
-    assert_eq!(output(&done[0]), json!({"error": "[Operation Cancelled] Reason: Operation cancelled by user"}));
+    assert_eq!(
+        output(&done[0]),
+        json!({"error": "[Operation Cancelled] Reason: Operation cancelled by user"})
+    );
     assert_eq!(output(&done[1]), json!({"output": "b"}));
     assert!(!h.scheduler.cancel_call("1"), "finished calls are forgotten");
 }
@@ -197,18 +261,41 @@ async fn cancel_all_stops_everything() {
         tokio::time::sleep(Duration::from_millis(30)).await;
         s.cancel_all();
     });
-    let done = h.scheduler.schedule(vec![call("1", "stubborn", "a"), call("2", "edit", "b")], CancellationToken::new()).await;
+    let done = h
+        .scheduler
+        .schedule(
+            vec![call("1", "stubborn", "a"), call("2", "edit", "b")],
+            CancellationToken::new(),
+        )
+        .await;
     assert!(done.iter().all(|c| c.status == CallState::Cancelled));
-    assert_eq!(output(&done[0]), json!({"error": "[Operation Cancelled] Reason: Operation cancelled by user"}));
+    assert_eq!(
+        output(&done[0]),
+        json!({"error": "[Operation Cancelled] Reason: Operation cancelled by user"})
+    );
 }
 
 #[tokio::test]
 async fn policy_denial_and_headless_confirmation_are_refusals() {
     let mut deny = Rule::new("edit", Decision::Deny, 2.0, "t");
     deny.deny_message = Some("No edits here.".into());
-    let h = harness(vec![deny, Rule::new("read", Decision::AskUser, 1.0, "t")], false, Arc::new(FixedApprover(Outcome::ProceedOnce)), 10_000);
-    let done = h.scheduler.schedule(vec![call("1", "edit", "e"), call("2", "read", "r"), call("3", "quick", "q")], CancellationToken::new()).await;
-    assert_eq!(output(&done[0]), json!({"error": "Tool execution denied by policy. No edits here."}));
+    let h = harness(
+        vec![deny, Rule::new("read", Decision::AskUser, 1.0, "t")],
+        false,
+        Arc::new(FixedApprover(Outcome::ProceedOnce)),
+        10_000,
+    );
+    let done = h
+        .scheduler
+        .schedule(
+            vec![call("1", "edit", "e"), call("2", "read", "r"), call("3", "quick", "q")],
+            CancellationToken::new(),
+        )
+        .await;
+    assert_eq!(
+        output(&done[0]),
+        json!({"error": "Tool execution denied by policy. No edits here."})
+    );
     assert_eq!(done[0].refusal, Some(Refusal::Policy));
     assert_eq!(done[0].error.as_ref().unwrap().kind, ErrorType::PolicyViolation);
     assert_eq!(
@@ -222,11 +309,25 @@ async fn policy_denial_and_headless_confirmation_are_refusals() {
 
 #[tokio::test]
 async fn user_cancel_denies_the_call_and_cancels_the_queue() {
-    let h = harness(vec![Rule::new("quick", Decision::Allow, 1.0, "t")], true, Arc::new(FixedApprover(Outcome::Cancel)), 10_000);
-    let done = h.scheduler.schedule(vec![call("1", "edit", "e"), call("2", "quick", "q")], CancellationToken::new()).await;
-    assert_eq!(output(&done[0]), json!({"error": "[Operation Cancelled] Reason: User denied execution."}));
+    let h = harness(
+        vec![Rule::new("quick", Decision::Allow, 1.0, "t")],
+        true,
+        Arc::new(FixedApprover(Outcome::Cancel)),
+        10_000,
+    );
+    let done = h
+        .scheduler
+        .schedule(vec![call("1", "edit", "e"), call("2", "quick", "q")], CancellationToken::new())
+        .await;
+    assert_eq!(
+        output(&done[0]),
+        json!({"error": "[Operation Cancelled] Reason: User denied execution."})
+    );
     assert_eq!(done[0].refusal, Some(Refusal::UserDenied));
-    assert_eq!(output(&done[1]), json!({"error": "[Operation Cancelled] Reason: User cancelled operation"}));
+    assert_eq!(
+        output(&done[1]),
+        json!({"error": "[Operation Cancelled] Reason: User cancelled operation"})
+    );
     assert_eq!(h.journal.executions.load(Ordering::SeqCst), 0);
 }
 
@@ -242,10 +343,17 @@ async fn a_whole_group_is_approved_before_any_of_it_runs() {
         first.reply(Outcome::ProceedOnce);
         let second = rx.recv().await.unwrap();
         tokio::time::sleep(Duration::from_millis(30)).await;
-        assert_eq!(journal.executions.load(Ordering::SeqCst), 0, "nothing ran while the group awaited approval");
+        assert_eq!(
+            journal.executions.load(Ordering::SeqCst),
+            0,
+            "nothing ran while the group awaited approval"
+        );
         second.reply(Outcome::ProceedOnce);
     });
-    let done = h.scheduler.schedule(vec![call("1", "quick", "a"), call("2", "quick", "b")], CancellationToken::new()).await;
+    let done = h
+        .scheduler
+        .schedule(vec![call("1", "quick", "a"), call("2", "quick", "b")], CancellationToken::new())
+        .await;
     answers.await.unwrap();
     assert!(done.iter().all(|c| c.status == CallState::Success));
 }
@@ -271,7 +379,13 @@ async fn proceed_always_stops_asking_for_the_same_tool() {
 #[tokio::test]
 async fn failures_and_panics_become_error_responses() {
     let h = allow_all();
-    let done = h.scheduler.schedule(vec![call("1", "fail", "x"), call("2", "panic", "y"), call("3", "quick", "z")], CancellationToken::new()).await;
+    let done = h
+        .scheduler
+        .schedule(
+            vec![call("1", "fail", "x"), call("2", "panic", "y"), call("3", "quick", "z")],
+            CancellationToken::new(),
+        )
+        .await;
     assert_eq!(output(&done[0]), json!({"error": "failed: x"}));
     assert_eq!(done[0].error.as_ref().unwrap().kind, ErrorType::ExecutionFailed);
     assert_eq!(done[1].error.as_ref().unwrap().kind, ErrorType::UnhandledException);
@@ -282,7 +396,8 @@ async fn failures_and_panics_become_error_responses() {
 #[tokio::test]
 async fn big_output_of_a_bounded_tool_is_truncated_and_saved() {
     let h = allow_all();
-    let done = h.scheduler.schedule(vec![call("big__1", "big", "x")], CancellationToken::new()).await;
+    let done =
+        h.scheduler.schedule(vec![call("big__1", "big", "x")], CancellationToken::new()).await;
     let out = output(&done[0])["output"].as_str().unwrap().to_string();
     let file = done[0].output_file.clone().expect("saved");
     assert!(out.starts_with(&format!(
@@ -305,7 +420,10 @@ async fn events_trace_the_state_machine() {
             Event::Output { .. } => None,
         })
         .collect();
-    assert_eq!(states, [CallState::Validating, CallState::Scheduled, CallState::Executing, CallState::Success]);
+    assert_eq!(
+        states,
+        [CallState::Validating, CallState::Scheduled, CallState::Executing, CallState::Success]
+    );
     assert!(events.contains(&Event::Output { call_id: "1".into(), chunk: "hello".into() }));
     let line = serde_json::to_string(&events[0]).unwrap();
     assert_eq!(line, r#"{"event":"state","call_id":"1","name":"quick","state":"validating"}"#);

@@ -66,7 +66,8 @@ impl IgnoreService {
                 ignored = apply(ignored, ex.matched_path_or_any_parents(rel, is_dir));
             }
             let mut dir = self.root.clone();
-            let parents: Vec<_> = rel.parent().map(|p| p.components().collect()).unwrap_or_default();
+            let parents: Vec<_> =
+                rel.parent().map(|p| p.components().collect()).unwrap_or_default();
             for depth in 0..=parents.len() {
                 if depth > 0 {
                     dir.push(parents[depth - 1].as_os_str());

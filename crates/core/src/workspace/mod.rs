@@ -136,7 +136,8 @@ impl Workspace {
         if let Some(rest) = p.strip_prefix("file://") {
             p = paths::percent_decoded(rest).unwrap_or_else(|| rest.to_string());
         }
-        let exists = |s: &str| paths::lexical_resolve(base, Path::new(s)).symlink_metadata().is_ok();
+        let exists =
+            |s: &str| paths::lexical_resolve(base, Path::new(s)).symlink_metadata().is_ok();
         if !exists(&p) {
             p = strip_at_prefix(&p, base);
             if let Some(decoded) = paths::percent_decoded(&p).filter(|d| exists(d)) {
@@ -144,7 +145,8 @@ impl Workspace {
             }
         }
         let lexical = paths::lexical_resolve(base, Path::new(&p));
-        let real = paths::robust_realpath(&lexical).map_err(|e| PathError::Resolve(e.to_string()))?;
+        let real =
+            paths::robust_realpath(&lexical).map_err(|e| PathError::Resolve(e.to_string()))?;
         Ok(ResolvedPath { lexical, real })
     }
 
@@ -156,7 +158,11 @@ impl Workspace {
         if let Some(root) = self.roots.iter().find(|r| path.real.starts_with(&r.real)) {
             let rel = paths::relative_to(&path.real, &root.real);
             if let Some(hit) = self.sensitive.check(&rel) {
-                return Err(PathError::Sensitive { path: shown, rule: hit.rule, origin: hit.origin });
+                return Err(PathError::Sensitive {
+                    path: shown,
+                    rule: hit.rule,
+                    origin: hit.origin,
+                });
             }
             return Ok(());
         }
@@ -242,7 +248,9 @@ mod tests {
         assert_eq!(p.real, root.join("a.txt"));
         let err = w.resolve_checked("../../../etc/passwd", Access::Read).unwrap_err();
         assert!(matches!(err, PathError::Outside { .. }), "{err}");
-        assert!(err.to_string().starts_with("Path not in workspace: Attempted path \"/etc/passwd\""));
+        assert!(err
+            .to_string()
+            .starts_with("Path not in workspace: Attempted path \"/etc/passwd\""));
     }
 
     #[cfg(unix)]
@@ -279,7 +287,10 @@ mod tests {
         let (_d, w) = ws(0);
         let err = w.resolve_checked(".git/config", Access::Read).unwrap_err();
         let msg = err.to_string();
-        assert!(msg.contains("sensitive-path rule \".git\"") && msg.contains("allow_sensitive_paths"), "{msg}");
+        assert!(
+            msg.contains("sensitive-path rule \".git\"") && msg.contains("allow_sensitive_paths"),
+            "{msg}"
+        );
         let err = w.resolve_checked("keys/server.pem", Access::Read).unwrap_err();
         assert!(err.to_string().contains("\"*.pem\""), "{err}");
     }

@@ -26,7 +26,9 @@ pub fn preflight(path: &str) -> Result<(), String> {
     for seg in path.split(['/', '\\']) {
         if seg.chars().count() > 255 {
             let first: String = seg.chars().take(20).collect();
-            return Err(format!("Path component \"{first}...\" is too long (maximum 255 characters)."));
+            return Err(format!(
+                "Path component \"{first}...\" is too long (maximum 255 characters)."
+            ));
         }
     }
     Ok(())
@@ -146,14 +148,21 @@ mod tests {
         for bad in ["path/with\nnewline", "a\rb", "a\0b", "a\tb"] {
             assert!(preflight(bad).unwrap_err().contains("control characters"), "{bad:?}");
         }
-        for bad in ["FAIL tests/int/my.test.ts", "/project/root/FAIL tests/my.test.ts", "✓ test passed"]
+        for bad in
+            ["FAIL tests/int/my.test.ts", "/project/root/FAIL tests/my.test.ts", "✓ test passed"]
         {
             assert!(preflight(bad).unwrap_err().contains("log fragment"), "{bad}");
         }
-        assert_eq!(preflight(&"a".repeat(4097)).unwrap_err(), "Path is too long (maximum 4096 characters).");
+        assert_eq!(
+            preflight(&"a".repeat(4097)).unwrap_err(),
+            "Path is too long (maximum 4096 characters)."
+        );
         assert_eq!(
             preflight(&format!("x/{}", "b".repeat(256))).unwrap_err(),
-            format!("Path component \"{}...\" is too long (maximum 255 characters).", "b".repeat(20))
+            format!(
+                "Path component \"{}...\" is too long (maximum 255 characters).",
+                "b".repeat(20)
+            )
         );
         assert!(preflight("some/long/path/with/.../inside").unwrap_err().contains("suspicious"));
         assert_eq!(preflight(""), Err("Path must be a non-empty string.".into()));

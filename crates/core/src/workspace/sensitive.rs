@@ -1,7 +1,7 @@
 //! Paths no tool may touch: upstream's segment rules (`.git`, `.env`, `node_modules`,
 //! `gha-creds-*.json`) plus a configurable list of key and credential files.
 
-use globset::{Glob, GlobMatcher};
+use globset::{Glob, GlobSet, GlobSetBuilder};
 
 /// Which rule refused a path.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -14,8 +14,9 @@ pub struct SensitiveHit {
 
 #[derive(Clone, Debug)]
 pub struct SensitiveRules {
-    configured: Vec<(String, GlobMatcher)>,
-    allowed: Vec<GlobMatcher>,
+    patterns: Vec<String>,
+    configured: GlobSet,
+    allowed: GlobSet,
 }
 
 const BUILT_IN_SEGMENTS: [&str; 3] = [".git", ".env", "node_modules"];
@@ -23,26 +24,26 @@ const BUILT_IN_SEGMENTS: [&str; 3] = [".git", ".env", "node_modules"];
 impl SensitiveRules {
     /// Patterns that do not parse as globs are reported back as errors.
     pub fn new(patterns: &[String], allow: &[String]) -> Result<Self, String> {
-        let glob = |p: &str| {
-            Glob::new(p)
-                .map(|g| g.compile_matcher())
-                .map_err(|e| format!("invalid sensitive-path pattern {p:?}: {e}"))
+        let set = |list: &[String]| -> Result<GlobSet, String> {
+            let mut b = GlobSetBuilder::new();
+            for p in list {
+                b.add(
+                    Glob::new(p)
+                        .map_err(|e| format!("invalid sensitive-path pattern {p:?}: {e}"))?,
+                );
+            }
+            b.build().map_err(|e| format!("invalid sensitive-path patterns: {e}"))
         };
-        let configured = patterns
-            .iter()
-            .map(|p| glob(p).map(|m| (p.clone(), m)))
-            .collect::<Result<Vec<_>, _>>()?;
-        let allowed = allow.iter().map(|p| glob(p)).collect::<Result<Vec<_>, _>>()?;
-        Ok(Self { configured, allowed })
+        Ok(Self { patterns: patterns.to_vec(), configured: set(patterns)?, allowed: set(allow)? })
     }
 
     /// Checks each segment of a path relative to a workspace root.
     pub fn check(&self, relative: &str) -> Option<SensitiveHit> {
-        if self.allowed.iter().any(|a| a.is_match(relative)) {
+        if self.allowed.is_match(relative) {
             return None;
         }
         for seg in relative.split('/').filter(|s| !s.is_empty() && *s != ".") {
-            if self.allowed.iter().any(|a| a.is_match(seg)) {
+            if self.allowed.is_match(seg) {
                 continue;
             }
             // Upstream: cut at the first ':' (NTFS streams), trim trailing spaces and dots.
@@ -54,8 +55,11 @@ impl SensitiveRules {
             if lower.starts_with("gha-creds-") && lower.ends_with(".json") {
                 return Some(SensitiveHit { rule: "gha-creds-*.json".into(), origin: "built-in" });
             }
-            if let Some((p, _)) = self.configured.iter().find(|(_, m)| m.is_match(seg)) {
-                return Some(SensitiveHit { rule: p.clone(), origin: "sensitive_paths" });
+            if let Some(i) = self.configured.matches(seg).first() {
+                return Some(SensitiveHit {
+                    rule: self.patterns[*i].clone(),
+                    origin: "sensitive_paths",
+                });
             }
         }
         None
@@ -76,7 +80,15 @@ mod tests {
     #[test]
     fn upstream_segment_rules_refuse_git_env_node_modules() {
         let r = defaults(&[]);
-        for p in [".git/config", ".env", "node_modules/x/index.js", ".git /config", ".env::$DATA", "a/.GIT/HEAD", "gha-creds-1.json"] {
+        for p in [
+            ".git/config",
+            ".env",
+            "node_modules/x/index.js",
+            ".git /config",
+            ".env::$DATA",
+            "a/.GIT/HEAD",
+            "gha-creds-1.json",
+        ] {
             assert_eq!(r.check(p).map(|h| h.origin), Some("built-in"), "{p}");
         }
         assert_eq!(r.check("gha-creds.json"), None);

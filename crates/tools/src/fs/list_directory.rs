@@ -8,8 +8,10 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 use toolbelt_core::result::{ErrorType, ToolResult};
 use toolbelt_core::schema::rename_params;
-use toolbelt_core::tool::{Declaration, ExecContext, Invocation, Location, ModelFamily, Tool, ToolEnv};
-use toolbelt_core::workspace::{Access, IgnoreOptions, Workspace};
+use toolbelt_core::tool::{
+    Declaration, ExecContext, Invocation, Location, ModelFamily, Tool, ToolEnv,
+};
+use toolbelt_core::workspace::{paths, Access, IgnoreOptions, PathError, ResolvedPath, Workspace};
 use toolbelt_core::Kind;
 
 use super::{node_error, shorten_path};
@@ -73,7 +75,8 @@ impl Tool for ListDirectory {
     }
 
     fn build(&self, params: Value, env: &ToolEnv) -> Result<Box<dyn Invocation>, String> {
-        let p: Params = serde_json::from_value(params).map_err(|e| format!("Invalid parameters: {e}"))?;
+        let p: Params =
+            serde_json::from_value(params).map_err(|e| format!("Invalid parameters: {e}"))?;
         let ws = &env.workspace;
         let path = ws.resolve_checked(&p.dir_path, Access::Read).map_err(|e| e.to_string())?;
         let f = p.file_filtering_options.unwrap_or_default();
@@ -128,7 +131,10 @@ impl Invocation for ListCall {
         let cancel = ctx.cancel.clone();
         match tokio::task::spawn_blocking(move || list(&ws, &dir, &ignore, opts, &cancel)).await {
             Ok(r) => r,
-            Err(e) => ToolResult::simple_error(ErrorType::UnhandledException, format!("list_directory worker failed: {e}")),
+            Err(e) => ToolResult::simple_error(
+                ErrorType::UnhandledException,
+                format!("list_directory worker failed: {e}"),
+            ),
         }
     }
 }
@@ -148,24 +154,42 @@ fn list(
 ) -> ToolResult {
     let abs = dir.display().to_string();
     let failed = |msg: String| {
-        ToolResult::error(ErrorType::LsExecutionError, msg.clone(), msg, "Error: Failed to list directory.")
+        ToolResult::error(
+            ErrorType::LsExecutionError,
+            msg.clone(),
+            msg,
+            "Error: Failed to list directory.",
+        )
     };
     let meta = match std::fs::metadata(dir) {
         Ok(m) => m,
-        Err(e) => return failed(format!("Error listing directory: {}", node_error(&e, "stat", dir))),
+        Err(e) => {
+            return failed(format!("Error listing directory: {}", node_error(&e, "stat", dir)))
+        }
     };
     if !meta.is_dir() {
         let msg = format!("Error: Path is not a directory: {abs}");
-        return ToolResult::error(ErrorType::PathIsNotADirectory, msg.clone(), msg, "Error: Path is not a directory.");
+        return ToolResult::error(
+            ErrorType::PathIsNotADirectory,
+            msg.clone(),
+            msg,
+            "Error: Path is not a directory.",
+        );
     }
     let names: Vec<String> = match std::fs::read_dir(dir) {
-        Ok(rd) => rd.filter_map(Result::ok).map(|e| e.file_name().to_string_lossy().into_owned()).collect(),
-        Err(e) => return failed(format!("Error listing directory: {}", node_error(&e, "scandir", dir))),
+        Ok(rd) => rd
+            .filter_map(Result::ok)
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect(),
+        Err(e) => {
+            return failed(format!("Error listing directory: {}", node_error(&e, "scandir", dir)))
+        }
     };
     if names.is_empty() {
         return ToolResult::text(format!("Directory {abs} is empty."), "Directory is empty.");
     }
     let mut ignored = 0usize;
+    let mut hidden = 0usize;
     let mut entries = Vec::with_capacity(names.len());
     for name in names {
         if cancel.is_cancelled() {
@@ -180,6 +204,21 @@ fn list(
         if ignore.iter().any(|re| re.is_match(&name)) {
             continue;
         }
+        // As upstream: entries that lead outside the workspace (symlinks, dangling ones
+        // included) count as ignored; sensitive entries (.git, .env, keys) are left out.
+        let real = paths::robust_realpath(&full).unwrap_or_else(|_| full.clone());
+        match ws.check_access(&ResolvedPath { lexical: full.clone(), real }, Access::Read) {
+            Err(PathError::Outside { .. }) => {
+                ignored += 1;
+                continue;
+            }
+            Err(PathError::Sensitive { origin: "sensitive_paths", .. }) => {
+                hidden += 1;
+                continue;
+            }
+            Err(_) => continue,
+            Ok(()) => {}
+        }
         // Follows symlinks; entries that cannot be stat'ed (dangling links) are dropped.
         if let Ok(m) = std::fs::metadata(&full) {
             entries.push(Entry { name, is_dir: m.is_dir(), size: m.len() });
@@ -193,7 +232,13 @@ fn list(
     });
     let lines: Vec<String> = entries
         .iter()
-        .map(|e| if e.is_dir { format!("[DIR] {}", e.name) } else { format!("{} ({} bytes)", e.name, e.size) })
+        .map(|e| {
+            if e.is_dir {
+                format!("[DIR] {}", e.name)
+            } else {
+                format!("{} ({} bytes)", e.name, e.size)
+            }
+        })
         .collect();
     let mut llm = format!("Directory listing for {abs}:\n{}", lines.join("\n"));
     let mut summary = format!("Found {} item(s).", entries.len());
@@ -201,8 +246,16 @@ fn list(
         llm.push_str(&format!("\n\n({ignored} ignored)"));
         summary.push_str(&format!(" ({ignored} ignored)"));
     }
-    let files: Vec<String> =
-        entries.iter().map(|e| if e.is_dir { format!("[DIR] {}", e.name) } else { e.name.clone() }).collect();
+    if hidden > 0 {
+        llm.push_str(&format!(
+            "\n\n({hidden} hidden by sensitive-path rules; see allow_sensitive_paths)"
+        ));
+        summary.push_str(&format!(" ({hidden} hidden as sensitive)"));
+    }
+    let files: Vec<String> = entries
+        .iter()
+        .map(|e| if e.is_dir { format!("[DIR] {}", e.name) } else { e.name.clone() })
+        .collect();
     ToolResult {
         llm_content: toolbelt_core::Content::Text(llm),
         return_display: json!({"summary": summary, "files": files}),

@@ -26,7 +26,8 @@ pub fn shorten_path(p: &str) -> String {
             return candidate;
         }
     }
-    let keep: String = last.chars().rev().take(MAX - 3).collect::<Vec<_>>().into_iter().rev().collect();
+    let keep: String =
+        last.chars().rev().take(MAX - 3).collect::<Vec<_>>().into_iter().rev().collect();
     format!("...{keep}")
 }
 
@@ -51,13 +52,19 @@ mod tests {
     #[test]
     fn shortens_long_paths_only() {
         assert_eq!(shorten_path("src/main.rs"), "src/main.rs");
-        assert_eq!(shorten_path("deeply/nested/directory/with/many/levels/file.rs"), "deeply/.../file.rs");
+        assert_eq!(
+            shorten_path("deeply/nested/directory/with/many/levels/file.rs"),
+            "deeply/.../file.rs"
+        );
         assert!(shorten_path(&"x".repeat(80)).chars().count() <= 35);
     }
 
     #[test]
     fn node_style_errors() {
         let e = std::io::Error::from_raw_os_error(2);
-        assert_eq!(node_error(&e, "stat", Path::new("/x")), "ENOENT: no such file or directory, stat '/x'");
+        assert_eq!(
+            node_error(&e, "stat", Path::new("/x")),
+            "ENOENT: no such file or directory, stat '/x'"
+        );
     }
 }

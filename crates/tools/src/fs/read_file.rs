@@ -8,7 +8,9 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 use toolbelt_core::result::{Content, ErrorType, Part, ToolResult};
 use toolbelt_core::schema::rename_params;
-use toolbelt_core::tool::{Declaration, ExecContext, Invocation, Location, ModelFamily, Tool, ToolEnv};
+use toolbelt_core::tool::{
+    Declaration, ExecContext, Invocation, Location, ModelFamily, Tool, ToolEnv,
+};
 use toolbelt_core::workspace::Access;
 use toolbelt_core::Kind;
 
@@ -88,7 +90,8 @@ impl Tool for ReadFile {
     }
 
     fn build(&self, params: Value, env: &ToolEnv) -> Result<Box<dyn Invocation>, String> {
-        let p: Params = serde_json::from_value(params).map_err(|e| format!("Invalid parameters: {e}"))?;
+        let p: Params =
+            serde_json::from_value(params).map_err(|e| format!("Invalid parameters: {e}"))?;
         if p.file_path.trim().is_empty() {
             return Err("The 'file_path' parameter must be non-empty.".into());
         }
@@ -101,7 +104,10 @@ impl Tool for ReadFile {
         }
         let opts = ws.ignore_options(None, None);
         if ws.is_ignored(&path, false, opts) {
-            return Err(format!("File path '{}' is ignored by configured ignore patterns.", path.real.display()));
+            return Err(format!(
+                "File path '{}' is ignored by configured ignore patterns.",
+                path.real.display()
+            ));
         }
         Ok(Box::new(ReadFileCall {
             shown: display_path(&path.real, ws.primary()),
@@ -139,7 +145,10 @@ impl Invocation for ReadFileCall {
         let (start, end) = (self.start_line, self.end_line);
         match tokio::task::spawn_blocking(move || read(&path, &shown, start, end)).await {
             Ok(r) => r,
-            Err(e) => ToolResult::simple_error(ErrorType::UnhandledException, format!("read_file worker failed: {e}")),
+            Err(e) => ToolResult::simple_error(
+                ErrorType::UnhandledException,
+                format!("read_file worker failed: {e}"),
+            ),
         }
     }
 }
@@ -165,6 +174,15 @@ fn read(path: &Path, shown: &str, start_line: Option<u64>, end_line: Option<u64>
             format!("Path is a directory, not a file: {abs}"),
             "Could not read file because the provided path is a directory, not a file.",
             "Path is a directory.",
+        );
+    }
+    if !meta.is_file() {
+        // FIFOs, sockets and devices would block or never end.
+        return ToolResult::error(
+            ErrorType::ReadContentFailure,
+            format!("Path is not a regular file: {abs}"),
+            "Could not read file because the path is not a regular file (a pipe, socket or device).",
+            "Not a regular file.",
         );
     }
     if meta.len() > MAX_FILE_BYTES {
@@ -226,10 +244,10 @@ fn read_error(path: &Path, shown: &str, e: &std::io::Error) -> ToolResult {
 fn inline(path: &Path, shown: &str, mime: &str, label: &str) -> ToolResult {
     match std::fs::read(path) {
         Ok(bytes) => ToolResult {
-            llm_content: Content::Parts(vec![Part::inline(
+            llm_content: Content::Part(Part::inline(
                 mime,
                 base64::engine::general_purpose::STANDARD.encode(bytes),
-            )]),
+            )),
             return_display: Value::String(format!("Read {label} file: {shown}")),
             ..ToolResult::default()
         },
@@ -239,7 +257,12 @@ fn inline(path: &Path, shown: &str, mime: &str, label: &str) -> ToolResult {
 
 /// Selects and formats lines as upstream: CRLF becomes LF, ranges are 1-based and inclusive,
 /// without a range the first 2000 lines are shown, long lines are cut.
-fn text_result(content: &str, shown: &str, start_line: Option<u64>, end_line: Option<u64>) -> ToolResult {
+fn text_result(
+    content: &str,
+    shown: &str,
+    start_line: Option<u64>,
+    end_line: Option<u64>,
+) -> ToolResult {
     let lines = split_lines(content);
     let n = lines.len();
     let to_usize = |v: u64| usize::try_from(v).unwrap_or(usize::MAX);
@@ -311,7 +334,9 @@ mod tests {
         let content: String = (1..=20).map(|i| format!("Line {i}")).collect::<Vec<_>>().join("\n");
         let r = text_result(&content, "p.txt", Some(6), Some(8));
         assert_eq!(r.return_display, json!("Read lines 6-8 of 20 from p.txt"));
-        assert!(matches!(&r.llm_content, Content::Text(t) if t.ends_with("--- FILE CONTENT (truncated) ---\nLine 6\nLine 7\nLine 8") && t.contains("use start_line: 9.")));
+        assert!(
+            matches!(&r.llm_content, Content::Text(t) if t.ends_with("--- FILE CONTENT (truncated) ---\nLine 6\nLine 7\nLine 8") && t.contains("use start_line: 9."))
+        );
         assert_eq!(r.summary.as_deref(), Some("6-8 of 20"));
         let r = text_result("a\nb\nc", "f.txt", Some(10), None);
         assert_eq!(r.return_display, json!("Read lines 4-3 of 3 from f.txt"));

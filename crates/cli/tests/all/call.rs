@@ -1,0 +1,268 @@
+use serde_json::json;
+use toolbelt_test_support::TempTree;
+
+use crate::toolbelt;
+
+#[test]
+fn plain_mode_prints_what_the_model_receives() {
+    let t = TempTree::new();
+    t.file("README.md", "hello\nworld");
+    let r = toolbelt(&t, &["call", "read_file", r#"{"file_path":"README.md"}"#], None);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.stdout, "hello\nworld");
+    assert_eq!(r.stderr, "");
+}
+
+#[test]
+fn json_mode_prints_exactly_one_object_with_the_contract_fields() {
+    let t = TempTree::new();
+    t.file("a.txt", "x");
+    let r = toolbelt(&t, &["call", "list_directory", r#"{"dir_path":"."}"#, "--json"], None);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.stdout.lines().count(), 1);
+    let v = r.json();
+    let listing = format!("Directory listing for {}:\na.txt (1 bytes)", t.root().display());
+    assert_eq!(
+        v,
+        json!({
+            "name": "list_directory",
+            "response": {"output": listing},
+            "llmContent": listing,
+            "returnDisplay": {"summary": "Found 1 item(s).", "files": ["a.txt"]},
+            "error": null
+        })
+    );
+}
+
+#[test]
+fn tool_errors_exit_1_with_the_message_on_stderr() {
+    let t = TempTree::new();
+    let r = toolbelt(&t, &["call", "read_file", r#"{"file_path":"missing.txt"}"#], None);
+    assert_eq!(r.code, 1);
+    assert_eq!(r.stdout, "");
+    assert_eq!(r.stderr.trim(), format!("File not found: {}", t.abs("missing.txt")));
+    let r = toolbelt(&t, &["call", "read_file", r#"{"file_path":"missing.txt"}"#, "--json"], None);
+    assert_eq!(r.code, 1);
+    let v = r.json();
+    assert_eq!(
+        v["error"],
+        json!({"type": "file_not_found", "message": format!("File not found: {}", t.abs("missing.txt"))})
+    );
+    assert_eq!(
+        v["response"],
+        json!({"error": format!("File not found: {}", t.abs("missing.txt"))})
+    );
+    assert_eq!(
+        v["llmContent"],
+        "Could not read file because no file was found at the specified path."
+    );
+}
+
+#[test]
+fn unknown_tools_and_invalid_parameters_exit_1() {
+    let t = TempTree::new();
+    let r = toolbelt(&t, &["call", "read_fil", "{}", "--json"], None);
+    assert_eq!(r.code, 1);
+    let v = r.json();
+    assert_eq!(v["error"]["type"], "tool_not_registered");
+    assert!(v["response"]["error"]
+        .as_str()
+        .unwrap()
+        .starts_with("Tool \"read_fil\" not found. Did you mean"));
+    assert_eq!(v["llmContent"], serde_json::Value::Null);
+    let r = toolbelt(&t, &["call", "read_file", r#"{"file_path": 3}"#], None);
+    assert_eq!((r.code, r.stderr.trim()), (1, "params/file_path must be string"));
+    let r = toolbelt(&t, &["call", "read_file", "[1,2]"], None);
+    assert_eq!((r.code, r.stderr.trim()), (1, "Value of params must be an object"));
+    let r = toolbelt(&t, &["call", "read_file"], None);
+    assert_eq!((r.code, r.stderr.trim()), (1, "params must have required property 'file_path'"));
+}
+
+#[test]
+fn malformed_json_and_bad_flags_are_usage_errors() {
+    let t = TempTree::new();
+    let r = toolbelt(&t, &["call", "read_file", "{not json"], None);
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("ARGS is not valid JSON"), "{}", r.stderr);
+    assert_eq!(r.stdout, "");
+    let r = toolbelt(&t, &["call", "read_file", "{}", "--approval-mode", "reckless"], None);
+    assert_eq!(r.code, 2);
+    let r = toolbelt(&t, &["call", "read_file", "{}", "--root", "/definitely/missing"], None);
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("/definitely/missing"), "{}", r.stderr);
+    let r = toolbelt(&t, &["frobnicate"], None);
+    assert_eq!(r.code, 2);
+}
+
+#[test]
+fn arguments_can_come_from_stdin_and_must_be_utf8_json() {
+    let t = TempTree::new();
+    t.file("f.txt", "from stdin args");
+    let r = toolbelt(&t, &["call", "read_file", "-"], Some(r#"{"file_path":"f.txt"}"#));
+    assert_eq!((r.code, r.stdout.as_str()), (0, "from stdin args"));
+    let r = toolbelt(&t, &["call", "read_file", "-"], Some("{\"file_path\":\"f.txt\""));
+    assert_eq!(r.code, 2);
+}
+
+#[test]
+fn paths_outside_the_roots_are_refused() {
+    let t = TempTree::new();
+    let r = toolbelt(&t, &["call", "read_file", r#"{"file_path":"/etc/passwd"}"#], None);
+    assert_eq!(r.code, 1);
+    assert!(
+        r.stderr.starts_with("Path not in workspace: Attempted path \"/etc/passwd\""),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn several_roots_and_the_first_is_the_base() {
+    let a = TempTree::new();
+    let b = TempTree::new();
+    a.file("one.txt", "1");
+    b.file("two.txt", "2");
+    let ra = a.root().display().to_string();
+    let rb = b.root().display().to_string();
+    let r = toolbelt(
+        &a,
+        &[
+            "call",
+            "read_file",
+            &format!(r#"{{"file_path":"{}"}}"#, b.abs("two.txt")),
+            "--root",
+            &ra,
+            "--root",
+            &rb,
+        ],
+        None,
+    );
+    assert_eq!((r.code, r.stdout.as_str()), (0, "2"));
+    let r = toolbelt(&b, &["call", "read_file", r#"{"file_path":"one.txt"}"#, "--root", &ra], None);
+    assert_eq!(
+        (r.code, r.stdout.as_str()),
+        (0, "1"),
+        "relative paths start at the first root, not the cwd"
+    );
+}
+
+#[test]
+fn policy_denial_exits_3() {
+    let t = TempTree::new();
+    t.file("deny.toml", "[[rule]]\ntoolName = \"read_file\"\ndecision = \"deny\"\npriority = 100\ndenyMessage = \"Reading is off today.\"\n");
+    t.file("a.txt", "x");
+    let r = toolbelt(
+        &t,
+        &["call", "read_file", r#"{"file_path":"a.txt"}"#, "--policy", "deny.toml", "--json"],
+        None,
+    );
+    assert_eq!(r.code, 3, "{}", r.stderr);
+    let v = r.json();
+    assert_eq!(
+        v["response"],
+        json!({"error": "Tool execution denied by policy. Reading is off today."})
+    );
+    assert_eq!(v["error"]["type"], "policy_violation");
+}
+
+#[test]
+fn ask_user_without_a_terminal_exits_3_with_a_clear_error() {
+    let t = TempTree::new();
+    t.file(
+        "ask.toml",
+        "[[rule]]\ntoolName = \"read_file\"\ndecision = \"ask_user\"\npriority = 100\n",
+    );
+    t.file("a.txt", "x");
+    let r = toolbelt(
+        &t,
+        &["call", "read_file", r#"{"file_path":"a.txt"}"#, "--policy", "ask.toml"],
+        None,
+    );
+    assert_eq!(r.code, 3);
+    assert_eq!(
+        r.stderr.trim(),
+        "Tool execution for \"ReadFile\" requires user confirmation, which is not supported in non-interactive mode."
+    );
+}
+
+#[test]
+fn plan_mode_still_reads() {
+    let t = TempTree::new();
+    t.file("a.txt", "x");
+    let r = toolbelt(
+        &t,
+        &["call", "read_file", r#"{"file_path":"a.txt"}"#, "--approval-mode", "plan"],
+        None,
+    );
+    assert_eq!((r.code, r.stdout.as_str()), (0, "x"));
+}
+
+#[test]
+fn gemini3_family_nests_inline_data() {
+    let t = TempTree::new();
+    t.file("i.png", b"\x89PNG\r\n\x1a\n");
+    let r = toolbelt(
+        &t,
+        &["call", "read_file", r#"{"file_path":"i.png"}"#, "--json", "--model-family", "gemini-3"],
+        None,
+    );
+    assert_eq!(r.code, 0);
+    assert_eq!(r.json()["response"], json!({"output": "Binary content provided (1 item(s))."}));
+    assert_eq!(r.json()["llmContent"]["inlineData"]["mimeType"], "image/png");
+}
+
+#[test]
+fn events_stream_as_json_lines_on_stderr() {
+    let t = TempTree::new();
+    t.file("a.txt", "x");
+    let r = toolbelt(&t, &["call", "read_file", r#"{"file_path":"a.txt"}"#, "--events"], None);
+    assert_eq!(r.code, 0);
+    let states: Vec<String> = r
+        .stderr
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["state"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(states, ["validating", "scheduled", "executing", "success"]);
+    assert_eq!(r.stdout, "x");
+}
+
+#[test]
+fn allow_sensitive_flag_opens_one_pattern() {
+    let t = TempTree::new();
+    t.file("server.pem", "key");
+    let r = toolbelt(&t, &["call", "read_file", r#"{"file_path":"server.pem"}"#], None);
+    assert_eq!(r.code, 1);
+    assert!(r.stderr.contains("--allow-sensitive '*.pem'"), "{}", r.stderr);
+    let r = toolbelt(
+        &t,
+        &["call", "read_file", r#"{"file_path":"server.pem"}"#, "--allow-sensitive", "*.pem"],
+        None,
+    );
+    assert_eq!((r.code, r.stdout.as_str()), (0, "key"));
+}
+
+#[test]
+fn a_closed_stdout_pipe_ends_quietly() {
+    let t = TempTree::new();
+    t.file("big.txt", "line\n".repeat(1500));
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "{} call read_file '{{\"file_path\":\"big.txt\"}}' | head -c 10 >/dev/null",
+            env!("CARGO_BIN_EXE_toolbelt")
+        ))
+        .current_dir(t.root())
+        .env("TOOLBELT_HOME", t.home())
+        .output()
+        .unwrap();
+    assert!(
+        !String::from_utf8_lossy(&out.stderr).contains("panicked"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

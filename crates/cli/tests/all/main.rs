@@ -1,0 +1,52 @@
+//! Integration tests that run the `toolbelt` binary.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod call;
+mod policy;
+mod tools;
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+use toolbelt_test_support::TempTree;
+
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Run {
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.stdout).unwrap_or_else(|e| {
+            panic!("stdout is not JSON ({e}): {:?} / {:?}", self.stdout, self.stderr)
+        })
+    }
+}
+
+/// Runs `toolbelt ARGS` in the tree's root, with stdin from `input` (not a terminal).
+pub fn toolbelt(tree: &TempTree, args: &[&str], input: Option<&str>) -> Run {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_toolbelt"))
+        .args(args)
+        .current_dir(tree.root())
+        .env("TOOLBELT_HOME", tree.home())
+        .env_remove("TOOLBELT_TOOL_CALL_TIMEOUT_MS")
+        .env_remove("TOOLBELT_ALLOW_SENSITIVE_PATHS")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn toolbelt");
+    {
+        let mut stdin = child.stdin.take().unwrap();
+        if let Some(text) = input {
+            stdin.write_all(text.as_bytes()).unwrap();
+        }
+    }
+    let out = child.wait_with_output().unwrap();
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}

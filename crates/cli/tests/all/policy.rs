@@ -1,0 +1,80 @@
+use toolbelt_test_support::TempTree;
+
+use crate::toolbelt;
+
+#[test]
+fn policy_check_names_the_rule_and_file() {
+    let t = TempTree::new();
+    let r = toolbelt(&t, &["policy", "check", "read_file", "{}"], None);
+    assert_eq!(r.code, 0);
+    assert!(r.stdout.starts_with("decision: allow\nrule: toolName \"read_file\", priority 1.05, from Default: read-only.toml\n"), "{}", r.stdout);
+
+    let r = toolbelt(&t, &["policy", "check", "write_file", "{}", "--json"], None);
+    let v = r.json();
+    assert_eq!(v["decision"], "deny");
+    assert_eq!(v["interactive"], false);
+    assert_eq!(v["rule"]["source"], "Default: write.toml");
+
+    let r = toolbelt(&t, &["policy", "check", "write_file", "{}", "--interactive", "--json"], None);
+    assert_eq!(r.json()["decision"], "ask_user");
+    let r = toolbelt(
+        &t,
+        &["policy", "check", "write_file", "{}", "--approval-mode", "auto_edit", "--json"],
+        None,
+    );
+    assert_eq!(r.json()["decision"], "allow");
+}
+
+#[test]
+fn policy_check_with_user_files_and_arg_patterns() {
+    let t = TempTree::new();
+    t.file(
+        "p/mine.toml",
+        "[[rule]]\ntoolName = \"read_file\"\nargsPattern = '\"file_path\":\"secret'\ndecision = \"deny\"\npriority = 10\n",
+    );
+    let r = toolbelt(
+        &t,
+        &[
+            "policy",
+            "check",
+            "read_file",
+            r#"{"file_path":"secret.txt"}"#,
+            "--policy",
+            "p",
+            "--json",
+        ],
+        None,
+    );
+    let v = r.json();
+    assert_eq!(v["decision"], "deny");
+    assert_eq!(v["rule"]["source"], "User: mine.toml");
+    assert_eq!(v["rule"]["file"], t.abs("p/mine.toml"));
+    assert!((v["rule"]["priority"].as_f64().unwrap() - 4.01).abs() < 1e-9);
+    let r = toolbelt(
+        &t,
+        &[
+            "policy",
+            "check",
+            "read_file",
+            r#"{"file_path":"public.txt"}"#,
+            "--policy",
+            "p",
+            "--json",
+        ],
+        None,
+    );
+    assert_eq!(r.json()["decision"], "allow");
+}
+
+#[test]
+fn broken_policy_files_are_reported_not_fatal() {
+    let t = TempTree::new();
+    t.file(
+        "bad.toml",
+        "[[rule]]\ntoolName = \"read_file\"\ndecision = \"deny\"\npriority = 5000\n",
+    );
+    let r = toolbelt(&t, &["policy", "check", "read_file", "{}", "--policy", "bad.toml"], None);
+    assert_eq!(r.code, 0);
+    assert!(r.stderr.contains("bad.toml") && r.stderr.contains("priority"), "{}", r.stderr);
+    assert!(r.stdout.starts_with("decision: allow"));
+}

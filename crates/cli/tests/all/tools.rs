@@ -1,0 +1,39 @@
+use toolbelt_test_support::TempTree;
+
+use crate::toolbelt;
+
+#[test]
+fn tools_list_names_every_builtin_tool() {
+    let t = TempTree::new();
+    let r = toolbelt(&t, &["tools", "list", "--json"], None);
+    assert_eq!(r.code, 0);
+    let names: Vec<String> = r
+        .json()
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["name"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(names, ["list_directory", "read_file"]);
+    let r = toolbelt(&t, &["tools", "list"], None);
+    assert!(r.stdout.contains("read_file") && r.stdout.contains("ReadFile"));
+}
+
+#[test]
+fn tools_schema_prints_declarations_per_family() {
+    let t = TempTree::new();
+    let r = toolbelt(&t, &["tools", "schema"], None);
+    assert_eq!(r.code, 0);
+    let all = r.json();
+    assert_eq!(all.as_array().unwrap().len(), 2);
+    assert!(all[0]["parametersJsonSchema"]["properties"].is_object());
+    let legacy = toolbelt(&t, &["tools", "schema", "read_file"], None).json();
+    let g3 =
+        toolbelt(&t, &["tools", "schema", "read_file", "--model-family", "gemini-3"], None).json();
+    assert_eq!(legacy["name"], "read_file");
+    assert_ne!(legacy["description"], g3["description"]);
+    assert_eq!(legacy["parametersJsonSchema"], g3["parametersJsonSchema"]);
+    let r = toolbelt(&t, &["tools", "schema", "nope"], None);
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("Tool \"nope\" not found."));
+}

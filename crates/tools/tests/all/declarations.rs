@@ -1,0 +1,32 @@
+//! Every declaration, snapshotted for both model families; names unique; schemas compile.
+
+use std::collections::HashSet;
+
+use toolbelt_core::schema::ParamValidator;
+use toolbelt_core::ModelFamily;
+
+#[test]
+fn declarations_are_unique_valid_and_stable() {
+    let tools = toolbelt_tools::builtin_tools();
+    let mut names = HashSet::new();
+    for t in &tools {
+        assert!(names.insert(t.name().to_string()), "duplicate tool name {}", t.name());
+        for family in [ModelFamily::Legacy, ModelFamily::Gemini3] {
+            let d = t.declaration(family);
+            assert_eq!(d.name, t.name());
+            assert!(!d.description.trim().is_empty());
+            assert_eq!(d.parameters["type"], "object");
+            assert!(
+                ParamValidator::new(d.parameters.clone()).is_compiled(),
+                "{} schema compiles",
+                t.name()
+            );
+            assert!(d.parameters["properties"].get("wait_for_previous").is_none(), "FW-07");
+            let label = match family {
+                ModelFamily::Legacy => "legacy",
+                ModelFamily::Gemini3 => "gemini-3",
+            };
+            insta::assert_json_snapshot!(format!("{}.{label}", t.name()), d);
+        }
+    }
+}

@@ -1,0 +1,8 @@
+//! Integration tests of the built-in tools, run through the engine's registry as the
+//! scheduler runs them.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod declarations;
+mod harness;
+mod list_directory;
+mod read_file;

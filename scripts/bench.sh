@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Benchmarks for the engine issue, side by side in one run:
+#  1. scheduler overhead of one trivial call (criterion, target < 20 µs)
+#  2. cold `toolbelt call read_file` on a small file, wall time (target < 10 ms)
+#  3. the same call through Gemini CLI's own tools, when the oracle is installed (for scale)
+# Usage: scripts/bench.sh [RUNS]   (default 50 cold runs)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+RUNS=${1:-50}
+cargo build --release -q
+echo "== scheduler overhead (cargo bench -p toolbelt-core)"
+cargo bench -q -p toolbelt-core --bench scheduler -- --noplot 2>/dev/null | grep -E "time:|^[a-z]" || true
+
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+printf 'line one\nline two\n' > "$WORK/small.txt"
+BIN=$PWD/target/release/toolbelt
+echo "== cold start: toolbelt call read_file on a small file ($RUNS runs)"
+python3 - "$BIN" "$WORK" "$RUNS" <<'PY'
+import subprocess, sys, time, statistics
+bin_, work, runs = sys.argv[1], sys.argv[2], int(sys.argv[3])
+cmd = [bin_, "call", "read_file", '{"file_path":"small.txt"}', "--root", work]
+subprocess.run(cmd, check=True, capture_output=True)
+times = []
+for _ in range(runs):
+    t = time.perf_counter()
+    subprocess.run(cmd, check=True, capture_output=True)
+    times.append((time.perf_counter() - t) * 1000)
+times.sort()
+print(f"toolbelt: median {statistics.median(times):.2f} ms, p90 {times[int(len(times)*0.9)-1]:.2f} ms, min {times[0]:.2f} ms")
+PY
+ORACLE=../shared/oracle/oracle
+if [ -x "$ORACLE" ] && [ -d "${ORACLE_HOME:-$HOME/.cache/toolbelt-oracle}/node_modules" ]; then
+  echo "== upstream (Gemini CLI tools via node, 5 cold runs)"
+  python3 - "$ORACLE" "$WORK" <<'PY'
+import subprocess, sys, time, statistics
+oracle, work = sys.argv[1], sys.argv[2]
+times = []
+for _ in range(5):
+    t = time.perf_counter()
+    subprocess.run([oracle, "--root", work, "read_file", '{"file_path":"small.txt"}'], check=True, capture_output=True)
+    times.append((time.perf_counter() - t) * 1000)
+print(f"upstream: median {statistics.median(times):.0f} ms")
+PY
+fi
