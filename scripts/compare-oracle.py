@@ -29,11 +29,18 @@ def mk(root, files):
             with open(p, "wb") as f:
                 f.write(content if isinstance(content, bytes) else content.encode())
 
+def norm(c):
+    if isinstance(c, list):
+        return [norm(x) for x in c]
+    if isinstance(c, dict) and set(c) == {"text"}:
+        return c["text"]
+    return c
+
 def model_view(result):
     if result.get("error"):
         e = result["error"]
         return {"error": e["message"] if isinstance(e, dict) else e}
-    c = result.get("llmContent")
+    c = norm(result.get("llmContent"))
     return {"output": c, "display": result.get("returnDisplay")}
 
 CASES = [
@@ -78,6 +85,65 @@ CASES = [
     ("rf-many-lines", {"m.txt": "\n".join(str(i) for i in range(2500))}, "read_file", {"file_path": "m.txt"}),
     ("rf-tail", {"m.txt": "\n".join(str(i) for i in range(2500))}, "read_file", {"file_path": "m.txt", "start_line": 2400}),
     ("rf-dotgit", {".git/config": "x"}, "read_file", {"file_path": ".git/config"}),
+]
+
+GREP_FIX = {"fileA.txt": "hello world\nsecond line with world", "fileB.js": "const foo = \"bar\";\nfunction baz() { return \"hello\"; }",
+            "sub/fileC.txt": "another world in sub dir", "sub/fileD.md": "# Markdown file\nThis is a test."}
+CASES += [
+    ("gr-basic", GREP_FIX, "grep_search", {"pattern": "world"}),
+    ("gr-include", GREP_FIX, "grep_search", {"pattern": "hello", "include_pattern": "*.js"}),
+    ("gr-none", GREP_FIX, "grep_search", {"pattern": "nonexistentpattern"}),
+    ("gr-case", GREP_FIX, "grep_search", {"pattern": "HELLO"}),
+    ("gr-case-sens", GREP_FIX, "grep_search", {"pattern": "HELLO", "case_sensitive": True}),
+    ("gr-invalid", GREP_FIX, "grep_search", {"pattern": "[["}),
+    ("gr-fixed", dict(GREP_FIX, **{"x.txt": "a [[ b"}), "grep_search", {"pattern": "[[", "fixed_strings": True}),
+    ("gr-file-dir", GREP_FIX, "grep_search", {"pattern": "world", "dir_path": "fileA.txt"}),
+    ("gr-perfile", GREP_FIX, "grep_search", {"pattern": "world", "max_matches_per_file": 1}),
+    ("gr-exclude", {"copyright.txt": "Copyright 2025 Google LLC\nCopyright 2026 Google LLC"}, "grep_search", {"pattern": "Copyright .* Google LLC", "exclude_pattern": "2026", "dir_path": "."}),
+    ("gr-long", {"longline.txt": "Target match " + "a" * 3000}, "grep_search", {"pattern": "Target"}),
+    ("gr-subdir", GREP_FIX, "grep_search", {"pattern": "world", "dir_path": "sub"}),
+    ("gr-names", GREP_FIX, "grep_search", {"pattern": "world", "names_only": True}),
+    ("gr-limit", GREP_FIX, "grep_search", {"pattern": "o", "total_max_matches": 2}),
+    ("gr-context", dict(GREP_FIX, **{"ctx.txt": "a\nb\nworld\nc\nd\ne"}), "grep_search", {"pattern": "world", "context": 1, "after": 2, "before": 1, "include_pattern": "ctx.txt"}),
+    ("gr-hidden", {".hidden.txt": "world", "v.txt": "world"}, "grep_search", {"pattern": "world"}),
+    ("gr-gitignore", {".git": "", ".gitignore": "ign.txt", "ign.txt": "world", "v.txt": "world"}, "grep_search", {"pattern": "world"}),
+    ("gr-geminiignore", {".geminiignore": "ign.txt", "ign.txt": "world", "v.txt": "world"}, "grep_search", {"pattern": "world"}),
+    ("gr-noignore", {".geminiignore": "ign.txt", "ign.txt": "world", "v.txt": "world", "build/x.txt": "world"}, "grep_search", {"pattern": "world", "no_ignore": True}),
+    ("gr-excluded-dirs", {"build/x.txt": "world", "a.log": "world", "v.txt": "world"}, "grep_search", {"pattern": "world"}),
+    ("gr-crlf", {"c.txt": "one\r\ntwo world\r\nthree\r\n"}, "grep_search", {"pattern": "world"}),
+    ("gr-binary", {"b.bin": b"world\0\0binary", "v.txt": "world"}, "grep_search", {"pattern": "world"}),
+    ("gr-missing-dir", GREP_FIX, "grep_search", {"pattern": "x", "dir_path": "nope"}),
+    ("gr-legacy", GREP_FIX, "search_file_content", {"pattern": "world"}),
+    ("gl-simple", {".git": "", "fileA.txt": "", "FileB.TXT": "", "sub/fileC.md": "", "sub/FileD.MD": ""}, "glob", {"pattern": "*.txt"}),
+    ("gl-case", {"fileA.txt": "", "FileB.TXT": ""}, "glob", {"pattern": "*.TXT", "case_sensitive": True}),
+    ("gl-dir", {"sub/fileC.md": "", "sub/FileD.MD": ""}, "glob", {"pattern": "*.md", "dir_path": "sub"}),
+    ("gl-none", {"a.txt": ""}, "glob", {"pattern": "*.nonexistent"}),
+    ("gl-literal", {"src/app/[test]/(dashboard)/testing/components/code.tsx": ""}, "glob", {"pattern": "src/app/[test]/(dashboard)/testing/components/code.tsx"}),
+    ("gl-outside", {}, "glob", {"pattern": "*", "dir_path": "/etc"}),
+    ("gl-missing", {}, "glob", {"pattern": "*", "dir_path": "non-existent"}),
+    ("gl-gitignore", {".git": "", ".gitignore": "ignored_test.txt", "ignored_test.txt": "", "visible_test.txt": ""}, "glob", {"pattern": "*_test.txt"}),
+    ("gl-gitignore-off", {".git": "", ".gitignore": "ignored_test.txt", "ignored_test.txt": ""}, "glob", {"pattern": "ignored_test.txt", "respect_git_ignore": False}),
+    ("gl-all-ignored", {".git": "", ".gitignore": "ignored_test.txt", "ignored_test.txt": ""}, "glob", {"pattern": "ignored_test.txt"}),
+    ("gl-symlink", {"real.txt": "", "link.txt": ("symlink", "real.txt")}, "glob", {"pattern": "*.txt"}),
+    ("gl-deep", {"a/b/c.rs": "", "x.rs": "", ".hidden/h.rs": "", "node_modules/m.rs": ""}, "glob", {"pattern": "**/*.rs"}),
+    ("gl-empty", {}, "glob", {"pattern": "  "}),
+    ("rm-single", {".geminiignore": "foo.*", "file1.txt": "Content of file1"}, "read_many_files", {"include": ["file1.txt"]}),
+    ("rm-glob", {"file.txt": "a", "another.txt": "b", "sub/data.json": "{}"}, "read_many_files", {"include": ["*.txt"]}),
+    ("rm-none", {}, "read_many_files", {"include": ["nonexistent-file.txt"]}),
+    ("rm-defaults-off", {"dist/some-lib/index.js": "lib code", "src/app.js": "app"}, "read_many_files", {"include": ["**/*.js"], "useDefaultExcludes": False}),
+    ("rm-defaults-on", {"dist/some-lib/index.js": "lib code", "src/app.js": "app"}, "read_many_files", {"include": ["**/*.js"]}),
+    ("rm-image-name", {"myExactImage.png": b"\x89PNG\r\n", "other.png": b"\x89PNG"}, "read_many_files", {"include": ["myExactImage.png"]}),
+    ("rm-pdf-ext", {"important.pdf": "%PDF-1.4...", "a.txt": "t"}, "read_many_files", {"include": ["*.pdf"]}),
+    ("rm-pdf-skipped", {"important.pdf": "%PDF-1.4...", "a.txt": "t"}, "read_many_files", {"include": ["*"]}),
+    ("rm-trunc", {"file1.txt": "Content1", "large-file.txt": "\n".join(f"L{i}" for i in range(2500))}, "read_many_files", {"include": ["*.txt"]}),
+    ("rm-empty", {}, "read_many_files", {"include": []}),
+    ("rm-types", {}, "read_many_files", {"include": ["*.ts", 123]}),
+    ("rm-dir", {"docs/a.md": "doc"}, "read_many_files", {"include": ["docs/"]}),
+    ("rm-dir-glob", {"docs/a.md": "doc"}, "read_many_files", {"include": ["docs/**"]}),
+    ("rm-gitignored", {".git": "", ".gitignore": "b.txt", "a.txt": "a", "b.txt": "b"}, "read_many_files", {"include": ["*.txt"]}),
+    ("rm-binary", {"a.txt": "a", "b.dat": bytes(range(1, 20))}, "read_many_files", {"include": ["*"]}),
+    ("rm-case", {"README.MD": "r"}, "read_many_files", {"include": ["readme.md"]}),
+    ("rm-exclude", {"a.txt": "a", "b.log": "b"}, "read_many_files", {"include": ["*"], "exclude": ["*.log"]}),
 ]
 
 def run(cmd):

@@ -1,8 +1,10 @@
 //! toolbelt-tools: the built-in tools, one file per tool.
 //!
-//! - [`fs::read_file`], [`fs::list_directory`]
+//! - [`fs::read_file`], [`fs::list_directory`], [`fs::read_many_files`]
+//! - [`search::grep_search`], [`search::glob`]
 
 pub mod fs;
+pub mod search;
 
 use std::sync::Arc;
 
@@ -10,5 +12,11 @@ use toolbelt_core::Tool;
 
 /// Every built-in tool, in upstream's registration order.
 pub fn builtin_tools() -> Vec<Arc<dyn Tool>> {
-    vec![Arc::new(fs::list_directory::ListDirectory), Arc::new(fs::read_file::ReadFile)]
+    vec![
+        Arc::new(fs::list_directory::ListDirectory),
+        Arc::new(fs::read_file::ReadFile),
+        Arc::new(search::grep_search::GrepSearch),
+        Arc::new(search::glob::Glob),
+        Arc::new(fs::read_many_files::ReadManyFiles),
+    ]
 }

@@ -3,6 +3,7 @@
 pub mod file_type;
 pub mod list_directory;
 pub mod read_file;
+pub mod read_many_files;
 pub mod text;
 
 use std::path::Path;

@@ -143,7 +143,8 @@ impl Invocation for ReadFileCall {
         }
         let (path, shown) = (self.path.clone(), self.shown.clone());
         let (start, end) = (self.start_line, self.end_line);
-        match tokio::task::spawn_blocking(move || read(&path, &shown, start, end)).await {
+        let work = move || read(&path, &shown, |text| text_result(text, &shown, start, end));
+        match tokio::task::spawn_blocking(work).await {
             Ok(r) => r,
             Err(e) => ToolResult::simple_error(
                 ErrorType::UnhandledException,
@@ -153,8 +154,13 @@ impl Invocation for ReadFileCall {
     }
 }
 
-/// Reads and formats one file (upstream's `processSingleFileContent` plus read_file's header).
-fn read(path: &Path, shown: &str, start_line: Option<u64>, end_line: Option<u64>) -> ToolResult {
+/// Reads one file as upstream's `processSingleFileContent` does; decoded text is handed to
+/// `on_text`, which formats it for the calling tool.
+pub(crate) fn read(
+    path: &Path,
+    shown: &str,
+    on_text: impl FnOnce(&str) -> ToolResult,
+) -> ToolResult {
     let abs = path.display();
     let meta = match std::fs::metadata(path) {
         Ok(m) => m,
@@ -208,7 +214,7 @@ fn read(path: &Path, shown: &str, start_line: Option<u64>, end_line: Option<u64>
             Err(e) => read_error(path, shown, &e),
         },
         FileType::Text => match std::fs::read(path) {
-            Ok(bytes) => text_result(&decode(&bytes).0, shown, start_line, end_line),
+            Ok(bytes) => on_text(&decode(&bytes).0),
             Err(e) => read_error(path, shown, &e),
         },
         FileType::Audio => match file_type::supported_audio_mime(path) {
@@ -255,14 +261,32 @@ fn inline(path: &Path, shown: &str, mime: &str, label: &str) -> ToolResult {
     }
 }
 
-/// Selects and formats lines as upstream: CRLF becomes LF, ranges are 1-based and inclusive,
-/// without a range the first 2000 lines are shown, long lines are cut.
-fn text_result(
+/// Lines picked from a text file.
+pub(crate) struct Selection {
+    pub body: String,
+    /// 1-based first line shown, last line shown, total lines.
+    pub first: usize,
+    pub last: usize,
+    pub total: usize,
+    /// Some lines were cut at 2000 characters.
+    pub shortened: bool,
+    /// Not every line was shown.
+    pub ranged: bool,
+}
+
+impl Selection {
+    pub fn truncated(&self) -> bool {
+        self.ranged || self.shortened
+    }
+}
+
+/// Selects lines as upstream: CRLF becomes LF, ranges are 1-based and inclusive, without a
+/// range the first 2000 lines are shown, long lines are cut.
+pub(crate) fn select_lines(
     content: &str,
-    shown: &str,
     start_line: Option<u64>,
     end_line: Option<u64>,
-) -> ToolResult {
+) -> Selection {
     let lines = split_lines(content);
     let n = lines.len();
     let to_usize = |v: u64| usize::try_from(v).unwrap_or(usize::MAX);
@@ -289,9 +313,25 @@ fn text_result(
             }
         })
         .collect();
-    let body = selected.join("\n");
-    let ranged = actual_start > 0 || slice_end < n;
-    let (a, b) = (actual_start + 1, slice_end);
+    Selection {
+        body: selected.join("\n"),
+        first: actual_start + 1,
+        last: slice_end,
+        total: n,
+        shortened,
+        ranged: actual_start > 0 || slice_end < n,
+    }
+}
+
+/// read_file's wording of a selection: a header when anything was left out.
+fn text_result(
+    content: &str,
+    shown: &str,
+    start_line: Option<u64>,
+    end_line: Option<u64>,
+) -> ToolResult {
+    let Selection { body, first: a, last: b, total: n, shortened, ranged } =
+        select_lines(content, start_line, end_line);
     let suffix = if shortened { " (some lines were shortened)" } else { "" };
     let display = if ranged {
         format!("Read lines {a}-{b} of {n} from {shown}{suffix}")

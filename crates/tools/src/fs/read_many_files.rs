@@ -1,0 +1,431 @@
+//! `read_many_files`: the contents of every file matching some globs, one after another.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
+use ignore::{WalkBuilder, WalkState};
+use serde::Deserialize;
+use serde_json::{json, Value};
+use tokio_util::sync::CancellationToken;
+use toolbelt_core::result::{Content, ErrorType, Part, ToolResult};
+use toolbelt_core::tool::{Declaration, ExecContext, Invocation, ModelFamily, Tool, ToolEnv};
+use toolbelt_core::workspace::{paths, Access, IgnoreOptions, ResolvedPath, Workspace};
+use toolbelt_core::Kind;
+
+use super::file_type::{self, FileType};
+use super::read_file::{read, select_lines};
+
+pub const NAME: &str = "read_many_files";
+
+/// Excluded unless `useDefaultExcludes` is false (upstream's list).
+pub const DEFAULT_EXCLUDES: &[&str] = &[
+    "**/node_modules/**",
+    "**/.git/**",
+    "**/bower_components/**",
+    "**/.svn/**",
+    "**/.hg/**",
+    "**/.vscode/**",
+    "**/.idea/**",
+    "**/dist/**",
+    "**/build/**",
+    "**/coverage/**",
+    "**/__pycache__/**",
+    "**/*.bin",
+    "**/*.exe",
+    "**/*.dll",
+    "**/*.so",
+    "**/*.dylib",
+    "**/*.class",
+    "**/*.jar",
+    "**/*.war",
+    "**/*.zip",
+    "**/*.tar",
+    "**/*.gz",
+    "**/*.bz2",
+    "**/*.rar",
+    "**/*.7z",
+    "**/*.pak",
+    "**/*.rpa",
+    "**/*.doc",
+    "**/*.docx",
+    "**/*.xls",
+    "**/*.xlsx",
+    "**/*.ppt",
+    "**/*.pptx",
+    "**/*.odt",
+    "**/*.ods",
+    "**/*.odp",
+    "**/*.pyc",
+    "**/*.pyo",
+    "**/.DS_Store",
+    "**/.env",
+    "**/GEMINI.md",
+];
+
+const NOTHING: &str = "No files matching the criteria were found or all were skipped.";
+const END: &str = "\n--- End of content ---";
+const TRUNCATION_WARNING: &str =
+    "[WARNING: This file was truncated. To view the full content, use the 'read_file' tool on this specific file.]\n\n";
+const ASSET_SKIP: &str =
+    "asset file (image/pdf/audio) was not explicitly requested by name or extension";
+
+#[derive(Debug, Default, Deserialize)]
+struct Filtering {
+    respect_git_ignore: Option<bool>,
+    respect_gemini_ignore: Option<bool>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Params {
+    include: Vec<String>,
+    #[serde(default)]
+    exclude: Vec<String>,
+    use_default_excludes: Option<bool>,
+    #[serde(rename = "file_filtering_options")]
+    file_filtering_options: Option<Filtering>,
+}
+
+pub struct ReadManyFiles;
+
+impl Tool for ReadManyFiles {
+    fn name(&self) -> &str {
+        NAME
+    }
+    fn display_name(&self) -> &str {
+        "ReadManyFiles"
+    }
+    fn kind(&self) -> Kind {
+        Kind::Read
+    }
+
+    fn declaration(&self, _family: ModelFamily) -> Declaration {
+        Declaration {
+            name: NAME.into(),
+            description: include_str!("descriptions/read_many_files.md").into(),
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "include": {"type": "array", "items": {"type": "string", "minLength": 1}, "minItems": 1, "description": "Glob patterns or paths of the files to read, e.g. [\"src/**/*.ts\"] or [\"README.md\", \"docs/**\"]."},
+                    "exclude": {"type": "array", "items": {"type": "string", "minLength": 1}, "description": "Optional: glob patterns of files or folders to leave out, on top of the default excludes, e.g. [\"**/*.log\", \"temp/**\"].", "default": []},
+                    "recursive": {"type": "boolean", "description": "Optional: kept for compatibility; recursion is decided by '**' in the patterns.", "default": true},
+                    "useDefaultExcludes": {"type": "boolean", "description": "Optional: apply the default excludes (node_modules, .git, build output, archives and other binaries). Default true.", "default": true},
+                    "file_filtering_options": {
+                        "type": "object",
+                        "description": "Optional: whether .gitignore and .geminiignore hide files.",
+                        "properties": {
+                            "respect_git_ignore": {"type": "boolean", "description": "Optional: honour .gitignore (git repositories only). Default true."},
+                            "respect_gemini_ignore": {"type": "boolean", "description": "Optional: honour .geminiignore. Default true."}
+                        }
+                    }
+                },
+                "required": ["include"]
+            }),
+        }
+    }
+
+    fn build(&self, params: Value, env: &ToolEnv) -> Result<Box<dyn Invocation>, String> {
+        let p: Params =
+            serde_json::from_value(params).map_err(|e| format!("Invalid parameters: {e}"))?;
+        let mut excludes: Vec<String> = if p.use_default_excludes != Some(false) {
+            DEFAULT_EXCLUDES.iter().map(|s| s.to_string()).collect()
+        } else {
+            Vec::new()
+        };
+        excludes.extend(p.exclude.iter().cloned());
+        let f = p.file_filtering_options.unwrap_or_default();
+        Ok(Box::new(ReadManyCall {
+            include: p.include.iter().map(|i| i.replace('\\', "/")).collect(),
+            excludes,
+            opts: env.workspace.ignore_options(f.respect_git_ignore, f.respect_gemini_ignore),
+            workspace: env.workspace.clone(),
+        }))
+    }
+}
+
+struct ReadManyCall {
+    include: Vec<String>,
+    excludes: Vec<String>,
+    opts: IgnoreOptions,
+    workspace: Arc<Workspace>,
+}
+
+#[async_trait]
+impl Invocation for ReadManyCall {
+    fn description(&self) -> String {
+        let ex = if self.excludes.is_empty() {
+            "none specified".to_string()
+        } else {
+            format!(
+                "patterns like\n{}{}",
+                self.excludes.iter().take(2).cloned().collect::<Vec<_>>().join("`, `"),
+                if self.excludes.len() > 2 { "...`" } else { "`" }
+            )
+        };
+        format!(
+            "Will attempt to read and concatenate files using patterns:\n{}\n (within target directory:\n{}\n) . Excluding: {ex}. File encoding: utf-8. Separator: \"--- path/to/file.ext ---\".",
+            self.include.join("`, `"),
+            self.workspace.primary().display()
+        )
+    }
+
+    async fn execute(&self, ctx: ExecContext) -> ToolResult {
+        let job = Job {
+            include: self.include.clone(),
+            excludes: self.excludes.clone(),
+            opts: self.opts,
+            workspace: self.workspace.clone(),
+            cancel: ctx.cancel.clone(),
+        };
+        match tokio::task::spawn_blocking(move || job.run()).await {
+            Ok(r) => r,
+            Err(e) => search_error(&e.to_string()),
+        }
+    }
+}
+
+fn search_error(msg: &str) -> ToolResult {
+    ToolResult::error(
+        ErrorType::ReadManyFilesSearchError,
+        format!("Error during file search: {msg}"),
+        format!("Error during file search: {msg}"),
+        format!("Error: {msg}"),
+    )
+}
+
+fn glob_set(patterns: &[String]) -> Result<GlobSet, String> {
+    let mut b = GlobSetBuilder::new();
+    for p in patterns {
+        let g = GlobBuilder::new(p.strip_prefix("./").unwrap_or(p))
+            .case_insensitive(true)
+            .literal_separator(true)
+            .backslash_escape(true)
+            .empty_alternates(true)
+            .build()
+            .map_err(|e| format!("invalid glob pattern {p:?}: {e}"))?;
+        b.add(g);
+    }
+    b.build().map_err(|e| e.to_string())
+}
+
+struct Job {
+    include: Vec<String>,
+    excludes: Vec<String>,
+    opts: IgnoreOptions,
+    workspace: Arc<Workspace>,
+    cancel: CancellationToken,
+}
+
+impl Job {
+    /// Files matching the include globs (paths naming an existing file are taken literally).
+    fn find(&self) -> Result<Vec<PathBuf>, String> {
+        let excludes = glob_set(&self.excludes)?;
+        let found: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+        for root in self.workspace.roots() {
+            let dir = root.real.clone();
+            let pats: Vec<String> = self
+                .include
+                .iter()
+                .map(|p| if dir.join(p).is_file() { globset::escape(p) } else { p.clone() })
+                .collect();
+            let includes = glob_set(&pats)?;
+            let ex = &excludes;
+            let prune_dir = dir.clone();
+            let prune = excludes.clone();
+            let mut walk = WalkBuilder::new(&dir);
+            walk.standard_filters(false)
+                .hidden(false)
+                .follow_links(false)
+                .threads(std::thread::available_parallelism().map_or(2, |n| n.get()).min(4))
+                .filter_entry(move |e| {
+                    if !e.file_type().is_some_and(|t| t.is_dir()) {
+                        return true;
+                    }
+                    let rel = e
+                        .path()
+                        .strip_prefix(&prune_dir)
+                        .map(|r| r.to_string_lossy().replace('\\', "/"))
+                        .unwrap_or_default();
+                    rel.is_empty() || !excludes_dir(&prune, &rel)
+                });
+            let (found, includes, dir, cancel) = (&found, &includes, &dir, &self.cancel);
+            walk.build_parallel().run(|| {
+                Box::new(move |entry| {
+                    if cancel.is_cancelled() {
+                        return WalkState::Quit;
+                    }
+                    let Ok(entry) = entry else { return WalkState::Continue };
+                    if entry.file_type().is_some_and(|t| t.is_dir()) {
+                        return WalkState::Continue;
+                    }
+                    let Ok(rel) = entry.path().strip_prefix(dir) else {
+                        return WalkState::Continue;
+                    };
+                    if includes.is_match(rel) && !ex.is_match(rel) {
+                        found
+                            .lock()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .push(entry.path().to_path_buf());
+                    }
+                    WalkState::Continue
+                })
+            });
+        }
+        let mut files = found.into_inner().unwrap_or_else(|e| e.into_inner());
+        files.sort();
+        files.dedup();
+        Ok(files)
+    }
+
+    fn run(self) -> ToolResult {
+        let files = match self.find() {
+            Ok(f) => f,
+            Err(e) => return search_error(&e),
+        };
+        let ws = &self.workspace;
+        let mut skipped: Vec<(String, String)> = Vec::new();
+        let mut ignored = 0usize;
+        let mut kept = Vec::new();
+        for f in files {
+            if ws.ignore().is_ignored(&f, false, self.opts) {
+                ignored += 1;
+                continue;
+            }
+            let real = paths::robust_realpath(&f).unwrap_or_else(|_| f.clone());
+            if let Err(e) =
+                ws.check_access(&ResolvedPath { lexical: f.clone(), real }, Access::Read)
+            {
+                let reason = match e {
+                    toolbelt_core::workspace::PathError::Outside { .. } => {
+                        "Security: Path not in workspace".to_string()
+                    }
+                    other => format!("Security: {other}"),
+                };
+                skipped.push((f.display().to_string(), reason));
+                continue;
+            }
+            kept.push(f);
+        }
+        if ignored > 0 {
+            skipped.push((format!("{ignored} file(s)"), "ignored by project ignore files".into()));
+        }
+        kept.sort_by(|a, b| {
+            a.to_string_lossy().encode_utf16().cmp(b.to_string_lossy().encode_utf16())
+        });
+        let mut parts: Vec<Part> = Vec::new();
+        let mut read_files: Vec<String> = Vec::new();
+        for f in &kept {
+            if self.cancel.is_cancelled() {
+                skipped.push((ws.relative(f), "cancelled before it was read".into()));
+                continue;
+            }
+            let shown = ws.relative(f);
+            let kind = file_type::detect(f);
+            if matches!(kind, FileType::Image | FileType::Pdf | FileType::Audio)
+                && !self.requested(f)
+            {
+                skipped.push((shown, ASSET_SKIP.into()));
+                continue;
+            }
+            let mut warned = false;
+            let r = read(f, &shown, |text| {
+                let sel = select_lines(text, None, None);
+                warned = sel.truncated();
+                ToolResult::text(sel.body, "")
+            });
+            if let Some(e) = &r.error {
+                skipped.push((shown, format!("Read error: {}", e.message)));
+                continue;
+            }
+            match r.llm_content {
+                Content::Text(t) => {
+                    let warning = if warned { TRUNCATION_WARNING } else { "" };
+                    parts.push(Part::text(format!("--- {} ---\n\n{warning}{t}\n\n", f.display())));
+                }
+                Content::Part(p) => parts.push(p),
+                Content::Parts(ps) => parts.extend(ps),
+            }
+            read_files.push(shown);
+        }
+        if parts.is_empty() {
+            parts.push(Part::text(NOTHING));
+        } else {
+            parts.push(Part::text(END));
+        }
+        let summary = self.summary(&read_files, &skipped);
+        ToolResult {
+            llm_content: Content::Parts(parts),
+            return_display: json!({
+                "summary": summary,
+                "files": read_files,
+                "skipped": skipped.iter().map(|(p, r)| json!({"path": p, "reason": r})).collect::<Vec<_>>(),
+                "include": self.include,
+                "excludes": self.excludes,
+                "targetDir": ws.primary().display().to_string(),
+            }),
+            ..ToolResult::default()
+        }
+    }
+
+    /// Media files are read only when a pattern names their extension or their name.
+    fn requested(&self, f: &Path) -> bool {
+        let ext = file_type::extension(f).map(|e| format!(".{e}"));
+        let stem = f.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        self.include.iter().any(|p| {
+            ext.as_ref().is_some_and(|e| p.to_lowercase().contains(e))
+                || (!stem.is_empty() && p.contains(&stem))
+        })
+    }
+
+    fn summary(&self, files: &[String], skipped: &[(String, String)]) -> String {
+        let mut s = format!(
+            "### ReadManyFiles Result (Target Dir: `{}`)\n\n",
+            self.workspace.primary().display()
+        );
+        if !files.is_empty() {
+            s.push_str(&format!(
+                "Successfully read and concatenated content from **{} file(s)**.\n",
+                files.len()
+            ));
+            if files.len() > 10 {
+                s.push_str("\n**Processed Files (first 10 shown):**\n");
+                for f in &files[..10] {
+                    s.push_str(&format!("- `{f}`\n"));
+                }
+                s.push_str(&format!("- ...and {} more.\n", files.len() - 10));
+            } else {
+                s.push_str("\n**Processed Files:**\n");
+                for f in files {
+                    s.push_str(&format!("- `{f}`\n"));
+                }
+            }
+        }
+        if !skipped.is_empty() {
+            if files.is_empty() {
+                s.push_str("No files were read and concatenated based on the criteria.\n");
+            }
+            if skipped.len() > 5 {
+                s.push_str(&format!("\n**Skipped {} item(s) (first 5 shown):**\n", skipped.len()));
+            } else {
+                s.push_str(&format!("\n**Skipped {} item(s):**\n", skipped.len()));
+            }
+            for (p, r) in skipped.iter().take(5) {
+                s.push_str(&format!("- `{p}` (Reason: {r})\n"));
+            }
+            if skipped.len() > 5 {
+                s.push_str(&format!("- ...and {} more.\n", skipped.len() - 5));
+            }
+        } else if files.is_empty() {
+            s.push_str("No files were read and concatenated based on the criteria.\n");
+        }
+        s.trim().to_string()
+    }
+}
+
+/// A folder is pruned when the excludes match something inside it (`**/dist/**`) or the
+/// folder itself.
+fn excludes_dir(set: &GlobSet, rel: &str) -> bool {
+    set.is_match(rel) || set.is_match(format!("{rel}/\u{1}"))
+}

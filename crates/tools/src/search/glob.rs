@@ -1,0 +1,321 @@
+//! `glob`: files whose paths match a glob pattern, recent ones first.
+
+use std::cmp::Ordering;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicUsize;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
+
+use async_trait::async_trait;
+use globset::{GlobBuilder, GlobMatcher};
+use ignore::{WalkBuilder, WalkState};
+use serde::Deserialize;
+use serde_json::{json, Value};
+use tokio_util::sync::CancellationToken;
+use toolbelt_core::result::{ErrorType, ToolResult};
+use toolbelt_core::schema::rename_params;
+use toolbelt_core::tool::{Declaration, ExecContext, Invocation, ModelFamily, Tool, ToolEnv};
+use toolbelt_core::workspace::{paths, Access, IgnoreOptions, Workspace};
+use toolbelt_core::Kind;
+
+use super::GLOB_EXCLUDED_DIRS;
+use crate::fs::shorten_path;
+
+pub const NAME: &str = "glob";
+const RECENT: Duration = Duration::from_secs(24 * 60 * 60);
+
+#[derive(Debug, Deserialize)]
+struct Params {
+    pattern: String,
+    dir_path: Option<String>,
+    #[serde(default)]
+    case_sensitive: bool,
+    respect_git_ignore: Option<bool>,
+    respect_gemini_ignore: Option<bool>,
+}
+
+pub struct Glob;
+
+impl Tool for Glob {
+    fn name(&self) -> &str {
+        NAME
+    }
+    fn display_name(&self) -> &str {
+        "FindFiles"
+    }
+    fn kind(&self) -> Kind {
+        Kind::Search
+    }
+
+    fn declaration(&self, _family: ModelFamily) -> Declaration {
+        Declaration {
+            name: NAME.into(),
+            description: include_str!("descriptions/glob.md").into(),
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "pattern": {"type": "string", "description": "The glob to match, e.g. '**/*.py' or 'docs/*.md'."},
+                    "dir_path": {"type": "string", "description": "Optional: the folder to search in. Default: every workspace root."},
+                    "case_sensitive": {"type": "boolean", "description": "Optional: whether letter case must match. Default false."},
+                    "respect_git_ignore": {"type": "boolean", "description": "Optional: honour .gitignore (git repositories only). Default true."},
+                    "respect_gemini_ignore": {"type": "boolean", "description": "Optional: honour .geminiignore. Default true."}
+                },
+                "required": ["pattern"]
+            }),
+        }
+    }
+
+    fn normalize_args(&self, args: &mut Value) {
+        rename_params(args, &[("path", "dir_path")]);
+    }
+
+    fn build(&self, params: Value, env: &ToolEnv) -> Result<Box<dyn Invocation>, String> {
+        let p: Params =
+            serde_json::from_value(params).map_err(|e| format!("Invalid parameters: {e}"))?;
+        let ws = &env.workspace;
+        let dirs: Vec<PathBuf> = match &p.dir_path {
+            Some(d) => {
+                let r = ws.resolve_checked(d, Access::Read).map_err(|e| e.to_string())?;
+                match std::fs::metadata(&r.real) {
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                        return Err(format!("Search path does not exist {}", r.real.display()))
+                    }
+                    Err(e) => return Err(format!("Error accessing search path: {e}")),
+                    Ok(m) if !m.is_dir() => {
+                        return Err(format!("Search path is not a directory: {}", r.real.display()))
+                    }
+                    Ok(_) => {}
+                }
+                vec![r.real]
+            }
+            None => ws.roots().iter().map(|r| r.real.clone()).collect(),
+        };
+        if p.pattern.trim().is_empty() {
+            return Err("The 'pattern' parameter cannot be empty.".into());
+        }
+        let description = match &p.dir_path {
+            Some(d) => format!(
+                "'{}' within {}",
+                p.pattern,
+                shorten_path(&ws.relative(&paths::lexical_resolve(ws.primary(), Path::new(d))))
+            ),
+            None => format!("'{}'", p.pattern),
+        };
+        Ok(Box::new(GlobCall {
+            dirs,
+            description,
+            opts: ws.ignore_options(p.respect_git_ignore, p.respect_gemini_ignore),
+            workspace: env.workspace.clone(),
+            pattern: p.pattern,
+            case_sensitive: p.case_sensitive,
+        }))
+    }
+}
+
+struct GlobCall {
+    dirs: Vec<PathBuf>,
+    description: String,
+    opts: IgnoreOptions,
+    workspace: Arc<Workspace>,
+    pattern: String,
+    case_sensitive: bool,
+}
+
+#[async_trait]
+impl Invocation for GlobCall {
+    fn description(&self) -> String {
+        self.description.clone()
+    }
+
+    async fn execute(&self, ctx: ExecContext) -> ToolResult {
+        let job = Job {
+            dirs: self.dirs.clone(),
+            opts: self.opts,
+            workspace: self.workspace.clone(),
+            pattern: self.pattern.clone(),
+            case_sensitive: self.case_sensitive,
+            cancel: ctx.cancel.clone(),
+        };
+        match tokio::task::spawn_blocking(move || job.run()).await {
+            Ok(r) => r,
+            Err(e) => error(&e.to_string()),
+        }
+    }
+}
+
+fn error(msg: &str) -> ToolResult {
+    ToolResult::error(
+        ErrorType::GlobExecutionError,
+        format!("Error during glob search operation: {msg}"),
+        format!("Error during glob search operation: {msg}"),
+        "Error: An unexpected error occurred.",
+    )
+}
+
+struct Job {
+    dirs: Vec<PathBuf>,
+    opts: IgnoreOptions,
+    workspace: Arc<Workspace>,
+    pattern: String,
+    case_sensitive: bool,
+    cancel: CancellationToken,
+}
+
+impl Job {
+    fn matcher(&self, dir: &Path) -> Result<GlobMatcher, String> {
+        // A pattern naming an existing path is taken literally (so `[id]/page.tsx` works).
+        let literal = dir.join(&self.pattern).exists();
+        let pat = if literal { globset::escape(&self.pattern) } else { self.pattern.clone() };
+        let pat = pat.strip_prefix("./").unwrap_or(&pat).to_string();
+        GlobBuilder::new(&pat)
+            .case_insensitive(!self.case_sensitive)
+            .literal_separator(true)
+            .backslash_escape(true)
+            .empty_alternates(true)
+            .build()
+            .map(|g| g.compile_matcher())
+            .map_err(|e| format!("invalid glob pattern {:?}: {e}", self.pattern))
+    }
+
+    fn run(self) -> ToolResult {
+        let found: Mutex<Vec<(PathBuf, Option<SystemTime>)>> = Mutex::new(Vec::new());
+        let ignored = AtomicUsize::new(0);
+        for dir in &self.dirs {
+            let matcher = match self.matcher(dir) {
+                Ok(m) => m,
+                Err(e) => return error(&e),
+            };
+            let absolute = Path::new(&self.pattern).is_absolute();
+            let mut walk = WalkBuilder::new(dir);
+            walk.standard_filters(false)
+                .hidden(false)
+                .follow_links(false)
+                .threads(std::thread::available_parallelism().map_or(2, |n| n.get()).min(4))
+                .filter_entry(|e| {
+                    !(e.file_type().is_some_and(|t| t.is_dir())
+                        && GLOB_EXCLUDED_DIRS.iter().any(|x| e.file_name() == *x))
+                });
+            let this = &self;
+            walk.build_parallel().run(|| {
+                let (found, ignored, matcher) = (&found, &ignored, &matcher);
+                Box::new(move |entry| {
+                    if this.cancel.is_cancelled() {
+                        return WalkState::Quit;
+                    }
+                    let Ok(entry) = entry else { return WalkState::Continue };
+                    // Regular files only: symlinks are dropped as upstream's realpath check does.
+                    if !entry.file_type().is_some_and(|t| t.is_file()) {
+                        return WalkState::Continue;
+                    }
+                    let path = entry.path();
+                    let hit = if absolute {
+                        matcher.is_match(path)
+                    } else {
+                        path.strip_prefix(dir).is_ok_and(|rel| matcher.is_match(rel))
+                    };
+                    if !hit {
+                        return WalkState::Continue;
+                    }
+                    if this.workspace.ignore().is_ignored(path, false, this.opts) {
+                        ignored.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        return WalkState::Continue;
+                    }
+                    let mtime = entry.metadata().ok().and_then(|m| m.modified().ok());
+                    found
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .push((path.to_path_buf(), mtime));
+                    WalkState::Continue
+                })
+            });
+        }
+        let mut files = found.into_inner().unwrap_or_else(|e| e.into_inner());
+        let ignored = ignored.into_inner();
+        let place = if self.dirs.len() == 1 {
+            format!("within {}", self.dirs[0].display())
+        } else {
+            String::new()
+        };
+        let note = if self.cancel.is_cancelled() {
+            "\n\n(The search was cut short: it was cancelled or ran out of time. These results are partial.)"
+        } else {
+            ""
+        };
+        if files.is_empty() {
+            let place = if self.dirs.len() == 1 {
+                place
+            } else {
+                format!("within {} workspace directories", self.dirs.len())
+            };
+            let ign = if ignored > 0 {
+                format!(" ({ignored} files were ignored)")
+            } else {
+                String::new()
+            };
+            return ToolResult::text(
+                format!("No files found matching pattern \"{}\" {place}{ign}{note}", self.pattern),
+                "No files found",
+            );
+        }
+        sort_entries(&mut files, SystemTime::now());
+        let place = if self.dirs.len() == 1 {
+            place
+        } else {
+            format!("across {} workspace directories", self.dirs.len())
+        };
+        let ign = if ignored > 0 {
+            format!(" ({ignored} additional files were ignored)")
+        } else {
+            String::new()
+        };
+        let list: Vec<String> = files.iter().map(|(p, _)| p.display().to_string()).collect();
+        ToolResult::text(
+            format!(
+                "Found {} file(s) matching \"{}\" {place}{ign}, sorted by modification time (newest first):\n{}{note}",
+                files.len(),
+                self.pattern,
+                list.join("\n")
+            ),
+            format!("Found {} matching file(s)", files.len()),
+        )
+    }
+}
+
+/// Files changed in the last 24 hours first, newest first; the rest by path in collation order.
+fn sort_entries(files: &mut [(PathBuf, Option<SystemTime>)], now: SystemTime) {
+    let recent = |t: &Option<SystemTime>| {
+        t.and_then(|t| now.duration_since(t).ok()).is_some_and(|age| age < RECENT)
+    };
+    let mut collator = feruca::Collator::new(feruca::Tailoring::default(), false, true);
+    files.sort_by(|a, b| match (recent(&a.1), recent(&b.1)) {
+        (true, true) => b.1.cmp(&a.1).then_with(|| {
+            collator.collate(a.0.to_string_lossy().as_ref(), b.0.to_string_lossy().as_ref())
+        }),
+        (true, false) => Ordering::Less,
+        (false, true) => Ordering::Greater,
+        (false, false) => {
+            collator.collate(a.0.to_string_lossy().as_ref(), b.0.to_string_lossy().as_ref())
+        }
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn recent_files_first_then_by_path() {
+        let now = SystemTime::now();
+        let old = now - Duration::from_secs(3 * 24 * 3600);
+        let mut v = vec![
+            (PathBuf::from("/r/b"), Some(old)),
+            (PathBuf::from("/r/A"), Some(old)),
+            (PathBuf::from("/r/new1"), Some(now - Duration::from_secs(60))),
+            (PathBuf::from("/r/new2"), Some(now - Duration::from_secs(10))),
+            (PathBuf::from("/r/none"), None),
+        ];
+        sort_entries(&mut v, now);
+        let names: Vec<_> = v.iter().map(|(p, _)| p.display().to_string()).collect();
+        assert_eq!(names, ["/r/new2", "/r/new1", "/r/A", "/r/b", "/r/none"]);
+    }
+}

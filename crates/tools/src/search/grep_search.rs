@@ -1,0 +1,497 @@
+//! `grep_search` (legacy name `search_file_content`): regex search over file contents, in
+//! process, with ripgrep's own crates, in parallel across files.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use grep_regex::{RegexMatcher, RegexMatcherBuilder};
+use grep_searcher::{
+    BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkContextKind, SinkMatch,
+};
+use ignore::overrides::OverrideBuilder;
+use ignore::{WalkBuilder, WalkState};
+use serde::Deserialize;
+use serde_json::{json, Value};
+use tokio_util::sync::CancellationToken;
+use toolbelt_core::result::{ErrorType, ToolResult};
+use toolbelt_core::schema::rename_params;
+use toolbelt_core::tool::{
+    Declaration, ExecContext, Invocation, Location, ModelFamily, Tool, ToolEnv,
+};
+use toolbelt_core::workspace::{paths, Access, IgnoreOptions, Workspace, GEMINI_IGNORE};
+use toolbelt_core::Kind;
+
+use super::{format_grep, GrepEntry, GrepReport, GREP_EXCLUDES};
+use crate::fs::shorten_path;
+
+pub const NAME: &str = "grep_search";
+pub const DEFAULT_TOTAL_MAX_MATCHES: usize = 100;
+/// A single line longer than this makes the file unsearchable rather than exhausting memory.
+const HEAP_LIMIT: usize = 32 * 1024 * 1024;
+
+#[derive(Debug, Clone, Deserialize)]
+struct Params {
+    pattern: String,
+    dir_path: Option<String>,
+    include_pattern: Option<String>,
+    exclude_pattern: Option<String>,
+    #[serde(default)]
+    names_only: bool,
+    max_matches_per_file: Option<u64>,
+    total_max_matches: Option<u64>,
+    #[serde(default)]
+    case_sensitive: bool,
+    #[serde(default)]
+    fixed_strings: bool,
+    context: Option<u64>,
+    after: Option<u64>,
+    before: Option<u64>,
+    #[serde(default)]
+    no_ignore: bool,
+}
+
+pub struct GrepSearch;
+
+impl Tool for GrepSearch {
+    fn name(&self) -> &str {
+        NAME
+    }
+    fn display_name(&self) -> &str {
+        "SearchText"
+    }
+    fn kind(&self) -> Kind {
+        Kind::Search
+    }
+
+    fn declaration(&self, family: ModelFamily) -> Declaration {
+        let description = match family {
+            ModelFamily::Legacy => include_str!("descriptions/grep_search.legacy.md"),
+            ModelFamily::Gemini3 => include_str!("descriptions/grep_search.gemini3.md"),
+        };
+        Declaration {
+            name: NAME.into(),
+            description: description.into(),
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "pattern": {"type": "string", "description": "The regular expression to search for (Rust regex syntax), or the literal text when 'fixed_strings' is true."},
+                    "dir_path": {"type": "string", "description": "Folder (searched recursively) or single file to search, relative to the workspace root. Default: the root ('.')."},
+                    "include_pattern": {"type": "string", "description": "Glob that files must match to be searched (e.g. '*.ts', 'src/**'). Default: all files."},
+                    "exclude_pattern": {"type": "string", "description": "Optional: a regular expression; lines that match it are left out of the results even when they match 'pattern'."},
+                    "names_only": {"type": "boolean", "description": "Optional: if true, return only the paths of files with matches, without lines or line numbers."},
+                    "max_matches_per_file": {"type": "integer", "minimum": 1, "description": "Optional: at most this many matches from each file."},
+                    "total_max_matches": {"type": "integer", "minimum": 1, "description": "Optional: at most this many matches in all (default 100)."},
+                    "case_sensitive": {"type": "boolean", "description": "If true, letter case must match. Default: false (case-insensitive)."},
+                    "fixed_strings": {"type": "boolean", "description": "If true, 'pattern' is literal text rather than a regular expression. Default: false."},
+                    "context": {"type": "integer", "minimum": 0, "description": "Lines of context to show before and after each match (like grep -C). Default 0."},
+                    "after": {"type": "integer", "minimum": 0, "description": "Lines of context to show after each match (like grep -A). Default 0."},
+                    "before": {"type": "integer", "minimum": 0, "description": "Lines of context to show before each match (like grep -B). Default 0."},
+                    "no_ignore": {"type": "boolean", "description": "If true, also search files that ignore files and the default excludes (build/, dist/, node_modules ...) would skip. Default false."}
+                },
+                "required": ["pattern"]
+            }),
+        }
+    }
+
+    /// Older versions called the folder `path` and the file filter `include`.
+    fn normalize_args(&self, args: &mut Value) {
+        rename_params(args, &[("path", "dir_path"), ("include", "include_pattern")]);
+    }
+
+    fn build(&self, params: Value, env: &ToolEnv) -> Result<Box<dyn Invocation>, String> {
+        let p: Params =
+            serde_json::from_value(params).map_err(|e| format!("Invalid parameters: {e}"))?;
+        if !p.fixed_strings {
+            regex::Regex::new(&p.pattern).map_err(|e| {
+                format!(
+                    "Invalid regular expression pattern provided: {}. Error: {}",
+                    p.pattern,
+                    one_line(&e.to_string())
+                )
+            })?;
+        }
+        let exclude = match &p.exclude_pattern {
+            Some(x) => Some(
+                regex::RegexBuilder::new(x).case_insensitive(!p.case_sensitive).build().map_err(
+                    |e| {
+                        format!(
+                            "Invalid exclude regular expression pattern provided: {x}. Error: {}",
+                            one_line(&e.to_string())
+                        )
+                    },
+                )?,
+            ),
+            None => None,
+        };
+        let matcher = build_matcher(&p)?;
+        let ws = &env.workspace;
+        let search = ws
+            .resolve_checked(p.dir_path.as_deref().unwrap_or("."), Access::Read)
+            .map_err(|e| e.to_string())?;
+        match std::fs::metadata(&search.real) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(format!("Path does not exist: {}", search.real.display()))
+            }
+            Err(e) => {
+                return Err(format!(
+                    "Failed to access path stats for {}: {e}",
+                    search.real.display()
+                ))
+            }
+            Ok(m) if !m.is_dir() && !m.is_file() => {
+                return Err(format!(
+                    "Path is not a valid directory or file: {}",
+                    search.real.display()
+                ))
+            }
+            Ok(_) => {}
+        }
+        let rel = ws.relative(&search.real);
+        let within = if rel == "." { "./".to_string() } else { shorten_path(&rel) };
+        let description = format!(
+            "'{}'{} within {within}",
+            p.pattern,
+            p.include_pattern.as_ref().map(|i| format!(" in {i}")).unwrap_or_default()
+        );
+        Ok(Box::new(GrepCall {
+            search: search.real,
+            description,
+            opts: ws.ignore_options(None, None),
+            workspace: env.workspace.clone(),
+            matcher,
+            exclude,
+            params: p,
+        }))
+    }
+}
+
+fn one_line(s: &str) -> String {
+    s.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" ")
+}
+
+fn build_matcher(p: &Params) -> Result<RegexMatcher, String> {
+    RegexMatcherBuilder::new()
+        .case_insensitive(!p.case_sensitive)
+        .fixed_strings(p.fixed_strings)
+        .line_terminator(Some(b'\n'))
+        .build(&p.pattern)
+        .map_err(|e| {
+            format!(
+                "Invalid regular expression pattern provided: {}. Error: {}",
+                p.pattern,
+                one_line(&e.to_string())
+            )
+        })
+}
+
+struct GrepCall {
+    search: PathBuf,
+    description: String,
+    opts: IgnoreOptions,
+    workspace: Arc<Workspace>,
+    matcher: RegexMatcher,
+    exclude: Option<regex::Regex>,
+    params: Params,
+}
+
+#[async_trait]
+impl Invocation for GrepCall {
+    fn description(&self) -> String {
+        self.description.clone()
+    }
+
+    fn locations(&self) -> Vec<Location> {
+        vec![Location { path: self.search.display().to_string(), line: None }]
+    }
+
+    async fn execute(&self, ctx: ExecContext) -> ToolResult {
+        let job = Job {
+            search: self.search.clone(),
+            opts: self.opts,
+            workspace: self.workspace.clone(),
+            matcher: self.matcher.clone(),
+            exclude: self.exclude.clone(),
+            params: self.params.clone(),
+            cancel: ctx.cancel.clone(),
+        };
+        match tokio::task::spawn_blocking(move || job.run()).await {
+            Ok(r) => r,
+            Err(e) => ToolResult::simple_error(
+                ErrorType::GrepExecutionError,
+                format!("Error during grep search operation: {e}"),
+            ),
+        }
+    }
+}
+
+struct Job {
+    search: PathBuf,
+    opts: IgnoreOptions,
+    workspace: Arc<Workspace>,
+    matcher: RegexMatcher,
+    exclude: Option<regex::Regex>,
+    params: Params,
+    cancel: CancellationToken,
+}
+
+/// Matches and context lines of one file.
+struct FileHits {
+    path: PathBuf,
+    entries: Vec<(u64, String, bool)>,
+}
+
+impl Job {
+    fn run(self) -> ToolResult {
+        let p = &self.params;
+        let limit = p
+            .total_max_matches
+            .map_or(DEFAULT_TOTAL_MAX_MATCHES, |n| usize::try_from(n).unwrap_or(usize::MAX));
+        let (before, after) = context_of(p);
+        let mut files = match self.search_tree(before, after, limit) {
+            Ok(f) => f,
+            Err(msg) => {
+                let m = format!("Error during grep search operation: {msg}");
+                return ToolResult::text(m.clone(), format!("Error: {msg}"));
+            }
+        };
+        let mut entries = self.flatten(&files, limit);
+        let matches = entries.iter().filter(|e| !e.is_context).count();
+        let auto = !p.names_only && p.context.is_none() && p.after.is_none() && p.before.is_none();
+        if auto && (1..=3).contains(&matches) && !self.cancel.is_cancelled() {
+            let n = if matches == 1 { 50 } else { 15 };
+            let paths: Vec<PathBuf> = files.iter().map(|f| f.path.clone()).collect();
+            files = paths
+                .iter()
+                .filter_map(|path| self.search_file(path, n, n))
+                .filter(|f| !f.entries.is_empty())
+                .collect();
+            entries = self.flatten(&files, limit);
+        }
+        let place = format!("in path \"{}\"", p.dir_path.as_deref().unwrap_or("."));
+        format_grep(
+            &entries,
+            &GrepReport {
+                pattern: &p.pattern,
+                place,
+                include: p.include_pattern.as_deref(),
+                names_only: p.names_only,
+                limit,
+                cut_short: self
+                    .cancel
+                    .is_cancelled()
+                    .then_some("it was cancelled or ran out of time"),
+            },
+        )
+    }
+
+    /// Walks the search path in parallel and searches every file that passes the filters,
+    /// stopping once `limit` matches are in (or on cancellation).
+    fn search_tree(
+        &self,
+        before: usize,
+        after: usize,
+        limit: usize,
+    ) -> Result<Vec<FileHits>, String> {
+        let p = &self.params;
+        let mut walk = WalkBuilder::new(&self.search);
+        walk.follow_links(false);
+        if p.no_ignore {
+            walk.standard_filters(false).hidden(true);
+        } else {
+            walk.standard_filters(true).require_git(true);
+            if !self.opts.respect_git_ignore {
+                walk.git_ignore(false).git_exclude(false).git_global(false);
+            }
+            if self.opts.respect_gemini_ignore {
+                let gi = self.workspace.primary().join(GEMINI_IGNORE);
+                if gi.is_file() {
+                    if let Some(e) = walk.add_ignore(&gi) {
+                        tracing::warn!("{}: {e}", gi.display());
+                    }
+                }
+            }
+        }
+        let mut ov = OverrideBuilder::new(&self.search);
+        if let Some(inc) = &p.include_pattern {
+            ov.add(inc).map_err(|e| format!("invalid include_pattern {inc:?}: {e}"))?;
+        }
+        if !p.no_ignore {
+            for x in GREP_EXCLUDES {
+                ov.add(&format!("!{x}")).map_err(|e| e.to_string())?;
+            }
+        }
+        walk.overrides(ov.build().map_err(|e| e.to_string())?);
+        let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).min(4);
+        walk.threads(threads);
+
+        let found = AtomicUsize::new(0);
+        let results: Mutex<Vec<FileHits>> = Mutex::new(Vec::new());
+        let single_file = self.search.is_file();
+        walk.build_parallel().run(|| {
+            let found = &found;
+            let results = &results;
+            let mut searcher = self.searcher(before, after);
+            Box::new(move |entry| {
+                if self.cancel.is_cancelled() || found.load(Ordering::Relaxed) >= limit {
+                    return WalkState::Quit;
+                }
+                let Ok(entry) = entry else { return WalkState::Continue };
+                if !entry.file_type().is_some_and(|t| t.is_file()) {
+                    return WalkState::Continue;
+                }
+                let path = entry.path();
+                if !single_file
+                    && !p.no_ignore
+                    && self.workspace.ignore().is_ignored(path, false, self.opts)
+                {
+                    return WalkState::Continue;
+                }
+                if let Some(hits) = self.search_with(&mut searcher, path) {
+                    let n = hits.entries.iter().filter(|e| !e.2).count();
+                    if n > 0 {
+                        found.fetch_add(n, Ordering::Relaxed);
+                        results.lock().unwrap_or_else(|e| e.into_inner()).push(hits);
+                    }
+                }
+                WalkState::Continue
+            })
+        });
+        let mut files = results.into_inner().unwrap_or_else(|e| e.into_inner());
+        files.sort_by(|a, b| a.path.cmp(&b.path));
+        Ok(files)
+    }
+
+    fn searcher(&self, before: usize, after: usize) -> Searcher {
+        SearcherBuilder::new()
+            .line_number(true)
+            .before_context(before)
+            .after_context(after)
+            .binary_detection(BinaryDetection::quit(b'\x00'))
+            .heap_limit(Some(HEAP_LIMIT))
+            .build()
+    }
+
+    fn search_file(&self, path: &Path, before: usize, after: usize) -> Option<FileHits> {
+        let mut s = self.searcher(before, after);
+        self.search_with(&mut s, path)
+    }
+
+    fn search_with(&self, searcher: &mut Searcher, path: &Path) -> Option<FileHits> {
+        let max =
+            self.params.max_matches_per_file.map(|m| usize::try_from(m).unwrap_or(usize::MAX));
+        let after = u64::try_from(searcher.after_context()).unwrap_or(u64::MAX);
+        let mut sink = Collect {
+            entries: Vec::new(),
+            matches: 0,
+            max,
+            after,
+            last_match: 0,
+            exclude: self.exclude.as_ref(),
+            cancel: &self.cancel,
+        };
+        searcher.search_path(&self.matcher, path, &mut sink).ok()?;
+        Some(FileHits { path: path.to_path_buf(), entries: sink.entries })
+    }
+
+    /// Files in path order; stops right after the `limit`-th match.
+    fn flatten(&self, files: &[FileHits], limit: usize) -> Vec<GrepEntry> {
+        let mut out = Vec::new();
+        let mut count = 0;
+        for f in files {
+            let shown = if self.search.is_file() {
+                f.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
+            } else {
+                paths::relative_to(&f.path, &self.search)
+            };
+            for (n, line, ctx) in &f.entries {
+                if count >= limit {
+                    return out;
+                }
+                if !ctx {
+                    count += 1;
+                }
+                out.push(GrepEntry {
+                    file_path: shown.clone(),
+                    absolute: f.path.clone(),
+                    line_number: *n,
+                    line: line.clone(),
+                    is_context: *ctx,
+                });
+            }
+        }
+        out
+    }
+}
+
+/// ripgrep's rule: -A/-B win over -C for their side.
+fn context_of(p: &Params) -> (usize, usize) {
+    let c = p.context.unwrap_or(0);
+    let to = |v: u64| usize::try_from(v).unwrap_or(usize::MAX);
+    (to(p.before.unwrap_or(c)), to(p.after.unwrap_or(c)))
+}
+
+struct Collect<'a> {
+    entries: Vec<(u64, String, bool)>,
+    matches: usize,
+    max: Option<usize>,
+    /// After-context lines, and the line of the last counted match: once the per-file maximum
+    /// is reached, lines inside that window are still shown (as context) and then the file ends.
+    after: u64,
+    last_match: u64,
+    exclude: Option<&'a regex::Regex>,
+    cancel: &'a CancellationToken,
+}
+
+impl Collect<'_> {
+    fn full(&self) -> bool {
+        self.max.is_some_and(|max| self.matches >= max)
+    }
+
+    /// Keeps a line unless it is not UTF-8 (as upstream skips ripgrep's `bytes` lines) or the
+    /// exclude pattern matches it.
+    fn keep(&mut self, number: Option<u64>, bytes: &[u8], context: bool) -> bool {
+        let Ok(text) = std::str::from_utf8(bytes) else { return false };
+        let text = text.trim_end();
+        if self.exclude.is_some_and(|x| x.is_match(text)) {
+            return false;
+        }
+        self.entries.push((number.unwrap_or(0), text.to_string(), context));
+        true
+    }
+}
+
+impl Sink for Collect<'_> {
+    type Error = std::io::Error;
+
+    fn matched(&mut self, _: &Searcher, m: &SinkMatch<'_>) -> Result<bool, Self::Error> {
+        if self.cancel.is_cancelled() {
+            return Ok(false);
+        }
+        let line = m.line_number().unwrap_or(0);
+        if self.full() {
+            if line <= self.last_match + self.after {
+                self.keep(m.line_number(), m.bytes(), true);
+                return Ok(true);
+            }
+            return Ok(false);
+        }
+        if self.keep(m.line_number(), m.bytes(), false) {
+            self.matches += 1;
+            self.last_match = line;
+        }
+        Ok(!self.full() || self.after > 0)
+    }
+
+    fn context(&mut self, _: &Searcher, c: &SinkContext<'_>) -> Result<bool, Self::Error> {
+        let line = c.line_number().unwrap_or(0);
+        if self.full()
+            && (matches!(c.kind(), SinkContextKind::Before) || line > self.last_match + self.after)
+        {
+            return Ok(line <= self.last_match + self.after);
+        }
+        self.keep(c.line_number(), c.bytes(), true);
+        Ok(!self.cancel.is_cancelled())
+    }
+}
