@@ -3,6 +3,7 @@
 //! - [`fs::read_file`], [`fs::list_directory`], [`fs::read_many_files`]
 //! - [`search::grep_search`], [`search::glob`]
 
+pub mod collate;
 pub mod fs;
 pub mod search;
 

@@ -224,11 +224,11 @@ fn list(
             entries.push(Entry { name, is_dir: m.is_dir(), size: m.len() });
         }
     }
-    let mut collator = feruca::Collator::new(feruca::Tailoring::default(), false, true);
+    let mut collator = crate::collate::collator();
     entries.sort_by(|a, b| match (a.is_dir, b.is_dir) {
         (true, false) => Ordering::Less,
         (false, true) => Ordering::Greater,
-        _ => collator.collate(a.name.as_str(), b.name.as_str()),
+        _ => crate::collate::compare(&mut collator, &a.name, &b.name),
     });
     let lines: Vec<String> = entries
         .iter()

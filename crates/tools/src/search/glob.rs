@@ -1,6 +1,5 @@
 //! `glob`: files whose paths match a glob pattern, recent ones first.
 
-use std::cmp::Ordering;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicUsize;
 use std::sync::{Arc, Mutex};
@@ -281,22 +280,21 @@ impl Job {
     }
 }
 
+fn path_text(f: &(PathBuf, Option<SystemTime>)) -> &str {
+    f.0.to_str().unwrap_or("\u{fffd}")
+}
+
 /// Files changed in the last 24 hours first, newest first; the rest by path in collation order.
-fn sort_entries(files: &mut [(PathBuf, Option<SystemTime>)], now: SystemTime) {
+fn sort_entries(files: &mut Vec<(PathBuf, Option<SystemTime>)>, now: SystemTime) {
     let recent = |t: &Option<SystemTime>| {
         t.and_then(|t| now.duration_since(t).ok()).is_some_and(|age| age < RECENT)
     };
-    let mut collator = feruca::Collator::new(feruca::Tailoring::default(), false, true);
-    files.sort_by(|a, b| match (recent(&a.1), recent(&b.1)) {
-        (true, true) => b.1.cmp(&a.1).then_with(|| {
-            collator.collate(a.0.to_string_lossy().as_ref(), b.0.to_string_lossy().as_ref())
-        }),
-        (true, false) => Ordering::Less,
-        (false, true) => Ordering::Greater,
-        (false, false) => {
-            collator.collate(a.0.to_string_lossy().as_ref(), b.0.to_string_lossy().as_ref())
-        }
-    });
+    let (mut new, mut old): (Vec<_>, Vec<_>) = files.drain(..).partition(|f| recent(&f.1));
+    crate::collate::sort_by_text(&mut new, path_text);
+    new.sort_by(|a, b| b.1.cmp(&a.1));
+    crate::collate::sort_by_text(&mut old, path_text);
+    files.extend(new);
+    files.extend(old);
 }
 
 #[cfg(test)]

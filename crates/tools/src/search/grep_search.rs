@@ -23,7 +23,7 @@ use toolbelt_core::tool::{
 use toolbelt_core::workspace::{paths, Access, IgnoreOptions, Workspace, GEMINI_IGNORE};
 use toolbelt_core::Kind;
 
-use super::{format_grep, GrepEntry, GrepReport, GREP_EXCLUDES};
+use super::{format_grep, GrepFile, GrepLine, GrepReport, GREP_EXCLUDES};
 use crate::fs::shorten_path;
 
 pub const NAME: &str = "grep_search";
@@ -236,12 +236,6 @@ struct Job {
     cancel: CancellationToken,
 }
 
-/// Matches and context lines of one file.
-struct FileHits {
-    path: PathBuf,
-    entries: Vec<(u64, String, bool)>,
-}
-
 impl Job {
     fn run(self) -> ToolResult {
         let p = &self.params;
@@ -249,29 +243,30 @@ impl Job {
             .total_max_matches
             .map_or(DEFAULT_TOTAL_MAX_MATCHES, |n| usize::try_from(n).unwrap_or(usize::MAX));
         let (before, after) = context_of(p);
-        let mut files = match self.search_tree(before, after, limit) {
+        let files = match self.search_tree(before, after, limit) {
             Ok(f) => f,
             Err(msg) => {
                 let m = format!("Error during grep search operation: {msg}");
                 return ToolResult::text(m.clone(), format!("Error: {msg}"));
             }
         };
-        let mut entries = self.flatten(&files, limit);
-        let matches = entries.iter().filter(|e| !e.is_context).count();
+        let mut files = limit_files(files, limit);
+        let matches: usize =
+            files.iter().map(|f| f.lines.iter().filter(|l| !l.is_context).count()).sum();
         let auto = !p.names_only && p.context.is_none() && p.after.is_none() && p.before.is_none();
         if auto && (1..=3).contains(&matches) && !self.cancel.is_cancelled() {
             let n = if matches == 1 { 50 } else { 15 };
-            let paths: Vec<PathBuf> = files.iter().map(|f| f.path.clone()).collect();
-            files = paths
+            let paths: Vec<PathBuf> = files.iter().map(|f| f.absolute.clone()).collect();
+            let again = paths
                 .iter()
                 .filter_map(|path| self.search_file(path, n, n))
-                .filter(|f| !f.entries.is_empty())
+                .filter(|f| !f.lines.is_empty())
                 .collect();
-            entries = self.flatten(&files, limit);
+            files = limit_files(again, limit);
         }
         let place = format!("in path \"{}\"", p.dir_path.as_deref().unwrap_or("."));
         format_grep(
-            &entries,
+            &files,
             &GrepReport {
                 pattern: &p.pattern,
                 place,
@@ -293,7 +288,7 @@ impl Job {
         before: usize,
         after: usize,
         limit: usize,
-    ) -> Result<Vec<FileHits>, String> {
+    ) -> Result<Vec<GrepFile>, String> {
         let p = &self.params;
         let mut walk = WalkBuilder::new(&self.search);
         walk.follow_links(false);
@@ -327,7 +322,7 @@ impl Job {
         walk.threads(threads);
 
         let found = AtomicUsize::new(0);
-        let results: Mutex<Vec<FileHits>> = Mutex::new(Vec::new());
+        let results: Mutex<Vec<GrepFile>> = Mutex::new(Vec::new());
         let single_file = self.search.is_file();
         walk.build_parallel().run(|| {
             let found = &found;
@@ -349,7 +344,7 @@ impl Job {
                     return WalkState::Continue;
                 }
                 if let Some(hits) = self.search_with(&mut searcher, path) {
-                    let n = hits.entries.iter().filter(|e| !e.2).count();
+                    let n = hits.lines.iter().filter(|l| !l.is_context).count();
                     if n > 0 {
                         found.fetch_add(n, Ordering::Relaxed);
                         results.lock().unwrap_or_else(|e| e.into_inner()).push(hits);
@@ -359,7 +354,7 @@ impl Job {
             })
         });
         let mut files = results.into_inner().unwrap_or_else(|e| e.into_inner());
-        files.sort_by(|a, b| a.path.cmp(&b.path));
+        files.sort_by(|a, b| a.absolute.cmp(&b.absolute));
         Ok(files)
     }
 
@@ -373,12 +368,12 @@ impl Job {
             .build()
     }
 
-    fn search_file(&self, path: &Path, before: usize, after: usize) -> Option<FileHits> {
+    fn search_file(&self, path: &Path, before: usize, after: usize) -> Option<GrepFile> {
         let mut s = self.searcher(before, after);
         self.search_with(&mut s, path)
     }
 
-    fn search_with(&self, searcher: &mut Searcher, path: &Path) -> Option<FileHits> {
+    fn search_with(&self, searcher: &mut Searcher, path: &Path) -> Option<GrepFile> {
         let max =
             self.params.max_matches_per_file.map(|m| usize::try_from(m).unwrap_or(usize::MAX));
         let after = u64::try_from(searcher.after_context()).unwrap_or(u64::MAX);
@@ -392,37 +387,37 @@ impl Job {
             cancel: &self.cancel,
         };
         searcher.search_path(&self.matcher, path, &mut sink).ok()?;
-        Some(FileHits { path: path.to_path_buf(), entries: sink.entries })
+        let file_path = if self.search.is_file() {
+            path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
+        } else {
+            paths::relative_to(path, &self.search)
+        };
+        Some(GrepFile { file_path, absolute: path.to_path_buf(), lines: sink.entries })
     }
+}
 
-    /// Files in path order; stops right after the `limit`-th match.
-    fn flatten(&self, files: &[FileHits], limit: usize) -> Vec<GrepEntry> {
-        let mut out = Vec::new();
-        let mut count = 0;
-        for f in files {
-            let shown = if self.search.is_file() {
-                f.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
-            } else {
-                paths::relative_to(&f.path, &self.search)
-            };
-            for (n, line, ctx) in &f.entries {
-                if count >= limit {
-                    return out;
-                }
-                if !ctx {
-                    count += 1;
-                }
-                out.push(GrepEntry {
-                    file_path: shown.clone(),
-                    absolute: f.path.clone(),
-                    line_number: *n,
-                    line: line.clone(),
-                    is_context: *ctx,
-                });
-            }
+/// Keeps files in order and stops right after the `limit`-th match.
+fn limit_files(files: Vec<GrepFile>, limit: usize) -> Vec<GrepFile> {
+    let mut out = Vec::with_capacity(files.len());
+    let mut count = 0;
+    for mut f in files {
+        if count >= limit {
+            break;
         }
-        out
+        let mut keep = 0;
+        for l in &f.lines {
+            if count >= limit {
+                break;
+            }
+            if !l.is_context {
+                count += 1;
+            }
+            keep += 1;
+        }
+        f.lines.truncate(keep);
+        out.push(f);
     }
+    out
 }
 
 /// ripgrep's rule: -A/-B win over -C for their side.
@@ -433,7 +428,7 @@ fn context_of(p: &Params) -> (usize, usize) {
 }
 
 struct Collect<'a> {
-    entries: Vec<(u64, String, bool)>,
+    entries: Vec<GrepLine>,
     matches: usize,
     max: Option<usize>,
     /// After-context lines, and the line of the last counted match: once the per-file maximum
@@ -457,7 +452,11 @@ impl Collect<'_> {
         if self.exclude.is_some_and(|x| x.is_match(text)) {
             return false;
         }
-        self.entries.push((number.unwrap_or(0), text.to_string(), context));
+        self.entries.push(GrepLine {
+            number: number.unwrap_or(0),
+            text: text.to_string(),
+            is_context: context,
+        });
         true
     }
 }

@@ -35,14 +35,20 @@ pub const MAX_LINE_CHARS: usize = 2000;
 
 /// One line of grep output.
 #[derive(Clone, Debug, PartialEq)]
-pub struct GrepEntry {
+pub struct GrepLine {
+    pub number: u64,
+    /// The line without its trailing whitespace.
+    pub text: String,
+    pub is_context: bool,
+}
+
+/// The lines found in one file, in line order.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GrepFile {
     /// Path shown to the model (relative to the search path, `/` separators).
     pub file_path: String,
     pub absolute: PathBuf,
-    pub line_number: u64,
-    /// The line without its trailing whitespace.
-    pub line: String,
-    pub is_context: bool,
+    pub lines: Vec<GrepLine>,
 }
 
 /// How a grep result is worded.
@@ -64,20 +70,14 @@ fn cut_line(line: &str) -> String {
     }
 }
 
-/// Upstream's `formatGrepResults`: grouped by file in first-seen order, sorted by line within
-/// a file. `entries` must already be in the order files should appear.
-pub fn format_grep(entries: &[GrepEntry], r: &GrepReport<'_>) -> ToolResult {
+/// Upstream's `formatGrepResults`: one block per file, in the order given.
+pub fn format_grep(files: &[GrepFile], r: &GrepReport<'_>) -> ToolResult {
     let filter = r.include.map(|i| format!(" (filter: \"{i}\")")).unwrap_or_default();
     let note = r
         .cut_short
         .map(|why| format!("\n\n(The search was cut short: {why}. These results are partial.)"))
         .unwrap_or_default();
-    let matches: Vec<&GrepEntry> = entries.iter().filter(|e| !e.is_context).collect();
-    let count = matches.len();
-    let display_matches: Vec<serde_json::Value> = matches
-        .iter()
-        .map(|e| json!({"filePath": e.file_path, "absolutePath": e.absolute.display().to_string(), "lineNumber": e.line_number, "line": e.line}))
-        .collect();
+    let count: usize = files.iter().map(|f| f.lines.iter().filter(|l| !l.is_context).count()).sum();
     if count == 0 {
         return ToolResult {
             llm_content: toolbelt_core::Content::Text(format!(
@@ -94,31 +94,21 @@ pub fn format_grep(entries: &[GrepEntry], r: &GrepReport<'_>) -> ToolResult {
     } else {
         String::new()
     };
-    // Group by file, first-seen order.
-    let mut order: Vec<&str> = Vec::new();
-    let mut groups: std::collections::HashMap<&str, Vec<&GrepEntry>> =
-        std::collections::HashMap::new();
-    for e in entries {
-        let g = groups.entry(e.file_path.as_str()).or_default();
-        if g.is_empty() {
-            order.push(e.file_path.as_str());
-        }
-        g.push(e);
-    }
     if r.names_only {
-        let mut files: Vec<&str> = order.clone();
-        files.sort_by(|a, b| a.encode_utf16().cmp(b.encode_utf16()));
+        let mut names: Vec<&str> = files.iter().map(|f| f.file_path.as_str()).collect();
+        names.sort_by(|a, b| a.encode_utf16().cmp(b.encode_utf16()));
+        names.dedup();
         let text = format!(
             "Found {} files with matches for pattern \"{}\" {}{filter}{limited}:\n{}",
-            files.len(),
+            names.len(),
             r.pattern,
             r.place,
-            files.join("\n")
+            names.join("\n")
         );
         return ToolResult {
             llm_content: toolbelt_core::Content::Text(format!("{}{note}", text.trim())),
             return_display: json!({
-                "summary": format!("Found {} files{}", files.len(), if truncated { " (limited)" } else { "" }),
+                "summary": format!("Found {} files{}", names.len(), if truncated { " (limited)" } else { "" }),
                 "matches": [],
             }),
             ..ToolResult::default()
@@ -129,13 +119,18 @@ pub fn format_grep(entries: &[GrepEntry], r: &GrepReport<'_>) -> ToolResult {
         "Found {count} {term} for pattern \"{}\" {}{filter}{limited}:\n---\n",
         r.pattern, r.place
     );
-    for f in &order {
-        text.push_str(&format!("File: {f}\n"));
-        let mut lines = groups[f].clone();
-        lines.sort_by_key(|e| e.line_number);
-        for e in lines {
-            let sep = if e.is_context { '-' } else { ':' };
-            text.push_str(&format!("L{}{sep} {}\n", e.line_number, cut_line(&e.line)));
+    let mut display = Vec::with_capacity(count);
+    for f in files {
+        text.push_str("File: ");
+        text.push_str(&f.file_path);
+        text.push('\n');
+        let absolute = f.absolute.display().to_string();
+        for l in &f.lines {
+            let sep = if l.is_context { '-' } else { ':' };
+            text.push_str(&format!("L{}{sep} {}\n", l.number, cut_line(&l.text)));
+            if !l.is_context {
+                display.push(json!({"filePath": f.file_path, "absolutePath": absolute, "lineNumber": l.number, "line": l.text}));
+            }
         }
         text.push_str("---\n");
     }
@@ -143,7 +138,7 @@ pub fn format_grep(entries: &[GrepEntry], r: &GrepReport<'_>) -> ToolResult {
         llm_content: toolbelt_core::Content::Text(format!("{}{note}", text.trim())),
         return_display: json!({
             "summary": format!("Found {count} {term}{}", if truncated { " (limited)" } else { "" }),
-            "matches": display_matches,
+            "matches": display,
         }),
         ..ToolResult::default()
     }
@@ -191,7 +186,7 @@ mod tests {
 
     #[test]
     fn limits_names_only_and_empty_results() {
-        let entries = [e("b.txt", 1, "w", false), e("a.txt", 1, "w", false)];
+        let entries = [file("b.txt", &[(1, "w", false)]), file("a.txt", &[(1, "w", false)])];
         let r = format_grep(&entries, &report(true, 2));
         assert_eq!(
             r.llm_content,
