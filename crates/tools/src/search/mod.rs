@@ -148,13 +148,14 @@ pub fn format_grep(files: &[GrepFile], r: &GrepReport<'_>) -> ToolResult {
 mod tests {
     use super::*;
 
-    fn e(f: &str, n: u64, line: &str, ctx: bool) -> GrepEntry {
-        GrepEntry {
+    fn file(f: &str, lines: &[(u64, &str, bool)]) -> GrepFile {
+        GrepFile {
             file_path: f.into(),
             absolute: PathBuf::from("/r").join(f),
-            line_number: n,
-            line: line.into(),
-            is_context: ctx,
+            lines: lines
+                .iter()
+                .map(|(n, t, c)| GrepLine { number: *n, text: (*t).into(), is_context: *c })
+                .collect(),
         }
     }
 
@@ -172,9 +173,8 @@ mod tests {
     #[test]
     fn formats_groups_and_context_markers() {
         let entries = [
-            e("a.txt", 2, "second", false),
-            e("a.txt", 1, "first", true),
-            e("b/c.txt", 1, "x world", false),
+            file("a.txt", &[(1, "first", true), (2, "second", false)]),
+            file("b/c.txt", &[(1, "x world", false)]),
         ];
         let r = format_grep(&entries, &report(false, 100));
         assert_eq!(
