@@ -291,7 +291,7 @@ fn sort_entries(files: &mut Vec<(PathBuf, Option<SystemTime>)>, now: SystemTime)
     };
     let (mut new, mut old): (Vec<_>, Vec<_>) = files.drain(..).partition(|f| recent(&f.1));
     crate::collate::sort_by_text(&mut new, path_text);
-    new.sort_by(|a, b| b.1.cmp(&a.1));
+    new.sort_by_key(|f| std::cmp::Reverse(f.1));
     crate::collate::sort_by_text(&mut old, path_text);
     files.extend(new);
     files.extend(old);
