@@ -43,6 +43,10 @@ pub fn run(tree: &TempTree, tool: &str, args: Value) -> Outcome {
 }
 
 pub fn run_in(env: &ToolEnv, tool: &str, args: Value) -> Outcome {
+    run_with_token(env, tool, args, CancellationToken::new())
+}
+
+pub fn run_with_token(env: &ToolEnv, tool: &str, args: Value, token: CancellationToken) -> Outcome {
     let registry = Registry::builder().tools(toolbelt_tools::builtin_tools()).build().unwrap();
     match registry.build_call(tool, args, env) {
         Err(e) => Outcome {
@@ -52,9 +56,7 @@ pub fn run_in(env: &ToolEnv, tool: &str, args: Value) -> Outcome {
         },
         Ok(built) => {
             let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-            let result = rt.block_on(
-                built.invocation.execute(ExecContext::new("c1", CancellationToken::new())),
-            );
+            let result = rt.block_on(built.invocation.execute(ExecContext::new("c1", token)));
             let model = match &result.error {
                 Some(e) => serde_json::json!({ "error": e.message }),
                 None => response::success("c1", tool, &result.llm_content, ModelFamily::Legacy)
@@ -64,4 +66,9 @@ pub fn run_in(env: &ToolEnv, tool: &str, args: Value) -> Outcome {
             Outcome { model, result: Some(result), error_type }
         }
     }
+}
+
+/// The model-facing text of a result made of parts (text parts joined by newlines).
+pub fn joined(o: &Outcome) -> String {
+    o.model["output"].as_str().unwrap_or_default().to_string()
 }

@@ -3,6 +3,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod declarations;
+mod glob;
+mod grep_search;
 mod harness;
 mod list_directory;
 mod read_file;
+mod read_many_files;

@@ -1,0 +1,181 @@
+//! glob: the cases of cases-public.md section E.
+
+use std::time::{Duration, SystemTime};
+
+use serde_json::json;
+use toolbelt_test_support::TempTree;
+
+use crate::harness::{env_for, run, run_in};
+
+fn set_mtime(path: &std::path::Path, ago: Duration) {
+    let f = std::fs::File::options().write(true).open(path).unwrap();
+    f.set_modified(SystemTime::now() - ago).unwrap();
+}
+
+fn fixture() -> TempTree {
+    let t = TempTree::new();
+    t.file(".git", "")
+        .file("fileA.txt", "")
+        .file("FileB.TXT", "")
+        .file("sub/fileC.md", "")
+        .file("sub/FileD.MD", "");
+    t.file("sub/deep/fileE.log", "");
+    t
+}
+
+#[test]
+fn gl01_simple_pattern_and_gl03_case() {
+    let t = fixture();
+    set_mtime(&t.root().join("fileA.txt"), Duration::from_secs(60));
+    set_mtime(&t.root().join("FileB.TXT"), Duration::from_secs(30));
+    let o = run(&t, "glob", json!({"pattern": "*.txt"}));
+    assert_eq!(
+        o.output(),
+        format!(
+            "Found 2 file(s) matching \"*.txt\" within {}, sorted by modification time (newest first):\n{}\n{}",
+            t.root().display(),
+            t.abs("FileB.TXT"),
+            t.abs("fileA.txt")
+        )
+    );
+    assert_eq!(o.display(), json!("Found 2 matching file(s)"));
+    assert!(run(&t, "glob", json!({"pattern": "*.TXT"})).output().starts_with("Found 2 file(s)"));
+    assert!(run(&t, "glob", json!({"pattern": "*.TXT", "case_sensitive": true}))
+        .output()
+        .starts_with("Found 1 file(s)"));
+}
+
+#[test]
+fn old_files_sort_by_path_after_recent_ones() {
+    let t = TempTree::new();
+    for n in ["b.rs", "A.rs", "c.rs", "new.rs"] {
+        t.file(n, "");
+    }
+    for n in ["b.rs", "A.rs", "c.rs"] {
+        set_mtime(&t.root().join(n), Duration::from_secs(3 * 24 * 3600));
+    }
+    let o = run(&t, "glob", json!({"pattern": "*.rs"}));
+    let lines: Vec<&str> = o.output().lines().skip(1).collect();
+    assert_eq!(lines, [t.abs("new.rs"), t.abs("A.rs"), t.abs("b.rs"), t.abs("c.rs")]);
+}
+
+#[test]
+fn gl05_dir_path_and_gl07_no_match() {
+    let t = fixture();
+    let o = run(&t, "glob", json!({"pattern": "*.md", "dir_path": "sub"}));
+    assert!(o
+        .output()
+        .starts_with(&format!("Found 2 file(s) matching \"*.md\" within {}", t.abs("sub"))));
+    let o = run(&t, "glob", json!({"pattern": "*.nonexistent"}));
+    assert_eq!(
+        o.output(),
+        format!("No files found matching pattern \"*.nonexistent\" within {}", t.root().display())
+    );
+    assert_eq!(o.display(), json!("No files found"));
+}
+
+#[test]
+fn gl09_literal_brackets_and_parentheses() {
+    let t = TempTree::new();
+    let p = "src/app/[test]/(dashboard)/testing/components/code.tsx";
+    t.file(p, "");
+    let o = run(&t, "glob", json!({ "pattern": p }));
+    assert!(o.output().starts_with("Found 1 file(s)"), "{}", o.output());
+}
+
+#[test]
+fn gl11_to_gl15_errors() {
+    let t = fixture();
+    assert!(run(&t, "glob", json!({"pattern": "*", "dir_path": "/etc"}))
+        .error()
+        .starts_with("Path not in workspace"));
+    assert_eq!(
+        run(&t, "glob", json!({"pattern": "*", "dir_path": 123})).error(),
+        "params/dir_path must be string"
+    );
+    assert_eq!(
+        run(&t, "glob", json!({"pattern": "*", "case_sensitive": "true"})).error(),
+        "params/case_sensitive must be boolean"
+    );
+    assert_eq!(
+        run(&t, "glob", json!({"pattern": "*", "dir_path": "non-existent"})).error(),
+        format!("Search path does not exist {}", t.abs("non-existent"))
+    );
+    assert_eq!(
+        run(&t, "glob", json!({"pattern": "*", "dir_path": "fileA.txt"})).error(),
+        format!("Search path is not a directory: {}", t.abs("fileA.txt"))
+    );
+    assert_eq!(
+        run(&t, "glob", json!({"pattern": "  "})).error(),
+        "The 'pattern' parameter cannot be empty."
+    );
+    assert_eq!(run(&t, "glob", json!({})).error(), "params must have required property 'pattern'");
+}
+
+#[test]
+fn gl17_to_gl21_gitignore_counts() {
+    let t = TempTree::new();
+    t.file(".git", "")
+        .file(".gitignore", "ignored_test.txt")
+        .file("ignored_test.txt", "")
+        .file("visible_test.txt", "");
+    let o = run(&t, "glob", json!({"pattern": "*_test.txt"}));
+    assert_eq!(
+        o.output(),
+        format!(
+            "Found 1 file(s) matching \"*_test.txt\" within {} (1 additional files were ignored), sorted by modification time (newest first):\n{}",
+            t.root().display(),
+            t.abs("visible_test.txt")
+        )
+    );
+    let o = run(&t, "glob", json!({"pattern": "ignored_test.txt", "respect_git_ignore": false}));
+    assert!(o.output().starts_with("Found 1 file(s)"));
+    let o = run(&t, "glob", json!({"pattern": "ignored_test.txt"}));
+    assert_eq!(
+        o.output(),
+        format!(
+            "No files found matching pattern \"ignored_test.txt\" within {} (1 files were ignored)",
+            t.root().display()
+        )
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn gl23_symlinks_are_dropped_and_loops_are_harmless() {
+    let t = TempTree::new();
+    t.file("real.txt", "").symlink(t.root().join("real.txt"), "link.txt");
+    t.dir("loop").symlink(t.root().join("loop"), "loop/again");
+    let o = run(&t, "glob", json!({"pattern": "**/*.txt"}));
+    assert_eq!(o.output().lines().skip(1).collect::<Vec<_>>(), [t.abs("real.txt")]);
+    assert!(run(&t, "glob", json!({"pattern": "link.txt"})).output().starts_with("No files found"));
+}
+
+#[test]
+fn hidden_files_match_but_node_modules_and_git_do_not() {
+    let t = TempTree::new();
+    t.file(".hidden/h.rs", "")
+        .file("node_modules/m.rs", "")
+        .file(".git/x.rs", "")
+        .file("a/b/c.rs", "");
+    let o = run(&t, "glob", json!({"pattern": "**/*.rs"}));
+    let mut lines: Vec<&str> = o.output().lines().skip(1).collect();
+    lines.sort();
+    assert_eq!(lines, [t.abs(".hidden/h.rs"), t.abs("a/b/c.rs")]);
+}
+
+#[test]
+fn several_workspace_roots() {
+    let t = TempTree::new();
+    let second = TempTree::new();
+    t.file("a.md", "");
+    second.file("b.md", "");
+    let o = run_in(&env_for(&t, &[second.root()]), "glob", json!({"pattern": "*.md"}));
+    assert!(
+        o.output().starts_with(
+            "Found 2 file(s) matching \"*.md\" across 2 workspace directories, sorted"
+        ),
+        "{}",
+        o.output()
+    );
+}

@@ -1,0 +1,255 @@
+//! grep_search: the cases of cases-public.md sections F and G (ripgrep semantics), plus the
+//! robustness list of the search issue.
+
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+use toolbelt_test_support::TempTree;
+
+use crate::harness::{env_for, run, run_with_token};
+
+fn fixture() -> TempTree {
+    let t = TempTree::new();
+    t.file("fileA.txt", "hello world\nsecond line with world")
+        .file("fileB.js", "const foo = \"bar\";\nfunction baz() { return \"hello\"; }")
+        .file("sub/fileC.txt", "another world in sub dir")
+        .file("sub/fileD.md", "# Markdown file\nThis is a test.");
+    t
+}
+
+#[test]
+fn rg01_basic() {
+    let t = fixture();
+    let o = run(&t, "grep_search", json!({"pattern": "world"}));
+    assert_eq!(
+        o.output(),
+        "Found 3 matches for pattern \"world\" in path \".\":\n---\nFile: fileA.txt\nL1: hello world\nL2: second line with world\n---\nFile: sub/fileC.txt\nL1: another world in sub dir\n---"
+    );
+    assert_eq!(o.display()["summary"], "Found 3 matches");
+    assert_eq!(
+        o.display()["matches"][0],
+        json!({"filePath": "fileA.txt", "absolutePath": t.abs("fileA.txt"), "lineNumber": 1, "line": "hello world"})
+    );
+}
+
+#[test]
+fn gr03_include_with_auto_context() {
+    let t = fixture();
+    let o = run(&t, "grep_search", json!({"pattern": "hello", "include_pattern": "*.js"}));
+    assert_eq!(
+        o.output(),
+        "Found 1 match for pattern \"hello\" in path \".\" (filter: \"*.js\"):\n---\nFile: fileB.js\nL1- const foo = \"bar\";\nL2: function baz() { return \"hello\"; }\n---"
+    );
+}
+
+#[test]
+fn gr05_no_match_and_gr07_case_insensitive_by_default() {
+    let t = fixture();
+    let o = run(&t, "grep_search", json!({"pattern": "nonexistentpattern"}));
+    assert_eq!(o.output(), "No matches found for pattern \"nonexistentpattern\" in path \".\".");
+    assert_eq!(o.display(), json!({"summary": "No matches found", "matches": []}));
+    let o = run(&t, "grep_search", json!({"pattern": "HELLO"}));
+    assert!(o.output().starts_with("Found 2 matches for pattern \"HELLO\" in path \".\":"));
+    let o = run(&t, "grep_search", json!({"pattern": "HELLO", "case_sensitive": true}));
+    assert!(o.output().starts_with("No matches found"));
+}
+
+#[test]
+fn rg03_invalid_regex_unless_fixed_strings() {
+    let t = fixture();
+    t.file("brackets.txt", "a [[ b");
+    let o = run(&t, "grep_search", json!({"pattern": "[["}));
+    assert!(
+        o.error().starts_with("Invalid regular expression pattern provided: [[. Error: "),
+        "{}",
+        o.error()
+    );
+    let o = run(&t, "grep_search", json!({"pattern": "[[", "fixed_strings": true}));
+    assert!(o.output().contains("File: brackets.txt\nL1: a [[ b"));
+    let o = run(&t, "grep_search", json!({"pattern": "x", "exclude_pattern": "(("}));
+    assert!(o.error().starts_with("Invalid exclude regular expression pattern provided: ((."));
+}
+
+#[test]
+fn regex_special_characters_work_as_regex() {
+    let t = TempTree::new();
+    t.file("a.rs", "fn get_mut(&mut self)\nfn get(&self)\nlet x = a.b;\n");
+    let o = run(&t, "grep_search", json!({"pattern": r"fn \w+_mut\(", "context": 0}));
+    assert!(o.output().contains("L1: fn get_mut(&mut self)") && !o.output().contains("L2:"));
+    let o = run(&t, "grep_search", json!({"pattern": "a.b", "fixed_strings": true, "context": 0}));
+    assert!(o.output().contains("L3: let x = a.b;"));
+}
+
+#[test]
+fn a_file_can_be_the_search_path() {
+    let t = fixture();
+    let o = run(&t, "grep_search", json!({"pattern": "world", "dir_path": "fileA.txt"}));
+    assert_eq!(
+        o.output(),
+        "Found 2 matches for pattern \"world\" in path \"fileA.txt\":\n---\nFile: fileA.txt\nL1: hello world\nL2: second line with world\n---"
+    );
+    let o = run(&t, "grep_search", json!({"pattern": "x", "dir_path": "nope"}));
+    assert_eq!(o.error(), format!("Path does not exist: {}", t.abs("nope")));
+}
+
+#[test]
+fn gr13_per_file_limit_keeps_later_lines_as_context() {
+    let t = fixture();
+    let o = run(&t, "grep_search", json!({"pattern": "world", "max_matches_per_file": 1}));
+    assert_eq!(
+        o.output(),
+        "Found 2 matches for pattern \"world\" in path \".\":\n---\nFile: fileA.txt\nL1: hello world\nL2- second line with world\n---\nFile: sub/fileC.txt\nL1: another world in sub dir\n---"
+    );
+}
+
+#[test]
+fn gr15_exclude_pattern_drops_lines() {
+    let t = TempTree::new();
+    t.file("copyright.txt", "Copyright 2025 Google LLC\nCopyright 2026 Google LLC");
+    let o = run(
+        &t,
+        "grep_search",
+        json!({"pattern": "Copyright .* Google LLC", "exclude_pattern": "2026", "dir_path": "."}),
+    );
+    assert_eq!(o.output(), "Found 1 match for pattern \"Copyright .* Google LLC\" in path \".\":\n---\nFile: copyright.txt\nL1: Copyright 2025 Google LLC\n---");
+}
+
+#[test]
+fn gr17_long_lines_are_cut() {
+    let t = TempTree::new();
+    t.file("longline.txt", format!("Target match {}", "a".repeat(3000)));
+    let o = run(&t, "grep_search", json!({"pattern": "Target"}));
+    assert!(o
+        .output()
+        .contains(&format!("L1: Target match {}... [truncated]\n---", "a".repeat(1987))));
+}
+
+#[test]
+fn gr21_dir_path_restricts_the_search() {
+    let t = fixture();
+    let o = run(&t, "grep_search", json!({"pattern": "world", "dir_path": "sub"}));
+    assert!(
+        o.output().starts_with(
+            "Found 1 match for pattern \"world\" in path \"sub\":\n---\nFile: fileC.txt\n"
+        ),
+        "{}",
+        o.output()
+    );
+}
+
+#[test]
+fn names_only_and_total_limit() {
+    let t = fixture();
+    let o = run(&t, "grep_search", json!({"pattern": "world", "names_only": true}));
+    assert_eq!(
+        o.output(),
+        "Found 2 files with matches for pattern \"world\" in path \".\":\nfileA.txt\nsub/fileC.txt"
+    );
+    let o = run(&t, "grep_search", json!({"pattern": "o", "total_max_matches": 2}));
+    assert!(o.output().starts_with("Found 2 matches for pattern \"o\" in path \".\" (results limited to 2 matches for performance):"), "{}", o.output());
+    assert_eq!(o.display()["summary"], "Found 2 matches (limited)");
+}
+
+#[test]
+fn rg11_explicit_context() {
+    let t = TempTree::new();
+    t.file("ctx.txt", "a\nb\nworld\nc\nd\ne");
+    let o =
+        run(&t, "grep_search", json!({"pattern": "world", "context": 1, "after": 2, "before": 1}));
+    assert_eq!(o.output(), "Found 1 match for pattern \"world\" in path \".\":\n---\nFile: ctx.txt\nL2- b\nL3: world\nL4- c\nL5- d\n---");
+}
+
+#[test]
+fn hidden_ignored_excluded_and_binary_files_are_skipped() {
+    let t = TempTree::new();
+    t.file(".hidden.txt", "world")
+        .file("build/out.txt", "world")
+        .file("app.log", "world")
+        .file("data.bin2", b"world\0\0\x01binary")
+        .file(".geminiignore", "secret.txt\n")
+        .file("secret.txt", "world")
+        .file("v.txt", "world");
+    let o = run(&t, "grep_search", json!({"pattern": "world", "context": 0}));
+    assert_eq!(
+        o.output(),
+        "Found 1 match for pattern \"world\" in path \".\":\n---\nFile: v.txt\nL1: world\n---"
+    );
+    let o = run(&t, "grep_search", json!({"pattern": "world", "no_ignore": true, "context": 0}));
+    let out = o.output();
+    assert!(
+        out.contains("File: build/out.txt")
+            && out.contains("File: secret.txt")
+            && out.contains("File: app.log"),
+        "{out}"
+    );
+    assert!(!out.contains(".hidden.txt"), "no_ignore does not mean hidden");
+}
+
+#[test]
+fn nested_gitignores_apply_inside_git_repos() {
+    let t = TempTree::new();
+    t.file(".git/HEAD", "ref: x").file(".gitignore", "*.gen\n").file("a/.gitignore", "local.txt\n");
+    t.file("a/local.txt", "world").file("local.txt", "world").file("a/x.gen", "world");
+    let o = run(&t, "grep_search", json!({"pattern": "world", "context": 0}));
+    assert_eq!(
+        o.output(),
+        "Found 1 match for pattern \"world\" in path \".\":\n---\nFile: local.txt\nL1: world\n---"
+    );
+}
+
+#[test]
+fn crlf_and_invalid_utf8_lines() {
+    let t = TempTree::new();
+    t.file("c.txt", "one\r\ntwo world\r\n")
+        .file("bad.txt", [b"world ok\n".as_slice(), b"world \xff\xfe bad\n"].concat());
+    let o = run(&t, "grep_search", json!({"pattern": "world", "context": 0}));
+    assert_eq!(
+        o.output(),
+        "Found 2 matches for pattern \"world\" in path \".\":\n---\nFile: bad.txt\nL1: world ok\n---\nFile: c.txt\nL2: two world\n---"
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn symlink_loops_and_odd_names_do_not_break_the_search() {
+    let t = TempTree::new();
+    t.dir("loop").symlink(t.root().join("loop"), "loop/self").file("v.txt", "world");
+    let odd = <std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(b"na\xffme.txt");
+    std::fs::write(t.root().join(odd), "world").unwrap();
+    let o = run(&t, "grep_search", json!({"pattern": "world", "context": 0}));
+    assert!(o.output().contains("File: v.txt"), "{}", o.output());
+    assert!(o.output().starts_with("Found 2 matches"), "{}", o.output());
+}
+
+#[test]
+fn cancellation_returns_what_was_found_with_a_note() {
+    let t = fixture();
+    let token = CancellationToken::new();
+    token.cancel();
+    let o = run_with_token(&env_for(&t, &[]), "grep_search", json!({"pattern": "world"}), token);
+    assert!(o.output().ends_with("(The search was cut short: it was cancelled or ran out of time. These results are partial.)"), "{}", o.output());
+}
+
+#[test]
+fn legacy_name_and_parameters() {
+    let t = fixture();
+    let o = run(
+        &t,
+        "search_file_content",
+        json!({"pattern": "world", "path": "sub", "include": "*.txt"}),
+    );
+    assert!(
+        o.output().starts_with(
+            "Found 1 match for pattern \"world\" in path \"sub\" (filter: \"*.txt\"):"
+        ),
+        "{}",
+        o.output()
+    );
+}
+
+#[test]
+fn outside_paths_are_refused() {
+    let t = fixture();
+    assert!(run(&t, "grep_search", json!({"pattern": "x", "dir_path": "/etc"}))
+        .error()
+        .starts_with("Path not in workspace"));
+}

@@ -1,0 +1,168 @@
+//! read_many_files: the cases of cases-public.md section C.
+
+use serde_json::json;
+use toolbelt_test_support::TempTree;
+
+use crate::harness::{joined, run};
+
+fn tree() -> TempTree {
+    let t = TempTree::new();
+    t.file(".geminiignore", "foo.*");
+    t
+}
+
+#[test]
+fn rm01_single_file() {
+    let t = tree();
+    t.file("file1.txt", "Content of file1");
+    let o = run(&t, "read_many_files", json!({"include": ["file1.txt"]}));
+    assert_eq!(
+        serde_json::to_value(&o.result().llm_content).unwrap(),
+        json!([{"text": format!("--- {} ---\n\nContent of file1\n\n", t.abs("file1.txt"))}, {"text": "\n--- End of content ---"}])
+    );
+    assert_eq!(
+        joined(&o),
+        format!("--- {} ---\n\nContent of file1\n\n\n\n--- End of content ---", t.abs("file1.txt"))
+    );
+    assert!(o.display()["summary"]
+        .as_str()
+        .unwrap()
+        .contains("Successfully read and concatenated content from **1 file(s)**"));
+}
+
+#[test]
+fn rm03_non_recursive_glob_in_path_order() {
+    let t = tree();
+    t.file("file.txt", "f").file("another.txt", "a").file("sub/data.json", "{}");
+    let o = run(&t, "read_many_files", json!({"include": ["*.txt"]}));
+    let text = joined(&o);
+    let a = text.find("another.txt").unwrap();
+    let f = text.find("file.txt").unwrap();
+    assert!(a < f && !text.contains("data.json"));
+}
+
+#[test]
+fn rm05_nothing_matched() {
+    let t = tree();
+    let o = run(&t, "read_many_files", json!({"include": ["nonexistent-file.txt"]}));
+    assert_eq!(
+        serde_json::to_value(&o.result().llm_content).unwrap(),
+        json!([{"text": "No files matching the criteria were found or all were skipped."}])
+    );
+    assert!(o.display()["summary"]
+        .as_str()
+        .unwrap()
+        .contains("No files were read and concatenated based on the criteria."));
+}
+
+#[test]
+fn rm07_default_excludes_can_be_turned_off() {
+    let t = tree();
+    t.file("dist/some-lib/index.js", "lib code").file("src/app.js", "app");
+    let o = run(&t, "read_many_files", json!({"include": ["**/*.js"]}));
+    assert!(!joined(&o).contains("lib code"));
+    let o =
+        run(&t, "read_many_files", json!({"include": ["**/*.js"], "useDefaultExcludes": false}));
+    assert!(joined(&o).contains("lib code") && joined(&o).contains("app"));
+    assert!(o.display()["summary"].as_str().unwrap().contains("**2 file(s)**"));
+}
+
+#[test]
+fn rm09_rm11_media_only_when_asked_for() {
+    let t = tree();
+    t.file("myExactImage.png", b"\x89PNG\r\n")
+        .file("important.pdf", "%PDF-1.4...")
+        .file("a.txt", "t");
+    let o = run(&t, "read_many_files", json!({"include": ["*.pdf"]}));
+    assert_eq!(
+        serde_json::to_value(&o.result().llm_content).unwrap(),
+        json!([{"inlineData": {"data": "JVBERi0xLjQuLi4=", "mimeType": "application/pdf"}}, {"text": "\n--- End of content ---"}])
+    );
+    let o = run(&t, "read_many_files", json!({"include": ["*"]}));
+    let skipped = o.display()["skipped"].clone();
+    assert!(skipped.as_array().unwrap().iter().any(|s| s["path"] == "important.pdf"
+        && s["reason"]
+            == "asset file (image/pdf/audio) was not explicitly requested by name or extension"));
+    let o = run(&t, "read_many_files", json!({"include": ["myExactImage.png"]}));
+    assert_eq!(o.result().llm_content.parts().len(), 2);
+}
+
+#[test]
+fn rm13_truncated_files_carry_a_warning() {
+    let t = tree();
+    t.file("file1.txt", "Content1")
+        .file("large-file.txt", (0..2500).map(|i| format!("L{i}")).collect::<Vec<_>>().join("\n"));
+    let o = run(&t, "read_many_files", json!({"include": ["*.txt"]}));
+    let parts = serde_json::to_value(&o.result().llm_content).unwrap();
+    let large = parts[1]["text"].as_str().unwrap();
+    assert!(large.contains("[WARNING: This file was truncated. To view the full content, use the 'read_file' tool on this specific file.]"));
+    assert!(large.contains("L200\n") && !large.contains("L2400"));
+    assert!(!parts[0]["text"].as_str().unwrap().contains("WARNING"));
+}
+
+#[test]
+fn rm15_rm17_validation() {
+    let t = tree();
+    assert_eq!(
+        run(&t, "read_many_files", json!({"include": []})).error(),
+        "params/include must NOT have fewer than 1 items"
+    );
+    assert_eq!(
+        run(&t, "read_many_files", json!({"include": ["*.ts", 123]})).error(),
+        "params/include/1 must be string"
+    );
+    assert_eq!(
+        run(&t, "read_many_files", json!({"include": ["file1.txt"], "exclude": ["*.log", {}]}))
+            .error(),
+        "params/exclude/1 must be string"
+    );
+    assert_eq!(
+        run(&t, "read_many_files", json!({"include": [""]})).error(),
+        "params/include/0 must NOT have fewer than 1 characters"
+    );
+}
+
+#[test]
+fn rm21_directories_match_nothing_but_their_globs_do() {
+    let t = tree();
+    t.file("docs/a.md", "doc");
+    let o = run(&t, "read_many_files", json!({"include": ["docs/"]}));
+    assert_eq!(joined(&o), "No files matching the criteria were found or all were skipped.");
+    assert!(joined(&run(&t, "read_many_files", json!({"include": ["docs/**"]}))).contains("doc"));
+}
+
+#[test]
+fn ignored_binary_and_sensitive_files_are_reported_as_skipped() {
+    let t = tree();
+    t.file(".git", "")
+        .file(".gitignore", "b.txt")
+        .file("a.txt", "a")
+        .file("b.txt", "b")
+        .file("c.dat", (1u8..20).collect::<Vec<u8>>());
+    t.file("foo.txt", "gemini-ignored").file("server.pem", "key");
+    let o = run(&t, "read_many_files", json!({"include": ["*"]}));
+    let text = joined(&o);
+    assert!(text.contains("Cannot display content of binary file: c.dat"));
+    assert!(!text.contains("gemini-ignored") && !text.contains("key"));
+    let skipped = o.display()["skipped"].as_array().unwrap().clone();
+    assert!(
+        skipped
+            .iter()
+            .any(|s| s["path"] == "3 file(s)" && s["reason"] == "ignored by project ignore files"),
+        "{skipped:?}"
+    );
+    assert!(
+        skipped.iter().any(|s| s["reason"].as_str().unwrap().starts_with("Security: ")),
+        "{skipped:?}"
+    );
+}
+
+#[test]
+fn patterns_are_case_insensitive_and_excludes_apply() {
+    let t = tree();
+    t.file("README.MD", "r").file("a.log", "log").file("b.txt", "b");
+    assert!(joined(&run(&t, "read_many_files", json!({"include": ["readme.md"]})))
+        .contains("README.MD ---"));
+    let text = joined(&run(&t, "read_many_files", json!({"include": ["*"], "exclude": ["*.log"]})));
+    assert!(text.contains("b.txt") && !text.contains("a.log"));
+}
