@@ -4,6 +4,7 @@
 pub mod glob;
 pub mod grep_search;
 
+use std::fmt::Write;
 use std::path::PathBuf;
 
 use serde_json::json;
@@ -63,10 +64,13 @@ pub struct GrepReport<'a> {
     pub cut_short: Option<&'a str>,
 }
 
-fn cut_line(line: &str) -> String {
+fn cut_line(line: &str) -> std::borrow::Cow<'_, str> {
+    if line.len() <= MAX_LINE_CHARS {
+        return line.into();
+    }
     match line.char_indices().nth(MAX_LINE_CHARS) {
-        Some((i, _)) => format!("{}... [truncated]", &line[..i]),
-        None => line.to_string(),
+        Some((i, _)) => format!("{}... [truncated]", &line[..i]).into(),
+        None => line.into(),
     }
 }
 
@@ -127,7 +131,7 @@ pub fn format_grep(files: &[GrepFile], r: &GrepReport<'_>) -> ToolResult {
         let absolute = f.absolute.display().to_string();
         for l in &f.lines {
             let sep = if l.is_context { '-' } else { ':' };
-            text.push_str(&format!("L{}{sep} {}\n", l.number, cut_line(&l.text)));
+            let _ = writeln!(text, "L{}{sep} {}", l.number, cut_line(&l.text));
             if !l.is_context {
                 display.push(json!({"filePath": f.file_path, "absolutePath": absolute, "lineNumber": l.number, "line": l.text}));
             }
