@@ -253,3 +253,28 @@ fn outside_paths_are_refused() {
         .error()
         .starts_with("Path not in workspace"));
 }
+
+#[test]
+fn gr23_descriptions() {
+    use toolbelt_core::Registry;
+    let t = fixture();
+    t.dir("src/app");
+    let env = env_for(&t, &[]);
+    let registry = Registry::builder().tools(toolbelt_tools::builtin_tools()).build().unwrap();
+    let describe = |args: serde_json::Value| {
+        registry.build_call("grep_search", args, &env).ok().unwrap().invocation.description()
+    };
+    assert_eq!(describe(json!({"pattern": "testPattern"})), "'testPattern' within ./");
+    assert_eq!(
+        describe(json!({"pattern": "testPattern", "include_pattern": "*.ts"})),
+        "'testPattern' in *.ts within ./"
+    );
+    assert_eq!(
+        describe(json!({"pattern": "testPattern", "dir_path": "."})),
+        "'testPattern' within ./"
+    );
+    assert_eq!(
+        describe(json!({"pattern": "testPattern", "dir_path": "src/app"})),
+        "'testPattern' within src/app"
+    );
+}

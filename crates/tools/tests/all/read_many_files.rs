@@ -166,3 +166,37 @@ fn patterns_are_case_insensitive_and_excludes_apply() {
     let text = joined(&run(&t, "read_many_files", json!({"include": ["*"], "exclude": ["*.log"]})));
     assert!(text.contains("b.txt") && !text.contains("a.log"));
 }
+
+#[test]
+fn rm19_missing_entries_do_not_spoil_the_rest() {
+    let t = tree();
+    t.file("valid1.txt", "1").file("valid2.txt", "2").file("valid3.txt", "3");
+    let o = run(
+        &t,
+        "read_many_files",
+        json!({"include": ["valid1.txt", "valid2.txt", "nonexistent-file.txt", "valid3.txt"]}),
+    );
+    let text = joined(&o);
+    assert!(text.contains(&t.abs("valid1.txt")) && text.contains(&t.abs("valid3.txt")));
+    assert_eq!(o.result().llm_content.parts().len(), 4);
+    assert!(o.display()["summary"].as_str().unwrap().contains("Successfully read"));
+}
+
+#[test]
+fn huge_files_are_skipped_without_reading_them() {
+    let t = tree();
+    let f = std::fs::File::create(t.root().join("huge.txt")).unwrap();
+    f.set_len(21 * 1024 * 1024).unwrap();
+    t.file("small.txt", "s");
+    let o = run(&t, "read_many_files", json!({"include": ["*.txt"]}));
+    let skipped = o.display()["skipped"].as_array().unwrap().clone();
+    assert!(
+        skipped.iter().any(|s| s["path"] == "huge.txt"
+            && s["reason"]
+                .as_str()
+                .unwrap()
+                .starts_with("Read error: File size exceeds the 20MB limit")),
+        "{skipped:?}"
+    );
+    assert!(joined(&o).contains("small.txt"));
+}
