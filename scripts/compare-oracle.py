@@ -144,6 +144,17 @@ CASES += [
     ("rm-binary", {"a.txt": "a", "b.dat": bytes(range(1, 20))}, "read_many_files", {"include": ["*"]}),
     ("rm-case", {"README.MD": "r"}, "read_many_files", {"include": ["readme.md"]}),
     ("rm-exclude", {"a.txt": "a", "b.log": "b"}, "read_many_files", {"include": ["*"], "exclude": ["*.log"]}),
+    ("wf-new", {}, "write_file", {"file_path": "execute_relative_new_file.txt", "content": "Content for relative path file."}),
+    ("wf-overwrite", {"a.txt": "one\ntwo\nthree\n"}, "write_file", {"file_path": "a.txt", "content": "one\nTWO\nthree\n"}),
+    ("wf-crlf", {"c.txt": "one\r\ntwo\r\n"}, "write_file", {"file_path": "c.txt", "content": "one\nthree\n"}),
+    ("wf-placeholder", {}, "write_file", {"file_path": "p.txt", "content": "(rest of methods ...)"}),
+    ("wf-dir", {"d/": None}, "write_file", {"file_path": "d", "content": "x"}),
+    ("wf-outside", {}, "write_file", {"file_path": "/etc/passwd", "content": "x"}),
+    ("wf-null", {}, "write_file", {"file_path": "x.txt", "content": None}),
+    ("wf-parents", {}, "write_file", {"file_path": "new_dir/sub/f.txt", "content": "hi\n"}),
+    ("wf-large", {"large.txt": "\n".join(f"Line {i}" for i in range(1, 101))}, "write_file", {"file_path": "large.txt", "content": "\n".join("Line 51 Modified" if i == 51 else f"Line {i}" for i in range(1, 101))}),
+    ("wf-empty-path", {}, "write_file", {"file_path": " ", "content": "x"}),
+    ("wf-escape", {}, "write_file", {"file_path": "e.txt", "content": "a\\nb"}),
 ]
 
 def run(cmd):
@@ -162,7 +173,13 @@ for name, files, tool, params in CASES:
             ov = model_view(json.loads(o.stdout))
         except Exception:
             ov = {"oracle-failed": o.stdout[-500:] + o.stderr[-500:]}
-        t = run([TOOLBELT, "call", tool, json.dumps(params), "--root", root, "--json", "--approval-mode", "yolo"])
+        # A fresh copy of the setup, so tools that write see the same starting point.
+        d2 = tempfile.mkdtemp()
+        root2 = os.path.realpath(d2)
+        mk(root2, {k: v for k, v in files.items() if v is not None or k.endswith("/")})
+        t = run([TOOLBELT, "call", tool, json.dumps(params), "--root", root2, "--json", "--approval-mode", "yolo"])
+        t.stdout = t.stdout.replace(root2, root)
+        subprocess.run(["rm", "-rf", d2])
         try:
             tj = json.loads(t.stdout)
             tv = model_view({"llmContent": tj["llmContent"], "returnDisplay": tj["returnDisplay"], "error": tj["error"]})

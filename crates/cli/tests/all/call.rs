@@ -180,9 +180,10 @@ fn ask_user_without_a_terminal_exits_3_with_a_clear_error() {
     );
     assert_eq!(r.code, 3);
     assert_eq!(
-        r.stderr.trim(),
+        r.stderr.lines().next().unwrap(),
         "Tool execution for \"ReadFile\" requires user confirmation, which is not supported in non-interactive mode."
     );
+    assert!(r.stderr.contains("toolbelt: hint:"));
 }
 
 #[test]
@@ -265,4 +266,18 @@ fn a_closed_stdout_pipe_ends_quietly() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+#[test]
+fn edits_need_approval_headless_and_say_how_to_allow_them() {
+    let t = TempTree::new();
+    let args = r#"{"file_path":"new.txt","content":"hello"}"#;
+    let r = toolbelt(&t, &["call", "write_file", args], None);
+    assert_eq!(r.code, 3);
+    assert!(r.stderr.starts_with("Tool execution denied by policy."), "{}", r.stderr);
+    assert!(r.stderr.contains("--approval-mode auto_edit"), "{}", r.stderr);
+    assert!(!t.root().join("new.txt").exists());
+    let r = toolbelt(&t, &["call", "write_file", args, "--approval-mode", "auto_edit"], None);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(std::fs::read_to_string(t.root().join("new.txt")).unwrap(), "hello");
 }

@@ -9,3 +9,4 @@ mod harness;
 mod list_directory;
 mod read_file;
 mod read_many_files;
+mod write_file;

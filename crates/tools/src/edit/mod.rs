@@ -1,0 +1,269 @@
+//! Tools that change files (write_file; replace follows) and what they share: atomic writes,
+//! keeping a file's line endings and BOM, diffs and "updated code" snippets.
+
+pub mod placeholder;
+pub mod write_file;
+
+use std::io::Write;
+use std::path::Path;
+
+use similar::{DiffOp, TextDiff};
+
+const UTF8_BOM: &str = "\u{feff}";
+
+/// How an existing file is encoded, so a rewrite keeps it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FileStyle {
+    pub bom: bool,
+    pub crlf: bool,
+}
+
+impl FileStyle {
+    /// The style of existing text (a leading BOM, CRLF line ends anywhere).
+    pub fn of(text: &str) -> Self {
+        Self { bom: text.starts_with(UTF8_BOM), crlf: text.contains("\r\n") }
+    }
+
+    /// Applies the style to new content: `\r?\n` become `\r\n` for CRLF files; the BOM is put
+    /// back if the file had one.
+    pub fn apply(self, content: &str) -> String {
+        let body = content.strip_prefix(UTF8_BOM).unwrap_or(content);
+        let body = if self.crlf {
+            body.replace("\r\n", "\n").replace('\n', "\r\n")
+        } else {
+            body.to_string()
+        };
+        if self.bom {
+            format!("{UTF8_BOM}{body}")
+        } else {
+            body
+        }
+    }
+}
+
+/// Writes `bytes` to `path` atomically: a temporary file in the same folder, flushed and
+/// synced, then renamed over the target, keeping the old file's permissions. A crash leaves the
+/// old or the new content, never a mix.
+pub fn atomic_write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut tmp = tempfile::Builder::new().prefix(".toolbelt-write-").tempfile_in(dir)?;
+    tmp.write_all(bytes)?;
+    tmp.as_file().sync_all()?;
+    if let Ok(meta) = std::fs::metadata(path) {
+        tmp.as_file().set_permissions(meta.permissions())?;
+    }
+    tmp.persist(path).map_err(|e| e.error)?;
+    if let Ok(d) = std::fs::File::open(dir) {
+        let _ = d.sync_all();
+    }
+    Ok(())
+}
+
+/// A unified diff in jsdiff's `createPatch` layout (`Index:` header, 3 lines of context).
+pub fn create_patch(
+    file_name: &str,
+    old: &str,
+    new: &str,
+    old_header: &str,
+    new_header: &str,
+) -> String {
+    let diff = TextDiff::from_lines(old, new);
+    let body: String = diff
+        .unified_diff()
+        .context_radius(3)
+        .to_string()
+        .split_inclusive('\n')
+        .map(|l| if l.starts_with("@@ ") { full_hunk_header(l) } else { l.to_string() })
+        .collect();
+    format!(
+        "Index: {file_name}\n===================================================================\n--- {file_name}\t{old_header}\n+++ {file_name}\t{new_header}\n{body}"
+    )
+}
+
+/// jsdiff always writes both counts (`@@ -0,0 +1,1 @@`); `similar` leaves out a count of 1.
+fn full_hunk_header(line: &str) -> String {
+    let mut parts: Vec<String> = line.trim_end().split(' ').map(String::from).collect();
+    for p in parts.iter_mut().skip(1).take(2) {
+        if !p.contains(',') {
+            p.push_str(",1");
+        }
+    }
+    format!("{}\n", parts.join(" "))
+}
+
+/// Build and dependency files (upstream marks them in write results).
+pub fn is_build_file(path: &Path) -> bool {
+    const NAMES: &[&str] = &[
+        "BUILD",
+        "BUILD.bazel",
+        "WORKSPACE",
+        "WORKSPACE.bazel",
+        "MODULE.bazel",
+        ".bazelrc",
+        ".blazerc",
+        "Makefile",
+        "makefile",
+        "GNUmakefile",
+        "CMakeLists.txt",
+        "package.json",
+        "package-lock.json",
+        "pnpm-lock.yaml",
+        "yarn.lock",
+        "bun.lockb",
+        "setup.py",
+        "setup.cfg",
+        "pyproject.toml",
+        "go.mod",
+        "go.sum",
+        "Cargo.toml",
+        "Cargo.lock",
+        "pom.xml",
+        "build.gradle",
+        "build.gradle.kts",
+        "settings.gradle",
+        "settings.gradle.kts",
+        "Dockerfile",
+        "Containerfile",
+    ];
+    const EXTENSIONS: &[&str] = &["bzl", "bazel", "bzlmod", "mk", "cmake"];
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    NAMES.contains(&name.as_str())
+        || path.extension().is_some_and(|e| EXTENSIONS.iter().any(|x| e == *x))
+}
+
+/// Lines and characters added and removed (line terminators not counted as characters).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DiffStat {
+    pub added_lines: usize,
+    pub removed_lines: usize,
+    pub added_chars: usize,
+    pub removed_chars: usize,
+}
+
+pub fn diff_stat(old: &str, new: &str) -> DiffStat {
+    let diff = TextDiff::from_lines(old, new);
+    let mut s = DiffStat::default();
+    let chars = |lines: &[&str]| {
+        lines.iter().map(|l| l.trim_end_matches('\n').chars().count()).sum::<usize>()
+    };
+    let old_lines: Vec<&str> = diff.old_slices().to_vec();
+    let new_lines: Vec<&str> = diff.new_slices().to_vec();
+    for op in diff.ops() {
+        let (o, n) = (op.old_range(), op.new_range());
+        if matches!(op, DiffOp::Equal { .. }) {
+            continue;
+        }
+        s.removed_lines += o.len();
+        s.added_lines += n.len();
+        s.removed_chars += chars(&old_lines[o]);
+        s.added_chars += chars(&new_lines[n]);
+    }
+    s
+}
+
+/// Upstream's `getDiffContextSnippet`: the changed lines of the new text with `context` lines
+/// around them, gaps shown as `...`; the whole new text for new files.
+pub fn context_snippet(original: &str, new: &str, context: usize) -> String {
+    if original.is_empty() {
+        return new.to_string();
+    }
+    let lines: Vec<&str> = new.split('\n').map(|l| l.strip_suffix('\r').unwrap_or(l)).collect();
+    let n = lines.len();
+    let diff = TextDiff::from_lines(original, new);
+    let mut ranges: Vec<(usize, usize)> = Vec::new();
+    for op in diff.ops() {
+        match *op {
+            DiffOp::Insert { new_index, new_len, .. }
+            | DiffOp::Replace { new_index, new_len, .. } => {
+                ranges.push((new_index, new_index + new_len));
+            }
+            DiffOp::Delete { new_index, .. } => ranges.push((new_index, new_index)),
+            DiffOp::Equal { .. } => {}
+        }
+    }
+    if ranges.is_empty() {
+        return new.to_string();
+    }
+    let mut widened: Vec<(usize, usize)> =
+        ranges.iter().map(|(s, e)| (s.saturating_sub(context), (e + context).min(n))).collect();
+    widened.sort();
+    let mut merged: Vec<(usize, usize)> = Vec::new();
+    for r in widened {
+        match merged.last_mut() {
+            Some(last) if r.0 <= last.1 => last.1 = last.1.max(r.1),
+            _ => merged.push(r),
+        }
+    }
+    let mut out: Vec<String> = Vec::new();
+    let mut prev_end = 0;
+    for (s, e) in &merged {
+        if *s > prev_end {
+            out.push("...".into());
+        }
+        out.push(lines[*s..*e].join("\n"));
+        prev_end = *e;
+    }
+    if prev_end < n {
+        out.push("...".into());
+    }
+    out.join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn styles_keep_crlf_and_bom() {
+        let s = FileStyle::of("\u{feff}a\r\nb\r\n");
+        assert_eq!(s, FileStyle { bom: true, crlf: true });
+        assert_eq!(s.apply("x\ny\r\nz"), "\u{feff}x\r\ny\r\nz");
+        assert_eq!(
+            FileStyle::default().apply("x\r\ny"),
+            "x\r\ny",
+            "new files keep what they are given"
+        );
+    }
+
+    #[test]
+    fn wf11_snippet_shows_changed_lines_with_context() {
+        let old: Vec<String> = (1..=100).map(|i| format!("Line {i}")).collect();
+        let mut new = old.clone();
+        new[50] = "Line 51 Modified".into();
+        let s = context_snippet(&old.join("\n"), &new.join("\n"), 5);
+        assert_eq!(s, "...\nLine 46\nLine 47\nLine 48\nLine 49\nLine 50\nLine 51 Modified\nLine 52\nLine 53\nLine 54\nLine 55\nLine 56\n...");
+        assert_eq!(context_snippet("", "all new", 5), "all new");
+    }
+
+    #[test]
+    fn patches_and_stats() {
+        let p = create_patch("a.txt", "one\ntwo\n", "one\nthree\n", "Current", "Proposed");
+        assert!(p.starts_with("Index: a.txt\n===================================================================\n--- a.txt\tCurrent\n+++ a.txt\tProposed\n@@ -1,2 +1,2 @@\n one\n-two\n+three\n"), "{p}");
+        let s = diff_stat("a\nb\n", "a\ncc\nd\n");
+        assert_eq!((s.added_lines, s.removed_lines, s.added_chars, s.removed_chars), (2, 1, 3, 1));
+    }
+
+    #[test]
+    fn atomic_write_replaces_content_and_keeps_permissions() {
+        let d = tempfile::tempdir().unwrap();
+        let f = d.path().join("f.txt");
+        std::fs::write(&f, "old").unwrap();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o640)).unwrap();
+        }
+        atomic_write(&f, b"new").unwrap();
+        assert_eq!(std::fs::read_to_string(&f).unwrap(), "new");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            assert_eq!(std::fs::metadata(&f).unwrap().permissions().mode() & 0o777, 0o640);
+        }
+        assert_eq!(
+            std::fs::read_dir(d.path()).unwrap().count(),
+            1,
+            "no temporary file left behind"
+        );
+    }
+}

@@ -1,0 +1,256 @@
+//! `write_file`: replaces or creates a whole file, atomically, keeping its line endings and BOM.
+
+use std::path::PathBuf;
+
+use async_trait::async_trait;
+use serde::Deserialize;
+use serde_json::{json, Value};
+use toolbelt_core::result::{ErrorType, ToolResult};
+use toolbelt_core::tool::{
+    ConfirmationDetails, Declaration, ExecContext, Invocation, Location, ModelFamily, Tool, ToolEnv,
+};
+use toolbelt_core::workspace::Access;
+use toolbelt_core::Kind;
+
+use super::{
+    atomic_write, context_snippet, create_patch, diff_stat, is_build_file, placeholder, FileStyle,
+};
+use crate::fs::shorten_path;
+
+pub const NAME: &str = "write_file";
+
+#[derive(Debug, Deserialize)]
+struct Params {
+    file_path: String,
+    content: String,
+    #[serde(default)]
+    modified_by_user: bool,
+}
+
+pub struct WriteFile;
+
+impl Tool for WriteFile {
+    fn name(&self) -> &str {
+        NAME
+    }
+    fn display_name(&self) -> &str {
+        "WriteFile"
+    }
+    fn kind(&self) -> Kind {
+        Kind::Edit
+    }
+
+    fn declaration(&self, family: ModelFamily) -> Declaration {
+        let (description, path_doc, content_doc) = match family {
+            ModelFamily::Legacy => (
+                include_str!("descriptions/write_file.legacy.md"),
+                "The file to write, absolute or relative to the workspace root.",
+                "The complete new content of the file. No omission placeholders such as '(rest of methods ...)' or 'unchanged code'.",
+            ),
+            ModelFamily::Gemini3 => (
+                include_str!("descriptions/write_file.gemini3.md"),
+                "The file to write.",
+                "The whole file content; never placeholders like '// ... rest of code'.",
+            ),
+        };
+        Declaration {
+            name: NAME.into(),
+            description: description.into(),
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "file_path": {"type": "string", "description": path_doc},
+                    "content": {"type": "string", "description": content_doc}
+                },
+                "required": ["file_path", "content"]
+            }),
+        }
+    }
+
+    fn normalize_args(&self, args: &mut Value) {
+        toolbelt_core::schema::rename_params(
+            args,
+            &[("absolute_path", "file_path"), ("path", "file_path")],
+        );
+    }
+
+    fn build(&self, params: Value, env: &ToolEnv) -> Result<Box<dyn Invocation>, String> {
+        let p: Params =
+            serde_json::from_value(params).map_err(|e| format!("Invalid parameters: {e}"))?;
+        if p.file_path.is_empty() {
+            return Err("Missing or empty \"file_path\"".into());
+        }
+        let ws = &env.workspace;
+        let path = ws.resolve_checked(&p.file_path, Access::Write).map_err(|e| e.to_string())?;
+        match std::fs::symlink_metadata(&path.real) {
+            Ok(m) if m.is_dir() => {
+                return Err(format!("Path is a directory, not a file: {}", path.real.display()))
+            }
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(format!(
+                    "Error accessing path properties for validation: {}. Reason: {e}",
+                    path.real.display()
+                ))
+            }
+            _ => {}
+        }
+        if !placeholder::find(&p.content).is_empty() {
+            return Err("`content` contains an omission placeholder (for example 'rest of methods ...'). Provide complete file content.".into());
+        }
+        Ok(Box::new(WriteCall {
+            shown: shorten_path(&ws.relative(&path.real)),
+            path: path.real,
+            content: p.content,
+            modified_by_user: p.modified_by_user,
+        }))
+    }
+}
+
+struct WriteCall {
+    path: PathBuf,
+    shown: String,
+    content: String,
+    modified_by_user: bool,
+}
+
+/// The file as it is now: `None` when it does not exist.
+fn current(path: &std::path::Path) -> std::io::Result<Option<String>> {
+    match std::fs::read(path) {
+        Ok(b) => Ok(Some(String::from_utf8_lossy(&b).into_owned())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+impl WriteCall {
+    /// What will be written: the new content in the old file's style.
+    fn proposed(&self, original: Option<&str>) -> String {
+        match original {
+            Some(o) if !o.is_empty() => FileStyle::of(o).apply(&self.content),
+            _ => self.content.clone(),
+        }
+    }
+
+    fn file_name(&self) -> String {
+        self.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
+    }
+}
+
+#[async_trait]
+impl Invocation for WriteCall {
+    fn description(&self) -> String {
+        format!("Writing to {}", self.shown)
+    }
+
+    fn locations(&self) -> Vec<Location> {
+        vec![Location { path: self.path.display().to_string(), line: None }]
+    }
+
+    fn respects_auto_edit(&self) -> bool {
+        true
+    }
+
+    fn confirmation(&self) -> Option<ConfirmationDetails> {
+        let original = current(&self.path).ok()?;
+        let proposed = self.proposed(original.as_deref());
+        Some(ConfirmationDetails::Edit {
+            title: format!("Confirm Write: {}", self.shown),
+            file_name: self.file_name(),
+            file_path: self.path.display().to_string(),
+            file_diff: create_patch(
+                &self.file_name(),
+                original.as_deref().unwrap_or(""),
+                &proposed,
+                "Current",
+                "Proposed",
+            ),
+        })
+    }
+
+    async fn execute(&self, ctx: ExecContext) -> ToolResult {
+        if ctx.cancel.is_cancelled() {
+            return ToolResult::simple_error(ErrorType::Cancelled, "Operation cancelled.");
+        }
+        let path = self.path.clone();
+        let original = match current(&path) {
+            Ok(o) => o,
+            Err(e) => {
+                let msg = match e.raw_os_error() {
+                    Some(_) => format!("Error checking existing file '{}': {e}", path.display()),
+                    None => format!("Error checking existing file: {e}"),
+                };
+                return ToolResult::simple_error(ErrorType::FileWriteFailure, msg);
+            }
+        };
+        let is_new = original.is_none();
+        let proposed = self.proposed(original.as_deref());
+        let bytes = proposed.clone().into_bytes();
+        let target = path.clone();
+        let written = tokio::task::spawn_blocking(move || {
+            if let Some(parent) = target.parent() {
+                std::fs::create_dir_all(parent)?;
+            }
+            atomic_write(&target, &bytes)
+        })
+        .await
+        .unwrap_or_else(|e| Err(std::io::Error::other(e.to_string())));
+        if let Err(e) = written {
+            let p = path.display();
+            let (kind, msg) = match e.raw_os_error() {
+                Some(13) => (
+                    ErrorType::PermissionDenied,
+                    format!("Permission denied writing to file: {p} (EACCES)"),
+                ),
+                Some(28) => {
+                    (ErrorType::NoSpaceLeft, format!("No space left on device: {p} (ENOSPC)"))
+                }
+                Some(21) => (
+                    ErrorType::TargetIsDirectory,
+                    format!("Target is a directory, not a file: {p} (EISDIR)"),
+                ),
+                _ => (ErrorType::FileWriteFailure, format!("Error writing to file '{p}': {e}")),
+            };
+            return ToolResult::simple_error(kind, msg);
+        }
+        let old = original.unwrap_or_default();
+        let mut pieces = vec![if is_new {
+            format!("Successfully created and wrote to new file: {}.", path.display())
+        } else {
+            format!("Successfully overwrote file: {}.", path.display())
+        }];
+        if self.modified_by_user {
+            pieces.push(format!("User modified the `content` to be: {}", self.content));
+        }
+        // The model is shown its own text (LF); the file on disk keeps its line endings.
+        let content = &self.content;
+        pieces.push(format!(
+            "Here is the updated code:\n{}",
+            context_snippet(if is_new { "" } else { &old }, content, 5)
+        ));
+        let stat = diff_stat(&old, content);
+        ToolResult {
+            llm_content: toolbelt_core::Content::Text(pieces.join(" ")),
+            return_display: json!({
+                "fileDiff": create_patch(&self.file_name(), &old, content, "Original", "Written"),
+                "fileName": self.file_name(),
+                "filePath": path.display().to_string(),
+                "originalContent": old,
+                "newContent": content,
+                "diffStat": {
+                    "model_added_lines": stat.added_lines,
+                    "model_removed_lines": stat.removed_lines,
+                    "model_added_chars": stat.added_chars,
+                    "model_removed_chars": stat.removed_chars,
+                    "user_added_lines": 0,
+                    "user_removed_lines": 0,
+                    "user_added_chars": 0,
+                    "user_removed_chars": 0,
+                },
+                "isBuildFile": is_build_file(&path),
+                "isNewFile": is_new,
+            }),
+            summary: Some(format!("{} added, {} removed", stat.added_lines, stat.removed_lines)),
+            ..ToolResult::default()
+        }
+    }
+}

@@ -1,0 +1,175 @@
+//! write_file: the cases of cases-public.md section H, plus line endings, BOMs and atomicity.
+
+use serde_json::json;
+use toolbelt_test_support::TempTree;
+
+use crate::harness::run;
+
+fn read(t: &TempTree, rel: &str) -> Vec<u8> {
+    std::fs::read(t.root().join(rel)).unwrap()
+}
+
+#[test]
+fn wf01_new_file_with_relative_path() {
+    let t = TempTree::new();
+    let o = run(
+        &t,
+        "write_file",
+        json!({"file_path": "execute_relative_new_file.txt", "content": "Content for relative path file."}),
+    );
+    assert_eq!(
+        o.output(),
+        format!("Successfully created and wrote to new file: {}. Here is the updated code:\nContent for relative path file.", t.abs("execute_relative_new_file.txt"))
+    );
+    assert_eq!(o.result().summary.as_deref(), Some("1 added, 0 removed"));
+    assert_eq!(read(&t, "execute_relative_new_file.txt"), b"Content for relative path file.");
+    assert_eq!(o.display()["isNewFile"], true);
+    assert!(o.display()["fileDiff"].as_str().unwrap().contains(
+        "@@ -0,0 +1,1 @@\n+Content for relative path file.\n\\ No newline at end of file\n"
+    ));
+}
+
+#[test]
+fn wf03_wf05_wf07_wf23_refusals_write_nothing() {
+    let t = TempTree::new();
+    assert!(run(&t, "write_file", json!({"file_path": "/etc/passwd", "content": "x"}))
+        .error()
+        .starts_with("Path not in workspace"));
+    assert_eq!(
+        run(&t, "write_file", json!({"file_path": "x.txt", "content": null})).error(),
+        "params/content must be string"
+    );
+    let placeholder = "`content` contains an omission placeholder (for example 'rest of methods ...'). Provide complete file content.";
+    assert_eq!(
+        run(&t, "write_file", json!({"file_path": "p.txt", "content": "(rest of methods ...)"}))
+            .error(),
+        placeholder
+    );
+    assert_eq!(
+        run(
+            &t,
+            "write_file",
+            json!({"file_path": "p.txt", "content": "class A {\n  // rest of methods ...\n}"})
+        )
+        .error(),
+        placeholder
+    );
+    assert!(run(&t, "write_file", json!({"file_path": ".git/config", "content": "x"}))
+        .error()
+        .contains("sensitive-path rule \".git\""));
+    assert_eq!(
+        run(&t, "write_file", json!({"file_path": "", "content": "x"})).error(),
+        "Missing or empty \"file_path\""
+    );
+    t.dir("d");
+    assert_eq!(
+        run(&t, "write_file", json!({"file_path": "d", "content": "x"})).error(),
+        format!("Path is a directory, not a file: {}", t.abs("d"))
+    );
+    assert!(!t.root().join("p.txt").exists() && !t.root().join("x.txt").exists());
+}
+
+#[test]
+fn wf09_parent_directories_are_created() {
+    let t = TempTree::new();
+    run(
+        &t,
+        "write_file",
+        json!({"file_path": "new_dir_for_write/file_in_new_dir.txt", "content": "hi"}),
+    );
+    assert_eq!(read(&t, "new_dir_for_write/file_in_new_dir.txt"), b"hi");
+}
+
+#[test]
+fn wf11_snippet_shows_only_the_change_with_context() {
+    let t = TempTree::new();
+    let old: Vec<String> = (1..=100).map(|i| format!("Line {i}")).collect();
+    t.file("large_update.txt", old.join("\n"));
+    let mut new = old.clone();
+    new[50] = "Line 51 Modified".into();
+    let o =
+        run(&t, "write_file", json!({"file_path": "large_update.txt", "content": new.join("\n")}));
+    assert!(o
+        .output()
+        .starts_with(&format!("Successfully overwrote file: {}.", t.abs("large_update.txt"))));
+    assert!(o.output().ends_with("Here is the updated code:\n...\nLine 46\nLine 47\nLine 48\nLine 49\nLine 50\nLine 51 Modified\nLine 52\nLine 53\nLine 54\nLine 55\nLine 56\n..."));
+}
+
+#[test]
+fn wf13_new_files_are_written_as_given() {
+    let t = TempTree::new();
+    run(&t, "write_file", json!({"file_path": "n.txt", "content": "line1\nline2\n"}));
+    assert_eq!(read(&t, "n.txt"), b"line1\nline2\n");
+    run(&t, "write_file", json!({"file_path": "w.txt", "content": "a\r\nb"}));
+    assert_eq!(read(&t, "w.txt"), b"a\r\nb");
+}
+
+#[test]
+fn crlf_files_stay_crlf_and_the_model_sees_its_own_text() {
+    let t = TempTree::new();
+    t.file("c.txt", "one\r\ntwo\r\n");
+    let o = run(&t, "write_file", json!({"file_path": "c.txt", "content": "one\nthree\n"}));
+    assert_eq!(read(&t, "c.txt"), b"one\r\nthree\r\n");
+    assert!(o.output().ends_with("Here is the updated code:\none\nthree\n"), "{}", o.output());
+}
+
+#[test]
+fn wf21_bom_is_kept_unlike_upstream() {
+    let t = TempTree::new();
+    t.file("b.txt", b"\xef\xbb\xbfold");
+    run(&t, "write_file", json!({"file_path": "b.txt", "content": "new"}));
+    assert_eq!(read(&t, "b.txt"), b"\xef\xbb\xbfnew");
+}
+
+#[test]
+fn wf19_escape_sequences_are_never_rewritten() {
+    let t = TempTree::new();
+    run(&t, "write_file", json!({"file_path": "e.txt", "content": "a\\nb C:\\\\Users\\\\name"}));
+    assert_eq!(read(&t, "e.txt"), b"a\\nb C:\\\\Users\\\\name");
+}
+
+#[test]
+fn wf17_at_prefix_updates_the_existing_file() {
+    let t = TempTree::new();
+    t.file("policies/new-policies.txt", "old");
+    run(
+        &t,
+        "write_file",
+        json!({"file_path": "@policies/new-policies.txt", "content": "updated_content = true"}),
+    );
+    assert_eq!(read(&t, "policies/new-policies.txt"), b"updated_content = true");
+    assert!(!t.root().join("@policies").exists());
+}
+
+#[cfg(unix)]
+#[test]
+fn permissions_survive_and_no_temporary_files_remain() {
+    use std::os::unix::fs::PermissionsExt;
+    let t = TempTree::new();
+    t.file("run.sh", "#!/bin/sh\necho old\n");
+    std::fs::set_permissions(t.root().join("run.sh"), std::fs::Permissions::from_mode(0o755))
+        .unwrap();
+    run(&t, "write_file", json!({"file_path": "run.sh", "content": "#!/bin/sh\necho new\n"}));
+    assert_eq!(
+        std::fs::metadata(t.root().join("run.sh")).unwrap().permissions().mode() & 0o777,
+        0o755
+    );
+    let names: Vec<String> = std::fs::read_dir(t.root())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, ["run.sh"]);
+}
+
+#[cfg(unix)]
+#[test]
+fn symlinks_pointing_outside_cannot_be_written_through() {
+    let t = TempTree::new();
+    let outside = TempTree::new();
+    outside.file("target.txt", "keep");
+    t.symlink(outside.root().join("target.txt"), "link.txt");
+    assert!(run(&t, "write_file", json!({"file_path": "link.txt", "content": "x"}))
+        .error()
+        .starts_with("Path not in workspace"));
+    assert_eq!(std::fs::read(outside.root().join("target.txt")).unwrap(), b"keep");
+}
