@@ -2,7 +2,7 @@
 //!
 //! - [`fs::read_file`], [`fs::list_directory`], [`fs::read_many_files`]
 //! - [`search::grep_search`], [`search::glob`]
-//! - [`edit::write_file`]
+//! - [`edit::replace`], [`edit::write_file`]
 
 pub mod collate;
 pub mod edit;
@@ -20,6 +20,7 @@ pub fn builtin_tools() -> Vec<Arc<dyn Tool>> {
         Arc::new(fs::read_file::ReadFile),
         Arc::new(search::grep_search::GrepSearch),
         Arc::new(search::glob::Glob),
+        Arc::new(edit::replace::Replace),
         Arc::new(edit::write_file::WriteFile),
         Arc::new(fs::read_many_files::ReadManyFiles),
     ]

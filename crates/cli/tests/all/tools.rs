@@ -16,7 +16,15 @@ fn tools_list_names_every_builtin_tool() {
         .collect();
     assert_eq!(
         names,
-        ["list_directory", "read_file", "grep_search", "glob", "write_file", "read_many_files"]
+        [
+            "list_directory",
+            "read_file",
+            "grep_search",
+            "glob",
+            "replace",
+            "write_file",
+            "read_many_files"
+        ]
     );
     let r = toolbelt(&t, &["tools", "list"], None);
     assert!(r.stdout.contains("read_file") && r.stdout.contains("ReadFile"));
@@ -28,7 +36,7 @@ fn tools_schema_prints_declarations_per_family() {
     let r = toolbelt(&t, &["tools", "schema"], None);
     assert_eq!(r.code, 0);
     let all = r.json();
-    assert_eq!(all.as_array().unwrap().len(), 6);
+    assert_eq!(all.as_array().unwrap().len(), 7);
     assert!(all[0]["parametersJsonSchema"]["properties"].is_object());
     let legacy = toolbelt(&t, &["tools", "schema", "read_file"], None).json();
     let g3 =

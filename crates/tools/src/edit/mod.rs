@@ -1,7 +1,9 @@
-//! Tools that change files (write_file; replace follows) and what they share: atomic writes,
+//! Tools that change files (write_file, replace) and what they share: atomic writes,
 //! keeping a file's line endings and BOM, diffs and "updated code" snippets.
 
+pub mod matching;
 pub mod placeholder;
+pub mod replace;
 pub mod write_file;
 
 use std::io::Write;

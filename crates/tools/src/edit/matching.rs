@@ -1,0 +1,376 @@
+//! How `replace` finds `old_string`: exact text first, then line by line ignoring indentation
+//! and whitespace differences, then a token regex that ignores spacing around punctuation. The
+//! first strategy that finds the text wins. Inputs use `\n` line ends.
+
+/// The strategy that matched.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Strategy {
+    Exact,
+    Flexible,
+    Regex,
+    Fuzzy,
+}
+
+/// The outcome of looking for `old_string`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Replacement {
+    pub content: String,
+    pub occurrences: usize,
+    pub strategy: Option<Strategy>,
+    /// 1-based line ranges replaced by the fuzzy strategy.
+    pub fuzzy_lines: Vec<(usize, usize)>,
+}
+
+/// Replaces `old` with `new` in `content`. With `occurrences != 1` and `!allow_multiple` the
+/// caller must not write: the count is for the error message.
+pub fn replace(content: &str, old: &str, new: &str, allow_multiple: bool) -> Replacement {
+    let tried = exact(content, old, new, allow_multiple)
+        .or_else(|| flexible(content, old, new))
+        .or_else(|| regex_tokens(content, old, new, allow_multiple))
+        .or_else(|| fuzzy(content, old, new));
+    match tried {
+        Some(mut r) => {
+            r.content = restore_trailing_newline(content, r.content);
+            r
+        }
+        None => Replacement {
+            content: content.to_string(),
+            occurrences: 0,
+            strategy: None,
+            fuzzy_lines: Vec::new(),
+        },
+    }
+}
+
+fn exact(content: &str, old: &str, new: &str, allow_multiple: bool) -> Option<Replacement> {
+    let n = content.matches(old).count();
+    if n == 0 {
+        return None;
+    }
+    let replaced =
+        if n > 1 && !allow_multiple { content.to_string() } else { content.replace(old, new) };
+    Some(Replacement {
+        content: replaced,
+        occurrences: n,
+        strategy: Some(Strategy::Exact),
+        fuzzy_lines: Vec::new(),
+    })
+}
+
+/// Whitespace runs (tabs, spaces, non-breaking spaces) count as one space; ends are ignored.
+fn squash(line: &str) -> String {
+    line.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+fn leading_ws(line: &str) -> &str {
+    let end = line.find(|c: char| c != ' ' && c != '\t').unwrap_or(line.len());
+    &line[..end]
+}
+
+/// Re-indents `new` for a place whose indentation is `indent`.
+fn reindent(new: &str, indent: &str) -> String {
+    let lines: Vec<&str> = new.split('\n').collect();
+    let reference = leading_ws(lines.first().copied().unwrap_or(""));
+    lines
+        .iter()
+        .map(|l| {
+            if l.trim().is_empty() {
+                String::new()
+            } else if let Some(rest) = l.strip_prefix(reference) {
+                format!("{indent}{rest}")
+            } else {
+                format!("{indent}{}", l.trim_start())
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn flexible(content: &str, old: &str, new: &str) -> Option<Replacement> {
+    let lines: Vec<&str> = content.split_inclusive('\n').collect();
+    let old_body = old.strip_suffix('\n').unwrap_or(old);
+    let wanted: Vec<String> = old_body.split('\n').map(squash).collect();
+    let m = wanted.len();
+    if m == 0 || lines.len() < m || wanted.iter().all(String::is_empty) {
+        return None;
+    }
+    let mut out = String::with_capacity(content.len());
+    let mut i = 0;
+    let mut count = 0;
+    while i < lines.len() {
+        let fits = i + m <= lines.len() && (0..m).all(|j| squash(lines[i + j]) == wanted[j]);
+        if fits {
+            count += 1;
+            let indent = leading_ws(lines[i]);
+            out.push_str(&reindent(new, indent));
+            if !new.is_empty() && lines[i + m - 1].ends_with('\n') {
+                out.push('\n');
+            }
+            i += m;
+        } else {
+            out.push_str(lines[i]);
+            i += 1;
+        }
+    }
+    (count > 0).then(|| Replacement {
+        content: out,
+        occurrences: count,
+        strategy: Some(Strategy::Flexible),
+        fuzzy_lines: Vec::new(),
+    })
+}
+
+fn regex_tokens(content: &str, old: &str, new: &str, allow_multiple: bool) -> Option<Replacement> {
+    let mut spaced = String::with_capacity(old.len() * 2);
+    for c in old.chars() {
+        if "():[]{}><=".contains(c) {
+            spaced.push(' ');
+            spaced.push(c);
+            spaced.push(' ');
+        } else {
+            spaced.push(c);
+        }
+    }
+    let tokens: Vec<String> = spaced.split_whitespace().map(regex::escape).collect();
+    if tokens.is_empty() {
+        return None;
+    }
+    let pattern = format!("(?m)^([ \\t]*){}", tokens.join("\\s*"));
+    let re = regex::Regex::new(&pattern).ok()?;
+    let count = re.find_iter(content).count();
+    if count == 0 {
+        return None;
+    }
+    let mut out = String::with_capacity(content.len());
+    let mut last = 0;
+    for (k, caps) in re.captures_iter(content).enumerate() {
+        if k > 0 && !allow_multiple {
+            break;
+        }
+        let (Some(whole), Some(indent)) = (caps.get(0), caps.get(1)) else { continue };
+        out.push_str(&content[last..whole.start()]);
+        out.push_str(&reindent(new, indent.as_str()));
+        last = whole.end();
+    }
+    out.push_str(&content[last..]);
+    Some(Replacement {
+        content: out,
+        occurrences: count,
+        strategy: Some(Strategy::Regex),
+        fuzzy_lines: Vec::new(),
+    })
+}
+
+fn levenshtein(a: &[char], b: &[char]) -> usize {
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    let mut cur = vec![0; b.len() + 1];
+    for (i, ca) in a.iter().enumerate() {
+        cur[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            cur[j + 1] = (prev[j] + usize::from(ca != cb)).min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        std::mem::swap(&mut prev, &mut cur);
+    }
+    prev[b.len()]
+}
+
+/// Upstream's fuzzy strategy: windows of as many lines as `old` whose edit distance (mostly
+/// ignoring whitespace) is at most 10% of its length.
+fn fuzzy(content: &str, old: &str, new: &str) -> Option<Replacement> {
+    const THRESHOLD: f64 = 0.1;
+    const WS_PENALTY: f64 = 0.1;
+    let lines: Vec<&str> = content.split_inclusive('\n').collect();
+    let old_lines: Vec<&str> = old.split('\n').collect();
+    let m = old_lines.len();
+    let len = old.chars().count();
+    if len < 10 || lines.len() < m || (lines.len() as f64) * (len as f64).powi(2) > 4e8 {
+        return None;
+    }
+    let block: String = old_lines.iter().map(|l| l.trim_end()).collect::<Vec<_>>().join("\n");
+    let block_chars: Vec<char> = block.chars().collect();
+    let strip = |s: &str| s.chars().filter(|c| !c.is_whitespace()).collect::<Vec<char>>();
+    let block_stripped = strip(&block);
+    let blen = block_chars.len().max(1) as f64;
+    let mut candidates: Vec<(f64, usize)> = Vec::new();
+    for i in 0..=lines.len() - m {
+        let window: String =
+            lines[i..i + m].iter().map(|l| l.trim_end()).collect::<Vec<_>>().join("\n");
+        let wc: Vec<char> = window.chars().collect();
+        if (wc.len() as f64 - blen).abs() / blen > 1.0 {
+            continue;
+        }
+        let d_stripped = levenshtein(&strip(&window), &block_stripped) as f64;
+        let d_full = levenshtein(&wc, &block_chars) as f64;
+        let score = (d_stripped + WS_PENALTY * (d_full - d_stripped)) / blen;
+        if score <= THRESHOLD {
+            candidates.push((score, i));
+        }
+    }
+    if candidates.is_empty() {
+        return None;
+    }
+    candidates.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    let mut chosen: Vec<usize> = Vec::new();
+    for (_, i) in candidates {
+        if chosen.iter().all(|c| i + m <= *c || *c + m <= i) {
+            chosen.push(i);
+        }
+    }
+    chosen.sort_unstable();
+    let mut out = String::with_capacity(content.len());
+    let mut next = 0;
+    for &i in &chosen {
+        out.extend(lines[next..i].iter().copied());
+        out.push_str(&reindent(new, leading_ws(lines[i])));
+        if !new.is_empty() && lines[i + m - 1].ends_with('\n') {
+            out.push('\n');
+        }
+        next = i + m;
+    }
+    out.extend(lines[next..].iter().copied());
+    Some(Replacement {
+        content: out,
+        occurrences: chosen.len(),
+        strategy: Some(Strategy::Fuzzy),
+        fuzzy_lines: chosen.iter().map(|i| (i + 1, i + m)).collect(),
+    })
+}
+
+/// Keeps the original's trailing newline state.
+fn restore_trailing_newline(original: &str, mut new: String) -> String {
+    match (original.ends_with('\n'), new.ends_with('\n')) {
+        (true, false) => new.push('\n'),
+        (false, true) => {
+            new.pop();
+        }
+        _ => {}
+    }
+    new
+}
+
+/// Where `old` most nearly appears: the window of lines sharing the most lines with it (after
+/// whitespace squashing), with up to three lines that differ. `None` when nothing is similar.
+pub fn nearest_region(content: &str, old: &str) -> Option<String> {
+    let lines: Vec<&str> = content.split('\n').collect();
+    let wanted: Vec<&str> = old.strip_suffix('\n').unwrap_or(old).split('\n').collect();
+    let m = wanted.len().min(lines.len()).max(1);
+    let w: Vec<String> = wanted.iter().map(|l| squash(l)).collect();
+    let l: Vec<String> = lines.iter().map(|x| squash(x)).collect();
+    let mut best = (0usize, 0usize);
+    for i in 0..=lines.len().saturating_sub(m) {
+        let score = (0..m).filter(|j| !w[*j].is_empty() && l.get(i + j) == Some(&w[*j])).count();
+        if score > best.1 {
+            best = (i, score);
+        }
+    }
+    if best.1 == 0 {
+        // No whole line in common: look for the line containing the start of old_string.
+        let first = w.iter().find(|x| !x.is_empty())?;
+        let probe: String = first.chars().take(20).collect();
+        let at = l.iter().position(|x| x.contains(&probe))?;
+        return Some(format!(
+            "The closest text is at line {}: `{}`; compare it with the first line of old_string: `{}`.",
+            at + 1,
+            lines[at].trim(),
+            wanted.iter().find(|x| !x.trim().is_empty()).map_or("", |x| x.trim())
+        ));
+    }
+    let (start, _) = best;
+    let mut diffs = Vec::new();
+    for j in 0..m {
+        let (have, want) = (lines.get(start + j).copied().unwrap_or(""), wanted[j]);
+        if squash(have) != squash(want) {
+            let what = if have.replace(['\u{a0}', '\t'], " ") == want.replace(['\u{a0}', '\t'], " ")
+            {
+                " (differs only in invisible whitespace)"
+            } else {
+                ""
+            };
+            diffs.push(format!(
+                "line {}: file has `{}` but old_string has `{}`{what}",
+                start + j + 1,
+                have.trim(),
+                want.trim()
+            ));
+        }
+        if diffs.len() == 3 {
+            break;
+        }
+    }
+    Some(format!(
+        "The closest region is lines {}-{} ({} of {} lines match); differences: {}.",
+        start + 1,
+        start + m,
+        m - diffs.len().min(m),
+        m,
+        diffs.join("; ")
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exact_counts_and_replaces_literally() {
+        let r = replace("a $1 b\n", "$1", "$&", false);
+        assert_eq!(
+            (r.content.as_str(), r.occurrences, r.strategy),
+            ("a $& b\n", 1, Some(Strategy::Exact))
+        );
+        let r = replace("x x x", "x", "y", false);
+        assert_eq!((r.content.as_str(), r.occurrences), ("x x x", 3));
+        let r = replace("x x x", "x", "y", true);
+        assert_eq!(r.content, "y y y");
+    }
+
+    #[test]
+    fn flexible_survives_indentation_tabs_and_nbsp() {
+        let file = "fn main() {\n\tlet a = 1;\n\tlet  b = 2;\n}\n";
+        let r =
+            replace(file, "    let a = 1;\n    let b\u{a0}= 2;", "let a = 10;\nlet b = 20;", false);
+        assert_eq!(r.strategy, Some(Strategy::Flexible));
+        assert_eq!(r.content, "fn main() {\n\tlet a = 10;\n\tlet b = 20;\n}\n");
+    }
+
+    #[test]
+    fn regex_ignores_spacing_around_punctuation() {
+        let file = "  if (a==b) { go(); }\n";
+        let r = replace(file, "if ( a == b ) {", "if (a != b) {", false);
+        assert_eq!(r.strategy, Some(Strategy::Regex));
+        assert_eq!(r.content, "  if (a != b) { go(); }\n");
+    }
+
+    #[test]
+    fn fuzzy_matches_near_misses_and_rejects_others() {
+        let file = "\nfunction doIt() {\n  console.log(\"hello\");\n}\n\nfunction doIt() {\n  console.log(\"hello\");\n}\n";
+        let r = replace(
+            file,
+            "function doIt() {\n  console.log('hello');\n}",
+            "function doIt() {\n  console.log(\"bye\");\n}",
+            true,
+        );
+        assert_eq!(r.strategy, Some(Strategy::Fuzzy));
+        assert_eq!(r.occurrences, 2);
+        assert_eq!(r.fuzzy_lines, [(2, 4), (6, 8)]);
+        assert_eq!(r.content.matches("bye").count(), 2);
+        let file = "  function  myFunc( a, b ) {\n    return a + b;\n  }";
+        let r = replace(file, "function somethingElse() {\n  return false;\n}", "x", false);
+        assert_eq!(r.occurrences, 0);
+    }
+
+    #[test]
+    fn trailing_newline_state_is_kept() {
+        assert_eq!(replace("a\nb", "b", "c\n", false).content, "a\nc");
+        assert_eq!(replace("a\nb\n", "b\n", "c", false).content, "a\nc\n");
+    }
+
+    #[test]
+    fn nearest_region_names_lines_and_differences() {
+        let file = "one\ntwo\nthree\nfour\n";
+        let hint = nearest_region(file, "two\nTHREE\nfour").unwrap();
+        assert!(hint.starts_with("The closest region is lines 2-4 (2 of 3 lines match)"), "{hint}");
+        assert!(hint.contains("line 3: file has `three` but old_string has `THREE`"), "{hint}");
+        assert!(nearest_region(file, "nothing like it").is_none());
+    }
+}

@@ -1,0 +1,365 @@
+//! `replace`: exact-or-forgiving text replacement in one file, written atomically.
+
+use std::path::{Path, PathBuf};
+
+use async_trait::async_trait;
+use serde::Deserialize;
+use serde_json::{json, Value};
+use toolbelt_core::result::{ErrorType, ToolResult};
+use toolbelt_core::tool::{
+    ConfirmationDetails, Declaration, ExecContext, Invocation, Location, ModelFamily, Tool, ToolEnv,
+};
+use toolbelt_core::workspace::Access;
+use toolbelt_core::Kind;
+
+use super::matching::{self, Replacement};
+use super::{atomic_write, context_snippet, create_patch, diff_stat, is_build_file, placeholder};
+use crate::fs::shorten_path;
+
+pub const NAME: &str = "replace";
+
+#[derive(Debug, Deserialize)]
+struct Params {
+    file_path: String,
+    old_string: String,
+    new_string: String,
+    #[serde(default)]
+    allow_multiple: bool,
+    #[serde(default)]
+    modified_by_user: bool,
+}
+
+pub struct Replace;
+
+impl Tool for Replace {
+    fn name(&self) -> &str {
+        NAME
+    }
+    fn display_name(&self) -> &str {
+        "Edit"
+    }
+    fn kind(&self) -> Kind {
+        Kind::Edit
+    }
+
+    fn declaration(&self, family: ModelFamily) -> Declaration {
+        let escaped = match family {
+            ModelFamily::Legacy => "preferably unescaped",
+            ModelFamily::Gemini3 => "unescaped",
+        };
+        Declaration {
+            name: NAME.into(),
+            description: include_str!("descriptions/replace.md").into(),
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "file_path": {"type": "string", "description": "The file to change."},
+                    "instruction": {"type": "string", "description": "What the change is for, in one or two self-contained sentences (why, where, what)."},
+                    "old_string": {"type": "string", "description": format!("The literal text to replace, {escaped}, exactly as it appears in the file including whitespace, with enough context to be unique.")},
+                    "new_string": {"type": "string", "description": format!("The literal replacement text, {escaped}; complete code, never placeholders such as '(rest of methods ...)'.")},
+                    "allow_multiple": {"type": "boolean", "description": "If true, every occurrence of old_string is replaced; if false (default) exactly one must exist."}
+                },
+                "required": ["file_path", "instruction", "old_string", "new_string"]
+            }),
+        }
+    }
+
+    fn normalize_args(&self, args: &mut Value) {
+        toolbelt_core::schema::rename_params(
+            args,
+            &[("absolute_path", "file_path"), ("path", "file_path")],
+        );
+    }
+
+    fn build(&self, params: Value, env: &ToolEnv) -> Result<Box<dyn Invocation>, String> {
+        let p: Params =
+            serde_json::from_value(params).map_err(|e| format!("Invalid parameters: {e}"))?;
+        if p.file_path.trim().is_empty() {
+            return Err("The 'file_path' parameter must be non-empty.".into());
+        }
+        let in_old = placeholder::find(&p.old_string);
+        if placeholder::find(&p.new_string).iter().any(|ph| !in_old.contains(ph)) {
+            return Err("`new_string` contains an omission placeholder (for example 'rest of methods ...'). Provide exact literal replacement text.".into());
+        }
+        let ws = &env.workspace;
+        let path = ws.resolve_checked(&p.file_path, Access::Write).map_err(|e| e.to_string())?;
+        Ok(Box::new(ReplaceCall {
+            shown: shorten_path(&ws.relative(&path.real)),
+            path: path.real,
+            p,
+        }))
+    }
+}
+
+struct ReplaceCall {
+    path: PathBuf,
+    shown: String,
+    p: Params,
+}
+
+/// How the file's bytes map to text and back.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Encoding {
+    Utf8,
+    /// Not valid UTF-8: each byte is one character (Latin-1), written back the same way.
+    Latin1,
+}
+
+/// A computed edit, not yet written.
+struct Edit {
+    /// Text before (line ends normalised to `\n`) and after.
+    before: String,
+    after: String,
+    created: bool,
+    occurrences: usize,
+    crlf: bool,
+    encoding: Encoding,
+    fuzzy_lines: Vec<(usize, usize)>,
+}
+
+/// A failure with the model-facing message and the short display text.
+struct Failure {
+    kind: ErrorType,
+    raw: String,
+    display: String,
+}
+
+fn decode(bytes: Vec<u8>) -> (String, Encoding) {
+    match String::from_utf8(bytes) {
+        Ok(s) => (s, Encoding::Utf8),
+        Err(e) => (e.into_bytes().iter().map(|b| char::from(*b)).collect(), Encoding::Latin1),
+    }
+}
+
+fn encode(text: &str, enc: Encoding) -> Result<Vec<u8>, char> {
+    match enc {
+        Encoding::Utf8 => Ok(text.as_bytes().to_vec()),
+        Encoding::Latin1 => {
+            text.chars().map(|c| u8::try_from(u32::from(c)).map_err(|_| c)).collect()
+        }
+    }
+}
+
+impl ReplaceCall {
+    fn calculate(&self) -> Result<Edit, Failure> {
+        let p = &self.p;
+        let given = &p.file_path;
+        let existing = match std::fs::read(&self.path) {
+            Ok(b) => Some(decode(b)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => {
+                let m = if self.path.is_dir() {
+                    "EISDIR: illegal operation on a directory, read".to_string()
+                } else {
+                    crate::fs::node_error(&e, "open", &self.path)
+                };
+                return Err(Failure {
+                    kind: ErrorType::EditPreparationFailure,
+                    raw: m.clone(),
+                    display: format!("Error preparing edit: {m}"),
+                });
+            }
+        };
+        let old = p.old_string.replace("\r\n", "\n");
+        let new = p.new_string.replace("\r\n", "\n");
+        let Some((raw, encoding)) = existing else {
+            if old.is_empty() {
+                return Ok(Edit {
+                    before: String::new(),
+                    after: p.new_string.clone(),
+                    created: true,
+                    occurrences: 1,
+                    crlf: false,
+                    encoding: Encoding::Utf8,
+                    fuzzy_lines: Vec::new(),
+                });
+            }
+            return Err(Failure {
+                kind: ErrorType::FileNotFound,
+                raw: format!("File not found: {}", self.path.display()),
+                display: "File not found. Cannot apply edit. Use an empty old_string to create a new file.".into(),
+            });
+        };
+        if old.is_empty() {
+            return Err(Failure {
+                kind: ErrorType::AttemptToCreateExistingFile,
+                raw: format!("File already exists, cannot create: {}", self.path.display()),
+                display: "Failed to edit. Attempted to create a file that already exists.".into(),
+            });
+        }
+        let crlf = raw.contains("\r\n");
+        let before = raw.replace("\r\n", "\n");
+        let Replacement { content: after, occurrences, fuzzy_lines, .. } =
+            matching::replace(&before, &old, &new, p.allow_multiple);
+        if occurrences == 0 {
+            let mut m = format!("Could not find an exact match for 'old_string' in '{given}'. If previous edits modified the file or you are modifying lines outside your recent read window, please use ReadFile to inspect the target lines before retrying with an exact 'old_string'.");
+            if let Some(hint) = matching::nearest_region(&before, &old) {
+                m.push('\n');
+                m.push_str(&hint);
+            }
+            return Err(Failure {
+                kind: ErrorType::EditNoOccurrenceFound,
+                raw: m,
+                display: "Failed to edit, could not find the string to replace.".into(),
+            });
+        }
+        if !p.allow_multiple && occurrences != 1 {
+            return Err(Failure {
+                kind: ErrorType::EditExpectedOccurrenceMismatch,
+                raw: format!("Failed to edit, Expected 1 occurrence but found {occurrences} for old_string in file: {given}. If you intended to replace multiple occurrences, set 'allow_multiple' to true."),
+                display: format!("Failed to edit, expected 1 occurrence but found {occurrences}."),
+            });
+        }
+        if old == new {
+            return Err(Failure {
+                kind: ErrorType::EditNoChange,
+                raw: format!("No changes to apply. The old_string and new_string are identical in file: {given}"),
+                display: "No changes to apply. The old_string and new_string are identical.".into(),
+            });
+        }
+        Ok(Edit { before, after, created: false, occurrences, crlf, encoding, fuzzy_lines })
+    }
+
+    fn file_name(&self) -> String {
+        self.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
+    }
+}
+
+fn first_line(s: &str) -> String {
+    let line = s.split('\n').next().unwrap_or("");
+    let cut: String = line.chars().take(30).collect();
+    if s.chars().count() > 30 {
+        format!("{cut}...")
+    } else {
+        cut
+    }
+}
+
+fn write(path: &Path, edit: &Edit) -> Result<(), String> {
+    let text = if edit.crlf { edit.after.replace('\n', "\r\n") } else { edit.after.clone() };
+    let bytes = encode(&text, edit.encoding).map_err(|c| {
+        format!("the file is not UTF-8 (read as Latin-1) and {c:?} cannot be written in that encoding; the file was left unchanged")
+    })?;
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| e.to_string())?;
+    }
+    atomic_write(path, &bytes).map_err(|e| e.to_string())
+}
+
+#[async_trait]
+impl Invocation for ReplaceCall {
+    fn description(&self) -> String {
+        let (old, new) = (&self.p.old_string, &self.p.new_string);
+        if old.is_empty() {
+            format!("Create {}", self.shown)
+        } else if old == new {
+            format!("No file changes to {}", self.shown)
+        } else {
+            format!("{}: {} => {}", self.shown, first_line(old), first_line(new))
+        }
+    }
+
+    fn locations(&self) -> Vec<Location> {
+        vec![Location { path: self.path.display().to_string(), line: None }]
+    }
+
+    fn respects_auto_edit(&self) -> bool {
+        true
+    }
+
+    fn confirmation(&self) -> Option<ConfirmationDetails> {
+        let edit = self.calculate().ok()?;
+        Some(ConfirmationDetails::Edit {
+            title: format!("Confirm Edit: {}", self.shown),
+            file_name: self.file_name(),
+            file_path: self.path.display().to_string(),
+            file_diff: create_patch(
+                &self.file_name(),
+                &edit.before,
+                &edit.after,
+                "Current",
+                "Proposed",
+            ),
+        })
+    }
+
+    async fn execute(&self, ctx: ExecContext) -> ToolResult {
+        if ctx.cancel.is_cancelled() {
+            return ToolResult::simple_error(ErrorType::Cancelled, "Operation cancelled.");
+        }
+        let edit = match self.calculate() {
+            Ok(e) => e,
+            Err(f) => {
+                return ToolResult::error(
+                    f.kind,
+                    f.raw.clone(),
+                    f.raw,
+                    format!("Error: {}", f.display),
+                )
+            }
+        };
+        if let Err(msg) = write(&self.path, &edit) {
+            return ToolResult::error(
+                ErrorType::FileWriteFailure,
+                format!("Error executing edit: {msg}"),
+                format!("Error executing edit: {msg}"),
+                format!("Error writing file: {msg}"),
+            );
+        }
+        let path = self.path.display();
+        let mut pieces = vec![if edit.created {
+            format!("Created new file: {path} with provided content.")
+        } else {
+            format!("Successfully modified file: {path} ({} replacements).", edit.occurrences)
+        }];
+        pieces.push(format!(
+            "Here is the updated code:\n{}",
+            context_snippet(&edit.before, &edit.after, 5)
+        ));
+        if !edit.fuzzy_lines.is_empty() {
+            let ranges: Vec<String> = edit
+                .fuzzy_lines
+                .iter()
+                .map(|(a, b)| if a == b { a.to_string() } else { format!("{a}-{b}") })
+                .collect();
+            let word = if ranges.len() == 1 { "line" } else { "lines" };
+            pieces.push(format!("Applied fuzzy match at {word} {}.", ranges.join(", ")));
+        }
+        if self.p.modified_by_user {
+            pieces.push(format!(
+                "User modified the `new_string` content to be: {}.",
+                self.p.new_string
+            ));
+        }
+        let stat = diff_stat(&edit.before, &edit.after);
+        let display = if edit.created {
+            Value::String(format!("Created {}", self.shown))
+        } else {
+            json!({
+                "fileDiff": create_patch(&self.file_name(), &edit.before, &edit.after, "Current", "Proposed"),
+                "fileName": self.file_name(),
+                "filePath": self.path.display().to_string(),
+                "originalContent": edit.before,
+                "newContent": edit.after,
+                "diffStat": {
+                    "model_added_lines": stat.added_lines,
+                    "model_removed_lines": stat.removed_lines,
+                    "model_added_chars": stat.added_chars,
+                    "model_removed_chars": stat.removed_chars,
+                    "user_added_lines": 0,
+                    "user_removed_lines": 0,
+                    "user_added_chars": 0,
+                    "user_removed_chars": 0,
+                },
+                "isBuildFile": is_build_file(&self.path),
+                "isNewFile": false,
+            })
+        };
+        ToolResult {
+            llm_content: toolbelt_core::Content::Text(pieces.join(" ")),
+            return_display: display,
+            summary: Some(format!("{} added, {} removed", stat.added_lines, stat.removed_lines)),
+            ..ToolResult::default()
+        }
+    }
+}
