@@ -277,8 +277,8 @@ pub fn nearest_region(content: &str, old: &str) -> Option<String> {
     }
     let (start, _) = best;
     let mut diffs = Vec::new();
-    for j in 0..m {
-        let (have, want) = (lines.get(start + j).copied().unwrap_or(""), wanted[j]);
+    for (j, want) in wanted.iter().copied().enumerate().take(m) {
+        let have = lines.get(start + j).copied().unwrap_or("");
         if squash(have) != squash(want) {
             let what = if have.replace(['\u{a0}', '\t'], " ") == want.replace(['\u{a0}', '\t'], " ")
             {
