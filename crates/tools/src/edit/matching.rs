@@ -280,9 +280,11 @@ pub fn nearest_region(content: &str, old: &str) -> Option<String> {
     for (j, want) in wanted.iter().copied().enumerate().take(m) {
         let have = lines.get(start + j).copied().unwrap_or("");
         if squash(have) != squash(want) {
-            let what = if have.replace(['\u{a0}', '\t'], " ") == want.replace(['\u{a0}', '\t'], " ")
-            {
-                " (differs only in invisible whitespace)"
+            let visible = |s: &str| {
+                squash(&s.replace(['\u{200b}', '\u{200c}', '\u{200d}', '\u{feff}', '\u{ad}'], ""))
+            };
+            let what = if visible(have) == visible(want) {
+                " (differs only in invisible characters such as zero-width spaces)"
             } else {
                 ""
             };

@@ -9,4 +9,5 @@ mod harness;
 mod list_directory;
 mod read_file;
 mod read_many_files;
+mod replace;
 mod write_file;
