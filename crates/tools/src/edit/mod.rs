@@ -61,6 +61,49 @@ pub fn atomic_write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     Ok(())
 }
 
+/// The part of two texts worth diffing: equal leading and trailing lines are cut off, keeping
+/// `margin` of them as context. Returns the number of lines cut from the start and the middles.
+/// Diffing a 10 MB file with one change then costs about as much as diffing the change.
+fn trim_common<'a>(old: &'a str, new: &'a str, margin: usize) -> (usize, &'a str, &'a str) {
+    let o: Vec<&str> = old.split_inclusive('\n').collect();
+    let n: Vec<&str> = new.split_inclusive('\n').collect();
+    let prefix = o.iter().zip(&n).take_while(|(a, b)| a == b).count();
+    let max_suffix = o.len().min(n.len()) - prefix;
+    let suffix =
+        o.iter().rev().zip(n.iter().rev()).take(max_suffix).take_while(|(a, b)| a == b).count();
+    let start = prefix.saturating_sub(margin);
+    let end = suffix.saturating_sub(margin);
+    let len_of = |lines: &[&str]| lines.iter().map(|l| l.len()).sum::<usize>();
+    let (os, ns) = (len_of(&o[..start]), len_of(&n[..start]));
+    let (oe, ne) =
+        (old.len() - len_of(&o[o.len() - end..]), new.len() - len_of(&n[n.len() - end..]));
+    (start, &old[os..oe], &new[ns..ne])
+}
+
+/// Adds `offset` to both start lines of a hunk header.
+fn shift_hunk(line: &str, offset: usize) -> String {
+    let full = full_hunk_header(line);
+    if offset == 0 {
+        return full;
+    }
+    let parts: Vec<String> = full
+        .trim_end()
+        .split(' ')
+        .enumerate()
+        .map(|(i, p)| {
+            if i == 1 || i == 2 {
+                let (sign, rest) = p.split_at(1);
+                let (start, count) = rest.split_once(',').unwrap_or((rest, "1"));
+                let start: usize = start.parse().unwrap_or(0);
+                format!("{sign}{},{count}", start + offset)
+            } else {
+                p.to_string()
+            }
+        })
+        .collect();
+    format!("{}\n", parts.join(" "))
+}
+
 /// A unified diff in jsdiff's `createPatch` layout (`Index:` header, 3 lines of context).
 pub fn create_patch(
     file_name: &str,
@@ -69,17 +112,51 @@ pub fn create_patch(
     old_header: &str,
     new_header: &str,
 ) -> String {
-    let diff = TextDiff::from_lines(old, new);
-    let body: String = diff
-        .unified_diff()
-        .context_radius(3)
-        .to_string()
-        .split_inclusive('\n')
-        .map(|l| if l.starts_with("@@ ") { full_hunk_header(l) } else { l.to_string() })
-        .collect();
-    format!(
-        "Index: {file_name}\n===================================================================\n--- {file_name}\t{old_header}\n+++ {file_name}\t{new_header}\n{body}"
-    )
+    DiffView::new(old, new).patch(file_name, old_header, new_header)
+}
+
+/// Two texts with their common head and tail cut off (three lines of context kept), computed
+/// once and shared by the patch, the statistics and the snippet.
+pub struct DiffView<'a> {
+    old_empty: bool,
+    new: &'a str,
+    offset: usize,
+    old_mid: &'a str,
+    new_mid: &'a str,
+}
+
+impl<'a> DiffView<'a> {
+    pub fn new(old: &'a str, new: &'a str) -> Self {
+        let (offset, old_mid, new_mid) = trim_common(old, new, 3);
+        Self { old_empty: old.is_empty(), new, offset, old_mid, new_mid }
+    }
+
+    pub fn patch(&self, file_name: &str, old_header: &str, new_header: &str) -> String {
+        let (offset, old_mid, new_mid) = (self.offset, self.old_mid, self.new_mid);
+        let diff = TextDiff::from_lines(old_mid, new_mid);
+        let body: String = diff
+            .unified_diff()
+            .context_radius(3)
+            .to_string()
+            .split_inclusive('\n')
+            .map(|l| if l.starts_with("@@ ") { shift_hunk(l, offset) } else { l.to_string() })
+            .collect();
+        format!(
+            "Index: {file_name}\n===================================================================\n--- {file_name}\t{old_header}\n+++ {file_name}\t{new_header}\n{body}"
+        )
+    }
+
+    pub fn stat(&self) -> DiffStat {
+        stat_of(self.old_mid, self.new_mid)
+    }
+
+    /// Upstream's `getDiffContextSnippet` (see [`context_snippet`]).
+    pub fn snippet(&self, context: usize) -> String {
+        if self.old_empty {
+            return self.new.to_string();
+        }
+        snippet_of(self.new, self.offset, self.old_mid, self.new_mid, context)
+    }
 }
 
 /// jsdiff always writes both counts (`@@ -0,0 +1,1 @@`); `similar` leaves out a count of 1.
@@ -143,6 +220,10 @@ pub struct DiffStat {
 }
 
 pub fn diff_stat(old: &str, new: &str) -> DiffStat {
+    DiffView::new(old, new).stat()
+}
+
+fn stat_of(old: &str, new: &str) -> DiffStat {
     let diff = TextDiff::from_lines(old, new);
     let mut s = DiffStat::default();
     let chars = |lines: &[&str]| {
@@ -166,20 +247,23 @@ pub fn diff_stat(old: &str, new: &str) -> DiffStat {
 /// Upstream's `getDiffContextSnippet`: the changed lines of the new text with `context` lines
 /// around them, gaps shown as `...`; the whole new text for new files.
 pub fn context_snippet(original: &str, new: &str, context: usize) -> String {
-    if original.is_empty() {
-        return new.to_string();
-    }
+    DiffView::new(original, new).snippet(context)
+}
+
+fn snippet_of(new: &str, offset: usize, old_mid: &str, new_mid: &str, context: usize) -> String {
     let lines: Vec<&str> = new.split('\n').map(|l| l.strip_suffix('\r').unwrap_or(l)).collect();
     let n = lines.len();
-    let diff = TextDiff::from_lines(original, new);
+    let diff = TextDiff::from_lines(old_mid, new_mid);
     let mut ranges: Vec<(usize, usize)> = Vec::new();
     for op in diff.ops() {
         match *op {
             DiffOp::Insert { new_index, new_len, .. }
             | DiffOp::Replace { new_index, new_len, .. } => {
-                ranges.push((new_index, new_index + new_len));
+                ranges.push((offset + new_index, offset + new_index + new_len));
             }
-            DiffOp::Delete { new_index, .. } => ranges.push((new_index, new_index)),
+            DiffOp::Delete { new_index, .. } => {
+                ranges.push((offset + new_index, offset + new_index));
+            }
             DiffOp::Equal { .. } => {}
         }
     }
@@ -235,6 +319,20 @@ mod tests {
         let s = context_snippet(&old.join("\n"), &new.join("\n"), 5);
         assert_eq!(s, "...\nLine 46\nLine 47\nLine 48\nLine 49\nLine 50\nLine 51 Modified\nLine 52\nLine 53\nLine 54\nLine 55\nLine 56\n...");
         assert_eq!(context_snippet("", "all new", 5), "all new");
+    }
+
+    #[test]
+    fn trimmed_diffs_match_full_diffs() {
+        let old: String = (1..=50).map(|i| format!("line {i}\n")).collect();
+        let new = old.replace("line 25\n", "line twenty-five\nextra\n");
+        let p = create_patch("f", &old, &new, "a", "b");
+        assert!(p.contains("@@ -22,7 +22,8 @@\n line 22\n line 23\n line 24\n-line 25\n+line twenty-five\n+extra\n line 26\n"), "{p}");
+        let s = diff_stat(&old, &new);
+        assert_eq!((s.added_lines, s.removed_lines), (2, 1));
+        let snip = context_snippet(&old, &new, 1);
+        assert_eq!(snip, "...\nline 24\nline twenty-five\nextra\nline 26\n...");
+        let p = create_patch("f", "a\nb", "a\nc", "x", "y");
+        assert!(p.ends_with("@@ -1,2 +1,2 @@\n a\n-b\n\\ No newline at end of file\n+c\n\\ No newline at end of file\n"), "{p}");
     }
 
     #[test]

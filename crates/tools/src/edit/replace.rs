@@ -13,7 +13,7 @@ use toolbelt_core::workspace::Access;
 use toolbelt_core::Kind;
 
 use super::matching::{self, Replacement};
-use super::{atomic_write, context_snippet, create_patch, diff_stat, is_build_file, placeholder};
+use super::{atomic_write, create_patch, is_build_file, placeholder, DiffView};
 use crate::fs::shorten_path;
 
 pub const NAME: &str = "replace";
@@ -188,7 +188,7 @@ impl ReplaceCall {
             });
         }
         let crlf = raw.contains("\r\n");
-        let before = raw.replace("\r\n", "\n");
+        let before = if crlf { raw.replace("\r\n", "\n") } else { raw };
         let Replacement { content: after, occurrences, fuzzy_lines, .. } =
             matching::replace(&before, &old, &new, p.allow_multiple);
         if occurrences == 0 {
@@ -312,10 +312,8 @@ impl Invocation for ReplaceCall {
         } else {
             format!("Successfully modified file: {path} ({} replacements).", edit.occurrences)
         }];
-        pieces.push(format!(
-            "Here is the updated code:\n{}",
-            context_snippet(&edit.before, &edit.after, 5)
-        ));
+        let view = DiffView::new(&edit.before, &edit.after);
+        pieces.push(format!("Here is the updated code:\n{}", view.snippet(5)));
         if !edit.fuzzy_lines.is_empty() {
             let ranges: Vec<String> = edit
                 .fuzzy_lines
@@ -331,12 +329,12 @@ impl Invocation for ReplaceCall {
                 self.p.new_string
             ));
         }
-        let stat = diff_stat(&edit.before, &edit.after);
+        let stat = view.stat();
         let display = if edit.created {
             Value::String(format!("Created {}", self.shown))
         } else {
             json!({
-                "fileDiff": create_patch(&self.file_name(), &edit.before, &edit.after, "Current", "Proposed"),
+                "fileDiff": view.patch(&self.file_name(), "Current", "Proposed"),
                 "fileName": self.file_name(),
                 "filePath": self.path.display().to_string(),
                 "originalContent": edit.before,
