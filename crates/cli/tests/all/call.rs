@@ -281,3 +281,39 @@ fn edits_need_approval_headless_and_say_how_to_allow_them() {
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert_eq!(std::fs::read_to_string(t.root().join("new.txt")).unwrap(), "hello");
 }
+
+/// A write killed at any moment leaves the old or the new content, never a mix.
+#[cfg(unix)]
+#[test]
+fn kill_9_during_a_large_write_leaves_old_or_new_content() {
+    use std::io::Write;
+    let t = TempTree::new();
+    let old = "o".repeat(50 * 1024 * 1024);
+    let new = "n".repeat(50 * 1024 * 1024);
+    let args = serde_json::json!({"file_path": "big.txt", "content": new}).to_string();
+    for delay_ms in [5u64, 20, 60, 120, 250] {
+        std::fs::write(t.root().join("big.txt"), &old).unwrap();
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_toolbelt"))
+            .args(["call", "write_file", "-", "--approval-mode", "auto_edit"])
+            .current_dir(t.root())
+            .env("TOOLBELT_HOME", t.home())
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        let writer = std::thread::spawn({
+            let args = args.clone();
+            move || {
+                let _ = stdin.write_all(args.as_bytes());
+            }
+        });
+        std::thread::sleep(std::time::Duration::from_millis(delay_ms));
+        let _ = child.kill();
+        let _ = child.wait();
+        let _ = writer.join();
+        let got = std::fs::read(t.root().join("big.txt")).unwrap();
+        assert!(got == old.as_bytes() || got == new.as_bytes(), "torn file after kill at {delay_ms} ms ({} bytes)", got.len());
+    }
+}
