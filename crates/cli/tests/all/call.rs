@@ -314,6 +314,10 @@ fn kill_9_during_a_large_write_leaves_old_or_new_content() {
         let _ = child.wait();
         let _ = writer.join();
         let got = std::fs::read(t.root().join("big.txt")).unwrap();
-        assert!(got == old.as_bytes() || got == new.as_bytes(), "torn file after kill at {delay_ms} ms ({} bytes)", got.len());
+        assert!(
+            got == old.as_bytes() || got == new.as_bytes(),
+            "torn file after kill at {delay_ms} ms ({} bytes)",
+            got.len()
+        );
     }
 }
