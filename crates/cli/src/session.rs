@@ -71,5 +71,5 @@ pub fn env(roots: &[PathBuf], config: Config) -> anyhow::Result<ToolEnv> {
         roots.to_vec()
     };
     let workspace = Workspace::new(&roots, &config)?;
-    Ok(ToolEnv { workspace: Arc::new(workspace), config: Arc::new(config) })
+    Ok(ToolEnv::new(workspace, config))
 }

@@ -9,6 +9,7 @@
 //! - [`approver`]: the confirmation trait and its outcomes
 //! - [`response`]: what the model receives for a call
 //! - [`workspace`]: roots, path rules, sensitive paths, the shared ignore service
+//! - [`ledger`]: what the model has seen of each file (stale-edit detection)
 //! - [`config`]: typed settings
 //! - [`truncate`]: bounded output with the full text saved to a file
 //! - [`testing`]: small tools for tests and benchmarks
@@ -16,6 +17,7 @@
 pub mod approver;
 pub mod config;
 pub mod kind;
+pub mod ledger;
 pub mod policy;
 pub mod registry;
 pub mod response;

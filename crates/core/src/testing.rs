@@ -21,7 +21,7 @@ pub fn test_env() -> (tempfile::TempDir, ToolEnv) {
     std::fs::create_dir_all(&root).unwrap_or_else(|e| panic!("mkdir: {e}"));
     let config = Config { home_dir: dir.path().join("home"), ..Config::default() };
     let workspace = Workspace::new(&[root], &config).unwrap_or_else(|e| panic!("workspace: {e}"));
-    (dir, ToolEnv { workspace: Arc::new(workspace), config: Arc::new(config) })
+    (dir, ToolEnv::new(workspace, config))
 }
 
 /// What a [`FakeTool`] does when run.

@@ -57,6 +57,14 @@ pub struct Declaration {
 pub struct ToolEnv {
     pub workspace: Arc<Workspace>,
     pub config: Arc<Config>,
+    /// File contents the model has seen this session.
+    pub files: Arc<crate::ledger::FileLedger>,
+}
+
+impl ToolEnv {
+    pub fn new(workspace: Workspace, config: Config) -> Self {
+        Self { workspace: Arc::new(workspace), config: Arc::new(config), files: Arc::default() }
+    }
 }
 
 /// A tool: declaration plus a builder of invocations.

@@ -84,6 +84,7 @@ impl Tool for Replace {
         let ws = &env.workspace;
         let path = ws.resolve_checked(&p.file_path, Access::Write).map_err(|e| e.to_string())?;
         Ok(Box::new(ReplaceCall {
+            seen: env.files.clone(),
             shown: shorten_path(&ws.relative(&path.real)),
             path: path.real,
             p,
@@ -92,6 +93,7 @@ impl Tool for Replace {
 }
 
 struct ReplaceCall {
+    seen: std::sync::Arc<toolbelt_core::ledger::FileLedger>,
     path: PathBuf,
     shown: String,
     p: Params,
@@ -145,6 +147,17 @@ impl ReplaceCall {
         let p = &self.p;
         let given = &p.file_path;
         let existing = match std::fs::read(&self.path) {
+            Ok(b) if self.seen.is_stale(&self.path, &b) => {
+                let m = format!(
+                    "{} changed on disk since it was last read in this session; read it again before editing it, so the edit does not undo those changes.",
+                    self.path.display()
+                );
+                return Err(Failure {
+                    kind: ErrorType::EditPreparationFailure,
+                    raw: m.clone(),
+                    display: m,
+                });
+            }
             Ok(b) => Some(decode(b)),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
             Err(e) => {
@@ -235,7 +248,7 @@ fn first_line(s: &str) -> String {
     }
 }
 
-fn write(path: &Path, edit: &Edit) -> Result<(), String> {
+fn write(path: &Path, edit: &Edit, seen: &toolbelt_core::ledger::FileLedger) -> Result<(), String> {
     let text = if edit.crlf { edit.after.replace('\n', "\r\n") } else { edit.after.clone() };
     let bytes = encode(&text, edit.encoding).map_err(|c| {
         format!("the file is not UTF-8 (read as Latin-1) and {c:?} cannot be written in that encoding; the file was left unchanged")
@@ -243,7 +256,9 @@ fn write(path: &Path, edit: &Edit) -> Result<(), String> {
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent).map_err(|e| e.to_string())?;
     }
-    atomic_write(path, &bytes).map_err(|e| e.to_string())
+    atomic_write(path, &bytes).map_err(|e| e.to_string())?;
+    seen.record(path, &bytes);
+    Ok(())
 }
 
 #[async_trait]
@@ -298,7 +313,7 @@ impl Invocation for ReplaceCall {
                 )
             }
         };
-        if let Err(msg) = write(&self.path, &edit) {
+        if let Err(msg) = write(&self.path, &edit, &self.seen) {
             return ToolResult::error(
                 ErrorType::FileWriteFailure,
                 format!("Error executing edit: {msg}"),

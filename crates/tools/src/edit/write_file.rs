@@ -98,6 +98,7 @@ impl Tool for WriteFile {
             return Err("`content` contains an omission placeholder (for example 'rest of methods ...'). Provide complete file content.".into());
         }
         Ok(Box::new(WriteCall {
+            seen: env.files.clone(),
             shown: shorten_path(&ws.relative(&path.real)),
             path: path.real,
             content: p.content,
@@ -107,6 +108,7 @@ impl Tool for WriteFile {
 }
 
 struct WriteCall {
+    seen: std::sync::Arc<toolbelt_core::ledger::FileLedger>,
     path: PathBuf,
     shown: String,
     content: String,
@@ -182,15 +184,29 @@ impl Invocation for WriteCall {
                 return ToolResult::simple_error(ErrorType::FileWriteFailure, msg);
             }
         };
+        if original.is_some() {
+            if let Ok(bytes) = std::fs::read(&path) {
+                if self.seen.is_stale(&path, &bytes) {
+                    let msg = format!(
+                        "{} changed on disk since it was last read in this session; read it again before writing it, so the write does not undo those changes.",
+                        path.display()
+                    );
+                    return ToolResult::simple_error(ErrorType::FileWriteFailure, msg);
+                }
+            }
+        }
         let is_new = original.is_none();
         let proposed = self.proposed(original.as_deref());
         let bytes = proposed.clone().into_bytes();
         let target = path.clone();
+        let seen = self.seen.clone();
         let written = tokio::task::spawn_blocking(move || {
             if let Some(parent) = target.parent() {
                 std::fs::create_dir_all(parent)?;
             }
-            atomic_write(&target, &bytes)
+            atomic_write(&target, &bytes)?;
+            seen.record(&target, &bytes);
+            Ok(())
         })
         .await
         .unwrap_or_else(|e| Err(std::io::Error::other(e.to_string())));

@@ -6,6 +6,7 @@ use async_trait::async_trait;
 use base64::Engine;
 use serde::Deserialize;
 use serde_json::{json, Value};
+use toolbelt_core::ledger::FileLedger;
 use toolbelt_core::result::{Content, ErrorType, Part, ToolResult};
 use toolbelt_core::schema::rename_params;
 use toolbelt_core::tool::{
@@ -110,6 +111,7 @@ impl Tool for ReadFile {
             ));
         }
         Ok(Box::new(ReadFileCall {
+            seen: env.files.clone(),
             shown: display_path(&path.real, ws.primary()),
             description: shorten_path(&ws.relative(&path.real)),
             path: path.real,
@@ -120,6 +122,7 @@ impl Tool for ReadFile {
 }
 
 struct ReadFileCall {
+    seen: std::sync::Arc<FileLedger>,
     path: PathBuf,
     shown: String,
     description: String,
@@ -143,7 +146,8 @@ impl Invocation for ReadFileCall {
         }
         let (path, shown) = (self.path.clone(), self.shown.clone());
         let (start, end) = (self.start_line, self.end_line);
-        let work = move || read(&path, &shown, |text| text_result(text, &shown, start, end));
+        let seen = self.seen.clone();
+        let work = move || read(&path, &shown, &seen, |text| text_result(text, &shown, start, end));
         match tokio::task::spawn_blocking(work).await {
             Ok(r) => r,
             Err(e) => ToolResult::simple_error(
@@ -156,9 +160,11 @@ impl Invocation for ReadFileCall {
 
 /// Reads one file as upstream's `processSingleFileContent` does; decoded text is handed to
 /// `on_text`, which formats it for the calling tool.
+/// Bytes actually read are recorded in `seen`, so later edits can tell if the file changed.
 pub(crate) fn read(
     path: &Path,
     shown: &str,
+    seen: &FileLedger,
     on_text: impl FnOnce(&str) -> ToolResult,
 ) -> ToolResult {
     let abs = path.display();
@@ -210,11 +216,17 @@ pub(crate) fn read(
             format!("Skipped large SVG file (>1MB): {shown}"),
         ),
         FileType::Svg => match std::fs::read(path) {
-            Ok(bytes) => ToolResult::text(decode(&bytes).0, format!("Read SVG as text: {shown}")),
+            Ok(bytes) => {
+                seen.record(path, &bytes);
+                ToolResult::text(decode(&bytes).0, format!("Read SVG as text: {shown}"))
+            }
             Err(e) => read_error(path, shown, &e),
         },
         FileType::Text => match std::fs::read(path) {
-            Ok(bytes) => on_text(&decode(&bytes).0),
+            Ok(bytes) => {
+                seen.record(path, &bytes);
+                on_text(&decode(&bytes).0)
+            }
             Err(e) => read_error(path, shown, &e),
         },
         FileType::Audio => match file_type::supported_audio_mime(path) {

@@ -137,6 +137,7 @@ impl Tool for ReadManyFiles {
         excludes.extend(p.exclude.iter().cloned());
         let f = p.file_filtering_options.unwrap_or_default();
         Ok(Box::new(ReadManyCall {
+            seen: env.files.clone(),
             include: p.include.iter().map(|i| i.replace('\\', "/")).collect(),
             excludes,
             opts: env.workspace.ignore_options(f.respect_git_ignore, f.respect_gemini_ignore),
@@ -146,6 +147,7 @@ impl Tool for ReadManyFiles {
 }
 
 struct ReadManyCall {
+    seen: Arc<toolbelt_core::ledger::FileLedger>,
     include: Vec<String>,
     excludes: Vec<String>,
     opts: IgnoreOptions,
@@ -173,6 +175,7 @@ impl Invocation for ReadManyCall {
 
     async fn execute(&self, ctx: ExecContext) -> ToolResult {
         let job = Job {
+            seen: self.seen.clone(),
             include: self.include.clone(),
             excludes: self.excludes.clone(),
             opts: self.opts,
@@ -211,6 +214,7 @@ fn glob_set(patterns: &[String]) -> Result<GlobSet, String> {
 }
 
 struct Job {
+    seen: Arc<toolbelt_core::ledger::FileLedger>,
     include: Vec<String>,
     excludes: Vec<String>,
     opts: IgnoreOptions,
@@ -330,7 +334,7 @@ impl Job {
                 continue;
             }
             let mut warned = false;
-            let r = read(f, &shown, |text| {
+            let r = read(f, &shown, &self.seen, |text| {
                 let sel = select_lines(text, None, None);
                 warned = sel.truncated();
                 ToolResult::text(sel.body, "")

@@ -1,5 +1,3 @@
-use std::sync::Arc;
-
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 use toolbelt_core::config::Config;
@@ -35,7 +33,7 @@ pub fn env_for(tree: &TempTree, extra_roots: &[&std::path::Path]) -> ToolEnv {
     let mut roots = vec![tree.root().to_path_buf()];
     roots.extend(extra_roots.iter().map(|p| p.to_path_buf()));
     let workspace = Workspace::new(&roots, &config).unwrap();
-    ToolEnv { workspace: Arc::new(workspace), config: Arc::new(config) }
+    ToolEnv::new(workspace, config)
 }
 
 pub fn run(tree: &TempTree, tool: &str, args: Value) -> Outcome {

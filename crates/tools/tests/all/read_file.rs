@@ -385,10 +385,7 @@ fn sensitive_files_are_refused_with_the_rule_and_the_way_out() {
     let mut config = (*env_for(&t, &[]).config).clone();
     config.allow_sensitive_paths.push("*.pem".into());
     let ws = toolbelt_core::Workspace::new(&[t.root().to_path_buf()], &config).unwrap();
-    let env = toolbelt_core::ToolEnv {
-        workspace: std::sync::Arc::new(ws),
-        config: std::sync::Arc::new(config),
-    };
+    let env = toolbelt_core::ToolEnv::new(ws, config);
     assert_eq!(
         run_in(&env, "read_file", json!({"file_path": "certs/server.pem"})).model,
         json!({"output": "k"})

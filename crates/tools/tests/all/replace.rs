@@ -284,3 +284,39 @@ fn replace_then_inverse_restores_the_original_bytes() {
         assert_eq!(content(&t), text.as_bytes(), "round {round}");
     }
 }
+
+#[test]
+fn edits_refuse_files_changed_since_the_model_read_them() {
+    let t = TempTree::new();
+    t.file("execute_me.txt", "alpha\nbeta\n");
+    let env = crate::harness::env_for(&t, &[]);
+    let call = |tool: &str, args: serde_json::Value| crate::harness::run_in(&env, tool, args);
+    call("read_file", json!({"file_path": "execute_me.txt"}));
+    let ok = call(
+        "replace",
+        json!({"file_path": "execute_me.txt", "instruction": "i", "old_string": "alpha", "new_string": "ALPHA"}),
+    );
+    assert!(
+        ok.output().starts_with("Successfully modified"),
+        "the model's own edit keeps the file current"
+    );
+    std::fs::write(t.root().join("execute_me.txt"), "ALPHA\nbeta\nadded by someone else\n")
+        .unwrap();
+    let o = call(
+        "replace",
+        json!({"file_path": "execute_me.txt", "instruction": "i", "old_string": "beta", "new_string": "BETA"}),
+    );
+    assert!(o.error().contains("changed on disk since it was last read"), "{}", o.error());
+    let o = call("write_file", json!({"file_path": "execute_me.txt", "content": "clobber"}));
+    assert!(o.error().contains("changed on disk since it was last read"), "{}", o.error());
+    assert_eq!(content(&t), b"ALPHA\nbeta\nadded by someone else\n");
+    call("read_file", json!({"file_path": "execute_me.txt"}));
+    let o = call(
+        "replace",
+        json!({"file_path": "execute_me.txt", "instruction": "i", "old_string": "beta", "new_string": "BETA"}),
+    );
+    assert!(
+        o.output().starts_with("Successfully modified"),
+        "after reading again the edit goes through"
+    );
+}
