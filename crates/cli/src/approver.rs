@@ -36,8 +36,11 @@ fn ask_blocking(req: ConfirmationRequest) -> Outcome {
     };
     let mut reader = std::io::BufReader::new(tty);
     let mcp = req.server_name.is_some();
+    let editable = matches!(req.details, ConfirmationDetails::Edit { .. });
     let options = if mcp {
         "[y] allow once  [t] always allow this tool  [s] always allow this server  [n] cancel"
+    } else if editable {
+        "[y] allow once  [a] always allow (auto_edit for this session)  [e] modify in $VISUAL/$EDITOR  [n] cancel"
     } else {
         "[y] allow once  [a] always allow (this session)  [n] cancel"
     };
@@ -54,14 +57,66 @@ fn ask_blocking(req: ConfirmationRequest) -> Outcome {
             "a" | "always" if !mcp => return Outcome::ProceedAlways,
             "t" if mcp => return Outcome::ProceedAlwaysTool,
             "s" if mcp => return Outcome::ProceedAlwaysServer,
+            "e" | "edit" if editable => return Outcome::ModifyWithEditor,
             "n" | "no" | "c" | "cancel" | "" => return Outcome::Cancel,
             _ => {}
         }
     }
 }
 
+/// Opens `$VISUAL`, else `$EDITOR`, else `vi` on the proposal and returns what was saved.
+fn edit_blocking(file_name: String, proposed: String) -> Option<String> {
+    let editor = std::env::var("VISUAL")
+        .or_else(|_| std::env::var("EDITOR"))
+        .unwrap_or_else(|_| "vi".into());
+    let dir = tempfile_dir()?;
+    let path = dir.join(format!("proposed-{}", file_name.replace(['/', '\\'], "_")));
+    std::fs::write(&path, &proposed).ok()?;
+    let mut parts = editor.split_whitespace();
+    let program = parts.next()?;
+    let tty_in = std::fs::File::open("/dev/tty").ok()?;
+    let tty_out = std::fs::OpenOptions::new().write(true).open("/dev/tty").ok()?;
+    let status = std::process::Command::new(program)
+        .args(parts)
+        .arg(&path)
+        .stdin(tty_in)
+        .stdout(tty_out)
+        .status()
+        .ok()?;
+    let edited = std::fs::read_to_string(&path).ok();
+    let _ = std::fs::remove_dir_all(&dir);
+    if status.success() {
+        edited
+    } else {
+        None
+    }
+}
+
+fn tempfile_dir() -> Option<std::path::PathBuf> {
+    let dir = std::env::temp_dir().join(format!("toolbelt-modify-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).ok()?;
+    Some(dir)
+}
+
 #[async_trait]
 impl Approver for TerminalApprover {
+    async fn edit(
+        &self,
+        request: &ConfirmationRequest,
+        proposed: &str,
+        cancel: &CancellationToken,
+    ) -> Option<String> {
+        let name = match &request.details {
+            ConfirmationDetails::Edit { file_name, .. } => file_name.clone(),
+            _ => "proposal.txt".into(),
+        };
+        let proposed = proposed.to_string();
+        tokio::select! {
+            r = tokio::task::spawn_blocking(move || edit_blocking(name, proposed)) => r.ok().flatten(),
+            () = cancel.cancelled() => None,
+        }
+    }
+
     async fn confirm(&self, request: &ConfirmationRequest, cancel: &CancellationToken) -> Outcome {
         let req = request.clone();
         tokio::select! {

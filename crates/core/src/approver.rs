@@ -47,6 +47,18 @@ pub trait Approver: Send + Sync {
     /// Asks about one call. Must return promptly once `cancel` fires (with any outcome; the
     /// scheduler reports the call as cancelled).
     async fn confirm(&self, request: &ConfirmationRequest, cancel: &CancellationToken) -> Outcome;
+
+    /// After [`Outcome::ModifyWithEditor`]: lets the person edit `proposed` (the content the
+    /// call would write) and returns what they saved; `None` when no editor is available or
+    /// they gave up. The call is then shown again with the edited content.
+    async fn edit(
+        &self,
+        _request: &ConfirmationRequest,
+        _proposed: &str,
+        _cancel: &CancellationToken,
+    ) -> Option<String> {
+        None
+    }
 }
 
 /// Always answers the same; for tests and for front ends that decided beforehand.

@@ -95,6 +95,12 @@ pub trait Tool: Send + Sync {
     fn annotations(&self) -> Option<&serde_json::Map<String, Value>> {
         None
     }
+    /// For tools whose proposal a person may edit before it runs (write_file, replace): the
+    /// arguments that apply `edited` instead of the model's proposal. `current` is the file as
+    /// it is now.
+    fn modified_args(&self, _args: &Value, _current: &str, _edited: &str) -> Option<Value> {
+        None
+    }
     /// Checks values the schema cannot express and binds typed parameters.
     /// The error string is what the model receives.
     fn build(&self, params: Value, env: &ToolEnv) -> Result<Box<dyn Invocation>, String>;
@@ -178,6 +184,11 @@ pub trait Invocation: Send + Sync {
     }
     /// What to show when policy asks for confirmation; `None` uses a generic prompt.
     fn confirmation(&self) -> Option<ConfirmationDetails> {
+        None
+    }
+    /// For editable proposals: the file's current content and the content this call would
+    /// write, so a person can change the proposal in an editor.
+    fn proposal(&self) -> Option<(String, String)> {
         None
     }
     /// Runs the call. Must honour `ctx.cancel` promptly: the scheduler fires it on cancellation

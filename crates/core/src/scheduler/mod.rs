@@ -366,7 +366,7 @@ impl Scheduler {
         // Then approval, one question at a time, before anything in the group runs.
         let mut user_cancelled = false;
         for idx in needs_approval {
-            let Slot::Ready(p) = &group[idx] else { continue };
+            let Slot::Ready(p) = &mut group[idx] else { continue };
             let token = self.token_for(&p.request.call_id);
             let outcome = self.ask(p, &token).await;
             let req = p.request.clone();
@@ -401,36 +401,54 @@ impl Scheduler {
         user_cancelled
     }
 
-    async fn ask(&self, p: &Pending, token: &CancellationToken) -> Outcome {
+    fn confirmation_request(&self, p: &Pending) -> ConfirmationRequest {
         let b = &p.built;
         let details = b.invocation.confirmation().unwrap_or_else(|| ConfirmationDetails::Info {
             title: format!("Confirm: {}", b.tool.display_name()),
             prompt: b.invocation.description(),
             urls: Vec::new(),
         });
-        let request = ConfirmationRequest {
+        ConfirmationRequest {
             call_id: p.request.call_id.clone(),
             tool_name: p.request.name.clone(),
             display_name: b.tool.display_name().to_string(),
             args: b.args.clone(),
             details,
             server_name: b.tool.server_name().map(String::from),
-        };
-        self.emit(
-            &p.request.call_id,
-            &p.request.name,
-            CallState::AwaitingApproval,
-            Some(request.details.title().to_string()),
-        );
+        }
+    }
+
+    /// Asks until the answer is not "modify": an edited proposal rebuilds the call with the
+    /// person's content and asks again; without an editor the same question is asked again.
+    async fn ask(&self, p: &mut Pending, token: &CancellationToken) -> Outcome {
         let mut outcome = Outcome::Cancel;
-        // Editing is only meaningful for tools that support it; others are asked again.
         for _ in 0..MAX_REPROMPTS {
+            let request = self.confirmation_request(p);
+            self.emit(
+                &p.request.call_id,
+                &p.request.name,
+                CallState::AwaitingApproval,
+                Some(request.details.title().to_string()),
+            );
             outcome = tokio::select! {
                 o = self.approver.confirm(&request, token) => o,
                 () = token.cancelled() => Outcome::Cancel,
             };
             if outcome != Outcome::ModifyWithEditor || token.is_cancelled() {
                 break;
+            }
+            let Some((current, proposed)) = p.built.invocation.proposal() else { continue };
+            let Some(edited) = self.approver.edit(&request, &proposed, token).await else {
+                continue;
+            };
+            let Some(args) = p.built.tool.modified_args(&p.built.args, &current, &edited) else {
+                continue;
+            };
+            match self.registry.build_call(&p.request.name, args, &self.env) {
+                Ok(rebuilt) => p.built = rebuilt,
+                Err(e) => {
+                    tracing::warn!(call = %p.request.call_id, "edited proposal rejected: {}", e.message)
+                }
             }
         }
         outcome

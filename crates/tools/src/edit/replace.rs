@@ -64,6 +64,17 @@ impl Tool for Replace {
         }
     }
 
+    fn modified_args(&self, args: &Value, current: &str, edited: &str) -> Option<Value> {
+        let mut a = args.clone();
+        let proposed = a.get("new_string").cloned().unwrap_or(Value::Null);
+        let map = a.as_object_mut()?;
+        map.insert("old_string".into(), Value::String(current.to_string()));
+        map.insert("new_string".into(), Value::String(edited.to_string()));
+        map.insert("ai_proposed_content".into(), proposed);
+        map.insert("modified_by_user".into(), Value::Bool(true));
+        Some(a)
+    }
+
     fn normalize_args(&self, args: &mut Value) {
         toolbelt_core::schema::rename_params(
             args,
@@ -280,6 +291,11 @@ impl Invocation for ReplaceCall {
 
     fn respects_auto_edit(&self) -> bool {
         true
+    }
+
+    fn proposal(&self) -> Option<(String, String)> {
+        let edit = self.calculate().ok()?;
+        Some((edit.before, edit.after))
     }
 
     fn confirmation(&self) -> Option<ConfirmationDetails> {

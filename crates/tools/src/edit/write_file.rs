@@ -67,6 +67,16 @@ impl Tool for WriteFile {
         }
     }
 
+    fn modified_args(&self, args: &Value, _current: &str, edited: &str) -> Option<Value> {
+        let mut a = args.clone();
+        let proposed = a.get("content").cloned().unwrap_or(Value::Null);
+        let map = a.as_object_mut()?;
+        map.insert("content".into(), Value::String(edited.to_string()));
+        map.insert("ai_proposed_content".into(), proposed);
+        map.insert("modified_by_user".into(), Value::Bool(true));
+        Some(a)
+    }
+
     fn normalize_args(&self, args: &mut Value) {
         toolbelt_core::schema::rename_params(
             args,
@@ -150,6 +160,11 @@ impl Invocation for WriteCall {
 
     fn respects_auto_edit(&self) -> bool {
         true
+    }
+
+    fn proposal(&self) -> Option<(String, String)> {
+        let original = current(&self.path).ok()?;
+        Some((original.unwrap_or_default(), self.content.clone()))
     }
 
     fn confirmation(&self) -> Option<ConfirmationDetails> {

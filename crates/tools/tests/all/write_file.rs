@@ -173,3 +173,67 @@ fn symlinks_pointing_outside_cannot_be_written_through() {
         .starts_with("Path not in workspace"));
     assert_eq!(std::fs::read(outside.root().join("target.txt")).unwrap(), b"keep");
 }
+
+/// A person edits the proposal in their editor: the edited content is written and the model
+/// is told.
+#[test]
+fn modify_with_editor_writes_what_the_person_saved() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    use tokio_util::sync::CancellationToken;
+    use toolbelt_core::approver::{Approver, ConfirmationRequest, Outcome};
+    use toolbelt_core::policy::{default_rules, PolicyEngine};
+    use toolbelt_core::{CallRequest, Registry, Scheduler, SchedulerOptions};
+
+    struct Scripted(AtomicUsize);
+    #[async_trait::async_trait]
+    impl Approver for Scripted {
+        async fn confirm(&self, req: &ConfirmationRequest, _: &CancellationToken) -> Outcome {
+            match self.0.fetch_add(1, Ordering::SeqCst) {
+                0 => {
+                    assert!(req.details.title().starts_with("Confirm Write: "));
+                    Outcome::ModifyWithEditor
+                }
+                _ => {
+                    assert_eq!(
+                        req.args["content"], "edited by a person\n",
+                        "asked again with the edit"
+                    );
+                    Outcome::ProceedOnce
+                }
+            }
+        }
+        async fn edit(
+            &self,
+            _: &ConfirmationRequest,
+            proposed: &str,
+            _: &CancellationToken,
+        ) -> Option<String> {
+            assert_eq!(proposed, "model proposal\n");
+            Some("edited by a person\n".into())
+        }
+    }
+
+    let t = TempTree::new();
+    t.file("notes.txt", "old\n");
+    let env = crate::harness::env_for(&t, &[]);
+    let registry =
+        Arc::new(Registry::builder().tools(toolbelt_tools::builtin_tools()).build().unwrap());
+    let policy = Arc::new(PolicyEngine::new(default_rules().rules, true));
+    let scheduler = Scheduler::new(
+        registry,
+        policy,
+        Arc::new(Scripted(AtomicUsize::new(0))),
+        env,
+        SchedulerOptions::default(),
+    );
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let args = json!({"file_path": "notes.txt", "content": "model proposal\n"});
+    let done = rt.block_on(
+        scheduler
+            .schedule(vec![CallRequest::new("c1", "write_file", args)], CancellationToken::new()),
+    );
+    let out = done[0].response.response_value()["output"].as_str().unwrap().to_string();
+    assert_eq!(read(&t, "notes.txt"), b"edited by a person\n");
+    assert!(out.contains("User modified the `content` to be: edited by a person"), "{out}");
+}
