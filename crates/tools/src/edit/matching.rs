@@ -310,6 +310,35 @@ pub fn nearest_region(content: &str, old: &str) -> Option<String> {
 }
 
 #[cfg(test)]
+mod properties {
+    use super::{replace, Strategy as Matched};
+    use proptest::prelude::*;
+
+    fn line() -> impl Strategy<Value = String> {
+        prop::string::string_regex("[ \t]{0,3}[a-zA-Zé0-9_(){};=.,\\$& ]{0,24}")
+            .unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    proptest! {
+        /// An exact replace of a unique slice, then its inverse, gives back the original text.
+        #[test]
+        fn replace_then_inverse_is_identity(lines in prop::collection::vec(line(), 1..30), pick in any::<prop::sample::Index>(), trailing in any::<bool>()) {
+            let mut content = lines.join("\n");
+            if trailing { content.push('\n'); }
+            let target = lines[pick.index(lines.len())].clone();
+            prop_assume!(!target.trim().is_empty());
+            prop_assume!(content.matches(target.as_str()).count() == 1);
+            let marker = "\u{2603}MARKER\u{2603}";
+            let once = replace(&content, &target, marker, false);
+            prop_assert_eq!(once.occurrences, 1);
+            prop_assert_eq!(once.strategy, Some(Matched::Exact));
+            let back = replace(&once.content, marker, &target, false);
+            prop_assert_eq!(back.content, content);
+        }
+    }
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
 

@@ -46,7 +46,13 @@ impl FileStyle {
 /// Writes `bytes` to `path` atomically: a temporary file in the same folder, flushed and
 /// synced, then renamed over the target, keeping the old file's permissions. A crash leaves the
 /// old or the new content, never a mix.
+///
+/// A read-only target is refused (`PermissionDenied`) rather than replaced: renaming over it
+/// would succeed where writing into it would not.
 pub fn atomic_write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    if std::fs::metadata(path).is_ok_and(|m| m.permissions().readonly()) {
+        return Err(std::io::Error::from_raw_os_error(13));
+    }
     let dir = path.parent().unwrap_or(Path::new("."));
     let mut tmp = tempfile::Builder::new().prefix(".toolbelt-write-").tempfile_in(dir)?;
     tmp.write_all(bytes)?;

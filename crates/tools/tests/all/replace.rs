@@ -320,3 +320,56 @@ fn edits_refuse_files_changed_since_the_model_read_them() {
         "after reading again the edit goes through"
     );
 }
+
+#[test]
+fn mixed_endings_empty_files_and_read_only_files() {
+    let t = TempTree::new();
+    t.file("execute_me.txt", "a\r\nb\nc\r\n");
+    edit(&t, "b", "B", None);
+    assert_eq!(
+        content(&t),
+        b"a\r\nB\r\nc\r\n",
+        "a file with any CRLF is written all-CRLF, as upstream"
+    );
+    t.file("execute_me.txt", "");
+    assert_eq!(edit(&t, "x", "y", None).error_type.as_deref(), Some("edit_no_occurrence_found"));
+    t.file("execute_me.txt", "locked\n");
+    let mut perms = std::fs::metadata(t.root().join("execute_me.txt")).unwrap().permissions();
+    perms.set_readonly(true);
+    std::fs::set_permissions(t.root().join("execute_me.txt"), perms).unwrap();
+    let o = edit(&t, "locked", "open", None);
+    assert!(o.error().starts_with("Error executing edit: "), "{}", o.error());
+    assert_eq!(content(&t), b"locked\n");
+    let o = run(&t, "write_file", json!({"file_path": "execute_me.txt", "content": "x"}));
+    assert_eq!(
+        o.error(),
+        format!("Permission denied writing to file: {} (EACCES)", t.abs("execute_me.txt"))
+    );
+    assert_eq!(o.error_type.as_deref(), Some("permission_denied"));
+}
+
+#[test]
+fn a_50_mb_file_is_edited_in_place_of_one_line() {
+    let t = TempTree::new();
+    let body: String =
+        (0..700_000).map(|i| format!("row {i:07} of a large generated file\n")).collect();
+    assert!(body.len() > 25 * 1024 * 1024);
+    let big = body.repeat(2);
+    t.file("execute_me.txt", &big);
+    let (old, new) =
+        ("row 0350000 of a large generated file\nrow 0350001", "row 0350000 CHANGED\nrow 0350001");
+    let o = edit(&t, old, new, Some(true));
+    assert!(o.output().contains("(2 replacements)"));
+    assert!(content(&t) == big.replace(old, new).into_bytes(), "exactly the two lines changed");
+}
+
+#[cfg(unix)]
+#[test]
+fn symlinks_out_of_the_workspace_are_refused() {
+    let t = TempTree::new();
+    let outside = TempTree::new();
+    outside.file("x.txt", "keep");
+    t.symlink(outside.root().join("x.txt"), "execute_me.txt");
+    assert!(edit(&t, "keep", "lost", None).error().starts_with("Path not in workspace"));
+    assert_eq!(std::fs::read(outside.root().join("x.txt")).unwrap(), b"keep");
+}
