@@ -43,6 +43,20 @@ pub fn replace(content: &str, old: &str, new: &str, allow_multiple: bool) -> Rep
 }
 
 fn exact(content: &str, old: &str, new: &str, allow_multiple: bool) -> Option<Replacement> {
+    // The common case, one occurrence: find it, check there is no second, splice.
+    let first = content.find(old)?;
+    if !allow_multiple && !content[first + old.len()..].contains(old) {
+        let mut out = String::with_capacity(content.len() + new.len());
+        out.push_str(&content[..first]);
+        out.push_str(new);
+        out.push_str(&content[first + old.len()..]);
+        return Some(Replacement {
+            content: out,
+            occurrences: 1,
+            strategy: Some(Strategy::Exact),
+            fuzzy_lines: Vec::new(),
+        });
+    }
     let n = content.matches(old).count();
     if n == 0 {
         return None;

@@ -144,9 +144,9 @@ fn decode(bytes: Vec<u8>) -> (String, Encoding) {
     }
 }
 
-fn encode(text: &str, enc: Encoding) -> Result<Vec<u8>, char> {
+fn encode(text: &str, enc: Encoding) -> Result<std::borrow::Cow<'_, [u8]>, char> {
     match enc {
-        Encoding::Utf8 => Ok(text.as_bytes().to_vec()),
+        Encoding::Utf8 => Ok(text.as_bytes().into()),
         Encoding::Latin1 => {
             text.chars().map(|c| u8::try_from(u32::from(c)).map_err(|_| c)).collect()
         }
@@ -260,7 +260,11 @@ fn first_line(s: &str) -> String {
 }
 
 fn write(path: &Path, edit: &Edit, seen: &toolbelt_core::ledger::FileLedger) -> Result<(), String> {
-    let text = if edit.crlf { edit.after.replace('\n', "\r\n") } else { edit.after.clone() };
+    let text: std::borrow::Cow<'_, str> = if edit.crlf {
+        edit.after.replace('\n', "\r\n").into()
+    } else {
+        edit.after.as_str().into()
+    };
     let bytes = encode(&text, edit.encoding).map_err(|c| {
         format!("the file is not UTF-8 (read as Latin-1) and {c:?} cannot be written in that encoding; the file was left unchanged")
     })?;
