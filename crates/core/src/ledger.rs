@@ -2,15 +2,23 @@
 //! on disk behind its back.
 
 use std::collections::HashMap;
-use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-/// A content fingerprint (stable within one process).
+/// A content fingerprint: a fast 64-bit word-at-a-time hash (several GB/s), enough to notice
+/// that a file changed; not cryptographic.
 pub fn fingerprint(bytes: &[u8]) -> u64 {
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    bytes.hash(&mut h);
-    h.finish()
+    const K: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut h: u64 = bytes.len() as u64 ^ K;
+    let mut chunks = bytes.chunks_exact(8);
+    for c in &mut chunks {
+        let w = u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]);
+        h = (h.rotate_left(23) ^ w).wrapping_mul(K);
+    }
+    for b in chunks.remainder() {
+        h = (h.rotate_left(23) ^ u64::from(*b)).wrapping_mul(K);
+    }
+    h ^ (h >> 29)
 }
 
 /// Fingerprints of file contents as the model last saw them (read or written).
@@ -47,5 +55,7 @@ mod tests {
         l.record(p, b"v1");
         assert!(!l.is_stale(p, b"v1"));
         assert!(l.is_stale(p, b"v2"));
+        assert_ne!(fingerprint(b"abcdefgh1"), fingerprint(b"abcdefgh2"));
+        assert_ne!(fingerprint(b""), fingerprint(b"\0"));
     }
 }
