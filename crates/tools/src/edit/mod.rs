@@ -67,23 +67,67 @@ pub fn atomic_write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     Ok(())
 }
 
+/// Length of the common prefix of two byte strings (compared a block at a time).
+fn common_prefix(a: &[u8], b: &[u8]) -> usize {
+    let n = a.len().min(b.len());
+    let mut i = 0;
+    while i + 4096 <= n && a[i..i + 4096] == b[i..i + 4096] {
+        i += 4096;
+    }
+    while i < n && a[i] == b[i] {
+        i += 1;
+    }
+    i
+}
+
+/// Length of the common suffix, at most `max` bytes.
+fn common_suffix(a: &[u8], b: &[u8], max: usize) -> usize {
+    let n = a.len().min(b.len()).min(max);
+    let mut i = 0;
+    while i + 4096 <= n && a[a.len() - i - 4096..a.len() - i] == b[b.len() - i - 4096..b.len() - i]
+    {
+        i += 4096;
+    }
+    while i < n && a[a.len() - 1 - i] == b[b.len() - 1 - i] {
+        i += 1;
+    }
+    i
+}
+
+fn count_newlines(s: &[u8]) -> usize {
+    s.iter().filter(|c| **c == b'\n').count()
+}
+
 /// The part of two texts worth diffing: equal leading and trailing lines are cut off, keeping
 /// `margin` of them as context. Returns the number of lines cut from the start and the middles.
 /// Diffing a 10 MB file with one change then costs about as much as diffing the change.
 fn trim_common<'a>(old: &'a str, new: &'a str, margin: usize) -> (usize, &'a str, &'a str) {
-    let o: Vec<&str> = old.split_inclusive('\n').collect();
-    let n: Vec<&str> = new.split_inclusive('\n').collect();
-    let prefix = o.iter().zip(&n).take_while(|(a, b)| a == b).count();
-    let max_suffix = o.len().min(n.len()) - prefix;
-    let suffix =
-        o.iter().rev().zip(n.iter().rev()).take(max_suffix).take_while(|(a, b)| a == b).count();
-    let start = prefix.saturating_sub(margin);
-    let end = suffix.saturating_sub(margin);
-    let len_of = |lines: &[&str]| lines.iter().map(|l| l.len()).sum::<usize>();
-    let (os, ns) = (len_of(&o[..start]), len_of(&n[..start]));
-    let (oe, ne) =
-        (old.len() - len_of(&o[o.len() - end..]), new.len() - len_of(&n[n.len() - end..]));
-    (start, &old[os..oe], &new[ns..ne])
+    let (a, b) = (old.as_bytes(), new.as_bytes());
+    let p = common_prefix(a, b);
+    // Whole equal lines at the start: up to the last newline inside the common prefix.
+    let mut head = a[..p].iter().rposition(|c| *c == b'\n').map_or(0, |i| i + 1);
+    for _ in 0..margin {
+        if head == 0 {
+            break;
+        }
+        head = a[..head - 1].iter().rposition(|c| *c == b'\n').map_or(0, |i| i + 1);
+    }
+    let s = common_suffix(a, b, a.len().min(b.len()) - head);
+    // Whole equal lines at the end start after a newline that is itself inside the suffix.
+    let from = a.len() - s;
+    let mut tail = match a[from..].iter().position(|c| *c == b'\n') {
+        Some(i) => from + i + 1,
+        None => a.len(),
+    };
+    for _ in 0..margin {
+        if tail >= a.len() {
+            break;
+        }
+        tail = a[tail..].iter().position(|c| *c == b'\n').map_or(a.len(), |i| tail + i + 1);
+    }
+    let cut_tail = a.len() - tail;
+    let offset = count_newlines(&a[..head]);
+    (offset, &old[head..tail], &new[head..new.len() - cut_tail])
 }
 
 /// Adds `offset` to both start lines of a hunk header.
