@@ -40,9 +40,9 @@ fn ask_blocking(req: ConfirmationRequest) -> Outcome {
     let options = if mcp {
         "[y] allow once  [t] always allow this tool  [s] always allow this server  [n] cancel"
     } else if editable {
-        "[y] allow once  [a] always allow (auto_edit for this session)  [e] modify in $VISUAL/$EDITOR  [n] cancel"
+        "[y] allow once  [a] always allow (auto_edit for this session)  [s] always allow and save  [e] modify in $VISUAL/$EDITOR  [n] cancel"
     } else {
-        "[y] allow once  [a] always allow (this session)  [n] cancel"
+        "[y] allow once  [a] always allow (this session)  [s] always allow and save  [n] cancel"
     };
     loop {
         let _ = write!(writer, "\n{}{options}\n> ", describe(&req));
@@ -57,6 +57,7 @@ fn ask_blocking(req: ConfirmationRequest) -> Outcome {
             "a" | "always" if !mcp => return Outcome::ProceedAlways,
             "t" if mcp => return Outcome::ProceedAlwaysTool,
             "s" if mcp => return Outcome::ProceedAlwaysServer,
+            "s" => return Outcome::ProceedAlwaysAndSave,
             "e" | "edit" if editable => return Outcome::ModifyWithEditor,
             "n" | "no" | "c" | "cancel" | "" => return Outcome::Cancel,
             _ => {}

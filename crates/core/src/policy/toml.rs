@@ -237,6 +237,46 @@ fn parse_rule(v: &Toml) -> Result<RawRule, String> {
     })
 }
 
+/// Appends an "always allow" rule to a policy file (created if missing) in the format
+/// [`load_str`] reads, written atomically. The rule is stored with its tier fraction as the
+/// priority (x.95 -> 950), so it loads back at the same strength in the user tier.
+pub fn append_rule(file: &Path, rule: &Rule) -> std::io::Result<()> {
+    let mut text = std::fs::read_to_string(file).unwrap_or_default();
+    if !text.is_empty() && !text.ends_with('\n') {
+        text.push('\n');
+    }
+    let q = |s: &str| serde_json::to_string(s).unwrap_or_else(|_| "\"\"".into());
+    let tool = match &rule.mcp_name {
+        Some(m) => {
+            rule.tool_name.strip_prefix(&format!("mcp_{m}_")).unwrap_or(&rule.tool_name).to_string()
+        }
+        None => rule.tool_name.clone(),
+    };
+    text.push_str("\n[[rule]]\n");
+    text.push_str(&format!("toolName = {}\n", q(&tool)));
+    if let Some(m) = &rule.mcp_name {
+        text.push_str(&format!("mcpName = {}\n", q(m)));
+    }
+    if let Some(p) = &rule.args_pattern {
+        text.push_str(&format!("argsPattern = {}\n", q(p.source())));
+    }
+    text.push_str("decision = \"allow\"\n");
+    text.push_str(&format!(
+        "priority = {}\n",
+        ((rule.priority.fract() * 1000.0).round() as i64).clamp(0, 999)
+    ));
+    if !rule.modes.is_empty() {
+        let modes: Vec<String> = rule.modes.iter().map(|m| q(m.as_str())).collect();
+        text.push_str(&format!("modes = [{}]\n", modes.join(", ")));
+    }
+    if let Some(dir) = file.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let tmp = file.with_extension("toml.tmp");
+    std::fs::write(&tmp, text)?;
+    std::fs::rename(&tmp, file)
+}
+
 /// Upstream's `escapeRegex`.
 pub fn escape_regex(text: &str) -> String {
     let mut out = String::with_capacity(text.len() * 2);
@@ -386,6 +426,26 @@ type = "in-process"
         let names: Vec<_> = l.rules.iter().map(|r| r.tool_name.as_str()).collect();
         assert_eq!(names, ["mcp_gh_*", "mcp_gh_issues", "mcp_*"]);
         assert!((l.rules[0].priority - 5.005).abs() < 1e-9);
+    }
+
+    #[test]
+    fn saved_rules_load_back_at_the_same_strength() {
+        let d = tempfile::tempdir().unwrap();
+        let f = d.path().join("policies/auto-saved.toml");
+        let mut r = Rule::new("write_file", Decision::Allow, 4.95, "Dynamic (Confirmed)");
+        r.args_pattern = Some(ArgsPattern::new("\\x00\"file_path\":\"a\\.txt\"\\x00").unwrap());
+        r.modes = vec![ApprovalMode::Default, ApprovalMode::AutoEdit];
+        append_rule(&f, &r).unwrap();
+        append_rule(&f, &Rule::new("glob", Decision::Allow, 4.95, "x")).unwrap();
+        let l = load_path(&f, Tier::User);
+        assert!(l.errors.is_empty(), "{:?}", l.errors);
+        assert_eq!(l.rules.len(), 2);
+        assert!((l.rules[0].priority - 4.95).abs() < 1e-9);
+        assert_eq!(
+            l.rules[0].args_pattern.as_ref().unwrap().source(),
+            r.args_pattern.as_ref().unwrap().source()
+        );
+        assert_eq!(l.rules[0].modes, r.modes);
     }
 
     #[test]

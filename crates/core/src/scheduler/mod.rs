@@ -461,9 +461,15 @@ impl Scheduler {
         if let Some(rule) =
             always::rule_for(outcome, &p.request.name, b.tool.server_name(), &b.args, mode)
         {
+            if outcome == Outcome::ProceedAlwaysAndSave {
+                let file = self.env.config.home_dir.join("policies").join("auto-saved.toml");
+                if let Err(e) = crate::policy::toml::append_rule(&file, &rule) {
+                    tracing::warn!("could not save the rule to {}: {e}", file.display());
+                }
+            }
             self.policy.add_rule(rule);
         }
-        if outcome == Outcome::ProceedAlways
+        if matches!(outcome, Outcome::ProceedAlways | Outcome::ProceedAlwaysAndSave)
             && matches!(b.tool.name(), "replace" | "write_file")
             && mode < ApprovalMode::AutoEdit
         {

@@ -428,3 +428,26 @@ async fn events_trace_the_state_machine() {
     let line = serde_json::to_string(&events[0]).unwrap();
     assert_eq!(line, r#"{"event":"state","call_id":"1","name":"quick","state":"validating"}"#);
 }
+
+#[tokio::test]
+async fn always_allow_and_save_persists_a_rule_for_later_sessions() {
+    let h = harness(vec![], true, Arc::new(FixedApprover(Outcome::ProceedAlwaysAndSave)), 10_000);
+    let done = h.scheduler.schedule(vec![call("1", "quick", "a")], CancellationToken::new()).await;
+    assert_eq!(done[0].status, CallState::Success);
+    let dir = h._dir.path().join("home/policies");
+    let text = std::fs::read_to_string(dir.join("auto-saved.toml")).unwrap();
+    assert!(text.contains("toolName = \"quick\"") && text.contains("priority = 950"), "{text}");
+    let (engine, errors) = PolicyEngine::load(&[(dir.as_path(), crate::policy::Tier::User)], true);
+    assert!(errors.is_empty(), "{errors:?}");
+    let args = json!({"text": "b"});
+    let v = engine.check(
+        &crate::policy::PolicyCall {
+            name: "quick",
+            args: &args,
+            server_name: None,
+            annotations: None,
+        },
+        ApprovalMode::Default,
+    );
+    assert_eq!(v.decision, Decision::Allow, "a new session allows it without asking");
+}
