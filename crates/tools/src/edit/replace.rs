@@ -368,12 +368,11 @@ impl Invocation for ReplaceCall {
         let display = if edit.created {
             Value::String(format!("Created {}", self.shown))
         } else {
-            json!({
-                "fileDiff": view.patch(&self.file_name(), "Current", "Proposed"),
+            let patch = view.patch(&self.file_name(), "Current", "Proposed");
+            let mut d = json!({
+                "fileDiff": patch,
                 "fileName": self.file_name(),
                 "filePath": self.path.display().to_string(),
-                "originalContent": edit.before,
-                "newContent": edit.after,
                 "diffStat": {
                     "model_added_lines": stat.added_lines,
                     "model_removed_lines": stat.removed_lines,
@@ -386,7 +385,13 @@ impl Invocation for ReplaceCall {
                 },
                 "isBuildFile": is_build_file(&self.path),
                 "isNewFile": false,
-            })
+            });
+            // Moved in, not serialised: `json!` would copy both (possibly large) texts.
+            if let Value::Object(m) = &mut d {
+                m.insert("originalContent".into(), Value::String(edit.before));
+                m.insert("newContent".into(), Value::String(edit.after));
+            }
+            d
         };
         ToolResult {
             llm_content: toolbelt_core::Content::Text(pieces.join(" ")),
