@@ -300,9 +300,32 @@ pub fn context_snippet(original: &str, new: &str, context: usize) -> String {
     DiffView::new(original, new).snippet(context)
 }
 
+/// Lines `s..e` of `text` (split on `\n`, `\r` dropped), walking from a known line start:
+/// line `anchor_line` begins at byte `anchor`. Only the lines near the change are visited.
+fn lines_between(text: &str, anchor_line: usize, anchor: usize, s: usize, e: usize) -> String {
+    let b = text.as_bytes();
+    let mut pos = anchor;
+    if s < anchor_line {
+        for _ in s..anchor_line {
+            pos = b[..pos.saturating_sub(1)].iter().rposition(|c| *c == b'\n').map_or(0, |i| i + 1);
+        }
+    } else {
+        for _ in anchor_line..s {
+            pos = b[pos..].iter().position(|c| *c == b'\n').map_or(b.len(), |i| pos + i + 1);
+        }
+    }
+    text[pos..]
+        .split('\n')
+        .take(e - s)
+        .map(|l| l.strip_suffix('\r').unwrap_or(l))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 fn snippet_of(new: &str, offset: usize, old_mid: &str, new_mid: &str, context: usize) -> String {
-    let lines: Vec<&str> = new.split('\n').map(|l| l.strip_suffix('\r').unwrap_or(l)).collect();
-    let n = lines.len();
+    // Where the changed region starts in `new` (it is a subslice of it).
+    let anchor = new_mid.as_ptr() as usize - new.as_ptr() as usize;
+    let n = offset + count_newlines(&new.as_bytes()[anchor..]) + 1;
     let diff = TextDiff::from_lines(old_mid, new_mid);
     let mut ranges: Vec<(usize, usize)> = Vec::new();
     for op in diff.ops() {
@@ -336,7 +359,7 @@ fn snippet_of(new: &str, offset: usize, old_mid: &str, new_mid: &str, context: u
         if *s > prev_end {
             out.push("...".into());
         }
-        out.push(lines[*s..*e].join("\n"));
+        out.push(lines_between(new, offset, anchor, *s, *e));
         prev_end = *e;
     }
     if prev_end < n {
