@@ -337,15 +337,17 @@ impl Job {
                     return WalkState::Continue;
                 }
                 let path = entry.path();
-                if !single_file
-                    && !p.no_ignore
-                    && self.workspace.ignore().is_ignored(path, false, self.opts)
-                {
-                    return WalkState::Continue;
-                }
                 if let Some(hits) = self.search_with(&mut searcher, path) {
                     let n = hits.lines.iter().filter(|l| !l.is_context).count();
-                    if n > 0 {
+                    // The walker already applied the ignore files; the shared ignore service
+                    // has the last word, as upstream post-filters ripgrep's results. Only files
+                    // with matches are checked, which keeps it off the hot path.
+                    let ignored = || {
+                        !single_file
+                            && !p.no_ignore
+                            && self.workspace.ignore().is_ignored(path, false, self.opts)
+                    };
+                    if n > 0 && !ignored() {
                         found.fetch_add(n, Ordering::Relaxed);
                         results.lock().unwrap_or_else(|e| e.into_inner()).push(hits);
                     }
