@@ -64,6 +64,11 @@ impl ParamValidator {
     }
 }
 
+/// Binds validated arguments to a tool's typed parameters; the error is what the model reads.
+pub fn parse_params<P: serde::de::DeserializeOwned>(params: Value) -> Result<P, String> {
+    serde_json::from_value(params).map_err(|e| format!("Invalid parameters: {e}"))
+}
+
 /// Renames older parameter names (`(old, new)`) when the new name is absent.
 pub fn rename_params(params: &mut Value, renames: &[(&str, &str)]) {
     let Value::Object(map) = params else { return };

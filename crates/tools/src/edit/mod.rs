@@ -43,6 +43,15 @@ impl FileStyle {
     }
 }
 
+/// The refusal when a file changed since the model last saw it (`action`: "editing it, so the
+/// edit" / "writing it, so the write").
+pub fn stale_message(path: &Path, action: &str) -> String {
+    format!(
+        "{} changed on disk since it was last read in this session; read it again before {action} does not undo those changes.",
+        path.display()
+    )
+}
+
 /// Writes `bytes` to `path` atomically: a temporary file in the same folder, flushed and
 /// synced, then renamed over the target, keeping the old file's permissions. A crash leaves the
 /// old or the new content, never a mix.
@@ -200,7 +209,8 @@ impl<'a> DiffView<'a> {
         stat_of(self.old_mid, self.new_mid)
     }
 
-    /// Upstream's `getDiffContextSnippet` (see [`context_snippet`]).
+    /// Upstream's `getDiffContextSnippet`: the changed lines of the new text with `context`
+    /// lines around them, gaps shown as `...`; the whole new text for new files.
     pub fn snippet(&self, context: usize) -> String {
         if self.old_empty {
             return self.new.to_string();
@@ -269,10 +279,6 @@ pub struct DiffStat {
     pub removed_chars: usize,
 }
 
-pub fn diff_stat(old: &str, new: &str) -> DiffStat {
-    DiffView::new(old, new).stat()
-}
-
 fn stat_of(old: &str, new: &str) -> DiffStat {
     let diff = TextDiff::from_lines(old, new);
     let mut s = DiffStat::default();
@@ -292,12 +298,6 @@ fn stat_of(old: &str, new: &str) -> DiffStat {
         s.added_chars += chars(&new_lines[n]);
     }
     s
-}
-
-/// Upstream's `getDiffContextSnippet`: the changed lines of the new text with `context` lines
-/// around them, gaps shown as `...`; the whole new text for new files.
-pub fn context_snippet(original: &str, new: &str, context: usize) -> String {
-    DiffView::new(original, new).snippet(context)
 }
 
 /// Lines `s..e` of `text` (split on `\n`, `\r` dropped), walking from a known line start:
@@ -371,6 +371,14 @@ fn snippet_of(new: &str, offset: usize, old_mid: &str, new_mid: &str, context: u
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn diff_stat(old: &str, new: &str) -> DiffStat {
+        DiffView::new(old, new).stat()
+    }
+
+    fn context_snippet(original: &str, new: &str, context: usize) -> String {
+        DiffView::new(original, new).snippet(context)
+    }
 
     #[test]
     fn styles_keep_crlf_and_bom() {

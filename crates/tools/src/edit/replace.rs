@@ -13,7 +13,7 @@ use toolbelt_core::workspace::Access;
 use toolbelt_core::Kind;
 
 use super::matching::{self, Replacement};
-use super::{atomic_write, create_patch, is_build_file, placeholder, DiffView};
+use super::{atomic_write, create_patch, is_build_file, placeholder, stale_message, DiffView};
 use crate::fs::shorten_path;
 
 pub const NAME: &str = "replace";
@@ -83,8 +83,7 @@ impl Tool for Replace {
     }
 
     fn build(&self, params: Value, env: &ToolEnv) -> Result<Box<dyn Invocation>, String> {
-        let p: Params =
-            serde_json::from_value(params).map_err(|e| format!("Invalid parameters: {e}"))?;
+        let p: Params = toolbelt_core::schema::parse_params(params)?;
         if p.file_path.trim().is_empty() {
             return Err("The 'file_path' parameter must be non-empty.".into());
         }
@@ -159,10 +158,7 @@ impl ReplaceCall {
         let given = &p.file_path;
         let existing = match std::fs::read(&self.path) {
             Ok(b) if self.seen.is_stale(&self.path, &b) => {
-                let m = format!(
-                    "{} changed on disk since it was last read in this session; read it again before editing it, so the edit does not undo those changes.",
-                    self.path.display()
-                );
+                let m = stale_message(&self.path, "editing it, so the edit");
                 return Err(Failure {
                     kind: ErrorType::EditPreparationFailure,
                     raw: m.clone(),

@@ -13,7 +13,7 @@ use toolbelt_core::workspace::Access;
 use toolbelt_core::Kind;
 
 use super::{
-    atomic_write, context_snippet, create_patch, diff_stat, is_build_file, placeholder, FileStyle,
+    atomic_write, create_patch, is_build_file, placeholder, stale_message, DiffView, FileStyle,
 };
 use crate::fs::shorten_path;
 
@@ -85,8 +85,7 @@ impl Tool for WriteFile {
     }
 
     fn build(&self, params: Value, env: &ToolEnv) -> Result<Box<dyn Invocation>, String> {
-        let p: Params =
-            serde_json::from_value(params).map_err(|e| format!("Invalid parameters: {e}"))?;
+        let p: Params = toolbelt_core::schema::parse_params(params)?;
         if p.file_path.is_empty() {
             return Err("Missing or empty \"file_path\"".into());
         }
@@ -125,13 +124,18 @@ struct WriteCall {
     modified_by_user: bool,
 }
 
-/// The file as it is now: `None` when it does not exist.
-fn current(path: &std::path::Path) -> std::io::Result<Option<String>> {
+/// The file's bytes as they are now: `None` when it does not exist.
+fn current_bytes(path: &std::path::Path) -> std::io::Result<Option<Vec<u8>>> {
     match std::fs::read(path) {
-        Ok(b) => Ok(Some(String::from_utf8_lossy(&b).into_owned())),
+        Ok(b) => Ok(Some(b)),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(e),
     }
+}
+
+/// The file as text (invalid UTF-8 replaced): `None` when it does not exist.
+fn current(path: &std::path::Path) -> std::io::Result<Option<String>> {
+    Ok(current_bytes(path)?.map(|b| String::from_utf8_lossy(&b).into_owned()))
 }
 
 impl WriteCall {
@@ -189,7 +193,7 @@ impl Invocation for WriteCall {
             return ToolResult::simple_error(ErrorType::Cancelled, "Operation cancelled.");
         }
         let path = self.path.clone();
-        let original = match current(&path) {
+        let original_bytes = match current_bytes(&path) {
             Ok(o) => o,
             Err(e) => {
                 let msg = match e.raw_os_error() {
@@ -199,17 +203,11 @@ impl Invocation for WriteCall {
                 return ToolResult::simple_error(ErrorType::FileWriteFailure, msg);
             }
         };
-        if original.is_some() {
-            if let Ok(bytes) = std::fs::read(&path) {
-                if self.seen.is_stale(&path, &bytes) {
-                    let msg = format!(
-                        "{} changed on disk since it was last read in this session; read it again before writing it, so the write does not undo those changes.",
-                        path.display()
-                    );
-                    return ToolResult::simple_error(ErrorType::FileWriteFailure, msg);
-                }
-            }
+        if original_bytes.as_ref().is_some_and(|b| self.seen.is_stale(&path, b)) {
+            let msg = stale_message(&path, "writing it, so the write");
+            return ToolResult::simple_error(ErrorType::FileWriteFailure, msg);
         }
+        let original = original_bytes.map(|b| String::from_utf8_lossy(&b).into_owned());
         let is_new = original.is_none();
         let proposed = self.proposed(original.as_deref());
         let bytes = proposed.clone().into_bytes();
@@ -254,15 +252,14 @@ impl Invocation for WriteCall {
         }
         // The model is shown its own text (LF); the file on disk keeps its line endings.
         let content = &self.content;
-        pieces.push(format!(
-            "Here is the updated code:\n{}",
-            context_snippet(if is_new { "" } else { &old }, content, 5)
-        ));
-        let stat = diff_stat(&old, content);
+        let view = DiffView::new(&old, content);
+        pieces.push(format!("Here is the updated code:\n{}", view.snippet(5)));
+        let stat = view.stat();
+        let patch = view.patch(&self.file_name(), "Original", "Written");
         ToolResult {
             llm_content: toolbelt_core::Content::Text(pieces.join(" ")),
             return_display: json!({
-                "fileDiff": create_patch(&self.file_name(), &old, content, "Original", "Written"),
+                "fileDiff": patch,
                 "fileName": self.file_name(),
                 "filePath": path.display().to_string(),
                 "originalContent": old,

@@ -75,8 +75,7 @@ impl Tool for ListDirectory {
     }
 
     fn build(&self, params: Value, env: &ToolEnv) -> Result<Box<dyn Invocation>, String> {
-        let p: Params =
-            serde_json::from_value(params).map_err(|e| format!("Invalid parameters: {e}"))?;
+        let p: Params = toolbelt_core::schema::parse_params(params)?;
         let ws = &env.workspace;
         let path = ws.resolve_checked(&p.dir_path, Access::Read).map_err(|e| e.to_string())?;
         let f = p.file_filtering_options.unwrap_or_default();
@@ -176,10 +175,14 @@ fn list(
             "Error: Path is not a directory.",
         );
     }
-    let names: Vec<String> = match std::fs::read_dir(dir) {
+    // (name, is a symlink): only links need resolving to know where they lead.
+    let names: Vec<(String, bool)> = match std::fs::read_dir(dir) {
         Ok(rd) => rd
             .filter_map(Result::ok)
-            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .map(|e| {
+                let link = e.file_type().is_ok_and(|t| t.is_symlink());
+                (e.file_name().to_string_lossy().into_owned(), link)
+            })
             .collect(),
         Err(e) => {
             return failed(format!("Error listing directory: {}", node_error(&e, "scandir", dir)))
@@ -191,7 +194,8 @@ fn list(
     let mut ignored = 0usize;
     let mut hidden = 0usize;
     let mut entries = Vec::with_capacity(names.len());
-    for name in names {
+    let dir_real = paths::robust_realpath(dir).unwrap_or_else(|_| dir.to_path_buf());
+    for (name, link) in names {
         if cancel.is_cancelled() {
             return ToolResult::simple_error(ErrorType::Cancelled, "Operation cancelled.");
         }
@@ -206,7 +210,11 @@ fn list(
         }
         // As upstream: entries that lead outside the workspace (symlinks, dangling ones
         // included) count as ignored; sensitive entries (.git, .env, keys) are left out.
-        let real = paths::robust_realpath(&full).unwrap_or_else(|_| full.clone());
+        let real = if link {
+            paths::robust_realpath(&full).unwrap_or_else(|_| full.clone())
+        } else {
+            dir_real.join(&name)
+        };
         match ws.check_access(&ResolvedPath { lexical: full.clone(), real }, Access::Read) {
             Err(PathError::Outside { .. }) => {
                 ignored += 1;

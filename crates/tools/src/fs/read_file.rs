@@ -91,8 +91,7 @@ impl Tool for ReadFile {
     }
 
     fn build(&self, params: Value, env: &ToolEnv) -> Result<Box<dyn Invocation>, String> {
-        let p: Params =
-            serde_json::from_value(params).map_err(|e| format!("Invalid parameters: {e}"))?;
+        let p: Params = toolbelt_core::schema::parse_params(params)?;
         if p.file_path.trim().is_empty() {
             return Err("The 'file_path' parameter must be non-empty.".into());
         }

@@ -127,8 +127,7 @@ impl Tool for ReadManyFiles {
     }
 
     fn build(&self, params: Value, env: &ToolEnv) -> Result<Box<dyn Invocation>, String> {
-        let p: Params =
-            serde_json::from_value(params).map_err(|e| format!("Invalid parameters: {e}"))?;
+        let p: Params = toolbelt_core::schema::parse_params(params)?;
         let mut excludes: Vec<String> = if p.use_default_excludes != Some(false) {
             DEFAULT_EXCLUDES.iter().map(|s| s.to_string()).collect()
         } else {
@@ -224,9 +223,10 @@ struct Job {
 
 impl Job {
     /// Files matching the include globs (paths naming an existing file are taken literally).
-    fn find(&self) -> Result<Vec<PathBuf>, String> {
+    /// Matching files with whether each is a symlink (only links need resolving later).
+    fn find(&self) -> Result<Vec<(PathBuf, bool)>, String> {
         let excludes = glob_set(&self.excludes)?;
-        let found: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+        let found: Mutex<Vec<(PathBuf, bool)>> = Mutex::new(Vec::new());
         for root in self.workspace.roots() {
             let dir = root.real.clone();
             let pats: Vec<String> = self
@@ -242,7 +242,7 @@ impl Job {
             walk.standard_filters(false)
                 .hidden(false)
                 .follow_links(false)
-                .threads(std::thread::available_parallelism().map_or(2, |n| n.get()).min(4))
+                .threads(crate::search::walker_threads())
                 .filter_entry(move |e| {
                     if !e.file_type().is_some_and(|t| t.is_dir()) {
                         return true;
@@ -271,7 +271,7 @@ impl Job {
                         found
                             .lock()
                             .unwrap_or_else(|e| e.into_inner())
-                            .push(entry.path().to_path_buf());
+                            .push((entry.path().to_path_buf(), entry.path_is_symlink()));
                     }
                     WalkState::Continue
                 })
@@ -279,7 +279,7 @@ impl Job {
         }
         let mut files = found.into_inner().unwrap_or_else(|e| e.into_inner());
         files.sort();
-        files.dedup();
+        files.dedup_by(|a, b| a.0 == b.0);
         Ok(files)
     }
 
@@ -292,12 +292,18 @@ impl Job {
         let mut skipped: Vec<(String, String)> = Vec::new();
         let mut ignored = 0usize;
         let mut kept = Vec::new();
-        for f in files {
+        for (f, link) in files {
             if ws.ignore().is_ignored(&f, false, self.opts) {
                 ignored += 1;
                 continue;
             }
-            let real = paths::robust_realpath(&f).unwrap_or_else(|_| f.clone());
+            // The walk starts at resolved roots and does not follow links, so only links can
+            // lead elsewhere.
+            let real = if link {
+                paths::robust_realpath(&f).unwrap_or_else(|_| f.clone())
+            } else {
+                f.clone()
+            };
             if let Err(e) =
                 ws.check_access(&ResolvedPath { lexical: f.clone(), real }, Access::Read)
             {

@@ -69,8 +69,7 @@ impl Tool for Glob {
     }
 
     fn build(&self, params: Value, env: &ToolEnv) -> Result<Box<dyn Invocation>, String> {
-        let p: Params =
-            serde_json::from_value(params).map_err(|e| format!("Invalid parameters: {e}"))?;
+        let p: Params = toolbelt_core::schema::parse_params(params)?;
         let ws = &env.workspace;
         let dirs: Vec<PathBuf> = match &p.dir_path {
             Some(d) => {
@@ -189,7 +188,7 @@ impl Job {
             walk.standard_filters(false)
                 .hidden(false)
                 .follow_links(false)
-                .threads(std::thread::available_parallelism().map_or(2, |n| n.get()).min(4))
+                .threads(super::walker_threads())
                 .filter_entry(|e| {
                     !(e.file_type().is_some_and(|t| t.is_dir())
                         && GLOB_EXCLUDED_DIRS.iter().any(|x| e.file_name() == *x))

@@ -101,8 +101,7 @@ impl Tool for GrepSearch {
     }
 
     fn build(&self, params: Value, env: &ToolEnv) -> Result<Box<dyn Invocation>, String> {
-        let p: Params =
-            serde_json::from_value(params).map_err(|e| format!("Invalid parameters: {e}"))?;
+        let p: Params = toolbelt_core::schema::parse_params(params)?;
         if !p.fixed_strings {
             regex::Regex::new(&p.pattern).map_err(|e| {
                 format!(
@@ -208,6 +207,7 @@ impl Invocation for GrepCall {
 
     async fn execute(&self, ctx: ExecContext) -> ToolResult {
         let job = Job {
+            single_file: self.search.is_file(),
             search: self.search.clone(),
             opts: self.opts,
             workspace: self.workspace.clone(),
@@ -228,6 +228,8 @@ impl Invocation for GrepCall {
 
 struct Job {
     search: PathBuf,
+    /// The search path is one file (checked once, not per searched file).
+    single_file: bool,
     opts: IgnoreOptions,
     workspace: Arc<Workspace>,
     matcher: RegexMatcher,
@@ -318,12 +320,11 @@ impl Job {
             }
         }
         walk.overrides(ov.build().map_err(|e| e.to_string())?);
-        let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).min(4);
-        walk.threads(threads);
+        walk.threads(super::walker_threads());
 
         let found = AtomicUsize::new(0);
         let results: Mutex<Vec<GrepFile>> = Mutex::new(Vec::new());
-        let single_file = self.search.is_file();
+        let single_file = self.single_file;
         walk.build_parallel().run(|| {
             let found = &found;
             let results = &results;
@@ -389,7 +390,7 @@ impl Job {
             cancel: &self.cancel,
         };
         searcher.search_path(&self.matcher, path, &mut sink).ok()?;
-        let file_path = if self.search.is_file() {
+        let file_path = if self.single_file {
             path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
         } else {
             paths::relative_to(path, &self.search)

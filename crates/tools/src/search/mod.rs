@@ -31,6 +31,12 @@ pub const GREP_EXCLUDES: &[&str] = &[
     "*.tmp",
 ];
 
+/// Worker threads for a parallel walk: the machine's cores, at most 4 (upstream runs ripgrep
+/// with `--threads 4`).
+pub fn walker_threads() -> usize {
+    std::thread::available_parallelism().map_or(2, |n| n.get()).min(4)
+}
+
 /// Longer result lines are cut (code points, as upstream's grep formatting counts).
 pub const MAX_LINE_CHARS: usize = 2000;
 
