@@ -89,6 +89,9 @@ pub struct CallArgs {
     /// Stream scheduler events to stderr as JSON lines
     #[arg(long)]
     pub events: bool,
+    /// Leave processes started in the background running when toolbelt exits
+    #[arg(long)]
+    pub keep_background: bool,
     #[command(flatten)]
     pub session: SessionArgs,
 }

@@ -61,7 +61,12 @@ pub fn policy(args: &SessionArgs, config: &Config, interactive: bool) -> PolicyE
 }
 
 pub fn registry() -> anyhow::Result<Arc<Registry>> {
-    Ok(Arc::new(Registry::builder().tools(toolbelt_tools::builtin_tools()).build()?))
+    registry_with(&toolbelt_tools::Services::default())
+}
+
+/// The registry of built-in tools sharing `services` (the caller stops background processes).
+pub fn registry_with(services: &toolbelt_tools::Services) -> anyhow::Result<Arc<Registry>> {
+    Ok(Arc::new(Registry::builder().tools(toolbelt_tools::builtin_tools_with(services)).build()?))
 }
 
 pub fn env(roots: &[PathBuf], config: Config) -> anyhow::Result<ToolEnv> {

@@ -49,6 +49,15 @@ pub struct Config {
     pub respect_gemini_ignore: bool,
     /// toolbelt's own state folder (`~/.toolbelt`): saved outputs live under `tmp/`.
     pub home_dir: PathBuf,
+    /// A shell command that prints nothing for this long is stopped (upstream: 300 s); 0 disables.
+    pub shell_inactivity_timeout_ms: u64,
+    /// A shell command whose last line looks like a prompt and that then prints nothing for this
+    /// long is stopped and reported as waiting for input; 0 disables.
+    pub shell_prompt_idle_ms: u64,
+    /// Between SIGTERM and SIGKILL when a command's process group is stopped.
+    pub shell_kill_grace_ms: u64,
+    /// Output of one command kept in memory (first and last halves); the rest goes to a file.
+    pub shell_output_cap_bytes: usize,
 }
 
 impl Default for Config {
@@ -62,6 +71,10 @@ impl Default for Config {
             respect_git_ignore: true,
             respect_gemini_ignore: true,
             home_dir: default_home_dir(),
+            shell_inactivity_timeout_ms: 300_000,
+            shell_prompt_idle_ms: 5_000,
+            shell_kill_grace_ms: 500,
+            shell_output_cap_bytes: 16 * 1024 * 1024,
         }
     }
 }
@@ -94,8 +107,8 @@ impl Config {
     }
 
     /// Applies the environment layer: `TOOLBELT_TOOL_CALL_TIMEOUT_MS`,
-    /// `TOOLBELT_TRUNCATE_TOOL_OUTPUT_THRESHOLD_CHARS`, `TOOLBELT_ALLOW_SENSITIVE_PATHS`
-    /// (comma-separated).
+    /// `TOOLBELT_TRUNCATE_TOOL_OUTPUT_THRESHOLD_CHARS`, `TOOLBELT_SHELL_INACTIVITY_TIMEOUT_MS`,
+    /// `TOOLBELT_SHELL_PROMPT_IDLE_MS`, `TOOLBELT_ALLOW_SENSITIVE_PATHS` (comma-separated).
     pub fn apply_env(&mut self) -> Result<(), ConfigError> {
         self.apply_vars(|k| std::env::var(k).ok())
     }
@@ -115,6 +128,12 @@ impl Config {
         if let Some(v) = get("TOOLBELT_TRUNCATE_TOOL_OUTPUT_THRESHOLD_CHARS") {
             let n = num("TOOLBELT_TRUNCATE_TOOL_OUTPUT_THRESHOLD_CHARS", v)?;
             self.truncate_tool_output_threshold_chars = usize::try_from(n).unwrap_or(usize::MAX);
+        }
+        if let Some(v) = get("TOOLBELT_SHELL_INACTIVITY_TIMEOUT_MS") {
+            self.shell_inactivity_timeout_ms = num("TOOLBELT_SHELL_INACTIVITY_TIMEOUT_MS", v)?;
+        }
+        if let Some(v) = get("TOOLBELT_SHELL_PROMPT_IDLE_MS") {
+            self.shell_prompt_idle_ms = num("TOOLBELT_SHELL_PROMPT_IDLE_MS", v)?;
         }
         if let Some(v) = get("TOOLBELT_ALLOW_SENSITIVE_PATHS") {
             self.allow_sensitive_paths

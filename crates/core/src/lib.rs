@@ -5,6 +5,7 @@
 //! - [`schema`]: argument validation with Ajv-compatible messages
 //! - [`registry`]: the read-only tool registry, legacy aliases, "did you mean"
 //! - [`scheduler`]: build -> policy -> confirmation -> execution, with deadlines and cancellation
+//! - [`shell`]: shell commands parsed with the bash grammar, wrappers, safe and dangerous lists
 //! - [`policy`]: rules, the TOML loader, the pure `evaluate` function, approval modes
 //! - [`approver`]: the confirmation trait and its outcomes
 //! - [`response`]: what the model receives for a call
@@ -24,6 +25,7 @@ pub mod response;
 pub mod result;
 pub mod scheduler;
 pub mod schema;
+pub mod shell;
 pub mod testing;
 pub mod tool;
 pub mod truncate;

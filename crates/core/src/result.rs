@@ -171,6 +171,17 @@ pub struct ToolResult {
     /// A short summary for front ends, e.g. `6-8 of 20`.
     #[serde(rename = "resultSummary", skip_serializing_if = "Option::is_none")]
     pub summary: Option<String>,
+    /// Set by tools that kept only part of a huge output in `llm_content` and saved all of it:
+    /// truncation then names this file instead of saving the partial text.
+    #[serde(skip)]
+    pub full_output: Option<FullOutput>,
+}
+
+/// Where a tool saved an output too large to keep, and its length in characters.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FullOutput {
+    pub path: std::path::PathBuf,
+    pub chars: u64,
 }
 
 impl ToolResult {

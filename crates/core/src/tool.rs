@@ -154,11 +154,18 @@ pub struct ExecContext {
     pub call_id: String,
     pub cancel: CancellationToken,
     pub output: Option<OutputSink>,
+    /// Set by the scheduler just before it fires `cancel` because the deadline passed.
+    pub deadline_passed: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl ExecContext {
     pub fn new(call_id: impl Into<String>, cancel: CancellationToken) -> Self {
-        Self { call_id: call_id.into(), cancel, output: None }
+        Self { call_id: call_id.into(), cancel, output: None, deadline_passed: Arc::default() }
+    }
+
+    /// Whether the call is being stopped because it ran out of time (not by a person).
+    pub fn timed_out(&self) -> bool {
+        self.deadline_passed.load(std::sync::atomic::Ordering::SeqCst)
     }
 
     /// Sends a live output chunk, if anyone listens.

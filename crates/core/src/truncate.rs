@@ -53,25 +53,49 @@ pub fn truncate(
     if threshold == 0 || len <= threshold {
         return None;
     }
-    let head = threshold / 5;
-    let tail = threshold - head;
-    let head_end = text.char_indices().nth(head).map_or(text.len(), |(i, _)| i);
-    let tail_start = text.char_indices().nth(len - tail).map_or(text.len(), |(i, _)| i);
     let file = dir.join(output_file_name(tool, call_id));
     let saved = std::fs::create_dir_all(dir).and_then(|()| std::fs::write(&file, text));
     let where_ = match &saved {
         Ok(()) => format!("For full output see: {}", file.display()),
         Err(e) => format!("The full output could not be saved ({e})."),
     };
-    let text = format!(
+    let text = cut(text, len, threshold, &where_, len);
+    Some(Truncated { text, output_file: saved.ok().map(|()| file) })
+}
+
+/// Like [`truncate`] for a tool that already saved its full output (`total_chars` long) to
+/// `file` and kept only its beginning and end in `text`: nothing is written again.
+pub fn truncate_saved(
+    text: &str,
+    threshold: usize,
+    file: &Path,
+    total_chars: u64,
+) -> Option<Truncated> {
+    let len = text.chars().count();
+    if threshold == 0 || len <= threshold {
+        return None;
+    }
+    let total = usize::try_from(total_chars).unwrap_or(usize::MAX).max(len);
+    let where_ = format!("For full output see: {}", file.display());
+    Some(Truncated {
+        text: cut(text, len, threshold, &where_, total),
+        output_file: Some(file.to_path_buf()),
+    })
+}
+
+fn cut(text: &str, len: usize, threshold: usize, where_: &str, total: usize) -> String {
+    let head = threshold / 5;
+    let tail = threshold - head;
+    let head_end = text.char_indices().nth(head).map_or(text.len(), |(i, _)| i);
+    let tail_start = text.char_indices().nth(len - tail).map_or(text.len(), |(i, _)| i);
+    format!(
         "Output too large. Showing first {} and last {} characters. {where_}\n{}\n\n... [{} characters omitted] ...\n\n{}",
         thousands(head),
         thousands(tail),
         &text[..head_end],
-        thousands(len - head - tail),
+        thousands(total - head - tail),
         &text[tail_start..]
-    );
-    Some(Truncated { text, output_file: saved.ok().map(|()| file) })
+    )
 }
 
 #[cfg(test)]
@@ -110,6 +134,17 @@ mod tests {
             &text[60..]
         );
         assert_eq!(t.text, expected);
+    }
+
+    #[test]
+    fn already_saved_output_is_named_not_rewritten() {
+        let file = Path::new("/tmp/run.log");
+        let text = "a".repeat(60);
+        assert!(truncate_saved(&text, 100, file, 1000).is_none());
+        let t = truncate_saved(&text, 50, file, 1000).unwrap();
+        assert_eq!(t.output_file.as_deref(), Some(file));
+        assert!(t.text.starts_with("Output too large. Showing first 10 and last 40 characters. For full output see: /tmp/run.log\n"));
+        assert!(t.text.contains("... [950 characters omitted] ..."), "{}", t.text);
     }
 
     #[test]

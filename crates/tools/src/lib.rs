@@ -3,25 +3,58 @@
 //! - [`fs::read_file`], [`fs::list_directory`], [`fs::read_many_files`]
 //! - [`search::grep_search`], [`search::glob`]
 //! - [`edit::replace`], [`edit::write_file`]
+//! - [`shell::run_shell_command`], [`shell::list_background_processes`],
+//!   [`shell::read_background_output`] (Unix only)
 
 pub mod collate;
 pub mod edit;
 pub mod fs;
 pub mod search;
+#[cfg(unix)]
+pub mod shell;
 
 use std::sync::Arc;
 
 use toolbelt_core::Tool;
 
-/// Every built-in tool, in upstream's registration order.
+/// Every built-in tool, in upstream's registration order, with a background-process registry
+/// of their own (see [`builtin_tools_with`] to keep a handle on it).
 pub fn builtin_tools() -> Vec<Arc<dyn Tool>> {
-    vec![
+    builtin_tools_with(&Services::default())
+}
+
+/// What the built-in tools of one session share.
+#[derive(Clone, Debug, Default)]
+pub struct Services {
+    /// Background shell processes; stop them with `shutdown` when the session ends.
+    #[cfg(unix)]
+    pub background: Arc<shell::BackgroundRegistry>,
+}
+
+/// Every built-in tool, sharing `services`.
+pub fn builtin_tools_with(services: &Services) -> Vec<Arc<dyn Tool>> {
+    let mut tools: Vec<Arc<dyn Tool>> = vec![
         Arc::new(fs::list_directory::ListDirectory),
         Arc::new(fs::read_file::ReadFile),
         Arc::new(search::grep_search::GrepSearch),
         Arc::new(search::glob::Glob),
         Arc::new(edit::replace::Replace),
         Arc::new(edit::write_file::WriteFile),
-        Arc::new(fs::read_many_files::ReadManyFiles),
-    ]
+    ];
+    #[cfg(unix)]
+    {
+        let bg = &services.background;
+        tools.push(Arc::new(shell::run_shell_command::RunShellCommand::new(bg.clone())));
+        tools.push(Arc::new(shell::list_background_processes::ListBackgroundProcesses::new(
+            bg.clone(),
+        )));
+        tools.push(Arc::new(shell::read_background_output::ReadBackgroundOutput::new(bg.clone())));
+        tools.push(Arc::new(fs::read_many_files::ReadManyFiles));
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = services;
+        tools.push(Arc::new(fs::read_many_files::ReadManyFiles));
+    }
+    tools
 }

@@ -38,7 +38,7 @@ pub async fn run(args: CallArgs) -> anyhow::Result<i32> {
     }
     config.allow_sensitive_paths.extend(args.allow_sensitive.iter().cloned());
     let interactive = session::interactive(&args.session);
-    let policy = Arc::new(session::policy(&args.session, &config, interactive));
+    let policy = session::policy(&args.session, &config, interactive);
     let env = match session::env(&args.roots, config) {
         Ok(e) => e,
         Err(e) => {
@@ -46,13 +46,18 @@ pub async fn run(args: CallArgs) -> anyhow::Result<i32> {
             return Ok(EXIT_USAGE);
         }
     };
+    let policy = Arc::new(policy.with_workspace(env.workspace.primary()));
+    let grace = std::time::Duration::from_millis(env.config.shell_kill_grace_ms);
+    let services = toolbelt_tools::Services::default();
+    services.background.keep_on_exit(args.keep_background);
     let approver: Arc<dyn Approver> = Arc::new(TerminalApprover);
     let options = SchedulerOptions {
         family: session::family(args.model_family),
         mode: session::mode(args.session.approval_mode),
         ..SchedulerOptions::default()
     };
-    let mut scheduler = Scheduler::new(session::registry()?, policy, approver, env, options);
+    let mut scheduler =
+        Scheduler::new(session::registry_with(&services)?, policy, approver, env, options);
     if args.events {
         scheduler = scheduler.with_events(Arc::new(|e: &Event| {
             if let Ok(line) = serde_json::to_string(e) {
@@ -63,12 +68,13 @@ pub async fn run(args: CallArgs) -> anyhow::Result<i32> {
     let cancel = CancellationToken::new();
     let on_signal = cancel.clone();
     tokio::spawn(async move {
-        if tokio::signal::ctrl_c().await.is_ok() {
-            on_signal.cancel();
-        }
+        super::stop_signal().await;
+        on_signal.cancel();
     });
     let request = CallRequest::new(call_id(&args.tool), args.tool.clone(), call_args);
     let mut done = scheduler.schedule(vec![request], cancel).await;
+    // Nothing the call started outlives toolbelt unless --keep-background was given.
+    services.background.shutdown(grace).await;
     let Some(call) = done.pop() else {
         anyhow::bail!("the scheduler returned no response for the call")
     };

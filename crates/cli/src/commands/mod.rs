@@ -25,3 +25,23 @@ pub fn read_args(raw: &str) -> Result<serde_json::Value, String> {
     };
     serde_json::from_str(&text).map_err(|e| format!("ARGS is not valid JSON: {e}"))
 }
+
+/// Resolves on Ctrl-C, SIGTERM or SIGHUP: the running calls are then cancelled and whatever
+/// they started is stopped before toolbelt exits.
+pub async fn stop_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        let term = signal(SignalKind::terminate());
+        let hup = signal(SignalKind::hangup());
+        if let (Ok(mut term), Ok(mut hup)) = (term, hup) {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+                _ = hup.recv() => {}
+            }
+            return;
+        }
+    }
+    let _ = tokio::signal::ctrl_c().await;
+}

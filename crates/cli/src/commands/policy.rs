@@ -19,7 +19,10 @@ pub fn run(cmd: PolicyCommand) -> anyhow::Result<i32> {
     };
     let config = session::config()?;
     let interactive = session::interactive(&s);
-    let engine = session::policy(&s, &config, interactive);
+    let mut engine = session::policy(&s, &config, interactive);
+    if let Ok(cwd) = std::env::current_dir() {
+        engine = engine.with_workspace(std::fs::canonicalize(&cwd).unwrap_or(cwd));
+    }
     let mode = session::mode(s.approval_mode);
     let registry = session::registry()?;
     let t = registry.get(&tool);

@@ -23,6 +23,9 @@ fn tools_list_names_every_builtin_tool() {
             "glob",
             "replace",
             "write_file",
+            "run_shell_command",
+            "list_background_processes",
+            "read_background_output",
             "read_many_files"
         ]
     );
@@ -36,7 +39,7 @@ fn tools_schema_prints_declarations_per_family() {
     let r = toolbelt(&t, &["tools", "schema"], None);
     assert_eq!(r.code, 0);
     let all = r.json();
-    assert_eq!(all.as_array().unwrap().len(), 7);
+    assert_eq!(all.as_array().unwrap().len(), 10);
     assert!(all[0]["parametersJsonSchema"]["properties"].is_object());
     let legacy = toolbelt(&t, &["tools", "schema", "read_file"], None).json();
     let g3 =

@@ -1,5 +1,7 @@
 //! The pure policy function: `evaluate(call, rules, context) -> Verdict`.
 
+use std::path::Path;
+
 use serde_json::{Map, Value};
 
 use super::rule::{ApprovalMode, Decision, Rule};
@@ -25,6 +27,10 @@ pub struct PolicyContext<'a> {
     pub subagent: Option<&'a str>,
     /// Skip "always allow" rules (x.95).
     pub disable_always_allow: bool,
+    /// The workspace root shell heuristics measure paths against (default: the process cwd).
+    pub workspace: Option<&'a Path>,
+    /// Whether the folder is trusted (git commands are asked about in untrusted folders).
+    pub trusted_folder: bool,
 }
 
 impl Default for PolicyContext<'_> {
@@ -34,6 +40,8 @@ impl Default for PolicyContext<'_> {
             interactive: true,
             subagent: None,
             disable_always_allow: false,
+            workspace: None,
+            trusted_folder: true,
         }
     }
 }
@@ -48,7 +56,23 @@ pub struct Verdict {
 
 /// Rules must be sorted by priority, highest first (ties in load order); the first that matches
 /// decides. With none: yolo allows, otherwise ask_user interactively and deny headless.
+///
+/// Shell calls also go through the heuristics and the compound-command check ([`super::shell`]).
 pub fn evaluate(call: &PolicyCall<'_>, rules: &[Rule], ctx: &PolicyContext<'_>) -> Verdict {
+    evaluate_at(call, rules, ctx, 0)
+}
+
+/// [`evaluate`] at a nesting depth (sub-commands of a shell command are checked one deeper).
+pub(super) fn evaluate_at(
+    call: &PolicyCall<'_>,
+    rules: &[Rule],
+    ctx: &PolicyContext<'_>,
+    depth: usize,
+) -> Verdict {
+    let shell = crate::shell::SHELL_TOOL_NAMES.contains(&call.name).then(|| {
+        let command = call.args.get("command").and_then(Value::as_str).unwrap_or("");
+        (command, call.args.get("dir_path").and_then(Value::as_str))
+    });
     let needs_args = rules.iter().any(|r| r.args_pattern.is_some());
     let stringified = needs_args.then(|| stable_stringify(call.args));
     let server = call.server_name.map(str::to_string).or_else(|| server_from_name(call.name));
@@ -58,27 +82,76 @@ pub fn evaluate(call: &PolicyCall<'_>, rules: &[Rule], ctx: &PolicyContext<'_>) 
             continue;
         }
         if rule_matches(rule, call, &names, stringified.as_deref(), server.as_deref(), ctx) {
+            if let Some((command, dir)) = shell {
+                return shell_verdict(call, command, dir, Some(rule), rules, ctx, depth);
+            }
             return Verdict {
                 decision: rule.decision,
-                reason: format!(
-                    "rule {}tool {:?} (priority {}) from {}",
-                    rule.name.as_ref().map(|n| format!("{n:?} for ")).unwrap_or_default(),
-                    rule.tool_name,
-                    format_priority(rule.priority),
-                    rule.source.label
-                ),
+                reason: rule_reason(rule),
                 rule: Some(rule.clone()),
             };
         }
     }
+    if let Some((command, dir)) = shell.filter(|_| ctx.mode != ApprovalMode::Yolo) {
+        return shell_verdict(call, command, dir, None, rules, ctx, depth);
+    }
     let (decision, reason) = if ctx.mode == ApprovalMode::Yolo {
         (Decision::Allow, "no rule matched; yolo mode allows everything else")
-    } else if ctx.interactive {
+    } else {
+        default_verdict(ctx)
+    };
+    Verdict { decision, rule: None, reason: reason.to_string() }
+}
+
+fn rule_reason(rule: &Rule) -> String {
+    format!(
+        "rule {}tool {:?} (priority {}) from {}",
+        rule.name.as_ref().map(|n| format!("{n:?} for ")).unwrap_or_default(),
+        rule.tool_name,
+        format_priority(rule.priority),
+        rule.source.label
+    )
+}
+
+fn default_verdict(ctx: &PolicyContext<'_>) -> (Decision, &'static str) {
+    if ctx.interactive {
         (Decision::AskUser, "no rule matched; the default is to ask the user")
     } else {
         (Decision::Deny, "no rule matched; the default in non-interactive runs is to deny")
+    }
+}
+
+/// A shell call: the rule's decision (or the default), adjusted by the heuristics when the
+/// rule does not look at the arguments, then the compound-command check.
+fn shell_verdict(
+    call: &PolicyCall<'_>,
+    command: &str,
+    dir: Option<&str>,
+    rule: Option<&Rule>,
+    rules: &[Rule],
+    ctx: &PolicyContext<'_>,
+    depth: usize,
+) -> Verdict {
+    let (mut decision, mut reason) = match rule {
+        Some(r) => (r.decision, rule_reason(r)),
+        None => {
+            let (d, why) = default_verdict(ctx);
+            (d, why.to_string())
+        }
     };
-    Verdict { decision, rule: None, reason: reason.to_string() }
+    if !command.is_empty() && rule.is_none_or(|r| r.args_pattern.is_none()) {
+        let (d, why) = super::shell::heuristics(command, decision, dir, ctx);
+        if let (Some(why), true) = (why, d != decision) {
+            reason = format!("{reason}; {} because {why}", d.as_str());
+        }
+        decision = d;
+    }
+    let v = super::shell::check_command(call, command, dir, decision, rule, rules, ctx, depth);
+    if v.reason.is_empty() || v.decision == decision {
+        Verdict { reason, ..v }
+    } else {
+        v
+    }
 }
 
 /// `4.3`, `1.05`, `4.95` ...

@@ -3,6 +3,7 @@
 
 mod evaluate;
 mod rule;
+mod shell;
 mod stringify;
 pub mod toml;
 
@@ -45,12 +46,32 @@ pub struct PolicyEngine {
     rules: RwLock<Vec<Rule>>,
     interactive: bool,
     disable_always_allow: bool,
+    workspace: Option<std::path::PathBuf>,
+    trusted_folder: bool,
 }
 
 impl PolicyEngine {
     pub fn new(mut rules: Vec<Rule>, interactive: bool) -> Self {
         sort_rules(&mut rules);
-        Self { rules: RwLock::new(rules), interactive, disable_always_allow: false }
+        Self {
+            rules: RwLock::new(rules),
+            interactive,
+            disable_always_allow: false,
+            workspace: None,
+            trusted_folder: true,
+        }
+    }
+
+    /// The workspace root shell commands are judged against (paths outside it are asked about).
+    pub fn with_workspace(mut self, root: impl Into<std::path::PathBuf>) -> Self {
+        self.workspace = Some(root.into());
+        self
+    }
+
+    /// Marks the folder as untrusted: git commands are then always asked about.
+    pub fn with_trusted_folder(mut self, trusted: bool) -> Self {
+        self.trusted_folder = trusted;
+        self
     }
 
     /// The defaults plus the files or folders given, each at its tier.
@@ -85,6 +106,8 @@ impl PolicyEngine {
             interactive: self.interactive,
             subagent: None,
             disable_always_allow: self.disable_always_allow,
+            workspace: self.workspace.as_deref(),
+            trusted_folder: self.trusted_folder,
         };
         let rules = self.rules.read().unwrap_or_else(|e| e.into_inner());
         evaluate(call, &rules, &ctx)

@@ -29,14 +29,14 @@ const MUST_NARROW: &[&str] = &[
     "run_shell_command",
 ];
 
-/// The rule an outcome adds, if any. Session approvals sit at 3.95, saved ones at 4.95.
-pub fn rule_for(
+/// The rules an outcome adds, if any. Session approvals sit at 3.95, saved ones at 4.95.
+pub fn rules_for(
     outcome: Outcome,
     tool: &str,
     server: Option<&str>,
     args: &Value,
     mode: ApprovalMode,
-) -> Option<Rule> {
+) -> Option<Vec<Rule>> {
     let priority = match outcome {
         Outcome::ProceedAlwaysAndSave => 4.95,
         Outcome::ProceedAlways | Outcome::ProceedAlwaysTool | Outcome::ProceedAlwaysServer => 3.95,
@@ -49,14 +49,12 @@ pub fn rule_for(
         if outcome == Outcome::ProceedAlwaysServer {
             rule.tool_name = format!("mcp_{srv}_*");
         }
-        return Some(rule);
+        return Some(vec![rule]);
     }
-    let pattern = if tool == "run_shell_command" {
-        let root =
-            args.get("command").and_then(Value::as_str)?.split_whitespace().next()?.to_string();
-        rule.allow_redirection = false;
-        Some(command_prefix_pattern(&root))
-    } else if let Some(param) = narrowing_param(tool) {
+    if crate::shell::SHELL_TOOL_NAMES.contains(&tool) {
+        return shell_rules(rule, args);
+    }
+    let pattern = if let Some(param) = narrowing_param(tool) {
         let value = args.get(param)?;
         let encoded = serde_json::to_string(value).ok()?;
         Some(format!("\\x00{}\\x00", escape_regex(&format!("\"{param}\":{encoded}"))))
@@ -68,7 +66,29 @@ pub fn rule_for(
         None if MUST_NARROW.contains(&tool) => return None,
         None => {}
     }
-    Some(rule)
+    Some(vec![rule])
+}
+
+/// One rule per root command of the (wrapper-stripped) command, allowing redirection when the
+/// approved command redirected. An unparsable command adds nothing.
+fn shell_rules(template: Rule, args: &Value) -> Option<Vec<Rule>> {
+    let command = crate::shell::strip_shell_wrapper(args.get("command").and_then(Value::as_str)?);
+    let mut roots = crate::shell::command_roots(&command);
+    let mut seen = std::collections::HashSet::new();
+    roots.retain(|r| seen.insert(r.clone()));
+    if roots.is_empty() {
+        return None;
+    }
+    let redirects = crate::shell::has_redirection(&command);
+    roots
+        .iter()
+        .map(|root| {
+            let mut r = template.clone();
+            r.allow_redirection = redirects;
+            r.args_pattern = Some(ArgsPattern::new(command_prefix_pattern(root)).ok()?);
+            Some(r)
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -81,8 +101,9 @@ mod tests {
     fn file_approvals_are_narrowed_to_that_path_and_actually_match() {
         let args = json!({"file_path": "src/a.rs", "content": "x"});
         let rule =
-            rule_for(Outcome::ProceedAlways, "write_file", None, &args, ApprovalMode::Default)
-                .unwrap();
+            rules_for(Outcome::ProceedAlways, "write_file", None, &args, ApprovalMode::Default)
+                .unwrap()
+                .remove(0);
         assert_eq!(
             rule.modes,
             vec![ApprovalMode::Default, ApprovalMode::AutoEdit, ApprovalMode::Yolo]
@@ -103,15 +124,16 @@ mod tests {
 
     #[test]
     fn shell_approvals_are_narrowed_to_the_root_command() {
-        let rule = rule_for(
+        let rules = rules_for(
             Outcome::ProceedAlways,
             "run_shell_command",
             None,
-            &json!({"command": "git status"}),
+            &json!({"command": "bash -c 'git status && npm test > log'"}),
             ApprovalMode::Default,
         )
         .unwrap();
-        let rules = vec![rule];
+        assert_eq!(rules.len(), 2);
+        assert!(rules.iter().all(|r| r.allow_redirection));
         let ctx = PolicyContext::default();
         let c = |cmd: &str| {
             let a = json!({"command": cmd});
@@ -128,12 +150,14 @@ mod tests {
             .decision
         };
         assert_eq!(c("git log"), Decision::Allow);
+        assert_eq!(c("npm run build > out"), Decision::Allow);
         assert_eq!(c("gitk"), Decision::AskUser);
+        assert_eq!(c("git log && curl x"), Decision::AskUser);
     }
 
     #[test]
     fn unnarrowable_calls_add_nothing_and_others_allow_the_tool() {
-        assert!(rule_for(
+        assert!(rules_for(
             Outcome::ProceedAlways,
             "read_file",
             None,
@@ -141,7 +165,7 @@ mod tests {
             ApprovalMode::Default
         )
         .is_none());
-        assert!(rule_for(
+        assert!(rules_for(
             Outcome::ProceedOnce,
             "write_todos",
             None,
@@ -149,23 +173,25 @@ mod tests {
             ApprovalMode::Default
         )
         .is_none());
-        let r = rule_for(
+        let r = rules_for(
             Outcome::ProceedAlwaysAndSave,
             "write_todos",
             None,
             &json!({}),
             ApprovalMode::Default,
         )
-        .unwrap();
+        .unwrap()
+        .remove(0);
         assert!((r.priority - 4.95).abs() < 1e-9 && r.args_pattern.is_none());
-        let r = rule_for(
+        let r = rules_for(
             Outcome::ProceedAlwaysServer,
             "mcp_gh_issues",
             Some("gh"),
             &json!({}),
             ApprovalMode::Plan,
         )
-        .unwrap();
+        .unwrap()
+        .remove(0);
         assert_eq!(r.tool_name, "mcp_gh_*");
     }
 }

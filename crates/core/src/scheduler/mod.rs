@@ -458,9 +458,9 @@ impl Scheduler {
     fn remember(&self, outcome: Outcome, p: &Pending) {
         let b = &p.built;
         let mode = self.mode();
-        if let Some(rule) =
-            always::rule_for(outcome, &p.request.name, b.tool.server_name(), &b.args, mode)
-        {
+        let rules =
+            always::rules_for(outcome, &p.request.name, b.tool.server_name(), &b.args, mode);
+        for rule in rules.into_iter().flatten() {
             if outcome == Outcome::ProceedAlwaysAndSave {
                 let file = self.env.config.home_dir.join("policies").join("auto-saved.toml");
                 if let Err(e) = crate::policy::toml::append_rule(&file, &rule) {
@@ -494,7 +494,13 @@ impl Scheduler {
                 sink(&Event::Output { call_id: id.clone(), chunk: chunk.to_string() })
             }) as OutputSink
         });
-        let ctx = ExecContext { call_id: req.call_id.clone(), cancel: token.clone(), output };
+        let deadline_passed = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let ctx = ExecContext {
+            call_id: req.call_id.clone(),
+            cancel: token.clone(),
+            output,
+            deadline_passed: deadline_passed.clone(),
+        };
         let timeout_ms = self.env.config.timeout_ms_for(b.tool.name());
         let fut = AssertUnwindSafe(b.invocation.execute(ctx)).catch_unwind();
         tokio::pin!(fut);
@@ -513,6 +519,7 @@ impl Scheduler {
             r = &mut fut => Ended::Done(r),
             () = deadline => {
                 tracing::warn!(call = %req.call_id, tool = %req.name, timeout_ms, "tool call timed out; cancelling it");
+                deadline_passed.store(true, std::sync::atomic::Ordering::SeqCst);
                 token.cancel();
                 Ended::TimedOut(tokio::time::timeout(self.grace, &mut fut).await.ok().and_then(Result::ok))
             }
@@ -531,10 +538,13 @@ impl Scheduler {
                 self.failed(req, ToolError::new(ErrorType::UnhandledException, msg), None, start)
             }
             Ended::Done(Ok(result)) if token.is_cancelled() => {
-                self.cancelled_with_output(req, result, start)
+                self.cancelled_with_output(req, result, b.tool.truncates_output(), start)
             }
             Ended::Done(Ok(result)) => self.finish(b, req, result, start),
-            Ended::TimedOut(partial) => {
+            Ended::TimedOut(mut partial) => {
+                if let Some(r) = partial.as_mut() {
+                    self.bound_output(b.tool.truncates_output(), &req, r);
+                }
                 let mut msg = format!(
                     "Tool \"{}\" timed out after {timeout_ms} ms and was stopped. Break the work into smaller steps, or raise tool_call_timeout_ms.",
                     req.name
@@ -551,7 +561,9 @@ impl Scheduler {
                 }
                 self.failed(req, ToolError::new(ErrorType::ToolCallTimeout, msg), partial, start)
             }
-            Ended::Cancelled(Some(result)) => self.cancelled_with_output(req, result, start),
+            Ended::Cancelled(Some(result)) => {
+                self.cancelled_with_output(req, result, b.tool.truncates_output(), start)
+            }
             Ended::Cancelled(None) => {
                 let reason = self.reason_for(&req.call_id, REASON_USER);
                 self.cancelled(req, reason, None, start)
@@ -570,21 +582,7 @@ impl Scheduler {
         if let Some(err) = result.error.clone() {
             return self.failed(req, err, Some(result), start);
         }
-        let mut output_file = None;
-        if b.tool.truncates_output() {
-            let text = match result.llm_content.parts().as_slice() {
-                [Part::Text { text }] => Some(text.clone()),
-                _ => None,
-            };
-            let dir = self.env.workspace.temp_dir().join("tool-outputs");
-            let threshold = self.env.config.truncate_tool_output_threshold_chars;
-            if let Some(t) =
-                text.and_then(|s| truncate::truncate(&s, threshold, &dir, &req.name, &req.call_id))
-            {
-                result.llm_content = Content::Text(t.text);
-                output_file = t.output_file;
-            }
-        }
+        let output_file = self.bound_output(b.tool.truncates_output(), &req, &mut result);
         let response = response::success(&req.call_id, &req.name, &result.llm_content, self.family);
         self.emit(&req.call_id, &req.name, CallState::Success, None);
         CompletedCall {
@@ -642,12 +640,41 @@ impl Scheduler {
     }
 
     /// Cancelled while running but the tool returned: its output plus the cancellation error.
+    /// The engine's truncation (engine-spec 8.1) for tools that opt in; returns where the full
+    /// text is.
+    fn bound_output(
+        &self,
+        truncates: bool,
+        req: &CallRequest,
+        result: &mut ToolResult,
+    ) -> Option<std::path::PathBuf> {
+        if !truncates {
+            return None;
+        }
+        let text = match result.llm_content.parts().as_slice() {
+            [Part::Text { text }] => text.clone(),
+            _ => return None,
+        };
+        let threshold = self.env.config.truncate_tool_output_threshold_chars;
+        let t = match &result.full_output {
+            Some(full) => truncate::truncate_saved(&text, threshold, &full.path, full.chars),
+            None => {
+                let dir = self.env.workspace.temp_dir().join("tool-outputs");
+                truncate::truncate(&text, threshold, &dir, &req.name, &req.call_id)
+            }
+        }?;
+        result.llm_content = Content::Text(t.text);
+        t.output_file
+    }
+
     fn cancelled_with_output(
         &self,
         req: CallRequest,
-        result: ToolResult,
+        mut result: ToolResult,
+        truncates: bool,
         start: Instant,
     ) -> CompletedCall {
+        let output_file = self.bound_output(truncates, &req, &mut result);
         let msg = "[Operation Cancelled] User cancelled tool execution.".to_string();
         let mut response =
             response::success(&req.call_id, &req.name, &result.llm_content, self.family);
@@ -665,7 +692,7 @@ impl Scheduler {
             result: Some(result),
             error: Some(ToolError::new(ErrorType::Cancelled, msg)),
             refusal: None,
-            output_file: None,
+            output_file,
             duration_ms: elapsed_ms(start),
         }
     }

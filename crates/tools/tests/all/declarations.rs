@@ -21,7 +21,14 @@ fn declarations_are_unique_valid_and_stable() {
                 "{} schema compiles",
                 t.name()
             );
-            assert!(d.parameters["properties"].get("wait_for_previous").is_none(), "FW-07");
+            // FW-07: only the background-process tools declare `wait_for_previous`.
+            let waits = matches!(t.name(), "list_background_processes" | "read_background_output");
+            assert_eq!(
+                d.parameters["properties"].get("wait_for_previous").is_some(),
+                waits,
+                "FW-07 {}",
+                t.name()
+            );
             let label = match family {
                 ModelFamily::Legacy => "legacy",
                 ModelFamily::Gemini3 => "gemini-3",

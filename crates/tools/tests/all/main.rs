@@ -10,4 +10,5 @@ mod list_directory;
 mod read_file;
 mod read_many_files;
 mod replace;
+mod shell;
 mod write_file;

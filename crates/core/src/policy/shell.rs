@@ -1,0 +1,229 @@
+//! The shell part of the policy engine (engine-spec 4.4-4.6): heuristics that turn "ask" into
+//! "allow" for known-safe commands and "allow" into "ask" for dangerous ones, and the compound
+//! check that makes a command as strict as its strictest sub-command.
+//!
+//! Beyond upstream (docs/compat.md, P-rows): heuristics also apply to each sub-command, so
+//! `ls; pwd` runs without a prompt and `ls && rm -rf x` is asked about even under an allow-all
+//! rule; prefix commands (`env`, `sudo`, `xargs`, `eval`, `VAR=x`, ...) are unwrapped and the
+//! command they run is checked too; nesting deeper than [`MAX_DEPTH`] is asked about.
+
+use std::path::{Path, PathBuf};
+
+use super::evaluate::{evaluate_at, PolicyCall, PolicyContext, Verdict};
+use super::rule::{ApprovalMode, Decision, Rule};
+use crate::shell::safety::{self, Place};
+use crate::shell::words::{canonical_command, unwrap_command};
+use crate::shell::{has_redirection, parse_command, split_words, strip_shell_wrapper};
+
+/// How deep wrappers and sub-commands are followed before giving up (and asking).
+pub const MAX_DEPTH: usize = 8;
+
+fn strictest(a: Decision, b: Decision) -> Decision {
+    let rank = |d| match d {
+        Decision::Allow => 0,
+        Decision::AskUser => 1,
+        Decision::Deny => 2,
+    };
+    if rank(b) > rank(a) {
+        b
+    } else {
+        a
+    }
+}
+
+fn default_decision(ctx: &PolicyContext<'_>) -> Decision {
+    if ctx.interactive {
+        Decision::AskUser
+    } else {
+        Decision::Deny
+    }
+}
+
+fn workspace(ctx: &PolicyContext<'_>) -> PathBuf {
+    ctx.workspace
+        .map(Path::to_path_buf)
+        .or_else(|| std::env::current_dir().ok())
+        .unwrap_or_default()
+}
+
+/// Heuristics on the words of a command (4.5).
+pub(super) fn heuristics(
+    command: &str,
+    decision: Decision,
+    dir_path: Option<&str>,
+    ctx: &PolicyContext<'_>,
+) -> (Decision, Option<&'static str>) {
+    if decision == Decision::Deny {
+        return (decision, None);
+    }
+    let words = split_words(command);
+    let ws = workspace(ctx);
+    let cwd = dir_path.map_or_else(|| ws.clone(), |d| ws.join(d));
+    let at = Place { workspace: &ws, cwd: &cwd };
+    let yolo = ctx.mode == ApprovalMode::Yolo;
+    let git_untrusted = !ctx.trusted_folder && safety::contains_git(&words);
+    if !yolo && !crate::shell::safety::path_inside(&cwd, &ws) {
+        return (Decision::AskUser, Some("its working directory is outside the workspace"));
+    }
+    if git_untrusted {
+        return (Decision::AskUser, Some("it runs git in an untrusted folder"));
+    }
+    if safety::is_dangerous(&words) {
+        return if yolo {
+            (decision, None)
+        } else {
+            (Decision::AskUser, Some("it is a dangerous command"))
+        };
+    }
+    if decision == Decision::AskUser && safety::is_known_safe(&words, at) {
+        return (Decision::Allow, Some("it is a known read-only command"));
+    }
+    (decision, None)
+}
+
+fn downgrade_for_redirection(command: &str, allow: bool, ctx: &PolicyContext<'_>) -> bool {
+    !allow
+        && !matches!(ctx.mode, ApprovalMode::AutoEdit | ApprovalMode::Yolo)
+        && has_redirection(command)
+}
+
+/// The compound check (4.6): `decision` is the matched rule's (after heuristics), `rule` the
+/// rule that matched, if any.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn check_command(
+    call: &PolicyCall<'_>,
+    command: &str,
+    dir_path: Option<&str>,
+    decision: Decision,
+    rule: Option<&Rule>,
+    rules: &[Rule],
+    ctx: &PolicyContext<'_>,
+    depth: usize,
+) -> Verdict {
+    let verdict = |decision, rule: Option<&Rule>, reason: String| Verdict {
+        decision,
+        rule: rule.cloned(),
+        reason,
+    };
+    if command.trim().is_empty() {
+        return verdict(decision, rule, "empty command".into());
+    }
+    if depth > MAX_DEPTH {
+        let d = strictest(decision, default_decision(ctx));
+        return verdict(d, rule, format!("the command nests deeper than {MAX_DEPTH} levels"));
+    }
+    let parsed = parse_command(command).filter(|p| !p.has_error);
+    let Some(parsed) = parsed else {
+        if decision == Decision::Deny {
+            return verdict(
+                Decision::Deny,
+                rule,
+                "denied (the command could not be parsed)".into(),
+            );
+        }
+        if ctx.mode == ApprovalMode::Yolo {
+            let d = if rule.is_some_and(|r| r.args_pattern.is_some()) {
+                Decision::Deny
+            } else {
+                Decision::Allow
+            };
+            return verdict(d, rule, "yolo mode; the command could not be parsed".into());
+        }
+        return verdict(
+            default_decision(ctx),
+            rule,
+            "the command could not be parsed, so it cannot be checked".into(),
+        );
+    };
+    if decision == Decision::Deny {
+        return verdict(Decision::Deny, rule, String::new());
+    }
+    let trimmed = command.trim();
+    let mut agg = decision;
+    let mut responsible: Option<Rule> = rule.cloned();
+    let mut why = String::new();
+    for d in parsed.details.iter().filter(|d| !d.is_marker()) {
+        let sub = d.text.trim();
+        let atomic = sub == trimmed || (d.start == 0 && d.text.len() == command.len());
+        let check = |text: &str| {
+            let args = serde_json::json!({ "command": text, "dir_path": dir_path });
+            let c = PolicyCall { args: &args, ..*call };
+            evaluate_at(&c, rules, ctx, depth + 1)
+        };
+        // The sub-command on its own (the whole command was matched above).
+        // `own_default`: no rule looked at this command's text, so a decision about the command
+        // it runs (`FOO=1 ls` -> `ls`) is more specific.
+        let generic = |r: Option<&Rule>| r.is_none_or(|r| r.args_pattern.is_none());
+        let (mut eff, own_default) = if atomic {
+            (agg, generic(rule))
+        } else {
+            let v = check(sub);
+            if v.decision == Decision::Deny {
+                return v;
+            }
+            if v.decision != Decision::Allow {
+                responsible = v.rule.clone().or(responsible);
+                why = format!("the sub-command `{sub}` needs approval ({})", v.reason);
+            }
+            (v.decision, generic(v.rule.as_ref()))
+        };
+        let stripped = strip_shell_wrapper(sub);
+        if stripped != sub {
+            let v = check(&stripped);
+            if v.decision == Decision::Deny {
+                return v;
+            }
+            if strictest(eff, v.decision) != eff {
+                why = format!("the wrapped script `{stripped}` needs approval ({})", v.reason);
+                responsible = v.rule.clone().or(responsible);
+            }
+            eff = strictest(eff, v.decision);
+        }
+        if let Some((canon, transparent)) = canonical_command(sub) {
+            let v = check(&canon);
+            if v.decision == Decision::Deny {
+                return v;
+            }
+            if transparent && own_default {
+                eff = v.decision;
+            } else {
+                if strictest(eff, v.decision) != eff {
+                    why = format!("`{sub}` runs `{canon}`, which needs approval ({})", v.reason);
+                    responsible = v.rule.clone().or(responsible);
+                }
+                eff = strictest(eff, v.decision);
+            }
+        }
+        if let Some(u) = unwrap_command(sub) {
+            let v = check(&u.inner);
+            if v.decision == Decision::Deny {
+                return v;
+            }
+            if u.transparent && own_default {
+                eff = v.decision;
+            } else {
+                if strictest(eff, v.decision) != eff {
+                    why =
+                        format!("the command `{}` it runs needs approval ({})", u.inner, v.reason);
+                    responsible = v.rule.clone().or(responsible);
+                }
+                eff = strictest(eff, v.decision);
+            }
+        }
+        if !atomic && eff == Decision::Allow && downgrade_for_redirection(sub, false, ctx) {
+            eff = Decision::AskUser;
+            why = format!("the sub-command `{sub}` redirects input or output");
+        }
+        agg = if atomic { eff } else { strictest(agg, eff) };
+    }
+    let allow_redirection = rule.is_some_and(|r| r.allow_redirection);
+    if agg == Decision::Allow && downgrade_for_redirection(command, allow_redirection, ctx) {
+        agg = Decision::AskUser;
+        why = "the command redirects input or output".into();
+        responsible = None;
+    }
+    if agg == decision {
+        responsible = rule.cloned();
+    }
+    verdict(agg, responsible.as_ref(), why)
+}

@@ -1,0 +1,14 @@
+//! Understanding shell commands, for policy and for the shell tool: the bash grammar
+//! ([`parse`]), a shell-quote style word splitter with wrapper stripping and the
+//! command-substitution guard ([`words`]), and the "known safe" / "dangerous" command lists
+//! ([`safety`]).
+
+pub mod parse;
+pub mod safety;
+pub mod words;
+
+pub use parse::{command_roots, has_redirection, parse_command, CommandDetail, ParsedCommand};
+pub use words::{has_command_substitution, split_words, strip_shell_wrapper};
+
+/// The tool names that are shell tools for policy purposes.
+pub const SHELL_TOOL_NAMES: &[&str] = &["run_shell_command", "ShellTool"];

@@ -1,0 +1,254 @@
+//! Commands parsed with tree-sitter-bash: every `command` node anywhere in the tree (lists,
+//! pipelines, subshells, command and process substitutions) plus markers for redirections,
+//! heredocs, herestrings, substitutions and subshells, as upstream's `parseCommandDetails`.
+
+use std::cell::RefCell;
+use std::time::{Duration, Instant};
+
+use tree_sitter::{Node, ParseOptions, Parser};
+
+/// Parsing is cut off after this long; a partial tree is never trusted.
+const PARSE_TIMEOUT: Duration = Duration::from_secs(1);
+
+/// Marker names: entries that are not commands.
+pub const MARKER_NAMES: &[&str] = &[
+    "redirection (<)",
+    "redirection (>)",
+    "heredoc (<<)",
+    "herestring (<<<)",
+    "command substitution",
+    "backtick substitution",
+    "process substitution",
+    "subshell",
+];
+
+/// One command (or marker) found in the tree.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CommandDetail {
+    /// The command name (quotes stripped) or a marker name.
+    pub name: String,
+    /// The node's source text, trimmed.
+    pub text: String,
+    pub start: usize,
+}
+
+impl CommandDetail {
+    pub fn is_marker(&self) -> bool {
+        MARKER_NAMES.contains(&self.name.as_str())
+    }
+}
+
+/// What the parser made of a command.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ParsedCommand {
+    /// In source order.
+    pub details: Vec<CommandDetail>,
+    /// A syntax error, nothing found, or a `${var@P}` prompt transform (which can run commands).
+    pub has_error: bool,
+    /// A redirection, heredoc or herestring anywhere.
+    pub has_redirection: bool,
+}
+
+thread_local! {
+    static PARSER: RefCell<Option<Parser>> = RefCell::new(new_parser());
+}
+
+fn new_parser() -> Option<Parser> {
+    let mut p = Parser::new();
+    p.set_language(&tree_sitter_bash::LANGUAGE.into()).ok()?;
+    Some(p)
+}
+
+/// Parses a command; `None` when the parser is unavailable, the command is blank, or parsing
+/// took too long.
+pub fn parse_command(command: &str) -> Option<ParsedCommand> {
+    if command.trim().is_empty() {
+        return None;
+    }
+    PARSER.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        let parser = slot.as_mut()?;
+        let deadline = Instant::now() + PARSE_TIMEOUT;
+        let mut timed_out = false;
+        let mut progress = |_: &tree_sitter::ParseState| {
+            timed_out = Instant::now() > deadline;
+            timed_out
+        };
+        let bytes = command.as_bytes();
+        let mut read = |i: usize, _| if i < bytes.len() { &bytes[i..] } else { &[][..] };
+        let tree = parser.parse_with_options(
+            &mut read,
+            None,
+            Some(ParseOptions::new().progress_callback(&mut progress)),
+        );
+        if timed_out {
+            parser.reset();
+            return None;
+        }
+        let tree = tree?;
+        let root = tree.root_node();
+        let mut details = Vec::new();
+        let mut has_redirection = false;
+        let mut prompt_transform = false;
+        let mut stack = vec![root];
+        while let Some(node) = stack.pop() {
+            if let Some(name) = name_of(node, bytes) {
+                let text = command.get(node.start_byte()..node.end_byte()).unwrap_or("").trim();
+                details.push(CommandDetail {
+                    name,
+                    text: text.to_string(),
+                    start: node.start_byte(),
+                });
+            }
+            match node.kind() {
+                "redirected_statement"
+                | "file_redirect"
+                | "heredoc_redirect"
+                | "herestring_redirect" => has_redirection = true,
+                "expansion" if is_prompt_transform(node, bytes) => prompt_transform = true,
+                _ => {}
+            }
+            for i in (0..node.child_count()).rev() {
+                if let Some(c) = node.child(i) {
+                    stack.push(c);
+                }
+            }
+        }
+        details.sort_by_key(|d| d.start);
+        let has_error = root.has_error() || details.is_empty() || prompt_transform;
+        Some(ParsedCommand { details, has_error, has_redirection })
+    })
+}
+
+fn text<'a>(node: Node<'_>, src: &'a [u8]) -> &'a str {
+    node.utf8_text(src).unwrap_or("")
+}
+
+fn normalize_name(raw: &str) -> String {
+    let b = raw.as_bytes();
+    if b.len() >= 2
+        && ((b[0] == b'"' && b[b.len() - 1] == b'"') || (b[0] == b'\'' && b[b.len() - 1] == b'\''))
+    {
+        return raw[1..raw.len() - 1].to_string();
+    }
+    raw.trim().to_string()
+}
+
+fn name_of(node: Node<'_>, src: &[u8]) -> Option<String> {
+    Some(match node.kind() {
+        "command" => normalize_name(text(node.child_by_field_name("name")?, src)),
+        "declaration_command" | "unset_command" | "test_command" => {
+            normalize_name(text(node.child(0)?, src))
+        }
+        "file_redirect" => {
+            let mut name = "redirection (>)";
+            for i in 0..node.child_count() {
+                let Some(c) = node.child(i) else { continue };
+                let t = text(c, src);
+                if t.contains('<') {
+                    name = "redirection (<)";
+                    break;
+                }
+                if t.contains('>') {
+                    break;
+                }
+            }
+            name.to_string()
+        }
+        "heredoc_redirect" => "heredoc (<<)".into(),
+        "herestring_redirect" => "herestring (<<<)".into(),
+        "command_substitution" => "command substitution".into(),
+        "backtick_substitution" => "backtick substitution".into(),
+        "process_substitution" => "process substitution".into(),
+        "subshell" => "subshell".into(),
+        _ => return None,
+    })
+}
+
+/// `${var@P}` expands prompt escapes, which can run command substitutions.
+fn is_prompt_transform(node: Node<'_>, src: &[u8]) -> bool {
+    let n = node.child_count();
+    (0..n.saturating_sub(1)).any(|i| {
+        let (Some(op), Some(t)) = (node.child(i), node.child(i + 1)) else { return false };
+        text(op, src) == "@" && text(t, src).eq_ignore_ascii_case("p")
+    })
+}
+
+/// Whether the command redirects input or output anywhere. Without any `<` or `>` it cannot.
+pub fn has_redirection(command: &str) -> bool {
+    if !command.contains(['<', '>']) {
+        return false;
+    }
+    parse_command(command).is_none_or(|p| p.has_redirection)
+}
+
+/// The names of the commands, in order, without markers; empty when the parse failed.
+pub fn command_roots(command: &str) -> Vec<String> {
+    match parse_command(command) {
+        Some(p) if !p.has_error => p
+            .details
+            .into_iter()
+            .filter(|d| !d.is_marker() && !d.name.is_empty())
+            .map(|d| d.name)
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(cmd: &str) -> Vec<String> {
+        parse_command(cmd).unwrap().details.into_iter().map(|d| d.name).collect()
+    }
+
+    #[test]
+    fn finds_every_command_and_marker() {
+        assert_eq!(names("ls -la && rm -rf x"), ["ls", "rm"]);
+        assert_eq!(
+            names("mkdir a && echo hi > a/f; ls"),
+            ["mkdir", "echo", "redirection (>)", "ls"]
+        );
+        assert_eq!(
+            names("cat < in | grep x > out"),
+            ["cat", "redirection (<)", "grep", "redirection (>)"]
+        );
+        assert_eq!(names("echo $(rm x)"), ["echo", "command substitution", "rm"]);
+        assert_eq!(names("(cd a && make)"), ["subshell", "cd", "make"]);
+        assert_eq!(
+            names("diff <(ls a) <(ls b)"),
+            ["diff", "process substitution", "ls", "process substitution", "ls"]
+        );
+    }
+
+    #[test]
+    fn texts_are_the_sub_commands() {
+        let p = parse_command("git log && rm -rf /").unwrap();
+        let texts: Vec<_> = p.details.iter().map(|d| d.text.as_str()).collect();
+        assert_eq!(texts, ["git log", "rm -rf /"]);
+        assert!(!p.has_error && !p.has_redirection);
+    }
+
+    #[test]
+    fn errors_and_prompt_transforms_are_flagged() {
+        assert!(parse_command("echo 'unterminated").unwrap().has_error);
+        assert!(parse_command("if then fi )").unwrap().has_error);
+        assert!(parse_command("echo ${x@P}").unwrap().has_error);
+        assert!(parse_command("   ").is_none());
+    }
+
+    #[test]
+    fn redirection_is_seen_only_where_it_is_real() {
+        assert!(has_redirection("echo hi > f"));
+        assert!(has_redirection("cat <<EOF\nx\nEOF"));
+        assert!(!has_redirection("echo '>'"));
+        assert!(!has_redirection("ls"));
+    }
+
+    #[test]
+    fn roots_skip_markers() {
+        assert_eq!(command_roots("cat < f | grep x"), ["cat", "grep"]);
+        assert!(command_roots("echo 'x").is_empty());
+    }
+}

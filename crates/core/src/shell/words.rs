@@ -1,0 +1,320 @@
+//! Word-level views of a command: a shell-quote style splitter (quotes removed, operators as
+//! their own tokens, `$VAR` kept literally), wrapper stripping (`bash -c '...'`), unwrapping of
+//! prefix commands (`env`, `sudo`, `VAR=x`, ...), and upstream's command-substitution guard.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+const OPERATORS: &[&str] =
+    &["&&", "||", ";;", "|&", ">>", ">&", "<<", "&", ";", "(", ")", "|", "<", ">"];
+
+/// Splits a command into words and operator tokens. Quotes are removed and escapes applied;
+/// variables stay as written (`$HOME`), so a later check sees that the value is unknown;
+/// newlines become `;`; comments are dropped.
+pub fn split_words(command: &str) -> Vec<String> {
+    let chars: Vec<char> = command.chars().collect();
+    let mut out = Vec::new();
+    let mut word = String::new();
+    let mut in_word = false;
+    let mut i = 0;
+    let flush = |word: &mut String, in_word: &mut bool, out: &mut Vec<String>| {
+        if *in_word {
+            out.push(std::mem::take(word));
+            *in_word = false;
+        }
+    };
+    while i < chars.len() {
+        let c = chars[i];
+        match c {
+            '\'' => {
+                in_word = true;
+                i += 1;
+                while i < chars.len() && chars[i] != '\'' {
+                    word.push(chars[i]);
+                    i += 1;
+                }
+                i += 1;
+            }
+            '"' => {
+                in_word = true;
+                i += 1;
+                while i < chars.len() && chars[i] != '"' {
+                    if chars[i] == '\\' && i + 1 < chars.len() && "$`\"\\\n".contains(chars[i + 1])
+                    {
+                        i += 1;
+                    }
+                    word.push(chars[i]);
+                    i += 1;
+                }
+                i += 1;
+            }
+            '\\' if i + 1 < chars.len() => {
+                in_word = true;
+                if chars[i + 1] != '\n' {
+                    word.push(chars[i + 1]);
+                }
+                i += 2;
+            }
+            '#' if !in_word => {
+                while i < chars.len() && chars[i] != '\n' {
+                    i += 1;
+                }
+            }
+            '\n' => {
+                flush(&mut word, &mut in_word, &mut out);
+                out.push(";".into());
+                i += 1;
+            }
+            c if c.is_whitespace() => {
+                flush(&mut word, &mut in_word, &mut out);
+                i += 1;
+            }
+            _ => {
+                let rest: String = chars[i..chars.len().min(i + 2)].iter().collect();
+                if let Some(op) = OPERATORS.iter().find(|op| rest.starts_with(*op)) {
+                    flush(&mut word, &mut in_word, &mut out);
+                    out.push((*op).to_string());
+                    i += op.chars().count();
+                } else {
+                    in_word = true;
+                    word.push(c);
+                    i += 1;
+                }
+            }
+        }
+    }
+    flush(&mut word, &mut in_word, &mut out);
+    out
+}
+
+/// Quotes a word for bash when it needs it.
+pub fn quote_word(w: &str) -> String {
+    if !w.is_empty() && w.chars().all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%^".contains(c)) {
+        return w.to_string();
+    }
+    format!("'{}'", w.replace('\'', r"'\''"))
+}
+
+static WRAPPER: LazyLock<Option<Regex>> = LazyLock::new(|| {
+    Regex::new(
+        r"(?i)^\s*(?:(?:(?:\S+/)?(?:sh|bash|zsh))\s+-c|cmd\.exe\s+/c|powershell(?:\.exe)?\s+(?:-NoProfile\s+)?-Command|pwsh(?:\.exe)?\s+(?:-NoProfile\s+)?-Command)\s+",
+    )
+    .ok()
+});
+
+/// Removes a leading `sh|bash|zsh -c`, `cmd.exe /c` or PowerShell `-Command` wrapper and one
+/// level of surrounding quotes; otherwise returns the command trimmed.
+pub fn strip_shell_wrapper(command: &str) -> String {
+    let Some(m) = WRAPPER.as_ref().and_then(|re| re.find(command)) else {
+        return command.trim().to_string();
+    };
+    let inner = command[m.end()..].trim();
+    let quoted = inner.len() >= 2
+        && ((inner.starts_with('"') && inner.ends_with('"'))
+            || (inner.starts_with('\'') && inner.ends_with('\'')));
+    if !quoted {
+        return inner.to_string();
+    }
+    if m.as_str().trim_end().ends_with("-c") && inner.starts_with('"') {
+        let words = split_words(inner);
+        if let [one] = words.as_slice() {
+            return one.clone();
+        }
+    }
+    inner[1..inner.len() - 1].to_string()
+}
+
+/// Upstream's guard: `$(`, a backtick, or `<(` / `>(` outside single quotes (process
+/// substitution only outside double quotes) means bash would run a substitution.
+pub fn has_command_substitution(command: &str) -> bool {
+    let c: Vec<char> = command.chars().collect();
+    let (mut single, mut double) = (false, false);
+    let mut i = 0;
+    while i < c.len() {
+        let ch = c[i];
+        if ch == '\'' && !double {
+            single = !single;
+        } else if ch == '"' && !single {
+            double = !double;
+        } else if !single {
+            if ch == '\\' && i + 1 < c.len() && (!double || "$`\"\\\n".contains(c[i + 1])) {
+                i += 2;
+                continue;
+            }
+            let next = c.get(i + 1).copied();
+            if (ch == '$' && next == Some('('))
+                || (!double && (ch == '<' || ch == '>') && next == Some('('))
+                || ch == '`'
+            {
+                return true;
+            }
+        }
+        i += 1;
+    }
+    false
+}
+
+/// The command as bash will see it: quotes and escapes resolved (`'r'm x` -> `rm x`) and the
+/// program reduced to its base name (`/bin/rm` -> `rm`). `None` when that changes nothing.
+/// The flag says whether only quoting changed (a different path may be a different program).
+pub fn canonical_command(simple: &str) -> Option<(String, bool)> {
+    let mut words = split_words(simple);
+    if words.is_empty() || words.iter().any(|w| OPERATORS.contains(&w.as_str())) {
+        return None;
+    }
+    let base = words[0].rsplit('/').next().unwrap_or("").to_string();
+    let same_program = base == words[0];
+    if !base.is_empty() {
+        words[0] = base;
+    }
+    let text = words.iter().map(|w| quote_word(w)).collect::<Vec<_>>().join(" ");
+    (text != simple.trim()).then_some((text, same_program))
+}
+
+/// A simple command with a prefix command or assignments removed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unwrapped {
+    /// The command the prefix runs, re-quoted.
+    pub inner: String,
+    /// The prefix only sets the environment or times the command (`VAR=x`, `env`, `time`,
+    /// `nohup`, `command`, `exec`, `nice`, `timeout`): the inner command's decision is the
+    /// whole command's. Otherwise (`sudo`, `xargs`, `eval`, ...) both must be allowed.
+    pub transparent: bool,
+}
+
+/// `FOO=1 env -i nohup rm x` -> `rm x`. Returns `None` when there is nothing to unwrap.
+pub fn unwrap_command(simple: &str) -> Option<Unwrapped> {
+    let words = split_words(simple);
+    if words.iter().any(|w| OPERATORS.contains(&w.as_str())) {
+        return None;
+    }
+    let mut i = 0;
+    let mut transparent = true;
+    let is_assign = |w: &str| {
+        w.split_once('=').is_some_and(|(k, _)| {
+            !k.is_empty()
+                && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                && !k.starts_with(|c: char| c.is_ascii_digit())
+        })
+    };
+    loop {
+        while i < words.len() && is_assign(&words[i]) {
+            i += 1;
+        }
+        let Some(w) = words.get(i) else { break };
+        let base = w.rsplit('/').next().unwrap_or(w);
+        // (name, transparent, options that take a value)
+        let (opaque, takes_value): (bool, &[&str]) = match base {
+            "env" => (false, &["-u", "--unset", "-C", "--chdir", "-S", "--split-string"]),
+            "time" | "nohup" | "command" | "builtin" | "exec" => (false, &[]),
+            "nice" => (false, &["-n", "--adjustment"]),
+            "timeout" => (false, &["-s", "--signal", "-k", "--kill-after"]),
+            "stdbuf" => (false, &["-i", "-o", "-e"]),
+            "sudo" | "doas" => (true, &["-u", "-g", "-h", "-p", "-C", "-D", "-r", "-t", "-U"]),
+            "xargs" => (true, &["-I", "-L", "-n", "-P", "-s", "-d", "-E", "-a"]),
+            "eval" | "watch" | "nsenter" | "chroot" | "setsid" | "unbuffer" | "flock" => {
+                (true, &[])
+            }
+            _ => break,
+        };
+        transparent &= !opaque;
+        i += 1;
+        while let Some(opt) = words.get(i) {
+            if takes_value.contains(&opt.as_str()) {
+                i += 2;
+            } else if opt.starts_with('-') && opt.len() > 1 {
+                i += 1;
+            } else {
+                break;
+            }
+        }
+        if base == "timeout" && i < words.len() {
+            i += 1; // the duration
+        }
+        if base == "flock" && i < words.len() {
+            i += 1; // the lock file
+        }
+    }
+    if i == 0 || i >= words.len() {
+        return None;
+    }
+    let inner = if words[..i].iter().any(|w| w.ends_with("eval")) {
+        words[i..].join(" ")
+    } else {
+        words[i..].iter().map(|w| quote_word(w)).collect::<Vec<_>>().join(" ")
+    };
+    Some(Unwrapped { inner, transparent })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splits_words_and_operators() {
+        assert_eq!(split_words("ls -la && rm 'a b'"), ["ls", "-la", "&&", "rm", "a b"]);
+        assert_eq!(split_words(r#"echo "x\"y" a\ b"#), ["echo", "x\"y", "a b"]);
+        assert_eq!(split_words("a|b>c;d\ne # c"), ["a", "|", "b", ">", "c", ";", "d", ";", "e"]);
+        assert_eq!(split_words("cat $HOME/x"), ["cat", "$HOME/x"]);
+    }
+
+    #[test]
+    fn strips_wrappers() {
+        assert_eq!(strip_shell_wrapper("bash -c 'rm x'"), "rm x");
+        assert_eq!(strip_shell_wrapper("/bin/sh -c \"ls \\\"a\\\"\""), "ls \"a\"");
+        assert_eq!(strip_shell_wrapper("pwsh -NoProfile -Command Get-Item"), "Get-Item");
+        assert_eq!(strip_shell_wrapper("  ls  "), "ls");
+        assert_eq!(strip_shell_wrapper("bashful -c x"), "bashful -c x");
+    }
+
+    #[test]
+    fn substitution_guard_follows_quoting() {
+        for bad in [
+            "echo $(whoami)",
+            "echo `whoami`",
+            "echo \"$(whoami)\"",
+            "echo >(x)",
+            "echo <(x)",
+            "echo \"`id`\"",
+        ] {
+            assert!(has_command_substitution(bad), "{bad}");
+        }
+        for ok in [
+            "echo '$(whoami)'",
+            "echo \\$(x)",
+            "echo \"<(x)\"",
+            "echo $HOME",
+            "echo '`'",
+            "echo \"\\$(x)\"",
+        ] {
+            assert!(!has_command_substitution(ok), "{ok}");
+        }
+    }
+
+    #[test]
+    fn canonical_forms() {
+        assert_eq!(canonical_command("'rm' x"), Some(("rm x".into(), true)));
+        assert_eq!(canonical_command("r\\m x"), Some(("rm x".into(), true)));
+        assert_eq!(canonical_command("/bin/rm -f x"), Some(("rm -f x".into(), false)));
+        assert_eq!(canonical_command("echo \"a b\""), Some(("echo 'a b'".into(), true)));
+        assert_eq!(canonical_command("ls -la"), None);
+    }
+
+    #[test]
+    fn unwraps_prefix_commands() {
+        let u = |s| unwrap_command(s);
+        assert_eq!(u("env rm x"), Some(Unwrapped { inner: "rm x".into(), transparent: true }));
+        assert_eq!(u("FOO=1 BAR=2 ls -la").unwrap().inner, "ls -la");
+        assert_eq!(
+            u("sudo -u root rm -rf /").unwrap(),
+            Unwrapped { inner: "rm -rf /".into(), transparent: false }
+        );
+        assert_eq!(u("timeout -s KILL 5 nice -n 3 make").unwrap().inner, "make");
+        assert_eq!(u("xargs -n 1 rm").unwrap().inner, "rm");
+        assert_eq!(u("eval 'rm x; ls'").unwrap().inner, "rm x; ls");
+        assert_eq!(u("/usr/bin/env 'a b' c").unwrap().inner, "'a b' c");
+        assert_eq!(u("ls -la"), None);
+        assert_eq!(u("env"), None);
+    }
+}

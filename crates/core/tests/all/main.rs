@@ -1,0 +1,4 @@
+//! toolbelt-core integration tests.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod shell_policy;

@@ -1,0 +1,214 @@
+//! The session's background processes: commands moved to the background keep running in their
+//! own process group while a task copies their output (ANSI-stripped) to a log file; jobs a
+//! foreground command left behind (`cmd &`) are tracked too. Everything still running is
+//! stopped by [`BackgroundRegistry::shutdown`] (and, as a last resort, when the registry is
+//! dropped) unless the user asked to keep it.
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+
+use super::output::strip_ansi;
+use super::running::{Exit, Limits, PumpEnd, Running};
+use super::spawn::{kill_group_now, terminate_group};
+
+/// Processes remembered per session (upstream: 100).
+const HISTORY: usize = 100;
+
+/// A background process's state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Status {
+    Running,
+    Exited(Exit),
+}
+
+#[derive(Debug)]
+struct Entry {
+    pid: i32,
+    command: String,
+    status: Arc<Mutex<Status>>,
+    log: PathBuf,
+}
+
+/// A snapshot of one entry, for listings.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Info {
+    pub pid: i32,
+    pub command: String,
+    pub status: Status,
+    pub log: PathBuf,
+}
+
+/// The background processes of one session.
+#[derive(Debug, Default)]
+pub struct BackgroundRegistry {
+    entries: Mutex<Vec<Entry>>,
+    /// Process groups left behind by foreground commands (`cmd &`).
+    leftovers: Mutex<Vec<i32>>,
+    stop: CancellationToken,
+    /// Keep processes running when toolbelt exits.
+    keep: std::sync::atomic::AtomicBool,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Opens a log for writing without following a symlink planted at its path.
+fn create_log(path: &Path) -> std::io::Result<File> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+        use std::os::unix::fs::PermissionsExt;
+        let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
+    }
+    let _ = std::fs::remove_file(path);
+    OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .custom_flags(nix::libc::O_NOFOLLOW)
+        .open(path)
+}
+
+impl BackgroundRegistry {
+    pub fn new() -> Arc<Self> {
+        Arc::new(Self::default())
+    }
+
+    /// Where the log of `pid` lives under `home`.
+    pub fn log_path(home: &Path, pid: i32) -> PathBuf {
+        home.join("tmp").join("background-processes").join(format!("background-{pid}.log"))
+    }
+
+    /// Leaves running processes alone when toolbelt exits.
+    pub fn keep_on_exit(&self, keep: bool) {
+        self.keep.store(keep, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    fn remember(&self, entry: Entry) {
+        let mut e = lock(&self.entries);
+        e.retain(|x| x.pid != entry.pid);
+        e.push(entry);
+        if e.len() > HISTORY {
+            let drop_n = e.len() - HISTORY;
+            e.drain(..drop_n);
+        }
+    }
+
+    /// Takes over a running command: its output so far starts the log, the rest is copied as it
+    /// arrives, and its exit is recorded.
+    pub fn adopt(&self, mut running: Running, command: &str, initial: &str, home: &Path) -> i32 {
+        let pid = running.pid;
+        let log = Self::log_path(home, pid);
+        let status = Arc::new(Mutex::new(Status::Running));
+        let mut file = create_log(&log).ok();
+        if let Some(f) = &mut file {
+            if !initial.is_empty() {
+                let _ = f.write_all(strip_ansi(initial).as_bytes());
+                let _ = f.write_all(b"\n");
+            }
+        }
+        self.remember(Entry { pid, command: command.to_string(), status: status.clone(), log });
+        let stop = self.stop.clone();
+        running.guard.disarm();
+        tokio::spawn(async move {
+            let file = Mutex::new(file);
+            let live = |text: &str| {
+                if let Some(f) = lock(&file).as_mut() {
+                    let _ = f.write_all(strip_ansi(text).as_bytes());
+                }
+            };
+            let limits = Limits {
+                inactivity: None,
+                prompt_idle: Duration::ZERO,
+                grace: Duration::from_millis(500),
+            };
+            let never = || false;
+            // A background process is only stopped at shutdown; the prompt check is off.
+            let end = loop {
+                match running.pump(&stop, &never, limits, None, &live).await {
+                    PumpEnd::StillRunning => continue,
+                    other => break other,
+                }
+            };
+            let exit = match end {
+                PumpEnd::Exited(e) | PumpEnd::Stopped(_, e) => e,
+                PumpEnd::StillRunning => Exit::default(),
+            };
+            *lock(&status) = Status::Exited(exit);
+        });
+        pid
+    }
+
+    /// Records a command that finished before it could be moved to the background, so that
+    /// it is listed and its output can be read.
+    pub fn record_finished(&self, pid: i32, command: &str, output: &str, exit: Exit, home: &Path) {
+        let log = Self::log_path(home, pid);
+        if let Ok(mut f) = create_log(&log) {
+            let _ = f.write_all(output.as_bytes());
+        }
+        let status = Arc::new(Mutex::new(Status::Exited(exit)));
+        self.remember(Entry { pid, command: command.to_string(), status, log });
+    }
+
+    /// Remembers a process group a foreground command left running.
+    pub fn track_group(&self, pgid: i32) {
+        let mut l = lock(&self.leftovers);
+        if !l.contains(&pgid) {
+            l.push(pgid);
+        }
+    }
+
+    pub fn list(&self) -> Vec<Info> {
+        lock(&self.entries)
+            .iter()
+            .map(|e| Info {
+                pid: e.pid,
+                command: e.command.clone(),
+                status: *lock(&e.status),
+                log: e.log.clone(),
+            })
+            .collect()
+    }
+
+    pub fn get(&self, pid: i32) -> Option<Info> {
+        self.list().into_iter().find(|i| i.pid == pid)
+    }
+
+    fn running_groups(&self) -> Vec<i32> {
+        let mut groups: Vec<i32> = lock(&self.entries)
+            .iter()
+            .filter(|e| *lock(&e.status) == Status::Running)
+            .map(|e| e.pid)
+            .collect();
+        groups.extend(lock(&self.leftovers).drain(..));
+        groups
+    }
+
+    /// Stops every background process and left-behind group (SIGTERM, then SIGKILL after
+    /// `grace`), unless the user asked to keep them. Returns how many groups were stopped.
+    pub async fn shutdown(&self, grace: Duration) -> usize {
+        if self.keep.load(std::sync::atomic::Ordering::SeqCst) {
+            return 0;
+        }
+        let groups = self.running_groups();
+        futures::future::join_all(groups.iter().map(|g| terminate_group(*g, grace))).await;
+        self.stop.cancel();
+        groups.len()
+    }
+}
+
+impl Drop for BackgroundRegistry {
+    fn drop(&mut self) {
+        if !self.keep.load(std::sync::atomic::Ordering::SeqCst) {
+            for g in self.running_groups() {
+                kill_group_now(g, &[]);
+            }
+        }
+    }
+}

@@ -1,0 +1,364 @@
+//! `run_shell_command`: runs `bash -c <command>` in its own session and process group, with
+//! stdin from /dev/null, bounded output, an inactivity limit, prompt detection, and the whole
+//! group stopped on cancel or timeout; `is_background` hands a command to the session's
+//! [`BackgroundRegistry`].
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde::Deserialize;
+use serde_json::{json, Value};
+use toolbelt_core::config::Config;
+use toolbelt_core::result::{ErrorType, FullOutput, ToolResult};
+use toolbelt_core::shell::{
+    command_roots, has_command_substitution, parse_command, strip_shell_wrapper,
+};
+use toolbelt_core::tool::{
+    ConfirmationDetails, Declaration, ExecContext, Invocation, ModelFamily, Tool, ToolEnv,
+};
+use toolbelt_core::workspace::Access;
+use toolbelt_core::Kind;
+
+use super::background::BackgroundRegistry;
+use super::output::{strip_ansi, Capture};
+use super::running::{Exit, Limits, PumpEnd, Running, Stopped};
+use super::spawn::{spawn, wrap_command};
+
+pub const NAME: &str = "run_shell_command";
+/// Upstream waits this long before moving a command to the background.
+const DEFAULT_BACKGROUND_DELAY_MS: u64 = 200;
+
+pub const INJECTION_MESSAGE: &str = "Command injection detected: command substitution syntax ($(), backticks, <() or >()) found in command arguments. On PowerShell, @() array subexpressions and $() subexpressions are also blocked. This is a security risk and the command was blocked.";
+
+#[derive(Debug, Deserialize)]
+struct Params {
+    command: String,
+    description: Option<String>,
+    dir_path: Option<String>,
+    #[serde(default)]
+    is_background: bool,
+    delay_ms: Option<u64>,
+}
+
+pub struct RunShellCommand {
+    background: Arc<BackgroundRegistry>,
+}
+
+impl RunShellCommand {
+    pub fn new(background: Arc<BackgroundRegistry>) -> Self {
+        Self { background }
+    }
+}
+
+impl Tool for RunShellCommand {
+    fn name(&self) -> &str {
+        NAME
+    }
+    fn display_name(&self) -> &str {
+        "Shell"
+    }
+    fn kind(&self) -> Kind {
+        Kind::Execute
+    }
+    fn truncates_output(&self) -> bool {
+        true
+    }
+
+    fn declaration(&self, _family: ModelFamily) -> Declaration {
+        Declaration {
+            name: NAME.into(),
+            description: include_str!("descriptions/run_shell_command.md").trim_end().into(),
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "command": {"type": "string", "description": "The exact bash command to run, as `bash -c <command>`."},
+                    "description": {"type": "string", "description": "A short, specific description of the command for the user: one sentence, at most three, no line breaks."},
+                    "dir_path": {"type": "string", "description": "(OPTIONAL) The directory to run the command in; it must exist and be inside the workspace. Default: the project root."},
+                    "is_background": {"type": "boolean", "description": "Set to true for commands that keep running (servers, watchers): the command starts, is watched briefly for immediate errors, then moves to the background."},
+                    "delay_ms": {"type": "integer", "description": "Optional. How long to wait, in milliseconds, before moving a background command to the background, so that its first output is included."}
+                },
+                "required": ["command"]
+            }),
+        }
+    }
+
+    fn build(&self, params: Value, env: &ToolEnv) -> Result<Box<dyn Invocation>, String> {
+        let p: Params = toolbelt_core::schema::parse_params(params)?;
+        if p.command.trim().is_empty() {
+            return Err("Command cannot be empty.".into());
+        }
+        let ws = &env.workspace;
+        let cwd = match &p.dir_path {
+            Some(d) => ws.resolve_checked(d, Access::Write).map_err(|e| e.to_string())?.real,
+            None => ws.primary().to_path_buf(),
+        };
+        Ok(Box::new(ShellCall {
+            command: p.command,
+            description: p.description,
+            cwd,
+            is_background: p.is_background,
+            delay_ms: p.delay_ms,
+            config: env.config.clone(),
+            spill_dir: ws.temp_dir().join("tool-outputs"),
+            background: self.background.clone(),
+        }))
+    }
+}
+
+struct ShellCall {
+    command: String,
+    description: Option<String>,
+    cwd: PathBuf,
+    is_background: bool,
+    delay_ms: Option<u64>,
+    config: Arc<Config>,
+    spill_dir: PathBuf,
+    background: Arc<BackgroundRegistry>,
+}
+
+/// Root commands for the confirmation: `mkdir, echo, redirection (>), ls`.
+pub fn root_command_label(command: &str) -> String {
+    match parse_command(command).filter(|p| !p.has_error) {
+        Some(p) => p
+            .details
+            .iter()
+            .filter(|d| !d.is_marker() || d.name.starts_with("redirection"))
+            .map(|d| d.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", "),
+        None => {
+            let first = command.split_whitespace().next().unwrap_or("").to_string();
+            if command.contains(['<', '>']) {
+                format!("{first}, redirection")
+            } else {
+                first
+            }
+        }
+    }
+}
+
+/// Wraps text the command printed, which must not be taken as instructions.
+fn untrusted(text: &str) -> String {
+    format!(
+        "<untrusted_context>\n{}\n</untrusted_context>",
+        text.replace("</untrusted_context>", "&lt;/untrusted_context&gt;")
+    )
+}
+
+fn stop_message(stopped: &Stopped) -> String {
+    match stopped {
+        Stopped::Cancelled => "Command was cancelled by user before it could complete.".into(),
+        Stopped::TimedOut => "Command was stopped because the tool call ran out of time.".into(),
+        Stopped::Inactive(d) => format!(
+            "Command was automatically cancelled because it exceeded the timeout of {:.1} minutes without output.",
+            d.as_secs_f64() / 60.0
+        ),
+        Stopped::WaitingForInput(line) => format!(
+            "Command was stopped because it appears to be waiting for input: it printed {line:?} and then nothing more. Commands cannot be answered interactively; pass the answer another way (a flag such as --yes, an environment variable, or a file)."
+        ),
+    }
+}
+
+/// PIDs the EXIT trap listed, other than the shell's own.
+fn background_pids(file: &Path, shell_pid: i32) -> Vec<i32> {
+    std::fs::read_to_string(file)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| l.trim().parse::<i32>().ok())
+        .filter(|p| *p != shell_pid)
+        .collect()
+}
+
+impl ShellCall {
+    fn limits(&self) -> Limits {
+        let ms = |v: u64| (v > 0).then(|| Duration::from_millis(v));
+        Limits {
+            inactivity: ms(self.config.shell_inactivity_timeout_ms),
+            prompt_idle: ms(self.config.shell_prompt_idle_ms)
+                .unwrap_or(Duration::from_secs(86_400 * 365)),
+            grace: Duration::from_millis(self.config.shell_kill_grace_ms),
+        }
+    }
+
+    fn spawn_error(&self, message: String) -> ToolResult {
+        let llm = untrusted(&format!("Output: (empty)\nError: {message}"));
+        ToolResult::error(
+            ErrorType::ShellExecuteError,
+            message.clone(),
+            llm,
+            format!("Command failed: {message}"),
+        )
+    }
+}
+
+#[async_trait]
+impl Invocation for ShellCall {
+    fn description(&self) -> String {
+        let blank = self.description.as_deref().is_none_or(|d| d.trim().is_empty());
+        if self.command.chars().count() <= 150 || blank {
+            self.command.clone()
+        } else {
+            self.description.clone().unwrap_or_default()
+        }
+    }
+
+    fn confirmation(&self) -> Option<ConfirmationDetails> {
+        let stripped = strip_shell_wrapper(&self.command);
+        let mut roots = command_roots(&stripped);
+        let mut seen = std::collections::HashSet::new();
+        roots.retain(|r| seen.insert(r.clone()));
+        if roots.is_empty() {
+            roots.extend(stripped.split_whitespace().next().map(str::to_string));
+        }
+        Some(ConfirmationDetails::Exec {
+            title: "Confirm Shell Command".into(),
+            command: self.command.clone(),
+            root_commands: roots,
+        })
+    }
+
+    async fn execute(&self, ctx: ExecContext) -> ToolResult {
+        let stripped = strip_shell_wrapper(&self.command);
+        if has_command_substitution(&self.command) || has_command_substitution(&stripped) {
+            return ToolResult::text(
+                INJECTION_MESSAGE,
+                "Blocked: command substitution detected in shell command.",
+            );
+        }
+        if ctx.cancel.is_cancelled() {
+            return ToolResult::text(
+                "Command was cancelled by user before it could start.",
+                "Command cancelled by user.",
+            );
+        }
+        match std::fs::metadata(&self.cwd) {
+            Ok(m) if m.is_dir() => {}
+            Ok(_) => return self.spawn_error(format!("The directory to run in is not a directory: {} (ENOTDIR)", self.cwd.display())),
+            Err(_) => {
+                return self.spawn_error(format!(
+                    "The directory to run in does not exist: {} (ENOENT). Create it first or choose another dir_path.",
+                    self.cwd.display()
+                ))
+            }
+        }
+        let temp = match tempfile::Builder::new().prefix("toolbelt-shell-").tempdir() {
+            Ok(t) => t,
+            Err(e) => {
+                return self.spawn_error(format!("could not create a temporary directory: {e}"))
+            }
+        };
+        let bgpids = temp.path().join("bgpids.tmp");
+        let child = match spawn(&wrap_command(&self.command, &bgpids), &self.cwd) {
+            Ok(c) => c,
+            Err(e) => return self.spawn_error(format!("could not start bash: {e}")),
+        };
+        let spill_name = format!("shell-{}.log", child.id().unwrap_or(0));
+        let capture =
+            Capture::new(self.config.shell_output_cap_bytes, &self.spill_dir, &spill_name);
+        let Some(mut running) = Running::new(child, capture) else {
+            return self.spawn_error("the shell exited before its process id could be read".into());
+        };
+        let pid = running.pid;
+        let live = |chunk: &str| ctx.emit(chunk);
+        let timed_out = || ctx.timed_out();
+        let until = self.is_background.then(|| {
+            tokio::time::Instant::now()
+                + Duration::from_millis(self.delay_ms.unwrap_or(DEFAULT_BACKGROUND_DELAY_MS))
+        });
+        let end = running.pump(&ctx.cancel, &timed_out, self.limits(), until, &live).await;
+        if let PumpEnd::StillRunning = end {
+            let initial = strip_ansi(&running.capture.snapshot());
+            self.background.adopt(running, &self.command, &initial, &self.config.home_dir);
+            let msg = format!(
+                "Command moved to background (PID: {pid}). Read its output with read_background_output; list_background_processes shows whether it is still running."
+            );
+            let mut r =
+                ToolResult::text(untrusted(&msg), msg.clone()).with_summary(format!("PID: {pid}"));
+            r.data = Some(json!({"pid": pid, "command": self.command, "initialOutput": initial}));
+            return r;
+        }
+        let binary = running.capture.binary_bytes();
+        let captured = running.take_capture().finish();
+        let mut output = strip_ansi(&captured.text).trim().to_string();
+        if let Some(n) = binary {
+            if !output.is_empty() {
+                output.push('\n');
+            }
+            output.push_str(&format!("[Binary output detected: {n} bytes not shown.]"));
+        }
+        let full_output = captured
+            .spill_file
+            .clone()
+            .map(|path| FullOutput { path, chars: captured.total_chars });
+        let (exit, stopped) = match end {
+            PumpEnd::Exited(e) => (e, None),
+            PumpEnd::Stopped(s, e) => (e, Some(s)),
+            PumpEnd::StillRunning => (Exit::default(), None),
+        };
+        if let Some(stopped) = stopped {
+            let mut text = stop_message(&stopped);
+            if output.is_empty() {
+                text.push_str(" There was no output before it was cancelled.");
+            } else {
+                text.push_str(" Below is the output before it was cancelled:\n");
+                text.push_str(&output);
+            }
+            let display = if output.is_empty() {
+                stop_message(&stopped)
+            } else {
+                format!("{}\n\nOutput before cancellation:\n{output}", stop_message(&stopped))
+            };
+            let mut r = ToolResult::text(untrusted(&text), display);
+            r.full_output = full_output;
+            r.data = Some(json!({"stopped": format!("{stopped:?}"), "pid": pid}));
+            return r;
+        }
+        let pids = background_pids(&bgpids, pid);
+        let group_left = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pid), None).is_ok();
+        if !pids.is_empty() || group_left {
+            self.background.track_group(pid);
+        }
+        if self.is_background {
+            self.background.record_finished(
+                pid,
+                &self.command,
+                &output,
+                exit,
+                &self.config.home_dir,
+            );
+        }
+        let mut lines =
+            vec![format!("Output: {}", if output.is_empty() { "(empty)" } else { &output })];
+        if let Some(code) = exit.code.filter(|c| *c != 0) {
+            lines.push(format!("Exit Code: {code}"));
+        }
+        if let Some(sig) = exit.signal {
+            lines.push(format!("Signal: {sig}"));
+        }
+        if !pids.is_empty() {
+            lines.push(format!(
+                "Background PIDs: {}",
+                pids.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")
+            ));
+        }
+        lines.push(format!("Process Group PGID: {pid}"));
+        let display = if !output.is_empty() {
+            output.clone()
+        } else if let Some(sig) = exit.signal {
+            format!("Command terminated by signal: {sig}")
+        } else if let Some(code) = exit.code.filter(|c| *c != 0) {
+            format!("Command exited with code: {code}")
+        } else {
+            String::new()
+        };
+        let mut r = ToolResult::text(untrusted(&lines.join("\n")), display);
+        r.full_output = full_output;
+        if let Some(code) = exit.code.filter(|c| *c != 0) {
+            r.summary = Some(format!("Exit Code: {code}"));
+            r.data = Some(json!({"exitCode": code, "isError": true}));
+        }
+        r
+    }
+}
