@@ -56,7 +56,8 @@ pub struct Config {
     pub shell_prompt_idle_ms: u64,
     /// Between SIGTERM and SIGKILL when a command's process group is stopped.
     pub shell_kill_grace_ms: u64,
-    /// Output of one command kept in memory (first and last halves); the rest goes to a file.
+    /// Output of one command kept in memory (first and last halves, 1 MiB in all by default;
+    /// upstream keeps 16 MB). Beyond it everything goes to a file that the notice names.
     pub shell_output_cap_bytes: usize,
 }
 
@@ -74,7 +75,7 @@ impl Default for Config {
             shell_inactivity_timeout_ms: 300_000,
             shell_prompt_idle_ms: 5_000,
             shell_kill_grace_ms: 500,
-            shell_output_cap_bytes: 16 * 1024 * 1024,
+            shell_output_cap_bytes: 1024 * 1024,
         }
     }
 }

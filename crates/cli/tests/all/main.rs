@@ -3,6 +3,7 @@
 
 mod call;
 mod policy;
+mod shell;
 mod tools;
 
 use std::io::Write;

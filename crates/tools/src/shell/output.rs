@@ -6,8 +6,6 @@ use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-/// Upstream keeps 16 MB; we keep the first and last 8 MiB.
-pub const DEFAULT_CAP_BYTES: usize = 16 * 1024 * 1024;
 const SNIFF_BYTES: usize = 512;
 
 /// One stream's undecoded tail (an incomplete UTF-8 sequence waiting for its next bytes).
