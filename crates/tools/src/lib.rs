@@ -12,6 +12,8 @@ pub mod fs;
 pub mod search;
 #[cfg(unix)]
 pub mod shell;
+#[cfg(not(unix))]
+pub mod shell_unsupported;
 
 use std::sync::Arc;
 
@@ -54,6 +56,7 @@ pub fn builtin_tools_with(services: &Services) -> Vec<Arc<dyn Tool>> {
     #[cfg(not(unix))]
     {
         let _ = services;
+        tools.push(Arc::new(shell_unsupported::UnsupportedShell));
         tools.push(Arc::new(fs::read_many_files::ReadManyFiles));
     }
     tools

@@ -25,6 +25,13 @@ struct Session {
 }
 
 fn session_with(config: impl FnOnce(&mut Config)) -> Session {
+    session_full(config, None)
+}
+
+fn session_full(
+    config: impl FnOnce(&mut Config),
+    events: Option<toolbelt_core::scheduler::EventSink>,
+) -> Session {
     let tree = TempTree::new();
     let mut c = Config { home_dir: tree.home().to_path_buf(), ..Config::default() };
     config(&mut c);
@@ -40,13 +47,16 @@ fn session_with(config: impl FnOnce(&mut Config)) -> Session {
         grace: Duration::from_secs(2),
         ..SchedulerOptions::default()
     };
-    let scheduler = Scheduler::new(
+    let mut scheduler = Scheduler::new(
         registry,
         policy,
         Arc::new(FixedApprover(Outcome::ProceedOnce)),
         env,
         options,
     );
+    if let Some(sink) = events {
+        scheduler = scheduler.with_events(sink);
+    }
     let rt =
         tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
     Session { tree, rt, services, scheduler }
@@ -412,6 +422,30 @@ fn a_dev_server_in_the_background_is_listed_readable_and_stopped_at_exit() {
     std::thread::sleep(Duration::from_millis(200));
     let listed = output(&s.call("list_background_processes", json!({})));
     assert!(listed.contains(&format!("- [PID {pid}] EXITED:")), "{listed}");
+}
+
+#[test]
+fn output_streams_live_to_the_scheduler_events() {
+    use std::sync::Mutex;
+    use toolbelt_core::scheduler::Event;
+    let seen: Arc<Mutex<Vec<(Instant, String)>>> = Arc::default();
+    let sink = seen.clone();
+    let s = session_full(
+        |_| {},
+        Some(Arc::new(move |e: &Event| {
+            if let Event::Output { chunk, .. } = e {
+                sink.lock().unwrap().push((Instant::now(), chunk.clone()));
+            }
+        })),
+    );
+    let start = Instant::now();
+    let c = s.shell("echo one; sleep 0.5; echo two");
+    let end = Instant::now();
+    assert!(output(&c).contains("one\ntwo"));
+    let seen = seen.lock().unwrap();
+    let one = seen.iter().find(|(_, c)| c.contains("one")).expect("a chunk with `one`");
+    assert!(one.0 - start < end - start - Duration::from_millis(300), "`one` arrived while the command ran");
+    assert!(seen.iter().any(|(_, c)| c.contains("two")));
 }
 
 #[test]
