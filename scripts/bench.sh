@@ -3,6 +3,8 @@
 #  1. scheduler overhead of one trivial call (criterion, target < 20 µs)
 #  2. cold `toolbelt call read_file` on a small file, wall time (target < 10 ms)
 #  3. the same call through Gemini CLI's own tools, when the oracle is installed (for scale)
+#  4. cold `toolbelt call run_shell_command '{"command":"true"}'` (target < 15 ms) and
+#     100 sequential `true` commands through one scheduler
 # Usage: scripts/bench.sh [RUNS]   (default 50 cold runs)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -43,6 +45,27 @@ for _ in range(5):
 print(f"upstream: median {statistics.median(times):.0f} ms")
 PY
 fi
+
+echo "== cold start: toolbelt call run_shell_command true, end to end ($RUNS runs)"
+python3 - "$BIN" "$WORK" "$RUNS" <<'PY'
+import subprocess, sys, time, statistics
+bin_, work, runs = sys.argv[1], sys.argv[2], int(sys.argv[3])
+cmd = [bin_, "call", "run_shell_command", '{"command":"true"}', "--root", work, "--approval-mode", "yolo"]
+subprocess.run(cmd, check=True, capture_output=True, stdin=subprocess.DEVNULL)
+times, bare = [], []
+for _ in range(runs):
+    t = time.perf_counter()
+    subprocess.run(cmd, check=True, capture_output=True, stdin=subprocess.DEVNULL)
+    times.append((time.perf_counter() - t) * 1000)
+    t = time.perf_counter()
+    subprocess.run(["bash", "-c", "true"], check=True, capture_output=True, stdin=subprocess.DEVNULL)
+    bare.append((time.perf_counter() - t) * 1000)
+times.sort()
+print(f"toolbelt call run_shell_command: median {statistics.median(times):.2f} ms, p90 {times[int(len(times)*0.9)-1]:.2f} ms "
+      f"(bash -c true alone: median {statistics.median(bare):.2f} ms)")
+PY
+echo "== 100 sequential true through one scheduler (cargo bench -p toolbelt-tools --bench shell)"
+cargo bench -q -p toolbelt-tools --bench shell -- --noplot 2>/dev/null | grep -E "time:|^[a-z]" || true
 
 echo "== replace on a 10 MB file (one line changed, atomic write with fsync; 21 runs)"
 python3 - "$BIN" "$WORK" <<'PY'

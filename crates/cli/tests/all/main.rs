@@ -3,6 +3,7 @@
 
 mod call;
 mod policy;
+#[cfg(unix)]
 mod shell;
 mod tools;
 

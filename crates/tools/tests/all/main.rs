@@ -10,5 +10,6 @@ mod list_directory;
 mod read_file;
 mod read_many_files;
 mod replace;
+#[cfg(unix)]
 mod shell;
 mod write_file;

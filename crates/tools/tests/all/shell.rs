@@ -444,7 +444,10 @@ fn output_streams_live_to_the_scheduler_events() {
     assert!(output(&c).contains("one\ntwo"));
     let seen = seen.lock().unwrap();
     let one = seen.iter().find(|(_, c)| c.contains("one")).expect("a chunk with `one`");
-    assert!(one.0 - start < end - start - Duration::from_millis(300), "`one` arrived while the command ran");
+    assert!(
+        one.0 - start < end - start - Duration::from_millis(300),
+        "`one` arrived while the command ran"
+    );
     assert!(seen.iter().any(|(_, c)| c.contains("two")));
 }
 
