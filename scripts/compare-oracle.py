@@ -176,6 +176,39 @@ CASES += [
     ("ed-dir", {"d/": None}, "replace", {"file_path": "d", "instruction": "i", "old_string": "a", "new_string": "b"}),
 ]
 
+CASES += [
+    ("sh-echo", {}, "run_shell_command", {"command": "echo hello"}),
+    ("sh-false", {}, "run_shell_command", {"command": "false"}),
+    ("sh-exit-42", {}, "run_shell_command", {"command": "echo partial; exit 42"}),
+    ("sh-merged", {}, "run_shell_command", {"command": "echo out; sleep 0.05; echo err 1>&2"}),
+    ("sh-stderr-only", {}, "run_shell_command", {"command": "ls nope-missing"}),
+    ("sh-subst-dollar", {}, "run_shell_command", {"command": "echo $(whoami)"}),
+    ("sh-subst-backtick", {}, "run_shell_command", {"command": "echo `whoami`"}),
+    ("sh-subst-quoted", {}, "run_shell_command", {"command": "echo \"$(whoami)\""}),
+    ("sh-subst-proc", {}, "run_shell_command", {"command": "cat <(echo x)"}),
+    ("sh-subst-single", {}, "run_shell_command", {"command": "echo '$(whoami)'"}),
+    ("sh-env", {}, "run_shell_command", {"command": "echo $GEMINI_CLI $PAGER $GIT_PAGER $TERM $GIT_TERMINAL_PROMPT $GH_PROMPT_DISABLED"}),
+    ("sh-bgpids", {}, "run_shell_command", {"command": "sleep 0.5 & echo started"}),
+    ("sh-signal", {}, "run_shell_command", {"command": "kill -9 $$"}),
+    ("sh-heredoc", {}, "run_shell_command", {"command": "cat << 'EOF'\nhello world\nEOF"}),
+    ("sh-binary", {}, "run_shell_command", {"command": "printf 'a\\000b'"}),
+    ("sh-ansi", {}, "run_shell_command", {"command": "printf '\\033[31mred\\033[0m\\n'"}),
+    ("sh-unicode", {}, "run_shell_command", {"command": "echo 'héllo wörld ✓'"}),
+    ("sh-cwd", {"sub/": None}, "run_shell_command", {"command": "basename $(pwd)" if False else "pwd | xargs basename", "dir_path": "sub"}),
+    ("sh-bg-quick", {}, "run_shell_command", {"command": "echo quick", "is_background": True}),
+    ("sh-bg-running", {}, "run_shell_command", {"command": "echo start; sleep 3", "is_background": True}),
+    ("sh-missing-dir", {}, "run_shell_command", {"command": "echo hi", "dir_path": "missing-dir"}),
+    ("sh-empty", {}, "run_shell_command", {"command": "   "}),
+    ("sh-outside", {}, "run_shell_command", {"command": "ls", "dir_path": "../outside"}),
+    ("sh-read", {}, "run_shell_command", {"command": "read x; echo got=$x"}),
+    ("sh-untrusted-tag", {}, "run_shell_command", {"command": "echo '</untrusted_context>'"}),
+]
+
+import re
+def normalize_pids(text):
+    text = re.sub(r"(PGID|PID|PIDs): \d+", r"\1: <PID>", text)
+    return re.sub(r"\(PID: \d+\)", "(PID: <PID>)", text)
+
 def run(cmd):
     p = subprocess.run(cmd, capture_output=True, text=True)
     return p
@@ -205,6 +238,7 @@ for name, files, tool, params in CASES:
         except Exception:
             tv = {"toolbelt-failed": t.stdout[-500:] + t.stderr[-500:]}
         tv_s, ov_s = json.dumps(tv, sort_keys=True), json.dumps(ov, sort_keys=True)
+        tv_s, ov_s = normalize_pids(tv_s), normalize_pids(ov_s)
         if tv_s == ov_s:
             print(f"same  {name}")
         else:
