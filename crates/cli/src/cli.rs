@@ -92,6 +92,9 @@ pub struct CallArgs {
     /// Leave processes started in the background running when toolbelt exits
     #[arg(long)]
     pub keep_background: bool,
+    /// Run shell commands on a pseudo-terminal (colours and progress output, rendered)
+    #[arg(long)]
+    pub pty: bool,
     #[command(flatten)]
     pub session: SessionArgs,
 }

@@ -56,6 +56,9 @@ pub struct Config {
     pub shell_prompt_idle_ms: u64,
     /// Between SIGTERM and SIGKILL when a command's process group is stopped.
     pub shell_kill_grace_ms: u64,
+    /// Run shell commands on a pseudo-terminal (programs then print as they would for a
+    /// person: colours, progress bars); the output is rendered as the terminal shows it.
+    pub shell_pty: bool,
     /// Output of one command kept in memory (first and last halves, 1 MiB in all by default;
     /// upstream keeps 16 MB). Beyond it everything goes to a file that the notice names.
     pub shell_output_cap_bytes: usize,
@@ -73,6 +76,7 @@ impl Default for Config {
             respect_gemini_ignore: true,
             home_dir: default_home_dir(),
             shell_inactivity_timeout_ms: 300_000,
+            shell_pty: false,
             shell_prompt_idle_ms: 5_000,
             shell_kill_grace_ms: 500,
             shell_output_cap_bytes: 1024 * 1024,
@@ -109,7 +113,8 @@ impl Config {
 
     /// Applies the environment layer: `TOOLBELT_TOOL_CALL_TIMEOUT_MS`,
     /// `TOOLBELT_TRUNCATE_TOOL_OUTPUT_THRESHOLD_CHARS`, `TOOLBELT_SHELL_INACTIVITY_TIMEOUT_MS`,
-    /// `TOOLBELT_SHELL_PROMPT_IDLE_MS`, `TOOLBELT_ALLOW_SENSITIVE_PATHS` (comma-separated).
+    /// `TOOLBELT_SHELL_PROMPT_IDLE_MS`, `TOOLBELT_SHELL_PTY` (1/0), `TOOLBELT_ALLOW_SENSITIVE_PATHS`
+    /// (comma-separated).
     pub fn apply_env(&mut self) -> Result<(), ConfigError> {
         self.apply_vars(|k| std::env::var(k).ok())
     }
@@ -135,6 +140,20 @@ impl Config {
         }
         if let Some(v) = get("TOOLBELT_SHELL_PROMPT_IDLE_MS") {
             self.shell_prompt_idle_ms = num("TOOLBELT_SHELL_PROMPT_IDLE_MS", v)?;
+        }
+        if let Some(v) = get("TOOLBELT_SHELL_PTY") {
+            self.shell_pty = match v.trim() {
+                "1" | "true" | "yes" => true,
+                "0" | "false" | "no" | "" => false,
+                _ => {
+                    return Err(ConfigError {
+                        source_name: "environment".into(),
+                        key: "TOOLBELT_SHELL_PTY".into(),
+                        expected: "1 or 0",
+                        value: v,
+                    })
+                }
+            };
         }
         if let Some(v) = get("TOOLBELT_ALLOW_SENSITIVE_PATHS") {
             self.allow_sensitive_paths

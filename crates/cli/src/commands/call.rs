@@ -37,6 +37,7 @@ pub async fn run(args: CallArgs) -> anyhow::Result<i32> {
         config.tool_call_timeout_ms = t;
     }
     config.allow_sensitive_paths.extend(args.allow_sensitive.iter().cloned());
+    config.shell_pty |= args.pty;
     let interactive = session::interactive(&args.session);
     let policy = session::policy(&args.session, &config, interactive);
     let env = match session::env(&args.roots, config) {

@@ -259,6 +259,41 @@ pub fn strip_ansi(s: &str) -> String {
     out
 }
 
+/// Text as a terminal would show it (ANSI already stripped): `\r\n` ends a line, a lone `\r`
+/// returns to the start of the line and later characters overwrite earlier ones, backspace
+/// moves back one column; trailing blanks of each line go.
+pub fn render_terminal(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for (i, raw) in s.split('\n').enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        let raw = raw.strip_suffix('\r').unwrap_or(raw);
+        if !raw.contains(['\r', '\u{8}']) {
+            out.push_str(raw.trim_end());
+            continue;
+        }
+        let mut line: Vec<char> = Vec::new();
+        let mut col: usize = 0;
+        for c in raw.chars() {
+            match c {
+                '\r' => col = 0,
+                '\u{8}' => col = col.saturating_sub(1),
+                c => {
+                    if col < line.len() {
+                        line[col] = c;
+                    } else {
+                        line.push(c);
+                    }
+                    col += 1;
+                }
+            }
+        }
+        out.push_str(line.into_iter().collect::<String>().trim_end());
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -315,6 +350,14 @@ mod tests {
         assert!(!c.sniff(b"d\0ef"));
         assert!(!c.sniff(b"more"));
         assert_eq!(c.binary_bytes(), Some(8));
+    }
+
+    #[test]
+    fn renders_carriage_returns_like_a_terminal() {
+        assert_eq!(render_terminal("a\r\nb\r\n"), "a\nb\n");
+        assert_eq!(render_terminal("abc\rX\r\n"), "Xbc\n");
+        assert_eq!(render_terminal("10%\r50%\r100%\r\ndone"), "100%\ndone");
+        assert_eq!(render_terminal("ab\u{8}c  "), "ac");
     }
 
     #[test]

@@ -22,9 +22,9 @@ use toolbelt_core::workspace::Access;
 use toolbelt_core::Kind;
 
 use super::background::BackgroundRegistry;
-use super::output::{strip_ansi, Capture};
+use super::output::{render_terminal, strip_ansi, Capture};
 use super::running::{Exit, Limits, PumpEnd, Running, Stopped};
-use super::spawn::{spawn, wrap_command};
+use super::spawn::{spawn, spawn_terminal, wrap_command};
 
 pub const NAME: &str = "run_shell_command";
 /// Upstream waits this long before moving a command to the background.
@@ -250,15 +250,30 @@ impl Invocation for ShellCall {
             }
         };
         let bgpids = temp.path().join("bgpids.tmp");
-        let child = match spawn(&wrap_command(&self.command, &bgpids), &self.cwd) {
-            Ok(c) => c,
-            Err(e) => return self.spawn_error(format!("could not start bash: {e}")),
+        let script = wrap_command(&self.command, &bgpids);
+        let spill = |pid: i32| {
+            let name = format!("shell-{pid}.log");
+            Capture::new(self.config.shell_output_cap_bytes, &self.spill_dir, &name)
         };
-        let spill_name = format!("shell-{}.log", child.id().unwrap_or(0));
-        let capture =
-            Capture::new(self.config.shell_output_cap_bytes, &self.spill_dir, &spill_name);
-        let Some(mut running) = Running::new(child, capture) else {
-            return self.spawn_error("the shell exited before its process id could be read".into());
+        let terminal = self.config.shell_pty;
+        let running = if terminal {
+            spawn_terminal(&script, &self.cwd).map(|t| {
+                let pid = t.pid;
+                Some(Running::from_terminal(t, spill(pid)))
+            })
+        } else {
+            spawn(&script, &self.cwd).map(|c| {
+                let pid = c.id().and_then(|p| i32::try_from(p).ok()).unwrap_or(0);
+                Running::from_pipes(c, spill(pid))
+            })
+        };
+        let mut running = match running {
+            Ok(Some(r)) => r,
+            Ok(None) => {
+                return self
+                    .spawn_error("the shell exited before its process id could be read".into())
+            }
+            Err(e) => return self.spawn_error(format!("could not start bash: {e}")),
         };
         let pid = running.pid;
         let live = |chunk: &str| ctx.emit(chunk);
@@ -270,6 +285,7 @@ impl Invocation for ShellCall {
         let end = running.pump(&ctx.cancel, &timed_out, self.limits(), until, &live).await;
         if let PumpEnd::StillRunning = end {
             let initial = strip_ansi(&running.capture.snapshot());
+            let initial = if terminal { render_terminal(&initial) } else { initial };
             self.background.adopt(running, &self.command, &initial, &self.config.home_dir);
             let msg = format!(
                 "Command moved to background (PID: {pid}). Read its output with read_background_output; list_background_processes shows whether it is still running."
@@ -281,7 +297,8 @@ impl Invocation for ShellCall {
         }
         let binary = running.capture.binary_bytes();
         let captured = running.take_capture().finish();
-        let mut output = strip_ansi(&captured.text).trim().to_string();
+        let text = strip_ansi(&captured.text);
+        let mut output = if terminal { render_terminal(&text) } else { text }.trim().to_string();
         if let Some(n) = binary {
             if !output.is_empty() {
                 output.push('\n');

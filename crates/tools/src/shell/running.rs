@@ -8,7 +8,8 @@ use std::time::Duration;
 
 use regex::Regex;
 use tokio::io::AsyncReadExt;
-use tokio::process::{Child, ChildStderr, ChildStdout};
+use tokio::process::Child;
+use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
@@ -68,13 +69,17 @@ pub fn looks_like_prompt(line: &str) -> bool {
     !line.trim().is_empty() && PROMPT.as_ref().is_some_and(|re| re.is_match(line))
 }
 
-/// A running command and its output.
+/// Output read from the command: which stream, and the bytes.
+type Chunk = (bool, Vec<u8>);
+
+/// A running command and its output. Readers (tasks for pipes, a thread for a terminal) send
+/// chunks over a channel and a waiter reports the exit, so pipes and PTYs are watched alike.
 pub struct Running {
-    pub child: Child,
     pub pid: i32,
     pub guard: GroupGuard,
-    stdout: Option<ChildStdout>,
-    stderr: Option<ChildStderr>,
+    chunks: mpsc::Receiver<Chunk>,
+    exited: Option<oneshot::Receiver<Exit>>,
+    readers: Vec<tokio::task::JoinHandle<()>>,
     dec_out: Decoder,
     dec_err: Decoder,
     pub capture: Capture,
@@ -82,25 +87,81 @@ pub struct Running {
     exit: Option<Exit>,
 }
 
-fn exit_of(status: std::process::ExitStatus) -> Exit {
+pub fn exit_of(status: std::process::ExitStatus) -> Exit {
     Exit { code: status.code(), signal: status.signal() }
 }
 
+async fn pipe_reader<R: AsyncReadExt + Unpin>(mut r: R, stderr: bool, tx: mpsc::Sender<Chunk>) {
+    let mut buf = vec![0u8; 64 * 1024];
+    while let Ok(n) = r.read(&mut buf).await {
+        if n == 0 || tx.send((stderr, buf[..n].to_vec())).await.is_err() {
+            break;
+        }
+    }
+}
+
 impl Running {
-    pub fn new(mut child: Child, capture: Capture) -> Option<Self> {
-        let pid = i32::try_from(child.id()?).ok()?;
-        Some(Self {
-            stdout: child.stdout.take(),
-            stderr: child.stderr.take(),
-            child,
+    fn with(
+        pid: i32,
+        chunks: mpsc::Receiver<Chunk>,
+        exited: oneshot::Receiver<Exit>,
+        capture: Capture,
+    ) -> Self {
+        Self {
             pid,
             guard: GroupGuard::new(pid),
+            chunks,
+            exited: Some(exited),
+            readers: Vec::new(),
             dec_out: Decoder::default(),
             dec_err: Decoder::default(),
             capture,
             last_output: Instant::now(),
             exit: None,
-        })
+        }
+    }
+
+    /// Watches a child whose stdout and stderr are pipes.
+    pub fn from_pipes(mut child: Child, capture: Capture) -> Option<Self> {
+        let pid = i32::try_from(child.id()?).ok()?;
+        let (tx, rx) = mpsc::channel(64);
+        let (exit_tx, exit_rx) = oneshot::channel();
+        let mut readers = Vec::new();
+        if let Some(out) = child.stdout.take() {
+            readers.push(tokio::spawn(pipe_reader(out, false, tx.clone())));
+        }
+        if let Some(err) = child.stderr.take() {
+            readers.push(tokio::spawn(pipe_reader(err, true, tx)));
+        }
+        tokio::spawn(async move {
+            let exit = child.wait().await.map(exit_of).unwrap_or_default();
+            let _ = exit_tx.send(exit);
+        });
+        let mut r = Self::with(pid, rx, exit_rx, capture);
+        r.readers = readers;
+        Some(r)
+    }
+
+    /// Watches a child on a terminal: `reader` is the terminal's output, `child` is waited on a
+    /// thread of its own.
+    pub fn from_terminal(t: super::spawn::Terminal, capture: Capture) -> Self {
+        let super::spawn::Terminal { pid, mut child, mut reader, master } = t;
+        let (tx, rx) = mpsc::channel(64);
+        let (exit_tx, exit_rx) = oneshot::channel();
+        std::thread::spawn(move || {
+            let _terminal = master;
+            let mut buf = vec![0u8; 64 * 1024];
+            while let Ok(n) = reader.read(&mut buf) {
+                if n == 0 || tx.blocking_send((false, buf[..n].to_vec())).is_err() {
+                    break;
+                }
+            }
+        });
+        std::thread::spawn(move || {
+            let exit = child.wait().map(exit_of).unwrap_or_default();
+            let _ = exit_tx.send(exit);
+        });
+        Self::with(pid, rx, exit_rx, capture)
     }
 
     fn take_bytes(&mut self, raw: &[u8], stderr: bool, live: &(dyn Fn(&str) + Sync)) {
@@ -125,8 +186,7 @@ impl Running {
         until: Option<Instant>,
         live: &(dyn Fn(&str) + Sync),
     ) -> PumpEnd {
-        let mut out_buf = vec![0u8; 64 * 1024];
-        let mut err_buf = vec![0u8; 64 * 1024];
+        let mut chunks_open = true;
         loop {
             if let Some(exit) = self.exit {
                 self.drain(live).await;
@@ -141,16 +201,14 @@ impl Running {
             let far = Instant::now() + Duration::from_secs(86_400 * 365);
             let sleep_until = |t: Option<Instant>| tokio::time::sleep_until(t.unwrap_or(far));
             enum Ev {
-                Out(Option<usize>),
-                Err(Option<usize>),
+                Chunk(Option<Chunk>),
                 Exit(Exit),
                 Stop(Stopped),
                 Until,
             }
             let ev = tokio::select! {
-                n = read_opt(&mut self.stdout, &mut out_buf) => Ev::Out(n),
-                n = read_opt(&mut self.stderr, &mut err_buf) => Ev::Err(n),
-                status = self.child.wait() => Ev::Exit(status.map(exit_of).unwrap_or_default()),
+                c = self.chunks.recv(), if chunks_open => Ev::Chunk(c),
+                e = wait_exit(&mut self.exited) => Ev::Exit(e),
                 () = cancel.cancelled() => {
                     Ev::Stop(if timed_out() { Stopped::TimedOut } else { Stopped::Cancelled })
                 }
@@ -162,33 +220,15 @@ impl Running {
                 }
                 () = sleep_until(until) => Ev::Until,
             };
-            let stop = match ev {
-                Ev::Out(Some(n)) if n > 0 => {
-                    self.take_bytes(&out_buf[..n], false, live);
-                    None
+            match ev {
+                Ev::Chunk(Some((is_err, bytes))) => self.take_bytes(&bytes, is_err, live),
+                Ev::Chunk(None) => chunks_open = false,
+                Ev::Exit(e) => self.exit = Some(e),
+                Ev::Stop(reason) => {
+                    let exit = self.stop(limits.grace, live).await;
+                    return PumpEnd::Stopped(reason, exit);
                 }
-                Ev::Out(_) => {
-                    self.stdout = None;
-                    None
-                }
-                Ev::Err(Some(n)) if n > 0 => {
-                    self.take_bytes(&err_buf[..n], true, live);
-                    None
-                }
-                Ev::Err(_) => {
-                    self.stderr = None;
-                    None
-                }
-                Ev::Exit(e) => {
-                    self.exit = Some(e);
-                    None
-                }
-                Ev::Stop(s) => Some(s),
                 Ev::Until => return PumpEnd::StillRunning,
-            };
-            if let Some(reason) = stop {
-                let exit = self.stop(limits.grace, live).await;
-                return PumpEnd::Stopped(reason, exit);
             }
         }
     }
@@ -197,38 +237,34 @@ impl Running {
     pub async fn stop(&mut self, grace: Duration, live: &(dyn Fn(&str) + Sync)) -> Exit {
         terminate_group(self.pid, grace).await;
         self.guard.disarm();
-        let exit = match tokio::time::timeout(Duration::from_secs(5), self.child.wait()).await {
-            Ok(Ok(status)) => exit_of(status),
-            _ => Exit::default(),
+        let exit = match self.exit {
+            Some(e) => e,
+            None => tokio::time::timeout(Duration::from_secs(5), wait_exit(&mut self.exited))
+                .await
+                .unwrap_or_default(),
         };
         self.exit = Some(exit);
         self.drain(live).await;
         exit
     }
 
-    /// Reads what is left in the pipes for a short while.
+    /// Takes what is left in the channel for a short while: a job the command left running
+    /// may hold its output open, and the call must not wait for it.
     async fn drain(&mut self, live: &(dyn Fn(&str) + Sync)) {
         let deadline = Instant::now() + DRAIN;
-        let mut out_buf = vec![0u8; 64 * 1024];
-        let mut err_buf = vec![0u8; 64 * 1024];
-        while self.stdout.is_some() || self.stderr.is_some() {
-            let (n, is_err) = tokio::select! {
-                n = read_opt(&mut self.stdout, &mut out_buf) => (n, false),
-                n = read_opt(&mut self.stderr, &mut err_buf) => (n, true),
+        loop {
+            tokio::select! {
+                c = self.chunks.recv() => match c {
+                    Some((is_err, bytes)) => self.take_bytes(&bytes, is_err, live),
+                    None => break,
+                },
                 () = tokio::time::sleep_until(deadline) => break,
-            };
-            let buf = if is_err { &err_buf } else { &out_buf };
-            match n {
-                Some(n) if n > 0 => {
-                    let chunk = buf[..n].to_vec();
-                    self.take_bytes(&chunk, is_err, live);
-                }
-                _ if is_err => self.stderr = None,
-                _ => self.stdout = None,
             }
         }
-        self.stdout = None;
-        self.stderr = None;
+        for r in self.readers.drain(..) {
+            r.abort();
+        }
+        self.chunks.close();
         for text in [self.dec_out.finish(), self.dec_err.finish()] {
             self.capture.push(&text);
         }
@@ -239,16 +275,24 @@ impl Running {
         let empty = Capture::new(2, std::path::Path::new("."), "unused");
         std::mem::replace(&mut self.capture, empty)
     }
+}
 
-    pub fn exit(&self) -> Option<Exit> {
-        self.exit
+impl Drop for Running {
+    fn drop(&mut self) {
+        for r in &self.readers {
+            r.abort();
+        }
     }
 }
 
-/// Reads from a pipe that may be gone (then never resolves).
-async fn read_opt<R: AsyncReadExt + Unpin>(r: &mut Option<R>, buf: &mut [u8]) -> Option<usize> {
-    match r {
-        Some(r) => r.read(buf).await.ok(),
+/// The exit, once; afterwards (or without a waiter) never resolves.
+async fn wait_exit(rx: &mut Option<oneshot::Receiver<Exit>>) -> Exit {
+    match rx.as_mut() {
+        Some(r) => {
+            let e = r.await.unwrap_or_default();
+            *rx = None;
+            e
+        }
         None => std::future::pending().await,
     }
 }

@@ -103,6 +103,56 @@ pub fn spawn(script: &str, cwd: &Path) -> std::io::Result<Child> {
     cmd.spawn()
 }
 
+fn other(e: impl std::fmt::Display) -> std::io::Error {
+    std::io::Error::other(e.to_string())
+}
+
+/// A command started on a pseudo-terminal.
+pub struct Terminal {
+    pub pid: i32,
+    pub child: std::process::Child,
+    /// The terminal's output.
+    pub reader: Box<dyn std::io::Read + Send>,
+    /// The terminal itself, kept open while its output is read.
+    pub master: Box<dyn portable_pty::MasterPty + Send>,
+}
+
+/// Terminal size, as upstream's (80 columns, 30 rows).
+const COLS: u16 = 80;
+const ROWS: u16 = 30;
+
+/// Starts `bash -c script` on a new pseudo-terminal (its own session, the terminal as its
+/// controlling terminal and stdin/stdout/stderr). An end-of-file is typed first, so a command
+/// that reads its input gets EOF instead of waiting.
+pub fn spawn_terminal(script: &str, cwd: &Path) -> std::io::Result<Terminal> {
+    use portable_pty::{native_pty_system, CommandBuilder, PtySize};
+    let pair = native_pty_system()
+        .openpty(PtySize { rows: ROWS, cols: COLS, pixel_width: 0, pixel_height: 0 })
+        .map_err(other)?;
+    let mut cmd = CommandBuilder::new(bash_path());
+    cmd.arg("-c");
+    cmd.arg(script);
+    cmd.cwd(cwd);
+    for (k, v) in extra_env(std::env::var("GIT_CONFIG_COUNT").ok().as_deref()) {
+        cmd.env(k, v);
+    }
+    let child = pair.slave.spawn_command(cmd).map_err(other)?;
+    drop(pair.slave);
+    // On Unix the terminal's child is a std::process::Child, whose status has the numeric
+    // signal that the result reports.
+    let child: Box<dyn portable_pty::Child> = child;
+    let child = child
+        .downcast::<std::process::Child>()
+        .map_err(|_| std::io::Error::other("unexpected child type from the terminal"))?;
+    let pid = i32::try_from(child.id()).map_err(std::io::Error::other)?;
+    let reader = pair.master.try_clone_reader().map_err(other)?;
+    if let Ok(mut w) = pair.master.take_writer() {
+        use std::io::Write;
+        let _ = w.write_all(b"\x04");
+    }
+    Ok(Terminal { pid, child: *child, reader, master: pair.master })
+}
+
 /// Makes the child a session leader: no controlling terminal (so `sudo`, `ssh` and friends
 /// cannot open /dev/tty and wait on a person) and its own process group (PGID = PID).
 #[allow(unsafe_code)]

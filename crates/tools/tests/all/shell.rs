@@ -502,3 +502,32 @@ fn a_thousand_short_commands_leave_no_zombies_or_orphans() {
     let left: Vec<_> = groups.iter().filter(|g| !group_gone(**g)).collect();
     assert!(left.is_empty(), "process groups still present: {left:?}");
 }
+
+#[test]
+fn on_a_terminal_programs_see_a_tty_and_output_is_rendered() {
+    let s = session_with(|c| c.shell_pty = true);
+    let c = s.shell("test -t 1 && echo tty || echo notty; printf 'abc\\rX\\n'; printf '\\033[32mgreen\\033[0m\\n'");
+    assert_wrapped(&output(&c), "Output: tty\nXbc\ngreen\nProcess Group PGID: <PID>");
+    let c = s.shell("read x; echo \"got=[$x] status=$?\"; exit 3");
+    assert_wrapped(&output(&c), "Output: got=[] status=1\nExit Code: 3\nProcess Group PGID: <PID>");
+    assert_wrapped(
+        &output(&s.shell("kill -9 $$")),
+        "Output: (empty)\nSignal: 9\nProcess Group PGID: <PID>",
+    );
+    let plain = session();
+    assert!(output(&plain.shell("test -t 1 && echo tty || echo notty")).contains("Output: notty"));
+}
+
+#[test]
+fn on_a_terminal_timeouts_still_stop_the_whole_group() {
+    let s = session_with(|c| {
+        c.shell_pty = true;
+        c.tool_call_timeout_ms = 1000;
+    });
+    let start = Instant::now();
+    let c = s.shell("(trap '' TERM; exec sleep 1001) & echo stubborn=$!; echo pid=$$; sleep 1000");
+    assert!(start.elapsed() < Duration::from_secs(4));
+    let msg = error(&c);
+    assert!(!alive(number_after(&msg, "stubborn=")));
+    assert!(group_gone(number_after(&msg, "pid=")));
+}
