@@ -19,7 +19,12 @@ fn describe(req: &ConfirmationRequest) -> String {
             s
         }
         ConfirmationDetails::Edit { file_diff, .. } => file_diff.clone(),
-        ConfirmationDetails::Exec { command, .. } => command.clone(),
+        ConfirmationDetails::Exec { command, root_commands, .. } => {
+            format!(
+                "{command}\n(\"always\" allows commands starting with: {})",
+                root_commands.join(", ")
+            )
+        }
         ConfirmationDetails::Mcp { server_name, tool_name, .. } => {
             format!("MCP server {server_name}: {tool_name}")
         }
