@@ -33,6 +33,25 @@ pub struct Services {
     pub background: Arc<shell::BackgroundRegistry>,
 }
 
+impl Services {
+    /// Leaves background processes running when the session ends.
+    pub fn keep_background(&self, keep: bool) {
+        #[cfg(unix)]
+        self.background.keep_on_exit(keep);
+        #[cfg(not(unix))]
+        let _ = keep;
+    }
+
+    /// Ends the session: stops every process it started (unless kept), SIGTERM then SIGKILL
+    /// after `grace`.
+    pub async fn shutdown(&self, grace: std::time::Duration) {
+        #[cfg(unix)]
+        self.background.shutdown(grace).await;
+        #[cfg(not(unix))]
+        let _ = grace;
+    }
+}
+
 /// Every built-in tool, sharing `services`.
 pub fn builtin_tools_with(services: &Services) -> Vec<Arc<dyn Tool>> {
     let mut tools: Vec<Arc<dyn Tool>> = vec![

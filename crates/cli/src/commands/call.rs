@@ -50,7 +50,7 @@ pub async fn run(args: CallArgs) -> anyhow::Result<i32> {
     let policy = Arc::new(policy.with_workspace(env.workspace.primary()));
     let grace = std::time::Duration::from_millis(env.config.shell_kill_grace_ms);
     let services = toolbelt_tools::Services::default();
-    services.background.keep_on_exit(args.keep_background);
+    services.keep_background(args.keep_background);
     let approver: Arc<dyn Approver> = Arc::new(TerminalApprover);
     let options = SchedulerOptions {
         family: session::family(args.model_family),
@@ -75,7 +75,7 @@ pub async fn run(args: CallArgs) -> anyhow::Result<i32> {
     let request = CallRequest::new(call_id(&args.tool), args.tool.clone(), call_args);
     let mut done = scheduler.schedule(vec![request], cancel).await;
     // Nothing the call started outlives toolbelt unless --keep-background was given.
-    services.background.shutdown(grace).await;
+    services.shutdown(grace).await;
     let Some(call) = done.pop() else {
         anyhow::bail!("the scheduler returned no response for the call")
     };

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-use super::output::strip_ansi;
+use super::output::{strip_ansi, Capture};
 use super::running::{Exit, Limits, PumpEnd, Running};
 use super::spawn::{kill_group_now, terminate_group};
 
@@ -123,13 +123,12 @@ impl BackgroundRegistry {
                     let _ = f.write_all(strip_ansi(text).as_bytes());
                 }
             };
-            let limits = Limits {
-                inactivity: None,
-                prompt_idle: Duration::ZERO,
-                grace: Duration::from_millis(500),
-            };
+            let limits =
+                Limits { inactivity: None, prompt_idle: None, grace: Duration::from_millis(500) };
             let never = || false;
-            // A background process is only stopped at shutdown; the prompt check is off.
+            // A background process is only stopped at shutdown (no inactivity or prompt
+            // checks), and its record is the log file, not a capture.
+            running.capture = Capture::discard();
             let end = loop {
                 match running.pump(&stop, &never, limits, None, &live).await {
                     PumpEnd::StillRunning => continue,

@@ -69,6 +69,14 @@ impl Capture {
         }
     }
 
+    /// A capture that keeps nothing (it only counts).
+    pub fn discard() -> Self {
+        let mut c = Self::new(2, Path::new(""), "");
+        c.spill_error = Some("output is not kept".into());
+        c.cap = 0;
+        c
+    }
+
     /// Looks at raw bytes before decoding; returns false once the output is known to be binary.
     pub fn sniff(&mut self, raw: &[u8]) -> bool {
         if let Some(n) = &mut self.binary_bytes {
@@ -97,6 +105,9 @@ impl Capture {
         }
         self.total_bytes += text.len() as u64;
         self.total_chars += text.chars().count() as u64;
+        if self.cap == 0 {
+            return;
+        }
         let half = self.cap / 2;
         if self.spill.is_none() && self.head.len() + self.tail.len() + text.len() > self.cap {
             self.start_spill();

@@ -176,8 +176,7 @@ impl ShellCall {
         let ms = |v: u64| (v > 0).then(|| Duration::from_millis(v));
         Limits {
             inactivity: ms(self.config.shell_inactivity_timeout_ms),
-            prompt_idle: ms(self.config.shell_prompt_idle_ms)
-                .unwrap_or(Duration::from_secs(86_400 * 365)),
+            prompt_idle: ms(self.config.shell_prompt_idle_ms),
             grace: Duration::from_millis(self.config.shell_kill_grace_ms),
         }
     }

@@ -41,8 +41,9 @@ pub struct Exit {
 pub struct Limits {
     /// No output for this long stops the command (`None`: never).
     pub inactivity: Option<Duration>,
-    /// No output for this long after a line that looks like a prompt stops the command.
-    pub prompt_idle: Duration,
+    /// No output for this long after a line that looks like a prompt stops the command
+    /// (`None`: never).
+    pub prompt_idle: Option<Duration>,
     /// Between SIGTERM and SIGKILL.
     pub grace: Duration,
 }
@@ -196,8 +197,10 @@ impl Running {
                 return PumpEnd::Exited(exit);
             }
             let idle_deadline = limits.inactivity.map(|d| self.last_output + d);
-            let prompt_deadline = looks_like_prompt(&self.capture.partial_line())
-                .then(|| self.last_output + limits.prompt_idle);
+            let prompt_deadline = limits
+                .prompt_idle
+                .filter(|_| looks_like_prompt(&self.capture.partial_line()))
+                .map(|d| self.last_output + d);
             let far = Instant::now() + Duration::from_secs(86_400 * 365);
             let sleep_until = |t: Option<Instant>| tokio::time::sleep_until(t.unwrap_or(far));
             enum Ev {
@@ -272,8 +275,7 @@ impl Running {
 
     /// Takes the capture out (the command has finished or been stopped).
     pub fn take_capture(&mut self) -> Capture {
-        let empty = Capture::new(2, std::path::Path::new("."), "unused");
-        std::mem::replace(&mut self.capture, empty)
+        std::mem::replace(&mut self.capture, Capture::discard())
     }
 }
 

@@ -531,3 +531,21 @@ fn on_a_terminal_timeouts_still_stop_the_whole_group() {
     assert!(!alive(number_after(&msg, "stubborn=")));
     assert!(group_gone(number_after(&msg, "pid=")));
 }
+
+#[test]
+fn background_processes_are_not_stopped_for_silence_or_prompts() {
+    let s = session_with(|c| {
+        c.shell_prompt_idle_ms = 100;
+        c.shell_inactivity_timeout_ms = 100;
+    });
+    let c = s.call(
+        "run_shell_command",
+        json!({"command": "printf 'Password: '; sleep 30", "is_background": true, "delay_ms": 20}),
+    );
+    let pid = number_after(&output(&c), "PID: ");
+    std::thread::sleep(Duration::from_millis(700));
+    let listed = output(&s.call("list_background_processes", json!({})));
+    assert!(listed.contains(&format!("[PID {pid}] RUNNING")), "{listed}");
+    assert_eq!(s.shutdown(), 1);
+    assert!(group_gone(pid));
+}
