@@ -25,6 +25,7 @@ pub mod response;
 pub mod result;
 pub mod scheduler;
 pub mod schema;
+pub mod settings;
 pub mod shell;
 pub mod testing;
 pub mod tool;

@@ -1,0 +1,326 @@
+//! Settings files in Gemini CLI's `settings.json` format (nested v2 keys; the older flat keys
+//! are mapped), layered: `~/.gemini/settings.json` < `~/.toolbelt/settings.json` <
+//! `<root>/.gemini/settings.json` < `<root>/.toolbelt/settings.json`. Objects merge key by key,
+//! arrays are replaced except the exclusion lists, which are united. Every leaf remembers the
+//! file that set it. Unknown keys are kept and ignored; a known key with the wrong type is an
+//! error naming the file, the line and the key.
+//!
+//! Project files can run commands (hooks, discovery, MCP servers) or allow more; those keys
+//! take effect only in trusted folders ([`crate::trust`]).
+
+mod model;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+
+pub use model::{
+    FailMode, HookEntry, HookGroup, HookSettings, McpServerSettings, ToolSettings, HOOK_EVENTS,
+};
+
+/// Where a settings file sits, lowest precedence first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Scope {
+    GeminiUser,
+    User,
+    GeminiProject,
+    Project,
+}
+
+impl Scope {
+    pub fn is_project(self) -> bool {
+        matches!(self, Scope::GeminiProject | Scope::Project)
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Scope::GeminiUser => "user (Gemini CLI)",
+            Scope::User => "user",
+            Scope::GeminiProject => "project (Gemini CLI)",
+            Scope::Project => "project",
+        }
+    }
+}
+
+/// A malformed settings file: which file, where, which key, what is wrong.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{}{}: {}{message}", path.display(), line.map(|l| format!(":{l}")).unwrap_or_default(), key.as_ref().map(|k| format!("{k}: ")).unwrap_or_default())]
+pub struct SettingsError {
+    pub path: PathBuf,
+    pub line: Option<usize>,
+    pub key: Option<String>,
+    pub message: String,
+}
+
+/// One loaded file.
+#[derive(Clone, Debug)]
+pub struct SettingsFile {
+    pub scope: Scope,
+    pub path: PathBuf,
+    pub value: Map<String, Value>,
+}
+
+/// Project keys that run commands, reach out, or allow more than the defaults: used only in
+/// trusted folders.
+pub const TRUST_REQUIRED_KEYS: &[&str] = &[
+    "hooks",
+    "mcpServers",
+    "tools.discoveryCommand",
+    "tools.callCommand",
+    "tools.allowed",
+    "tools.core",
+    "mcp.allowed",
+    "general.defaultApprovalMode",
+    "security.allowSensitivePaths",
+];
+
+/// Flat (v1) keys and their nested (v2) places.
+const LEGACY_KEYS: &[(&str, &str)] = &[
+    ("coreTools", "tools.core"),
+    ("allowedTools", "tools.allowed"),
+    ("excludeTools", "tools.exclude"),
+    ("toolDiscoveryCommand", "tools.discoveryCommand"),
+    ("toolCallCommand", "tools.callCommand"),
+    ("truncateToolOutputThreshold", "tools.truncateToolOutputThreshold"),
+    ("allowMCPServers", "mcp.allowed"),
+    ("excludeMCPServers", "mcp.excluded"),
+];
+
+/// Arrays that are united across files instead of replaced (each layer may only add).
+const UNION_KEYS: &[&str] = &["tools.exclude", "mcp.excluded"];
+
+/// The merged settings and where each value came from.
+#[derive(Clone, Debug, Default)]
+pub struct Settings {
+    pub files: Vec<SettingsFile>,
+    pub merged: Map<String, Value>,
+    /// Dotted leaf key -> the file that set it.
+    pub origin: BTreeMap<String, PathBuf>,
+    /// Keys of project files skipped because the folder is not trusted, with their file.
+    pub skipped: Vec<(PathBuf, String)>,
+}
+
+/// The four candidate files for a home (`~/.toolbelt`), the user's home and a project root.
+pub fn candidate_files(toolbelt_home: &Path, user_home: Option<&Path>, root: Option<&Path>) -> Vec<(Scope, PathBuf)> {
+    let mut out = Vec::new();
+    if let Some(h) = user_home {
+        out.push((Scope::GeminiUser, h.join(".gemini").join("settings.json")));
+    }
+    out.push((Scope::User, toolbelt_home.join("settings.json")));
+    if let Some(r) = root {
+        out.push((Scope::GeminiProject, r.join(".gemini").join("settings.json")));
+        out.push((Scope::Project, r.join(".toolbelt").join("settings.json")));
+    }
+    out
+}
+
+fn line_of(text: &str, key: &str) -> Option<usize> {
+    let last = key.rsplit('.').next().unwrap_or(key);
+    let needle = format!("\"{last}\"");
+    text.find(&needle).map(|i| text[..i].matches('\n').count() + 1)
+}
+
+/// Reads one file; a missing file is `Ok(None)`.
+pub fn load_file(path: &Path, scope: Scope) -> Result<Option<SettingsFile>, SettingsError> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => {
+            return Err(SettingsError { path: path.into(), line: None, key: None, message: format!("cannot be read: {e}") })
+        }
+    };
+    parse_file(&text, path, scope).map(Some)
+}
+
+/// Parses settings text (JSON; `//` comments, as Gemini CLI allows, are removed first).
+pub fn parse_file(text: &str, path: &Path, scope: Scope) -> Result<SettingsFile, SettingsError> {
+    let clean = strip_comments(text);
+    let value: Value = serde_json::from_str(&clean).map_err(|e| SettingsError {
+        path: path.into(),
+        line: Some(e.line()),
+        key: None,
+        message: format!("not valid JSON: {e}"),
+    })?;
+    let Value::Object(mut map) = value else {
+        return Err(SettingsError { path: path.into(), line: Some(1), key: None, message: "must be a JSON object".into() });
+    };
+    for (old, new) in LEGACY_KEYS {
+        if let Some(v) = map.remove(*old) {
+            if get_path(&map, new).is_none() {
+                set_path(&mut map, new, v);
+            }
+        }
+    }
+    model::validate(&map).map_err(|(key, message)| SettingsError {
+        path: path.into(),
+        line: line_of(text, &key),
+        key: Some(key),
+        message,
+    })?;
+    Ok(SettingsFile { scope, path: path.into(), value: map })
+}
+
+/// Removes `//` line comments outside strings.
+fn strip_comments(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut in_str = false;
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if in_str {
+            out.push(c);
+            if c == '\\' {
+                if let Some(n) = chars.next() {
+                    out.push(n);
+                }
+            } else if c == '"' {
+                in_str = false;
+            }
+        } else if c == '"' {
+            in_str = true;
+            out.push(c);
+        } else if c == '/' && chars.peek() == Some(&'/') {
+            for n in chars.by_ref() {
+                if n == '\n' {
+                    out.push('\n');
+                    break;
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+pub fn get_path<'a>(map: &'a Map<String, Value>, dotted: &str) -> Option<&'a Value> {
+    let mut parts = dotted.split('.');
+    let mut cur = map.get(parts.next()?)?;
+    for p in parts {
+        cur = cur.as_object()?.get(p)?;
+    }
+    Some(cur)
+}
+
+fn set_path(map: &mut Map<String, Value>, dotted: &str, v: Value) {
+    let parts: Vec<&str> = dotted.split('.').collect();
+    let mut cur = map;
+    for p in &parts[..parts.len() - 1] {
+        let entry = cur.entry(p.to_string()).or_insert_with(|| Value::Object(Map::new()));
+        if !entry.is_object() {
+            *entry = Value::Object(Map::new());
+        }
+        let Value::Object(next) = entry else { return };
+        cur = next;
+    }
+    cur.insert(parts[parts.len() - 1].to_string(), v);
+}
+
+fn remove_path(map: &mut Map<String, Value>, dotted: &str) -> bool {
+    match dotted.split_once('.') {
+        None => map.remove(dotted).is_some(),
+        Some((head, rest)) => match map.get_mut(head) {
+            Some(Value::Object(inner)) => remove_path(inner, rest),
+            _ => false,
+        },
+    }
+}
+
+fn merge_into(dst: &mut Map<String, Value>, src: &Map<String, Value>, prefix: &str, path: &Path, origin: &mut BTreeMap<String, PathBuf>) {
+    for (k, v) in src {
+        let key = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
+        match (dst.get_mut(k), v) {
+            (Some(Value::Object(d)), Value::Object(s)) => merge_into(d, s, &key, path, origin),
+            (Some(Value::Array(d)), Value::Array(s)) if UNION_KEYS.contains(&key.as_str()) => {
+                for x in s {
+                    if !d.contains(x) {
+                        d.push(x.clone());
+                    }
+                }
+                origin.insert(key, path.into());
+            }
+            _ => {
+                origin.retain(|o, _| !(o == &key || o.starts_with(&format!("{key}."))));
+                record_leaves(v, &key, path, origin);
+                dst.insert(k.clone(), v.clone());
+            }
+        }
+    }
+}
+
+fn record_leaves(v: &Value, key: &str, path: &Path, origin: &mut BTreeMap<String, PathBuf>) {
+    match v {
+        Value::Object(m) if !m.is_empty() => {
+            for (k, x) in m {
+                record_leaves(x, &format!("{key}.{k}"), path, origin);
+            }
+        }
+        _ => {
+            origin.insert(key.to_string(), path.into());
+        }
+    }
+}
+
+impl Settings {
+    /// Loads and merges the candidate files. Project keys in [`TRUST_REQUIRED_KEYS`] are
+    /// dropped (and listed in `skipped`) when `trusted` is false.
+    pub fn load(candidates: &[(Scope, PathBuf)], trusted: bool) -> Result<Self, SettingsError> {
+        let mut files = Vec::new();
+        for (scope, path) in candidates {
+            if let Some(f) = load_file(path, *scope)? {
+                files.push(f);
+            }
+        }
+        Ok(Self::from_files(files, trusted))
+    }
+
+    pub fn from_files(mut files: Vec<SettingsFile>, trusted: bool) -> Self {
+        files.sort_by_key(|f| f.scope);
+        let mut s = Settings::default();
+        for f in &mut files {
+            if f.scope.is_project() && !trusted {
+                for key in TRUST_REQUIRED_KEYS {
+                    if remove_path(&mut f.value, key) {
+                        s.skipped.push((f.path.clone(), key.to_string()));
+                    }
+                }
+            }
+            merge_into(&mut s.merged, &f.value, "", &f.path, &mut s.origin);
+        }
+        s.files = files;
+        s
+    }
+
+    pub fn get(&self, dotted: &str) -> Option<&Value> {
+        get_path(&self.merged, dotted)
+    }
+
+    /// The typed view of the tool-related keys.
+    pub fn tools(&self) -> ToolSettings {
+        model::tool_settings(&self.merged)
+    }
+
+    /// Applies the keys that map onto engine settings.
+    pub fn apply_to(&self, config: &mut crate::config::Config) {
+        model::apply(&self.merged, config);
+    }
+
+    /// One line about skipped project keys, if any.
+    pub fn skipped_notice(&self) -> Option<String> {
+        if self.skipped.is_empty() {
+            return None;
+        }
+        let mut by_file: BTreeMap<&Path, Vec<&str>> = BTreeMap::new();
+        for (p, k) in &self.skipped {
+            by_file.entry(p).or_default().push(k);
+        }
+        let parts: Vec<String> = by_file.iter().map(|(p, ks)| format!("{} ({})", ks.join(", "), p.display())).collect();
+        Some(format!(
+            "this folder is not trusted, so these project settings were skipped: {}; run `toolbelt trust` to use them",
+            parts.join("; ")
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests;
