@@ -30,6 +30,7 @@ pub mod shell;
 pub mod testing;
 pub mod tool;
 pub mod truncate;
+pub mod trust;
 pub mod workspace;
 
 pub use approver::{Approver, ConfirmationRequest, Outcome};

@@ -3,6 +3,7 @@
 
 mod evaluate;
 mod rule;
+pub mod saved;
 mod shell;
 mod stringify;
 pub mod toml;

@@ -199,6 +199,9 @@ pub struct Rule {
     pub mcp_name: Option<String>,
     pub subagent: Option<String>,
     pub args_pattern: Option<ArgsPattern>,
+    /// The `commandPrefix` the args pattern was made from, if any (kept for display and for
+    /// saving the rule as it was written).
+    pub command_prefix: Option<String>,
     pub tool_annotations: Option<Map<String, Value>>,
     pub decision: Decision,
     /// Final priority: tier + priority/1000.
@@ -224,6 +227,7 @@ impl Rule {
             mcp_name: None,
             subagent: None,
             args_pattern: None,
+            command_prefix: None,
             tool_annotations: None,
             decision,
             priority,

@@ -237,46 +237,6 @@ fn parse_rule(v: &Toml) -> Result<RawRule, String> {
     })
 }
 
-/// Appends an "always allow" rule to a policy file (created if missing) in the format
-/// [`load_str`] reads, written atomically. The rule is stored with its tier fraction as the
-/// priority (x.95 -> 950), so it loads back at the same strength in the user tier.
-pub fn append_rule(file: &Path, rule: &Rule) -> std::io::Result<()> {
-    let mut text = std::fs::read_to_string(file).unwrap_or_default();
-    if !text.is_empty() && !text.ends_with('\n') {
-        text.push('\n');
-    }
-    let q = |s: &str| serde_json::to_string(s).unwrap_or_else(|_| "\"\"".into());
-    let tool = match &rule.mcp_name {
-        Some(m) => {
-            rule.tool_name.strip_prefix(&format!("mcp_{m}_")).unwrap_or(&rule.tool_name).to_string()
-        }
-        None => rule.tool_name.clone(),
-    };
-    text.push_str("\n[[rule]]\n");
-    text.push_str(&format!("toolName = {}\n", q(&tool)));
-    if let Some(m) = &rule.mcp_name {
-        text.push_str(&format!("mcpName = {}\n", q(m)));
-    }
-    if let Some(p) = &rule.args_pattern {
-        text.push_str(&format!("argsPattern = {}\n", q(p.source())));
-    }
-    text.push_str("decision = \"allow\"\n");
-    text.push_str(&format!(
-        "priority = {}\n",
-        ((rule.priority.fract() * 1000.0).round() as i64).clamp(0, 999)
-    ));
-    if !rule.modes.is_empty() {
-        let modes: Vec<String> = rule.modes.iter().map(|m| q(m.as_str())).collect();
-        text.push_str(&format!("modes = [{}]\n", modes.join(", ")));
-    }
-    if let Some(dir) = file.parent() {
-        std::fs::create_dir_all(dir)?;
-    }
-    let tmp = file.with_extension("toml.tmp");
-    std::fs::write(&tmp, text)?;
-    std::fs::rename(&tmp, file)
-}
-
 /// Upstream's `escapeRegex`.
 pub fn escape_regex(text: &str) -> String {
     let mut out = String::with_capacity(text.len() * 2);
@@ -308,14 +268,18 @@ fn compile(
     if raw.mcp_name.as_deref() == Some("") {
         return Err("`mcpName` must not be empty".into());
     }
-    let patterns: Vec<Option<String>> = match (&raw.command_prefix, &raw.command_regex) {
-        (Some(prefixes), _) => prefixes.iter().map(|p| Some(command_prefix_pattern(p))).collect(),
-        (None, Some(re)) => vec![Some(format!("\"command\":\"{re}"))],
-        (None, None) => vec![raw.args_pattern.clone()],
-    };
-    let compiled: Vec<Option<ArgsPattern>> = patterns
+    let patterns: Vec<(Option<String>, Option<String>)> =
+        match (&raw.command_prefix, &raw.command_regex) {
+            (Some(prefixes), _) => prefixes
+                .iter()
+                .map(|p| (Some(command_prefix_pattern(p)), Some(p.clone())))
+                .collect(),
+            (None, Some(re)) => vec![(Some(format!("\"command\":\"{re}")), None)],
+            (None, None) => vec![(raw.args_pattern.clone(), None)],
+        };
+    let compiled: Vec<(Option<ArgsPattern>, Option<String>)> = patterns
         .into_iter()
-        .map(|p| p.map(ArgsPattern::new).transpose())
+        .map(|(p, prefix)| p.map(ArgsPattern::new).transpose().map(|c| (c, prefix)))
         .collect::<Result<_, _>>()?;
     let mut out = Vec::new();
     for tool in &raw.tool_names {
@@ -324,8 +288,9 @@ fn compile(
             Some("*") if tool == "*" => "mcp_*".to_string(),
             Some(m) => format!("mcp_{m}_{tool}"),
         };
-        for pattern in &compiled {
+        for (pattern, prefix) in &compiled {
             out.push(Rule {
+                command_prefix: prefix.clone(),
                 name: raw.name.clone(),
                 tool_name: tool_name.clone(),
                 mcp_name: raw.mcp_name.clone(),
@@ -435,8 +400,8 @@ type = "in-process"
         let mut r = Rule::new("write_file", Decision::Allow, 4.95, "Dynamic (Confirmed)");
         r.args_pattern = Some(ArgsPattern::new("\\x00\"file_path\":\"a\\.txt\"\\x00").unwrap());
         r.modes = vec![ApprovalMode::Default, ApprovalMode::AutoEdit];
-        append_rule(&f, &r).unwrap();
-        append_rule(&f, &Rule::new("glob", Decision::Allow, 4.95, "x")).unwrap();
+        crate::policy::saved::save(&f, &r).unwrap();
+        crate::policy::saved::save(&f, &Rule::new("glob", Decision::Allow, 4.95, "x")).unwrap();
         let l = load_path(&f, Tier::User);
         assert!(l.errors.is_empty(), "{:?}", l.errors);
         assert_eq!(l.rules.len(), 2);

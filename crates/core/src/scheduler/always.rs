@@ -85,6 +85,7 @@ fn shell_rules(template: Rule, args: &Value) -> Option<Vec<Rule>> {
         .map(|root| {
             let mut r = template.clone();
             r.allow_redirection = redirects;
+            r.command_prefix = Some(root.clone());
             r.args_pattern = Some(ArgsPattern::new(command_prefix_pattern(root)).ok()?);
             Some(r)
         })

@@ -463,7 +463,7 @@ impl Scheduler {
         for rule in rules.into_iter().flatten() {
             if outcome == Outcome::ProceedAlwaysAndSave {
                 let file = self.env.config.home_dir.join("policies").join("auto-saved.toml");
-                if let Err(e) = crate::policy::toml::append_rule(&file, &rule) {
+                if let Err(e) = crate::policy::saved::save(&file, &rule) {
                     tracing::warn!("could not save the rule to {}: {e}", file.display());
                 }
             }

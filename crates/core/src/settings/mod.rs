@@ -102,7 +102,11 @@ pub struct Settings {
 }
 
 /// The four candidate files for a home (`~/.toolbelt`), the user's home and a project root.
-pub fn candidate_files(toolbelt_home: &Path, user_home: Option<&Path>, root: Option<&Path>) -> Vec<(Scope, PathBuf)> {
+pub fn candidate_files(
+    toolbelt_home: &Path,
+    user_home: Option<&Path>,
+    root: Option<&Path>,
+) -> Vec<(Scope, PathBuf)> {
     let mut out = Vec::new();
     if let Some(h) = user_home {
         out.push((Scope::GeminiUser, h.join(".gemini").join("settings.json")));
@@ -127,7 +131,12 @@ pub fn load_file(path: &Path, scope: Scope) -> Result<Option<SettingsFile>, Sett
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => {
-            return Err(SettingsError { path: path.into(), line: None, key: None, message: format!("cannot be read: {e}") })
+            return Err(SettingsError {
+                path: path.into(),
+                line: None,
+                key: None,
+                message: format!("cannot be read: {e}"),
+            })
         }
     };
     parse_file(&text, path, scope).map(Some)
@@ -143,7 +152,12 @@ pub fn parse_file(text: &str, path: &Path, scope: Scope) -> Result<SettingsFile,
         message: format!("not valid JSON: {e}"),
     })?;
     let Value::Object(mut map) = value else {
-        return Err(SettingsError { path: path.into(), line: Some(1), key: None, message: "must be a JSON object".into() });
+        return Err(SettingsError {
+            path: path.into(),
+            line: Some(1),
+            key: None,
+            message: "must be a JSON object".into(),
+        });
     };
     for (old, new) in LEGACY_KEYS {
         if let Some(v) = map.remove(*old) {
@@ -226,7 +240,13 @@ fn remove_path(map: &mut Map<String, Value>, dotted: &str) -> bool {
     }
 }
 
-fn merge_into(dst: &mut Map<String, Value>, src: &Map<String, Value>, prefix: &str, path: &Path, origin: &mut BTreeMap<String, PathBuf>) {
+fn merge_into(
+    dst: &mut Map<String, Value>,
+    src: &Map<String, Value>,
+    prefix: &str,
+    path: &Path,
+    origin: &mut BTreeMap<String, PathBuf>,
+) {
     for (k, v) in src {
         let key = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
         match (dst.get_mut(k), v) {
@@ -314,7 +334,8 @@ impl Settings {
         for (p, k) in &self.skipped {
             by_file.entry(p).or_default().push(k);
         }
-        let parts: Vec<String> = by_file.iter().map(|(p, ks)| format!("{} ({})", ks.join(", "), p.display())).collect();
+        let parts: Vec<String> =
+            by_file.iter().map(|(p, ks)| format!("{} ({})", ks.join(", "), p.display())).collect();
         Some(format!(
             "this folder is not trusted, so these project settings were skipped: {}; run `toolbelt trust` to use them",
             parts.join("; ")

@@ -94,7 +94,9 @@ fn check(v: &Value, ty: Ty, key: &str) -> Result<(), Bad> {
             _ => bad("must be an object of whole numbers (tool name -> milliseconds)"),
         },
         Ty::Servers => {
-            let Value::Object(servers) = v else { return bad("must be an object (server name -> definition)") };
+            let Value::Object(servers) = v else {
+                return bad("must be an object (server name -> definition)");
+            };
             for (name, def) in servers {
                 let k = format!("{key}.{name}");
                 let Value::Object(d) = def else { return Err((k, "must be an object".into())) };
@@ -121,22 +123,32 @@ fn check(v: &Value, ty: Ty, key: &str) -> Result<(), Bad> {
                     }
                 }
                 if !["command", "url", "httpUrl"].iter().any(|f| d.contains_key(*f)) {
-                    return Err((k, "needs \"command\" (stdio), \"httpUrl\" (Streamable HTTP) or \"url\" (SSE)".into()));
+                    return Err((
+                        k,
+                        "needs \"command\" (stdio), \"httpUrl\" (Streamable HTTP) or \"url\" (SSE)"
+                            .into(),
+                    ));
                 }
             }
             Ok(())
         }
         Ty::Hooks => {
-            let Value::Object(events) = v else { return bad("must be an object (event name -> list of hook groups)") };
+            let Value::Object(events) = v else {
+                return bad("must be an object (event name -> list of hook groups)");
+            };
             for (event, groups) in events {
                 if matches!(event.as_str(), "enabled" | "disabled" | "notifications") {
                     continue; // legacy keys, ignored as upstream
                 }
                 let k = format!("{key}.{event}");
-                let Value::Array(groups) = groups else { return Err((k, "must be an array of hook groups".into())) };
+                let Value::Array(groups) = groups else {
+                    return Err((k, "must be an array of hook groups".into()));
+                };
                 for (i, g) in groups.iter().enumerate() {
                     let gk = format!("{k}[{i}]");
-                    let Value::Object(g) = g else { return Err((gk, "must be an object with \"hooks\"".into())) };
+                    let Value::Object(g) = g else {
+                        return Err((gk, "must be an object with \"hooks\"".into()));
+                    };
                     if let Some(m) = g.get("matcher") {
                         check(m, Ty::Str, &format!("{gk}.matcher"))?;
                     }
@@ -148,8 +160,16 @@ fn check(v: &Value, ty: Ty, key: &str) -> Result<(), Bad> {
                     };
                     for (j, h) in hooks.iter().enumerate() {
                         let hk = format!("{gk}.hooks[{j}]");
-                        let Value::Object(h) = h else { return Err((hk, "must be an object".into())) };
-                        for (f, ty) in [("type", Ty::Str), ("command", Ty::Str), ("name", Ty::Str), ("description", Ty::Str), ("timeout", Ty::Uint)] {
+                        let Value::Object(h) = h else {
+                            return Err((hk, "must be an object".into()));
+                        };
+                        for (f, ty) in [
+                            ("type", Ty::Str),
+                            ("command", Ty::Str),
+                            ("name", Ty::Str),
+                            ("description", Ty::Str),
+                            ("timeout", Ty::Uint),
+                        ] {
                             if let Some(x) = h.get(f) {
                                 check(x, ty, &format!("{hk}.{f}"))?;
                             }
@@ -159,7 +179,10 @@ fn check(v: &Value, ty: Ty, key: &str) -> Result<(), Bad> {
                         }
                         if let Some(x) = h.get("fail") {
                             if !matches!(x.as_str(), Some("open" | "closed")) {
-                                return Err((format!("{hk}.fail"), "must be \"open\" or \"closed\"".into()));
+                                return Err((
+                                    format!("{hk}.fail"),
+                                    "must be \"open\" or \"closed\"".into(),
+                                ));
                             }
                         }
                     }
@@ -263,7 +286,9 @@ pub const DEFAULT_DISCOVERY_TIMEOUT_MS: u64 = 30_000;
 pub const DEFAULT_HOOK_TIMEOUT_MS: u64 = 60_000;
 
 fn strs(map: &Map<String, Value>, key: &str) -> Option<Vec<String>> {
-    get_path(map, key)?.as_array().map(|a| a.iter().filter_map(|s| s.as_str().map(String::from)).collect())
+    get_path(map, key)?
+        .as_array()
+        .map(|a| a.iter().filter_map(|s| s.as_str().map(String::from)).collect())
 }
 
 fn hook_settings(map: &Map<String, Value>) -> HookSettings {
@@ -293,13 +318,23 @@ fn hook_settings(map: &Map<String, Value>) -> HookSettings {
                                 Some(HookEntry {
                                     command: h.get("command")?.as_str()?.to_string(),
                                     name: h.get("name").and_then(Value::as_str).map(String::from),
-                                    timeout_ms: h.get("timeout").and_then(Value::as_u64).unwrap_or(DEFAULT_HOOK_TIMEOUT_MS),
+                                    timeout_ms: h
+                                        .get("timeout")
+                                        .and_then(Value::as_u64)
+                                        .unwrap_or(DEFAULT_HOOK_TIMEOUT_MS),
                                     env: h
                                         .get("env")
                                         .and_then(Value::as_object)
-                                        .map(|e| e.iter().filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string()))).collect())
+                                        .map(|e| {
+                                            e.iter()
+                                                .filter_map(|(k, v)| {
+                                                    Some((k.clone(), v.as_str()?.to_string()))
+                                                })
+                                                .collect()
+                                        })
                                         .unwrap_or_default(),
-                                    fail: if h.get("fail").and_then(Value::as_str) == Some("closed") {
+                                    fail: if h.get("fail").and_then(Value::as_str) == Some("closed")
+                                    {
                                         FailMode::Closed
                                     } else {
                                         FailMode::Open
@@ -332,7 +367,11 @@ pub fn tool_settings(map: &Map<String, Value>) -> ToolSettings {
         mcp_servers: map
             .get("mcpServers")
             .and_then(Value::as_object)
-            .map(|m| m.iter().map(|(k, v)| McpServerSettings { name: k.clone(), definition: v.clone() }).collect())
+            .map(|m| {
+                m.iter()
+                    .map(|(k, v)| McpServerSettings { name: k.clone(), definition: v.clone() })
+                    .collect()
+            })
             .unwrap_or_default(),
         mcp_allowed: strs(map, "mcp.allowed").unwrap_or_default(),
         mcp_excluded: strs(map, "mcp.excluded").unwrap_or_default(),

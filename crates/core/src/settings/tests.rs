@@ -31,15 +31,31 @@ impl Layout {
 #[test]
 fn layers_merge_in_order_and_remember_their_file() {
     let l = layout();
-    let gu = file(&l.user, ".gemini/settings.json", r#"{"tools": {"exclude": ["a"], "truncateToolOutputThreshold": 100, "shell": {"inactivityTimeout": 10}}}"#);
-    let u = file(&l.home, "settings.json", r#"{"tools": {"exclude": ["b"], "truncateToolOutputThreshold": 200}}"#);
+    let gu = file(
+        &l.user,
+        ".gemini/settings.json",
+        r#"{"tools": {"exclude": ["a"], "truncateToolOutputThreshold": 100, "shell": {"inactivityTimeout": 10}}}"#,
+    );
+    let u = file(
+        &l.home,
+        "settings.json",
+        r#"{"tools": {"exclude": ["b"], "truncateToolOutputThreshold": 200}}"#,
+    );
     let gp = file(&l.root, ".gemini/settings.json", r#"{"tools": {"toolCallTimeoutMs": 5000}}"#);
     let p = file(&l.root, ".toolbelt/settings.json", "{\n  // project\n  \"tools\": {\"toolCallTimeoutMs\": 7000, \"exclude\": [\"a\", \"c\"]},\n  \"somethingElse\": {\"kept\": true}\n}");
     let s = Settings::load(&l.candidates(), true).unwrap();
     assert_eq!(s.get("tools.truncateToolOutputThreshold"), Some(&serde_json::json!(200)));
     assert_eq!(s.get("tools.toolCallTimeoutMs"), Some(&serde_json::json!(7000)));
-    assert_eq!(s.get("tools.exclude"), Some(&serde_json::json!(["a", "b", "c"])), "exclusions are united");
-    assert_eq!(s.get("somethingElse.kept"), Some(&serde_json::json!(true)), "unknown keys are kept");
+    assert_eq!(
+        s.get("tools.exclude"),
+        Some(&serde_json::json!(["a", "b", "c"])),
+        "exclusions are united"
+    );
+    assert_eq!(
+        s.get("somethingElse.kept"),
+        Some(&serde_json::json!(true)),
+        "unknown keys are kept"
+    );
     assert_eq!(s.origin["tools.truncateToolOutputThreshold"], u);
     assert_eq!(s.origin["tools.shell.inactivityTimeout"], gu);
     assert_eq!(s.origin["tools.toolCallTimeoutMs"], p);
@@ -54,12 +70,16 @@ fn layers_merge_in_order_and_remember_their_file() {
 #[test]
 fn malformed_files_name_the_file_line_and_key() {
     let l = layout();
-    let p = file(&l.home, "settings.json", "{\n  \"tools\": {\n    \"exclude\": \"read_file\"\n  }\n}");
+    let p =
+        file(&l.home, "settings.json", "{\n  \"tools\": {\n    \"exclude\": \"read_file\"\n  }\n}");
     let e = Settings::load(&l.candidates(), true).unwrap_err();
     assert_eq!(e.path, p);
     assert_eq!(e.line, Some(3));
     assert_eq!(e.key.as_deref(), Some("tools.exclude"));
-    assert_eq!(e.to_string(), format!("{}:3: tools.exclude: must be an array of strings", p.display()));
+    assert_eq!(
+        e.to_string(),
+        format!("{}:3: tools.exclude: must be an array of strings", p.display())
+    );
 
     file(&l.home, "settings.json", "{\"tools\": {,}}");
     let e = Settings::load(&l.candidates(), true).unwrap_err();
@@ -69,18 +89,29 @@ fn malformed_files_name_the_file_line_and_key() {
     let e = Settings::load(&l.candidates(), true).unwrap_err();
     assert_eq!(e.key.as_deref(), Some("mcpServers.gh"));
 
-    file(&l.home, "settings.json", r#"{"hooks": {"BeforeTool": [{"hooks": [{"type": "command", "command": "x", "fail": "maybe"}]}]}}"#);
+    file(
+        &l.home,
+        "settings.json",
+        r#"{"hooks": {"BeforeTool": [{"hooks": [{"type": "command", "command": "x", "fail": "maybe"}]}]}}"#,
+    );
     let e = Settings::load(&l.candidates(), true).unwrap_err();
     assert_eq!(e.key.as_deref(), Some("hooks.BeforeTool[0].hooks[0].fail"));
 
     file(&l.home, "settings.json", r#"{"general": {"defaultApprovalMode": "yolo"}}"#);
-    assert!(Settings::load(&l.candidates(), true).unwrap_err().message.contains("yolo cannot be set"));
+    assert!(Settings::load(&l.candidates(), true)
+        .unwrap_err()
+        .message
+        .contains("yolo cannot be set"));
 }
 
 #[test]
 fn legacy_flat_keys_are_read() {
     let l = layout();
-    file(&l.home, "settings.json", r#"{"excludeTools": ["glob"], "toolDiscoveryCommand": "./discover", "coreTools": ["read_file"]}"#);
+    file(
+        &l.home,
+        "settings.json",
+        r#"{"excludeTools": ["glob"], "toolDiscoveryCommand": "./discover", "coreTools": ["read_file"]}"#,
+    );
     let t = Settings::load(&l.candidates(), true).unwrap().tools();
     assert_eq!(t.exclude, ["glob"]);
     assert_eq!(t.discovery_command.as_deref(), Some("./discover"));
@@ -105,7 +136,12 @@ fn untrusted_project_files_cannot_run_commands_or_allow_more() {
     assert_eq!(t.exclude, ["glob"], "restrictions still apply");
     assert_eq!(t.call_command.as_deref(), Some("./mine"), "user settings need no trust");
     let notice = s.skipped_notice().unwrap();
-    assert!(notice.contains("hooks") && notice.contains("tools.discoveryCommand") && notice.contains(&p.display().to_string()), "{notice}");
+    assert!(
+        notice.contains("hooks")
+            && notice.contains("tools.discoveryCommand")
+            && notice.contains(&p.display().to_string()),
+        "{notice}"
+    );
     let trusted = Settings::load(&l.candidates(), true).unwrap();
     assert_eq!(trusted.tools().hooks.events["BeforeTool"][0].hooks[0].command, "evil");
     assert!(trusted.skipped_notice().is_none());
