@@ -224,6 +224,22 @@ fn rule_matches(
     rule.interactive.is_none_or(|i| i == ctx.interactive)
 }
 
+/// Whether a rule applies to a tool whatever the arguments (its args pattern is not looked at).
+pub(super) fn rule_matches_ignoring_args(
+    rule: &Rule,
+    name: &str,
+    server: Option<&str>,
+    annotations: Option<&Map<String, Value>>,
+    ctx: &PolicyContext<'_>,
+) -> bool {
+    let server = server.map(str::to_string).or_else(|| server_from_name(name));
+    let names = names_for(name);
+    let mut r = rule.clone();
+    r.args_pattern = None;
+    let call = PolicyCall { name, args: &Value::Null, server_name: server.as_deref(), annotations };
+    rule_matches(&r, &call, &names, None, server.as_deref(), ctx)
+}
+
 fn name_matches(rule: &Rule, name: &str, server: Option<&str>) -> bool {
     let pat = rule.tool_name.as_str();
     if pat == "*" {

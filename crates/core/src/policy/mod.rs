@@ -5,6 +5,7 @@ mod evaluate;
 mod rule;
 pub mod saved;
 mod shell;
+pub mod sources;
 mod stringify;
 pub mod toml;
 
@@ -98,6 +99,29 @@ impl PolicyEngine {
     /// A copy of the current rules, in evaluation order.
     pub fn rules(&self) -> Vec<Rule> {
         self.rules.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// The tools policy denies whatever their arguments in `mode` (engine-spec 4.8): they are
+    /// left out of the declarations the model sees.
+    pub fn excluded_tools<'a>(
+        &self,
+        tools: impl IntoIterator<Item = sources::ToolFacts<'a>>,
+        mode: ApprovalMode,
+    ) -> Vec<String> {
+        let ctx = PolicyContext {
+            mode,
+            interactive: self.interactive,
+            subagent: None,
+            disable_always_allow: self.disable_always_allow,
+            workspace: self.workspace.as_deref(),
+            trusted_folder: self.trusted_folder,
+        };
+        let rules = self.rules.read().unwrap_or_else(|e| e.into_inner());
+        tools
+            .into_iter()
+            .filter(|t| sources::is_excluded(t, &rules, &ctx))
+            .map(|t| t.name.to_string())
+            .collect()
     }
 
     /// Decides a call in a mode.
