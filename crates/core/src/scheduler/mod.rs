@@ -23,6 +23,7 @@ use tokio_util::sync::CancellationToken;
 
 pub use self::events::{CallState, Event, EventSink};
 use crate::approver::{Approver, ConfirmationRequest, Outcome};
+use crate::hooks::{HookCall, ToolHooks};
 use crate::policy::{ApprovalMode, Decision, PolicyCall, PolicyEngine};
 use crate::registry::{Built, Registry};
 use crate::response::{self, ResponseParts};
@@ -36,11 +37,14 @@ pub struct CallRequest {
     pub call_id: String,
     pub name: String,
     pub args: Value,
+    /// For tail calls: the name the chain started with (the response carries it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub original_name: Option<String>,
 }
 
 impl CallRequest {
     pub fn new(call_id: impl Into<String>, name: impl Into<String>, args: Value) -> Self {
-        Self { call_id: call_id.into(), name: name.into(), args }
+        Self { call_id: call_id.into(), name: name.into(), args, original_name: None }
     }
 }
 
@@ -111,12 +115,22 @@ pub struct Scheduler {
     active: Mutex<HashMap<String, (CancellationToken, Option<&'static str>)>>,
     batches: Mutex<HashMap<u64, CancellationToken>>,
     next_batch: AtomicU64,
+    hooks: Option<Arc<dyn ToolHooks>>,
+    /// Tail calls requested by AfterTool hooks, by call id.
+    tails: Mutex<HashMap<String, (String, Value)>>,
 }
+
+/// How many tail calls may follow one another for one call.
+const MAX_TAIL_CALLS: usize = 8;
 
 /// A built call waiting for policy, approval and execution.
 struct Pending {
     request: CallRequest,
     built: Built,
+    /// A BeforeTool hook asked for confirmation (with this message).
+    hook_ask: Option<String>,
+    /// A BeforeTool hook replaced the arguments.
+    args_modified: bool,
 }
 
 /// Where a call stands between phases.
@@ -145,7 +159,15 @@ impl Scheduler {
             active: Mutex::default(),
             batches: Mutex::default(),
             next_batch: AtomicU64::new(0),
+            hooks: None,
+            tails: Mutex::default(),
         }
+    }
+
+    /// Runs `hooks` around every call (BeforeTool before policy, AfterTool after the result).
+    pub fn with_hooks(mut self, hooks: Arc<dyn ToolHooks>) -> Self {
+        self.hooks = Some(hooks);
+        self
     }
 
     /// Sends every state change and output chunk to `sink`.
@@ -253,11 +275,52 @@ impl Scheduler {
                 Slot::Ready(p) => self.cancelled(p.request, REASON_ABORT, None, Instant::now()),
             })
             .collect();
-        let mut active = self.active.lock().unwrap_or_else(|e| e.into_inner());
-        for c in &out {
-            active.remove(&c.request.call_id);
+        {
+            let mut active = self.active.lock().unwrap_or_else(|e| e.into_inner());
+            for c in &out {
+                active.remove(&c.request.call_id);
+            }
         }
+        self.run_tails(out, &cancel).await
+    }
+
+    /// Replaces each call whose AfterTool hook asked for a tail call by that call's result:
+    /// same call id, the full pipeline again, answered under the original name.
+    async fn run_tails(
+        &self,
+        mut out: Vec<CompletedCall>,
+        cancel: &CancellationToken,
+    ) -> Vec<CompletedCall> {
+        for done in &mut out {
+            for _ in 0..MAX_TAIL_CALLS {
+                let tail = self
+                    .tails
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .remove(&done.request.call_id);
+                let Some((name, args)) = tail else { break };
+                let original =
+                    done.request.original_name.clone().unwrap_or_else(|| done.request.name.clone());
+                let mut req = CallRequest::new(done.request.call_id.clone(), name, args);
+                req.original_name = Some(original.clone());
+                let next = self.schedule_one(req, cancel.clone()).await;
+                let Some(mut next) = next else { break };
+                next.response.function_response.name = original;
+                *done = next;
+            }
+        }
+        self.tails.lock().unwrap_or_else(|e| e.into_inner()).clear();
         out
+    }
+
+    /// `schedule` for one call, boxed: the recursion through tail calls needs a named type.
+    fn schedule_one(
+        &self,
+        req: CallRequest,
+        cancel: CancellationToken,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Option<CompletedCall>> + Send + '_>>
+    {
+        Box::pin(async move { self.schedule(vec![req], cancel).await.pop() })
     }
 
     fn reason_for(&self, id: &str, default: &'static str) -> &'static str {
@@ -294,7 +357,12 @@ impl Scheduler {
         match self.registry.build_call(&request.name, request.args.clone(), &self.env) {
             Ok(built) => {
                 self.emit(&request.call_id, &request.name, CallState::Validating, None);
-                Slot::Ready(Box::new(Pending { request, built }))
+                Slot::Ready(Box::new(Pending {
+                    request,
+                    built,
+                    hook_ask: None,
+                    args_modified: false,
+                }))
             }
             Err(e) => Slot::Done(Box::new(self.failed(
                 request,
@@ -309,6 +377,7 @@ impl Scheduler {
     /// cancels everything queued after the group.
     async fn run_group(&self, group: &mut [Slot], batch: &CancellationToken) -> bool {
         let start = Instant::now();
+        self.before_hooks(group, start).await;
         let mode = self.mode();
         // Policy for the whole group first.
         let mut needs_approval = Vec::new();
@@ -325,7 +394,11 @@ impl Scheduler {
                 mode,
             );
             tracing::debug!(call = %p.request.call_id, decision = verdict.decision.as_str(), reason = %verdict.reason, "policy");
-            match verdict.decision {
+            let decision = match verdict.decision {
+                Decision::Allow if p.hook_ask.is_some() => Decision::AskUser,
+                d => d,
+            };
+            match decision {
                 Decision::Allow => {}
                 Decision::Deny => {
                     let mut msg = "Tool execution denied by policy.".to_string();
@@ -399,6 +472,113 @@ impl Scheduler {
             }
         }
         user_cancelled
+    }
+
+    /// BeforeTool hooks for the calls of a group (together), before policy sees them.
+    async fn before_hooks(&self, group: &mut [Slot], start: Instant) {
+        let Some(hooks) = self.hooks.clone() else { return };
+        let runs = group.iter().map(|slot| {
+            let hooks = hooks.clone();
+            async move {
+                let Slot::Ready(p) = slot else { return None };
+                let original = p.request.original_name.as_deref();
+                let call = HookCall {
+                    name: &p.request.name,
+                    args: &p.built.args,
+                    original_name: original,
+                };
+                Some(hooks.before_tool(&call).await)
+            }
+        });
+        let outcomes = futures::future::join_all(runs).await;
+        for (slot, outcome) in group.iter_mut().zip(outcomes) {
+            let (Slot::Ready(p), Some(before)) = (&mut *slot, outcome) else { continue };
+            let req = p.request.clone();
+            if let Some(reason) = before.stop {
+                let msg = format!("Agent execution stopped by hook: {reason}");
+                *slot = Slot::Done(Box::new(self.failed(
+                    req,
+                    ToolError::new(ErrorType::StopExecution, msg),
+                    None,
+                    start,
+                )));
+                continue;
+            }
+            if let Some(reason) = before.block {
+                let msg = format!("Tool execution blocked: {reason}");
+                let mut done =
+                    self.failed(req, ToolError::new(ErrorType::PolicyViolation, msg), None, start);
+                done.refusal = Some(Refusal::Policy);
+                *slot = Slot::Done(Box::new(done));
+                continue;
+            }
+            if let Some(args) = before.tool_input {
+                match self.registry.build_call(&p.request.name, args, &self.env) {
+                    Ok(rebuilt) => {
+                        p.built = rebuilt;
+                        p.args_modified = true;
+                    }
+                    Err(e) => {
+                        let msg = format!(
+                            "Tool parameter modification by hook failed validation: {}",
+                            e.message
+                        );
+                        *slot = Slot::Done(Box::new(self.failed(
+                            req,
+                            ToolError::new(ErrorType::InvalidToolParams, msg),
+                            None,
+                            start,
+                        )));
+                        continue;
+                    }
+                }
+            }
+            p.hook_ask = before.ask;
+        }
+    }
+
+    /// AfterTool hooks for a returned result: stop, block, added context, tail call; and the
+    /// notice that a hook changed the arguments.
+    async fn after_hooks(
+        &self,
+        p: &Pending,
+        mut result: ToolResult,
+    ) -> Result<ToolResult, (ToolError, ToolResult)> {
+        if p.args_modified && result.error.is_none() {
+            if let Content::Text(t) = &mut result.llm_content {
+                t.push_str(
+                    "\n\n[System] Tool input parameters were modified by a hook before execution.",
+                );
+            }
+        }
+        let Some(hooks) = &self.hooks else { return Ok(result) };
+        let original = p.request.original_name.as_deref();
+        let call = HookCall { name: &p.request.name, args: &p.built.args, original_name: original };
+        let after = hooks.after_tool(&call, &result).await;
+        if let Some(tail) = after.tail {
+            self.tails
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert(p.request.call_id.clone(), tail);
+        }
+        if let Some(reason) = after.stop {
+            return Err((ToolError::new(ErrorType::StopExecution, reason), result));
+        }
+        if let Some(reason) = after.block {
+            return Err((ToolError::new(ErrorType::ExecutionFailed, reason), result));
+        }
+        if let Some(ctx) = after.additional_context {
+            let escaped = ctx.replace('<', "&lt;").replace('>', "&gt;");
+            let note = format!("\n\n<hook_context>{escaped}</hook_context>");
+            match &mut result.llm_content {
+                Content::Text(t) => t.push_str(&note),
+                Content::Part(part) => {
+                    result.llm_content = Content::Parts(vec![part.clone(), Part::text(note)]);
+                }
+                Content::Parts(parts) => parts.push(Part::text(note)),
+            }
+        }
+        Ok(result)
     }
 
     fn confirmation_request(&self, p: &Pending) -> ConfirmationRequest {
@@ -540,7 +720,13 @@ impl Scheduler {
             Ended::Done(Ok(result)) if token.is_cancelled() => {
                 self.cancelled_with_output(req, result, b.tool.truncates_output(), start)
             }
-            Ended::Done(Ok(result)) => self.finish(b, req, result, start),
+            Ended::Done(Ok(result)) => {
+                let result = self.after_hooks(p, result).await;
+                match result {
+                    Ok(r) => self.finish(b, req, r, start),
+                    Err((error, r)) => self.failed(req, error, Some(r), start),
+                }
+            }
             Ended::TimedOut(mut partial) => {
                 if let Some(r) = partial.as_mut() {
                     self.bound_output(b.tool.truncates_output(), &req, r);
