@@ -7,6 +7,7 @@
 //!   [`shell::read_background_output`] (Unix only)
 
 pub mod collate;
+pub mod discovered;
 pub mod edit;
 pub mod fs;
 pub mod search;

@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod declarations;
+mod discovered;
 mod glob;
 mod grep_search;
 mod harness;

@@ -1,0 +1,150 @@
+//! Tools from a discovery command: valid, empty, malformed and slow discovery; calls that
+//! succeed, fail, and are cancelled.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+use toolbelt_core::tool::{ExecContext, ModelFamily, Tool};
+use toolbelt_test_support::TempTree;
+use toolbelt_tools::discovered::{discover, DiscoveryConfig, DiscoveryError};
+
+fn script(dir: &Path, name: &str, body: &str) -> String {
+    let p = dir.join(name);
+    std::fs::write(&p, format!("#!/bin/bash\n{body}\n")).unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    p.display().to_string()
+}
+
+fn cfg(dir: &Path, discovery: String, call: Option<String>, timeout_ms: u64) -> DiscoveryConfig {
+    DiscoveryConfig {
+        discovery_command: discovery,
+        call_command: call,
+        cwd: dir.to_path_buf(),
+        discovery_timeout_ms: timeout_ms,
+    }
+}
+
+fn rt() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap()
+}
+
+const DECLS: &str = r#"[{"function_declarations": [{"name": "deploy", "description": "Deploys it.", "parametersJsonSchema": {"type": "object", "properties": {"env": {"type": "string"}}, "required": ["env"]}}]},
+ {"name": "lint", "description": "Lints.", "parameters": {"type": "object"}},
+ {"description": "nameless, skipped"}]"#;
+
+#[test]
+fn discovery_registers_prefixed_tools_of_kind_other() {
+    let t = TempTree::new();
+    let d = script(t.root(), "discover.sh", &format!("cat <<'EOF'\n{DECLS}\nEOF"));
+    let tools = rt().block_on(discover(&cfg(t.root(), format!("{d} --json"), None, 5000))).unwrap();
+    let names: Vec<&str> = tools.iter().map(|t| t.name()).collect();
+    assert_eq!(names, ["discovered_tool_deploy", "discovered_tool_lint"]);
+    assert_eq!(tools[0].kind(), toolbelt_core::Kind::Other);
+    let decl = tools[0].declaration(ModelFamily::Legacy);
+    assert!(decl
+        .description
+        .starts_with("Deploys it.\n\nThis tool comes from the project's discovery command"));
+    assert_eq!(decl.parameters["required"], json!(["env"]));
+    assert_eq!(
+        tools[1].declaration(ModelFamily::Legacy).parameters,
+        json!({"type": "object"}),
+        "legacy `parameters` is ignored"
+    );
+}
+
+#[test]
+fn empty_malformed_failing_and_slow_discovery() {
+    let t = TempTree::new();
+    let run = |body: &str, timeout: u64| {
+        let d = script(t.root(), "d.sh", body);
+        rt().block_on(discover(&cfg(t.root(), d, None, timeout)))
+    };
+    assert!(run("echo '[]'", 5000).unwrap().is_empty());
+    let e = run("echo 'not json'", 5000).unwrap_err();
+    assert!(
+        e.to_string().starts_with("Tool discovery command did not return a JSON array of tools. ("),
+        "{e}"
+    );
+    assert!(matches!(run("echo '{\"name\": \"x\"}'", 5000), Err(DiscoveryError::NotArray { .. })));
+    let e = run("echo oops >&2; exit 3", 5000).unwrap_err();
+    assert_eq!(e.to_string(), "Tool discovery command failed with exit code 3: oops");
+    let start = Instant::now();
+    assert_eq!(run("sleep 30", 300).unwrap_err(), DiscoveryError::Timeout(300));
+    assert!(start.elapsed() < Duration::from_secs(3));
+    let missing = rt()
+        .block_on(discover(&cfg(t.root(), "/no/such/discoverer".into(), None, 1000)))
+        .unwrap_err();
+    assert!(
+        missing
+            .to_string()
+            .starts_with("Tool discovery command could not be started (/no/such/discoverer)"),
+        "{missing}"
+    );
+}
+
+#[test]
+fn calls_pass_arguments_on_stdin_and_report_failures_in_five_lines() {
+    let t = TempTree::new();
+    let d = script(t.root(), "d.sh", &format!("cat <<'EOF'\n{DECLS}\nEOF"));
+    let call = script(
+        t.root(),
+        "call.sh",
+        r#"input=$(cat); case "$1" in deploy) echo "deploying $input";; lint) echo "lint broke" >&2; echo partial; exit 4;; esac"#,
+    );
+    let r = rt();
+    let tools = r.block_on(discover(&cfg(t.root(), d, Some(call), 5000))).unwrap();
+    let env = harness_env(&t);
+    let run = |i: usize, args: serde_json::Value| {
+        let inv = tools[i].build(args, &env).unwrap();
+        r.block_on(inv.execute(ExecContext::new("c1", CancellationToken::new())))
+    };
+    let ok = run(0, json!({"env": "prod"}));
+    assert!(ok.error.is_none());
+    assert_eq!(
+        ok.llm_content,
+        toolbelt_core::Content::Text("deploying {\"env\":\"prod\"}\n".into())
+    );
+    let bad = run(1, json!({}));
+    let e = bad.error.unwrap();
+    assert_eq!(e.kind, toolbelt_core::ErrorType::DiscoveredToolExecutionError);
+    assert_eq!(
+        e.message,
+        "Stdout: partial\n\nStderr: lint broke\n\nError: (none)\nExit Code: 4\nSignal: (none)"
+    );
+}
+
+#[test]
+fn a_cancelled_call_stops_its_process() {
+    let t = TempTree::new();
+    let d = script(t.root(), "d.sh", r#"echo '[{"name": "slow"}]'"#);
+    let marker = t.root().join("finished");
+    let call = script(t.root(), "call.sh", &format!("sleep 5; touch {}", marker.display()));
+    let r = rt();
+    let tools = r.block_on(discover(&cfg(t.root(), d, Some(call), 5000))).unwrap();
+    let env = harness_env(&t);
+    let token = CancellationToken::new();
+    let inv = tools[0].build(json!({}), &env).unwrap();
+    let t2 = token.clone();
+    let start = Instant::now();
+    let res = r.block_on(async move {
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            t2.cancel();
+        });
+        inv.execute(ExecContext::new("c1", token)).await
+    });
+    assert!(start.elapsed() < Duration::from_secs(3));
+    assert!(res.error.unwrap().message.contains("cancelled or timed out"));
+    std::thread::sleep(Duration::from_millis(5500 - start.elapsed().as_millis().min(5500) as u64));
+    assert!(!marker.exists(), "the call's process was killed");
+}
+
+fn harness_env(t: &TempTree) -> toolbelt_core::ToolEnv {
+    crate::harness::env_for(t, &[])
+}
