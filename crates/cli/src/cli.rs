@@ -24,10 +24,26 @@ pub enum Command {
         #[command(subcommand)]
         command: ToolsCommand,
     },
-    /// Ask the policy engine about a call without running it
+    /// Ask the policy engine about a call, or list and revoke saved approvals
     Policy {
         #[command(subcommand)]
         command: PolicyCommand,
+    },
+    /// Show the merged settings and the file that set each key
+    Config {
+        #[command(subcommand)]
+        command: ConfigCommand,
+    },
+    /// Trust a folder: its project settings may then run commands (hooks, tool discovery,
+    /// MCP servers) and allow more
+    Trust {
+        /// The folder (default: .)
+        dir: Option<PathBuf>,
+    },
+    /// Stop trusting a folder
+    Untrust {
+        /// The folder (default: .)
+        dir: Option<PathBuf>,
     },
 }
 
@@ -50,9 +66,13 @@ pub enum Family {
 /// Options every command that builds a session shares.
 #[derive(Debug, Args)]
 pub struct SessionArgs {
-    /// Approval mode
-    #[arg(long, value_enum, default_value = "default")]
-    pub approval_mode: Mode,
+    /// Approval mode (default: `general.defaultApprovalMode` from settings, else default)
+    #[arg(long, value_enum)]
+    pub approval_mode: Option<Mode>,
+    /// Workspace root (repeatable; the first is where relative paths start and whose project
+    /// settings apply; default: .)
+    #[arg(long = "root", value_name = "DIR")]
+    pub roots: Vec<PathBuf>,
     /// A policy file or folder of *.toml files, loaded at the user tier (repeatable)
     #[arg(long = "policy", value_name = "PATH")]
     pub policies: Vec<PathBuf>,
@@ -71,9 +91,6 @@ pub struct CallArgs {
     /// Arguments as a JSON object; `-` reads them from stdin
     #[arg(default_value = "{}")]
     pub args: String,
-    /// Workspace root (repeatable; the first is where relative paths start; default: .)
-    #[arg(long = "root", value_name = "DIR")]
-    pub roots: Vec<PathBuf>,
     /// Print one JSON object: name, response, llmContent, returnDisplay, error
     #[arg(long)]
     pub json: bool,
@@ -101,17 +118,24 @@ pub struct CallArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum ToolsCommand {
-    /// Names, kinds and display names of the built-in tools
+    /// Names, kinds and display names of the tools (built-in and discovered)
     List {
         /// Print JSON
         #[arg(long)]
         json: bool,
+        #[command(flatten)]
+        session: SessionArgs,
     },
-    /// Function declarations as JSON (all tools, or one)
+    /// Function declarations as JSON, as the model gets them (all tools, or one)
     Schema {
         tool: Option<String>,
         #[arg(long, value_enum, default_value = "legacy")]
         model_family: Family,
+        /// Include tools that policy hides in this mode
+        #[arg(long)]
+        all: bool,
+        #[command(flatten)]
+        session: SessionArgs,
     },
 }
 
@@ -128,5 +152,31 @@ pub enum PolicyCommand {
         json: bool,
         #[command(flatten)]
         session: SessionArgs,
+    },
+    /// The saved "always allow" rules (`~/.toolbelt/policies/auto-saved.toml`), with their ids
+    List {
+        /// Every loaded rule instead, highest priority first, with its source
+        #[arg(long)]
+        all: bool,
+        /// Print JSON
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        session: SessionArgs,
+    },
+    /// Remove a saved "always allow" rule by its id
+    Revoke { id: String },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ConfigCommand {
+    /// The merged settings, each key with the file that set it
+    Show {
+        /// Print JSON: {"settings", "origins", "files", "trusted"}
+        #[arg(long)]
+        json: bool,
+        /// Workspace root whose project settings apply (default: .)
+        #[arg(long = "root", value_name = "DIR")]
+        root: Option<PathBuf>,
     },
 }

@@ -1,4 +1,4 @@
-//! The `toolbelt` binary: `call`, `tools`, `policy`.
+//! The `toolbelt` binary: `call`, `tools`, `policy`, `config`, `trust`, `untrust`.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 mod approver;
@@ -29,8 +29,11 @@ fn main() {
     let result = runtime.block_on(async {
         match cli.command {
             cli::Command::Call(args) => commands::call::run(args).await,
-            cli::Command::Tools { command } => commands::tools::run(command),
-            cli::Command::Policy { command } => commands::policy::run(command),
+            cli::Command::Tools { command } => commands::tools::run(command).await,
+            cli::Command::Policy { command } => commands::policy::run(command).await,
+            cli::Command::Config { command } => commands::config::run(command),
+            cli::Command::Trust { dir } => commands::trust::run(dir, true),
+            cli::Command::Untrust { dir } => commands::trust::run(dir, false),
         }
     });
     let code = match result {

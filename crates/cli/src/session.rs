@@ -1,4 +1,7 @@
-//! Turns command-line options into the engine's pieces: settings, workspace, registry, policy.
+//! Turns command-line options into the engine's pieces, in layers: defaults < settings files
+//! (user, then project; project keys that run commands only in trusted folders) < environment
+//! < flags; policies from every tier plus settings-derived rules; hooks; discovered tools.
+//! Building a [`Session`] again is how settings are reloaded.
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -6,10 +9,14 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use toolbelt_core::config::Config;
-use toolbelt_core::policy::{ApprovalMode, PolicyEngine, Tier};
-use toolbelt_core::{ModelFamily, Registry, ToolEnv, Workspace};
+use toolbelt_core::hooks::{CommandHooks, HookContext};
+use toolbelt_core::policy::sources::{load_sources, settings_rules, standard_sources, ToolFacts};
+use toolbelt_core::policy::{toml::load_path, ApprovalMode, PolicyEngine, Tier};
+use toolbelt_core::settings::{candidate_files, Scope, Settings, ToolSettings};
+use toolbelt_core::{ModelFamily, Registry, Tool, ToolEnv, Workspace};
 
 use crate::cli::{Family, Mode, SessionArgs};
+use crate::output::warn;
 
 pub fn mode(m: Mode) -> ApprovalMode {
     match m {
@@ -35,46 +42,159 @@ pub fn interactive(args: &SessionArgs) -> bool {
     args.interactive || std::io::stdin().is_terminal()
 }
 
-/// Defaults, then the environment; flags are applied by the caller.
-pub fn config() -> anyhow::Result<Config> {
-    let mut c = Config::default();
-    c.apply_env()?;
-    Ok(c)
+fn user_home() -> Option<PathBuf> {
+    std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from)
 }
 
-/// The bundled defaults, `~/.toolbelt/policies/` and `--policy` paths (user tier). Problems
-/// in policy files are reported on stderr; the rest still loads.
-pub fn policy(args: &SessionArgs, config: &Config, interactive: bool) -> PolicyEngine {
-    let user_dir = config.home_dir.join("policies");
-    let mut paths: Vec<(&Path, Tier)> = vec![(user_dir.as_path(), Tier::User)];
-    paths.extend(args.policies.iter().map(|p| (p.as_path(), Tier::User)));
-    for p in &args.policies {
-        if !p.exists() {
-            crate::output::warn(&format!("policy path {} does not exist", p.display()));
-        }
-    }
-    let (engine, errors) = PolicyEngine::load(&paths, interactive);
-    for e in errors {
-        crate::output::warn(&format!("policy file skipped in part: {e}"));
-    }
-    engine
-}
-
-pub fn registry() -> anyhow::Result<Arc<Registry>> {
-    registry_with(&toolbelt_tools::Services::default())
-}
-
-/// The registry of built-in tools sharing `services` (the caller stops background processes).
-pub fn registry_with(services: &toolbelt_tools::Services) -> anyhow::Result<Arc<Registry>> {
-    Ok(Arc::new(Registry::builder().tools(toolbelt_tools::builtin_tools_with(services)).build()?))
-}
-
-pub fn env(roots: &[PathBuf], config: Config) -> anyhow::Result<ToolEnv> {
-    let roots = if roots.is_empty() {
-        vec![std::env::current_dir().context("cannot read the current directory")?]
-    } else {
-        roots.to_vec()
+/// The first root (default: the current folder), made absolute.
+pub fn primary_root(roots: &[PathBuf]) -> anyhow::Result<PathBuf> {
+    let root = match roots.first() {
+        Some(r) => r.clone(),
+        None => std::env::current_dir().context("cannot read the current directory")?,
     };
-    let workspace = Workspace::new(&roots, &config)?;
-    Ok(ToolEnv::new(workspace, config))
+    Ok(std::fs::canonicalize(&root).unwrap_or(root))
+}
+
+/// Whether folder trust is checked: on unless the *user* settings turn it off (a project
+/// cannot switch off its own check).
+fn trust_checking(settings_of_user: &Settings) -> bool {
+    settings_of_user
+        .get("security.folderTrust.enabled")
+        .and_then(serde_json::Value::as_bool)
+        .unwrap_or(true)
+}
+
+/// Settings and trust for a root: the files, and whether the folder is trusted.
+pub fn load_settings(home: &Path, root: &Path) -> anyhow::Result<(Settings, bool)> {
+    let candidates = candidate_files(home, user_home().as_deref(), Some(root));
+    let user_only: Vec<(Scope, PathBuf)> =
+        candidates.iter().filter(|(s, _)| !s.is_project()).cloned().collect();
+    let user = Settings::load(&user_only, true)?;
+    let trusted = toolbelt_core::trust::is_trusted(home, root, trust_checking(&user))?;
+    Ok((Settings::load(&candidates, trusted)?, trusted))
+}
+
+/// Everything a command needs to run calls.
+pub struct Session {
+    pub config: Config,
+    pub tool_settings: ToolSettings,
+    pub root: PathBuf,
+    pub policy: PolicyEngine,
+    pub registry: Arc<Registry>,
+    pub services: toolbelt_tools::Services,
+    pub hooks: Option<Arc<CommandHooks>>,
+    pub mode: ApprovalMode,
+    pub interactive: bool,
+}
+
+impl Session {
+    /// Builds a session. `flags` applies command-line overrides to the config last.
+    pub async fn build(
+        args: &SessionArgs,
+        flags: impl FnOnce(&mut Config),
+    ) -> anyhow::Result<Session> {
+        let mut config = Config::default();
+        let root = primary_root(&args.roots)?;
+        let (settings, trusted) = load_settings(&config.home_dir, &root)?;
+        if let Some(notice) = settings.skipped_notice() {
+            warn(&notice);
+        }
+        settings.apply_to(&mut config);
+        config.apply_env()?;
+        flags(&mut config);
+        let tool_settings = settings.tools();
+        let interactive = interactive(args);
+        let mode = match (args.approval_mode, tool_settings.default_approval_mode.as_deref()) {
+            (Some(m), _) => mode(m),
+            (None, Some(m)) => ApprovalMode::parse(m).unwrap_or(ApprovalMode::Default),
+            (None, None) => ApprovalMode::Default,
+        };
+
+        let sources =
+            standard_sources(&config.home_dir, user_home().as_deref(), Some(&root), trusted);
+        let mut loaded = load_sources(&sources);
+        for p in &args.policies {
+            if !p.exists() {
+                warn(&format!("policy path {} does not exist", p.display()));
+            }
+            loaded.extend(load_path(p, Tier::User));
+        }
+        for e in &loaded.errors {
+            warn(&format!("policy file skipped in part: {e}"));
+        }
+        let mut rules = loaded.rules;
+        rules.extend(settings_rules(&tool_settings, interactive));
+        let policy = PolicyEngine::new(rules, interactive)
+            .with_workspace(&root)
+            .with_trusted_folder(trusted);
+
+        let services = toolbelt_tools::Services::default();
+        let mut tools: Vec<Arc<dyn Tool>> = toolbelt_tools::builtin_tools_with(&services);
+        if let Some(cmd) = &tool_settings.discovery_command {
+            let cfg = toolbelt_tools::discovered::DiscoveryConfig {
+                discovery_command: cmd.clone(),
+                call_command: tool_settings.call_command.clone(),
+                cwd: root.clone(),
+                discovery_timeout_ms: tool_settings.discovery_timeout_ms,
+            };
+            match toolbelt_tools::discovered::discover(&cfg).await {
+                Ok(found) => tools.extend(found.into_iter().map(|t| t as Arc<dyn Tool>)),
+                Err(e) => warn(&format!("no discovered tools: {e}")),
+            }
+        }
+        let registry = Arc::new(Registry::builder().tools(tools).build()?);
+        let hooks = (!tool_settings.hooks.events.is_empty()).then(|| {
+            CommandHooks::new(
+                tool_settings.hooks.clone(),
+                HookContext {
+                    project_dir: root.clone(),
+                    session_id: session_id(),
+                    transcript_path: String::new(),
+                },
+            )
+        });
+        Ok(Session {
+            config,
+            tool_settings,
+            root,
+            policy,
+            registry,
+            services,
+            hooks,
+            mode,
+            interactive,
+        })
+    }
+
+    /// The tool environment over the given roots (the primary root first).
+    pub fn env(&self, roots: &[PathBuf]) -> anyhow::Result<ToolEnv> {
+        let roots = if roots.is_empty() { vec![self.root.clone()] } else { roots.to_vec() };
+        let workspace = Workspace::new(&roots, &self.config)?;
+        Ok(ToolEnv::new(workspace, self.config.clone()))
+    }
+
+    /// Names of the tools policy denies outright in this session's mode: they are left out of
+    /// what the model is shown.
+    pub fn excluded_tools(&self) -> Vec<String> {
+        let facts = self.registry.tools().map(|t| ToolFacts {
+            name: t.name(),
+            server_name: t.server_name(),
+            annotations: t.annotations(),
+        });
+        let mut out = self.policy.excluded_tools(facts, self.mode);
+        for e in &self.tool_settings.exclude {
+            if !out.contains(e) {
+                out.push(e.clone());
+            }
+        }
+        out
+    }
+}
+
+fn session_id() -> String {
+    let ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis())
+        .unwrap_or(0);
+    format!("toolbelt-{}-{ms}", std::process::id())
 }

@@ -14,7 +14,7 @@ use super::{read_args, EXIT_OK, EXIT_REFUSED, EXIT_TOOL_FAILED, EXIT_USAGE};
 use crate::approver::TerminalApprover;
 use crate::cli::CallArgs;
 use crate::output::{err_line, out};
-use crate::session;
+use crate::session::{self, Session};
 
 static COUNTER: AtomicU64 = AtomicU64::new(0);
 
@@ -32,33 +32,42 @@ pub async fn run(args: CallArgs) -> anyhow::Result<i32> {
             return Ok(EXIT_USAGE);
         }
     };
-    let mut config = session::config()?;
-    if let Some(t) = args.timeout_ms {
-        config.tool_call_timeout_ms = t;
-    }
-    config.allow_sensitive_paths.extend(args.allow_sensitive.iter().cloned());
-    config.shell_pty |= args.pty;
-    let interactive = session::interactive(&args.session);
-    let policy = session::policy(&args.session, &config, interactive);
-    let env = match session::env(&args.roots, config) {
+    let session = match Session::build(&args.session, |c| {
+        if let Some(t) = args.timeout_ms {
+            c.tool_call_timeout_ms = t;
+        }
+        c.allow_sensitive_paths.extend(args.allow_sensitive.iter().cloned());
+        c.shell_pty |= args.pty;
+    })
+    .await
+    {
+        Ok(s) => s,
+        Err(e) => {
+            err_line(&format!("toolbelt: {e:#}"));
+            return Ok(EXIT_USAGE);
+        }
+    };
+    let env = match session.env(&args.session.roots) {
         Ok(e) => e,
         Err(e) => {
             err_line(&format!("toolbelt: {e:#}"));
             return Ok(EXIT_USAGE);
         }
     };
-    let policy = Arc::new(policy.with_workspace(env.workspace.primary()));
     let grace = std::time::Duration::from_millis(env.config.shell_kill_grace_ms);
-    let services = toolbelt_tools::Services::default();
+    let services = session.services.clone();
     services.keep_background(args.keep_background);
+    let policy = Arc::new(session.policy);
     let approver: Arc<dyn Approver> = Arc::new(TerminalApprover);
     let options = SchedulerOptions {
         family: session::family(args.model_family),
-        mode: session::mode(args.session.approval_mode),
+        mode: session.mode,
         ..SchedulerOptions::default()
     };
-    let mut scheduler =
-        Scheduler::new(session::registry_with(&services)?, policy, approver, env, options);
+    let mut scheduler = Scheduler::new(session.registry.clone(), policy, approver, env, options);
+    if let Some(h) = session.hooks.clone() {
+        scheduler = scheduler.with_hooks(h);
+    }
     if args.events {
         scheduler = scheduler.with_events(Arc::new(|e: &Event| {
             if let Ok(line) = serde_json::to_string(e) {

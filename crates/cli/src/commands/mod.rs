@@ -1,6 +1,8 @@
 pub mod call;
+pub mod config;
 pub mod policy;
 pub mod tools;
+pub mod trust;
 
 /// Exit statuses of the CLI contract.
 pub const EXIT_OK: i32 = 0;

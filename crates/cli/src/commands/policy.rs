@@ -1,15 +1,112 @@
-//! `toolbelt policy check TOOL [ARGS]`: the decision and the rule behind it.
+//! `toolbelt policy check|list|revoke`: the decision for a call and the rule behind it; the
+//! saved "always allow" rules.
 
 use serde_json::json;
-use toolbelt_core::policy::{format_priority, PolicyCall};
+use toolbelt_core::policy::{format_priority, saved, PolicyCall};
 
-use super::{read_args, EXIT_OK, EXIT_USAGE};
+use super::{read_args, EXIT_OK, EXIT_TOOL_FAILED, EXIT_USAGE};
 use crate::cli::PolicyCommand;
 use crate::output::{err_line, out_line};
-use crate::session;
+use crate::session::Session;
 
-pub fn run(cmd: PolicyCommand) -> anyhow::Result<i32> {
-    let PolicyCommand::Check { tool, args, json, session: s } = cmd;
+pub async fn run(cmd: PolicyCommand) -> anyhow::Result<i32> {
+    match cmd {
+        PolicyCommand::Check { tool, args, json, session } => {
+            check(tool, args, json, session).await
+        }
+        PolicyCommand::List { all, json, session } => list(all, json, session).await,
+        PolicyCommand::Revoke { id } => revoke(&id),
+    }
+}
+
+fn saved_file() -> std::path::PathBuf {
+    toolbelt_core::config::default_home_dir().join("policies").join("auto-saved.toml")
+}
+
+async fn list(all: bool, json: bool, s: crate::cli::SessionArgs) -> anyhow::Result<i32> {
+    if all {
+        let session = match Session::build(&s, |_| {}).await {
+            Ok(x) => x,
+            Err(e) => {
+                err_line(&format!("toolbelt: {e:#}"));
+                return Ok(EXIT_USAGE);
+            }
+        };
+        let rules = session.policy.rules();
+        if json {
+            let v: Vec<_> = rules
+                .iter()
+                .map(|r| {
+                    json!({
+                        "toolName": r.tool_name, "decision": r.decision.as_str(), "priority": r.priority,
+                        "source": r.source.label, "commandPrefix": r.command_prefix,
+                        "argsPattern": r.args_pattern.as_ref().map(|p| p.source().to_string()),
+                        "modes": r.modes.iter().map(|m| m.as_str()).collect::<Vec<_>>(),
+                    })
+                })
+                .collect();
+            out_line(&serde_json::to_string_pretty(&v)?);
+        } else {
+            for r in &rules {
+                let what = match (&r.command_prefix, &r.args_pattern) {
+                    (Some(p), _) => format!(" commandPrefix {p:?}"),
+                    (None, Some(a)) => format!(" argsPattern /{}/", a.source()),
+                    _ => String::new(),
+                };
+                out_line(&format!(
+                    "{:<8} {:<9} {:<22}{what}  [{}]",
+                    format_priority(r.priority),
+                    r.decision.as_str(),
+                    r.tool_name,
+                    r.source.label
+                ));
+            }
+        }
+        return Ok(EXIT_OK);
+    }
+    let file = saved_file();
+    let rules = saved::list(&file)?;
+    if json {
+        let v: Vec<_> = rules
+            .iter()
+            .map(|r| json!({"id": r.id, "toolName": r.tool_name, "mcpName": r.mcp_name, "commandPrefix": r.command_prefix, "argsPattern": r.args_pattern, "modes": r.modes, "allowRedirection": r.allow_redirection}))
+            .collect();
+        out_line(&serde_json::to_string_pretty(
+            &json!({"file": file.display().to_string(), "rules": v}),
+        )?);
+    } else if rules.is_empty() {
+        out_line(&format!("No saved approvals ({}).", file.display()));
+    } else {
+        for r in &rules {
+            out_line(&format!("{}  {}", r.id, r.summary()));
+        }
+        out_line(&format!("({}; remove one with `toolbelt policy revoke ID`)", file.display()));
+    }
+    Ok(EXIT_OK)
+}
+
+fn revoke(id: &str) -> anyhow::Result<i32> {
+    let file = saved_file();
+    match saved::revoke(&file, id)? {
+        Some(r) => {
+            out_line(&format!("Revoked {}: {}", r.id, r.summary()));
+            Ok(EXIT_OK)
+        }
+        None => {
+            err_line(&format!(
+                "toolbelt: no saved approval has the id {id:?} (see `toolbelt policy list`)"
+            ));
+            Ok(EXIT_TOOL_FAILED)
+        }
+    }
+}
+
+async fn check(
+    tool: String,
+    args: String,
+    json: bool,
+    s: crate::cli::SessionArgs,
+) -> anyhow::Result<i32> {
     let args = match read_args(&args) {
         Ok(v) => v,
         Err(msg) => {
@@ -17,14 +114,17 @@ pub fn run(cmd: PolicyCommand) -> anyhow::Result<i32> {
             return Ok(EXIT_USAGE);
         }
     };
-    let config = session::config()?;
-    let interactive = session::interactive(&s);
-    let mut engine = session::policy(&s, &config, interactive);
-    if let Ok(cwd) = std::env::current_dir() {
-        engine = engine.with_workspace(std::fs::canonicalize(&cwd).unwrap_or(cwd));
-    }
-    let mode = session::mode(s.approval_mode);
-    let registry = session::registry()?;
+    let session = match Session::build(&s, |_| {}).await {
+        Ok(x) => x,
+        Err(e) => {
+            err_line(&format!("toolbelt: {e:#}"));
+            return Ok(EXIT_USAGE);
+        }
+    };
+    let interactive = session.interactive;
+    let engine = &session.policy;
+    let mode = session.mode;
+    let registry = session.registry.clone();
     let t = registry.get(&tool);
     let verdict = engine.check(
         &PolicyCall {

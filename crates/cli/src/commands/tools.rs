@@ -1,26 +1,50 @@
-//! `toolbelt tools list|schema`.
+//! `toolbelt tools list|schema`: the tools of a session (built-in and discovered). `schema`
+//! shows what the model is given: tools that policy denies outright are left out, as upstream.
 
 use serde_json::{json, Value};
 
 use super::{EXIT_OK, EXIT_USAGE};
 use crate::cli::ToolsCommand;
 use crate::output::{err_line, out_line};
-use crate::session;
+use crate::session::{self, Session};
 
-pub fn run(cmd: ToolsCommand) -> anyhow::Result<i32> {
-    let registry = session::registry()?;
+pub async fn run(cmd: ToolsCommand) -> anyhow::Result<i32> {
+    let s = match &cmd {
+        ToolsCommand::List { session, .. } | ToolsCommand::Schema { session, .. } => session,
+    };
+    let session = match Session::build(s, |_| {}).await {
+        Ok(s) => s,
+        Err(e) => {
+            err_line(&format!("toolbelt: {e:#}"));
+            return Ok(EXIT_USAGE);
+        }
+    };
+    let registry = &session.registry;
+    let excluded = session.excluded_tools();
     match cmd {
-        ToolsCommand::List { json } => {
+        ToolsCommand::List { json, .. } => {
             if json {
                 let list: Vec<Value> = registry
                     .tools()
-                    .map(|t| json!({"name": t.name(), "displayName": t.display_name(), "kind": t.kind().as_str()}))
+                    .map(|t| {
+                        json!({
+                            "name": t.name(),
+                            "displayName": t.display_name(),
+                            "kind": t.kind().as_str(),
+                            "hiddenByPolicy": excluded.iter().any(|e| e == t.name()),
+                        })
+                    })
                     .collect();
                 out_line(&serde_json::to_string_pretty(&list)?);
             } else {
                 for t in registry.tools() {
+                    let hidden = if excluded.iter().any(|e| e == t.name()) {
+                        "  (hidden: denied by policy in this mode)"
+                    } else {
+                        ""
+                    };
                     out_line(&format!(
-                        "{:<20} {:<12} {}",
+                        "{:<26} {:<12} {}{hidden}",
                         t.name(),
                         t.kind().as_str(),
                         t.display_name()
@@ -29,10 +53,17 @@ pub fn run(cmd: ToolsCommand) -> anyhow::Result<i32> {
             }
             Ok(EXIT_OK)
         }
-        ToolsCommand::Schema { tool, model_family } => {
+        ToolsCommand::Schema { tool, model_family, all, .. } => {
             let family = session::family(model_family);
             match tool {
-                None => out_line(&serde_json::to_string_pretty(&registry.declarations(family))?),
+                None => {
+                    let decls: Vec<_> = registry
+                        .tools()
+                        .filter(|t| all || !excluded.iter().any(|e| e == t.name()))
+                        .map(|t| t.declaration(family))
+                        .collect();
+                    out_line(&serde_json::to_string_pretty(&decls)?)
+                }
                 Some(name) => match registry.get(&name) {
                     Some(t) => out_line(&serde_json::to_string_pretty(&t.declaration(family))?),
                     None => {

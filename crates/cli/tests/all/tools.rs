@@ -38,8 +38,18 @@ fn tools_schema_prints_declarations_per_family() {
     let t = TempTree::new();
     let r = toolbelt(&t, &["tools", "schema"], None);
     assert_eq!(r.code, 0);
-    let all = r.json();
-    assert_eq!(all.as_array().unwrap().len(), 10);
+    let shown = r.json();
+    let names: Vec<&str> =
+        shown.as_array().unwrap().iter().map(|d| d["name"].as_str().unwrap()).collect();
+    // Headless default mode: tools that policy denies outright are not shown to the model.
+    assert_eq!(names, ["list_directory", "read_file", "grep_search", "glob", "read_many_files"]);
+    let everything = toolbelt(&t, &["tools", "schema", "--all"], None).json();
+    assert_eq!(everything.as_array().unwrap().len(), 10);
+    let interactive = toolbelt(&t, &["tools", "schema", "--interactive"], None).json();
+    assert_eq!(interactive.as_array().unwrap().len(), 10);
+    let yolo = toolbelt(&t, &["tools", "schema", "--approval-mode", "yolo"], None).json();
+    assert_eq!(yolo.as_array().unwrap().len(), 10);
+    let all = everything;
     assert!(all[0]["parametersJsonSchema"]["properties"].is_object());
     let legacy = toolbelt(&t, &["tools", "schema", "read_file"], None).json();
     let g3 =

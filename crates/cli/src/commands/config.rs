@@ -1,0 +1,72 @@
+//! `toolbelt config show`: the merged settings and which file set each key.
+
+use serde_json::json;
+
+use super::{EXIT_OK, EXIT_USAGE};
+use crate::cli::ConfigCommand;
+use crate::output::{err_line, out_line};
+use crate::session::{load_settings, primary_root};
+
+pub fn run(cmd: ConfigCommand) -> anyhow::Result<i32> {
+    let ConfigCommand::Show { json, root } = cmd;
+    let home = toolbelt_core::config::default_home_dir();
+    let root = primary_root(&root.into_iter().collect::<Vec<_>>())?;
+    let (settings, trusted) = match load_settings(&home, &root) {
+        Ok(x) => x,
+        Err(e) => {
+            err_line(&format!("toolbelt: {e:#}"));
+            return Ok(EXIT_USAGE);
+        }
+    };
+    if json {
+        let files: Vec<_> = settings
+            .files
+            .iter()
+            .map(|f| json!({"scope": f.scope.label(), "path": f.path.display().to_string()}))
+            .collect();
+        let origins: serde_json::Map<String, serde_json::Value> = settings
+            .origin
+            .iter()
+            .map(|(k, p)| (k.clone(), json!(p.display().to_string())))
+            .collect();
+        let skipped: Vec<_> = settings
+            .skipped
+            .iter()
+            .map(|(p, k)| json!({"key": k, "file": p.display().to_string()}))
+            .collect();
+        let report = json!({
+            "settings": settings.merged,
+            "origins": origins,
+            "files": files,
+            "trusted": trusted,
+            "skippedUntrusted": skipped,
+        });
+        out_line(&serde_json::to_string_pretty(&report)?);
+        return Ok(EXIT_OK);
+    }
+    out_line(&format!(
+        "folder: {} ({})",
+        root.display(),
+        if trusted {
+            "trusted"
+        } else {
+            "not trusted: project settings that run commands are skipped"
+        }
+    ));
+    if settings.files.is_empty() {
+        out_line("no settings files; defaults apply");
+    } else {
+        out_line("files, lowest precedence first:");
+        for f in &settings.files {
+            out_line(&format!("  {:<22} {}", f.scope.label(), f.path.display()));
+        }
+    }
+    for (key, path) in &settings.origin {
+        let value = settings.get(key).map(|v| v.to_string()).unwrap_or_default();
+        out_line(&format!("{key} = {value}    # {}", path.display()));
+    }
+    for (path, key) in &settings.skipped {
+        out_line(&format!("{key}: skipped (untrusted)    # {}", path.display()));
+    }
+    Ok(EXIT_OK)
+}
