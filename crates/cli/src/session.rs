@@ -138,7 +138,16 @@ impl Session {
                 discovery_timeout_ms: tool_settings.discovery_timeout_ms,
             };
             match toolbelt_tools::discovered::discover(&cfg).await {
-                Ok(found) => tools.extend(found.into_iter().map(|t| t as Arc<dyn Tool>)),
+                Ok(found) => {
+                    for t in &found {
+                        // Discovered calls get `tools.callTimeoutMs` when set, else the
+                        // engine's tool-call deadline (upstream: none).
+                        if let Some(ms) = tool_settings.call_timeout_ms {
+                            config.tool_timeouts_ms.insert(t.name().to_string(), ms);
+                        }
+                    }
+                    tools.extend(found.into_iter().map(|t| t as Arc<dyn Tool>));
+                }
                 Err(e) => warn(&format!("no discovered tools: {e}")),
             }
         }

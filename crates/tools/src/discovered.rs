@@ -213,7 +213,7 @@ pub async fn discover(cfg: &DiscoveryConfig) -> Result<Vec<Arc<DiscoveredTool>>,
                 .unwrap_or_else(|| json!({}));
             Some(Arc::new(DiscoveredTool {
                 full_name: format!("{PREFIX}{name}"),
-                name,
+                original: name,
                 description,
                 schema,
                 cfg: cfg.clone(),
@@ -225,8 +225,10 @@ pub async fn discover(cfg: &DiscoveryConfig) -> Result<Vec<Arc<DiscoveredTool>>,
 /// One discovered tool.
 #[derive(Debug)]
 pub struct DiscoveredTool {
+    /// `discovered_tool_<original>`: the name the model calls.
     full_name: String,
-    name: String,
+    /// The name the discovery command gave (passed to the call command).
+    original: String,
     description: String,
     schema: Value,
     cfg: DiscoveryConfig,
@@ -240,7 +242,7 @@ impl DiscoveredTool {
             self.description.trim_end(),
             self.cfg.discovery_command,
             call,
-            self.name,
+            self.original,
             self.cfg.cwd.display()
         )
     }
@@ -271,7 +273,7 @@ impl Tool for DiscoveredTool {
     }
     fn build(&self, params: Value, _env: &ToolEnv) -> Result<Box<dyn Invocation>, String> {
         Ok(Box::new(DiscoveredCall {
-            name: self.name.clone(),
+            name: self.original.clone(),
             full_name: self.full_name.clone(),
             params,
             cfg: self.cfg.clone(),

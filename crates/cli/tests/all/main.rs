@@ -2,6 +2,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod call;
+mod config;
 mod policy;
 #[cfg(unix)]
 mod shell;
@@ -32,6 +33,9 @@ pub fn toolbelt(tree: &TempTree, args: &[&str], input: Option<&str>) -> Run {
         .args(args)
         .current_dir(tree.root())
         .env("TOOLBELT_HOME", tree.home())
+        // No ~/.gemini settings or policies of the machine's user leak into a test.
+        .env("HOME", tree.home())
+        .env_remove("TOOLBELT_TRUST_WORKSPACE")
         .env_remove("TOOLBELT_TOOL_CALL_TIMEOUT_MS")
         .env_remove("TOOLBELT_ALLOW_SENSITIVE_PATHS")
         .stdin(Stdio::piped())

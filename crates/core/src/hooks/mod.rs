@@ -58,6 +58,9 @@ pub struct After {
 pub trait ToolHooks: Send + Sync {
     async fn before_tool(&self, call: &HookCall<'_>) -> Before;
     async fn after_tool(&self, call: &HookCall<'_>, result: &ToolResult) -> After;
+    /// A call is about to wait for a person's confirmation (advisory; `Notification` hooks
+    /// with `notification_type` `ToolPermission`).
+    async fn tool_permission(&self, _request: &crate::approver::ConfirmationRequest) {}
 }
 
 /// Where hooks run and what they are told about the session.
@@ -138,7 +141,16 @@ impl CommandHooks {
         call: &HookCall<'_>,
         input: Map<String, Value>,
     ) -> HookOutput {
-        let (hooks, sequential) = self.selected(event, call.name);
+        self.run_event_for(event, call.name, input).await
+    }
+
+    async fn run_event_for(
+        &self,
+        event: &str,
+        target: &str,
+        input: Map<String, Value>,
+    ) -> HookOutput {
+        let (hooks, sequential) = self.selected(event, target);
         if hooks.is_empty() {
             return HookOutput::default();
         }
@@ -204,6 +216,31 @@ impl ToolHooks for CommandHooks {
             ask: out.asks().then(|| out.system_message.clone().unwrap_or_default()),
             tool_input: out.tool_input().filter(|v| v.is_object()).cloned(),
         }
+    }
+
+    async fn tool_permission(&self, request: &crate::approver::ConfirmationRequest) {
+        use crate::tool::ConfirmationDetails as D;
+        let call = HookCall { name: &request.tool_name, args: &request.args, original_name: None };
+        let mut input = self.base_input("Notification", &call);
+        input.remove("tool_input");
+        input.remove("tool_name");
+        let what = match &request.details {
+            D::Edit { .. } => "editing",
+            D::Exec { .. } => "execution",
+            D::Mcp { .. } => "MCP",
+            D::Info { .. } => "information",
+        };
+        input.insert("notification_type".into(), json!("ToolPermission"));
+        input.insert(
+            "message".into(),
+            json!(format!("Tool {} requires {what}", request.details.title())),
+        );
+        input.insert(
+            "details".into(),
+            serde_json::to_value(&request.details).unwrap_or(Value::Null),
+        );
+        // Notification hooks are matched against the notification type; they are advisory.
+        let _ = self.run_event_for("Notification", "ToolPermission", input).await;
     }
 
     async fn after_tool(&self, call: &HookCall<'_>, result: &ToolResult) -> After {

@@ -250,3 +250,25 @@ fn plain_text_and_json_outputs_map_as_upstream() {
     assert!(matcher_selects(Some("(unclosed"), "(unclosed"));
     assert!(matcher_selects(Some("*"), "anything"));
 }
+
+#[tokio::test]
+async fn a_notification_hook_hears_about_permission_requests() {
+    let dir = tempfile::tempdir().unwrap();
+    let seen = dir.path().join("n.json");
+    let cmd = script(dir.path(), "n.sh", &format!("cat > {}", seen.display()));
+    let mut s = settings("Notification", Some("ToolPermission"), vec![hook(&cmd)]);
+    s.events.insert(
+        "BeforeTool".into(),
+        vec![HookGroup {
+            matcher: None,
+            sequential: false,
+            hooks: vec![hook(r#"echo '{"decision":"ask"}'"#)],
+        }],
+    );
+    let h = harness(s, true, Outcome::ProceedOnce);
+    assert_eq!(response(&run(&h, "echo", "x").await), json!({"output": "x"}));
+    let input: Value = serde_json::from_str(&std::fs::read_to_string(&seen).unwrap()).unwrap();
+    assert_eq!(input["hook_event_name"], "Notification");
+    assert_eq!(input["notification_type"], "ToolPermission");
+    assert_eq!(input["message"], "Tool Confirm: echo requires information");
+}

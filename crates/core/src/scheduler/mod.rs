@@ -441,6 +441,9 @@ impl Scheduler {
         for idx in needs_approval {
             let Slot::Ready(p) = &mut group[idx] else { continue };
             let token = self.token_for(&p.request.call_id);
+            if let Some(h) = &self.hooks {
+                h.tool_permission(&self.confirmation_request(p)).await;
+            }
             let outcome = self.ask(p, &token).await;
             let req = p.request.clone();
             if token.is_cancelled() || batch.is_cancelled() {
