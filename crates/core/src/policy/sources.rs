@@ -344,13 +344,26 @@ mod tests {
             d
         };
         let (ws, user) = (mk("ws", "deny"), mk("user", "allow"));
-        let s = PolicySources { workspace: vec![ws.clone()], user: vec![user.clone()], trusted: true, ..Default::default() };
+        let s = PolicySources {
+            workspace: vec![ws.clone()],
+            user: vec![user.clone()],
+            trusted: true,
+            ..Default::default()
+        };
         let e = PolicyEngine::new(load_sources(&s).rules, true);
         let d = ApprovalMode::Default;
         // A user rule at priority 1 (4.001) beats a workspace rule at 999 (3.999).
         assert_eq!(decide(&e, "write_file", serde_json::json!({}), d), Decision::Allow);
         assert_eq!(decide(&e, "glob", serde_json::json!({}), d), Decision::Allow);
-        let v = e.check(&PolicyCall { name: "glob", args: &serde_json::json!({}), server_name: None, annotations: None }, d);
+        let v = e.check(
+            &PolicyCall {
+                name: "glob",
+                args: &serde_json::json!({}),
+                server_name: None,
+                annotations: None,
+            },
+            d,
+        );
         assert_eq!(v.rule.unwrap().source.label, "User: p.toml");
         // Both beat the defaults (tier 1): write_file would otherwise ask.
         let s = PolicySources { workspace: vec![ws], trusted: true, ..Default::default() };
@@ -364,17 +377,29 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let admin = dir.path().join("admin");
         std::fs::create_dir_all(&admin).unwrap();
-        std::fs::write(admin.join("p.toml"), "[[rule]]\ntoolName = \"glob\"\ndecision = \"deny\"\npriority = 1\n").unwrap();
+        std::fs::write(
+            admin.join("p.toml"),
+            "[[rule]]\ntoolName = \"glob\"\ndecision = \"deny\"\npriority = 1\n",
+        )
+        .unwrap();
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&admin, std::fs::Permissions::from_mode(0o777)).unwrap();
         let l = load_sources(&PolicySources { admin: vec![admin.clone()], ..Default::default() });
-        assert!(!l.rules.iter().any(|r| r.source.label.starts_with("Admin")), "world-writable: ignored");
+        assert!(
+            !l.rules.iter().any(|r| r.source.label.starts_with("Admin")),
+            "world-writable: ignored"
+        );
         assert!(l.errors.iter().any(|e| e.message.contains("owned by root")));
         std::fs::set_permissions(&admin, std::fs::Permissions::from_mode(0o755)).unwrap();
         let l = load_sources(&PolicySources { admin: vec![admin], ..Default::default() });
         use std::os::unix::fs::MetadataExt;
         let is_root = std::fs::metadata(dir.path()).unwrap().uid() == 0;
-        assert_eq!(l.rules.iter().any(|r| r.source.label.starts_with("Admin") && (r.priority - 5.001).abs() < 1e-9), is_root);
+        assert_eq!(
+            l.rules
+                .iter()
+                .any(|r| r.source.label.starts_with("Admin") && (r.priority - 5.001).abs() < 1e-9),
+            is_root
+        );
     }
 
     #[test]
