@@ -29,6 +29,8 @@ pub enum Command {
         #[command(subcommand)]
         command: PolicyCommand,
     },
+    /// Serve the tools to MCP clients (stdio, or Streamable HTTP with --http)
+    Mcp(McpArgs),
     /// Show the merged settings and the file that set each key
     Config {
         #[command(subcommand)]
@@ -166,6 +168,27 @@ pub enum PolicyCommand {
     },
     /// Remove a saved "always allow" rule by its id
     Revoke { id: String },
+}
+
+#[derive(Debug, Args)]
+pub struct McpArgs {
+    /// Serve Streamable HTTP at this address (e.g. 127.0.0.1:8765) instead of stdio
+    #[arg(long, value_name = "ADDR")]
+    pub http: Option<std::net::SocketAddr>,
+    /// Require `Authorization: Bearer TOKEN` over HTTP (default: $TOOLBELT_MCP_TOKEN)
+    #[arg(long, value_name = "TOKEN")]
+    pub token: Option<String>,
+    /// Another browser origin allowed over HTTP (repeatable; loopback origins always are)
+    #[arg(long = "allowed-origin", value_name = "ORIGIN")]
+    pub allowed_origins: Vec<String>,
+    /// Deadline of each call in milliseconds (0: none)
+    #[arg(long, value_name = "N")]
+    pub timeout_ms: Option<u64>,
+    /// Which declarations to serve
+    #[arg(long, value_enum, default_value = "legacy")]
+    pub model_family: Family,
+    #[command(flatten)]
+    pub session: SessionArgs,
 }
 
 #[derive(Debug, Subcommand)]

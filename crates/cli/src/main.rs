@@ -32,6 +32,7 @@ fn main() {
             cli::Command::Tools { command } => commands::tools::run(command).await,
             cli::Command::Policy { command } => commands::policy::run(command).await,
             cli::Command::Config { command } => commands::config::run(command),
+            cli::Command::Mcp(args) => commands::mcp::run(args).await,
             cli::Command::Trust { dir } => commands::trust::run(dir, true),
             cli::Command::Untrust { dir } => commands::trust::run(dir, false),
         }

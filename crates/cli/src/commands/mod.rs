@@ -1,5 +1,6 @@
 pub mod call;
 pub mod config;
+pub mod mcp;
 pub mod policy;
 pub mod tools;
 pub mod trust;

@@ -31,7 +31,7 @@ fn utf8(bytes: &[u8]) -> (String, bool) {
 }
 
 fn utf32(bytes: &[u8], word: fn([u8; 4]) -> u32) -> (String, bool) {
-    let mut bad = bytes.len() % 4 != 0;
+    let mut bad = !bytes.len().is_multiple_of(4);
     let s = bytes
         .chunks_exact(4)
         .map(|c| {

@@ -1,0 +1,133 @@
+//! `toolbelt mcp`: serves the session's tools over stdio (default) or Streamable HTTP. stdout
+//! carries only the protocol; logs go to stderr. SIGHUP reloads settings and policies.
+
+use std::sync::Arc;
+
+use rmcp::ServiceExt;
+use tokio_util::sync::CancellationToken;
+use toolbelt_mcp::server::{self, http, ServerParts, SharedParts, ToolbeltServer};
+
+use super::{EXIT_OK, EXIT_USAGE};
+use crate::cli::McpArgs;
+use crate::output::{err_line, warn};
+use crate::session::{self, Session};
+
+async fn parts(args: &McpArgs) -> anyhow::Result<(ServerParts, toolbelt_tools::Services)> {
+    let session = Session::build(&args.session, |c| {
+        if let Some(t) = args.timeout_ms {
+            c.tool_call_timeout_ms = t;
+        }
+    })
+    .await?;
+    let env = session.env(&args.session.roots)?;
+    let parts = ServerParts {
+        registry: session.registry.clone(),
+        rules: session.policy.rules(),
+        workspace: session.root.clone(),
+        trusted: session.trusted,
+        env,
+        hooks: session.hooks.clone().map(|h| h as Arc<dyn toolbelt_core::hooks::ToolHooks>),
+        mode: session.mode,
+        family: session::family(args.model_family),
+        excluded: session.tool_settings.exclude.clone(),
+    };
+    Ok((parts, session.services.clone()))
+}
+
+/// Reloads on SIGHUP until `stop`: a new registry, policy set and hooks are swapped in.
+fn reload_on_hangup(
+    args: Arc<McpArgs>,
+    shared: SharedParts,
+    services: Arc<std::sync::Mutex<Vec<toolbelt_tools::Services>>>,
+    stop: CancellationToken,
+) {
+    #[cfg(unix)]
+    tokio::spawn(async move {
+        use tokio::signal::unix::{signal, SignalKind};
+        let Ok(mut hup) = signal(SignalKind::hangup()) else { return };
+        loop {
+            tokio::select! {
+                _ = hup.recv() => {}
+                () = stop.cancelled() => return,
+            }
+            match parts(&args).await {
+                Ok((p, s)) => {
+                    *shared.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(p);
+                    services.lock().unwrap_or_else(|e| e.into_inner()).push(s);
+                    tracing::warn!("settings and policies reloaded");
+                }
+                Err(e) => warn(&format!("reload failed, keeping the previous settings: {e:#}")),
+            }
+        }
+    });
+    #[cfg(not(unix))]
+    let _ = (args, shared, services, stop);
+}
+
+pub async fn run(args: McpArgs) -> anyhow::Result<i32> {
+    let (p, services) = match parts(&args).await {
+        Ok(x) => x,
+        Err(e) => {
+            err_line(&format!("toolbelt: {e:#}"));
+            return Ok(EXIT_USAGE);
+        }
+    };
+    let grace = std::time::Duration::from_millis(p.env.config.shell_kill_grace_ms);
+    let shared = server::shared(p);
+    let all_services = Arc::new(std::sync::Mutex::new(vec![services]));
+    let stop = CancellationToken::new();
+    let args = Arc::new(args);
+    reload_on_hangup(args.clone(), shared.clone(), all_services.clone(), stop.clone());
+    let on_signal = stop.clone();
+    tokio::spawn(async move {
+        let _ = tokio::signal::ctrl_c().await;
+        on_signal.cancel();
+    });
+    #[cfg(unix)]
+    {
+        let on_term = stop.clone();
+        tokio::spawn(async move {
+            use tokio::signal::unix::{signal, SignalKind};
+            if let Ok(mut term) = signal(SignalKind::terminate()) {
+                term.recv().await;
+                on_term.cancel();
+            }
+        });
+    }
+    let result = match args.http {
+        Some(addr) => {
+            let opts = http::HttpOptions {
+                addr,
+                bearer_token: args
+                    .token
+                    .clone()
+                    .or_else(|| std::env::var("TOOLBELT_MCP_TOKEN").ok())
+                    .filter(|t| !t.is_empty()),
+                allowed_origins: args.allowed_origins.clone(),
+            };
+            http::serve(shared, opts, stop.clone(), |a| {
+                crate::output::err_line(&format!("toolbelt: serving MCP at http://{a}/mcp"));
+            })
+            .await
+            .map_err(anyhow::Error::from)
+        }
+        None => serve_stdio(shared, stop.clone()).await,
+    };
+    stop.cancel();
+    let kept: Vec<_> = all_services.lock().unwrap_or_else(|e| e.into_inner()).drain(..).collect();
+    for s in kept {
+        s.shutdown(grace).await;
+    }
+    result?;
+    Ok(EXIT_OK)
+}
+
+async fn serve_stdio(shared: SharedParts, stop: CancellationToken) -> anyhow::Result<()> {
+    let service = ToolbeltServer::new(shared).serve(rmcp::transport::stdio()).await?;
+    let ct = service.cancellation_token();
+    tokio::select! {
+        r = service.waiting() => { r?; }
+        () = stop.cancelled() => ct.cancel(),
+    }
+    Ok(())
+}

@@ -1,0 +1,7 @@
+//! toolbelt-mcp: the Model Context Protocol, both ways, with the official SDK (`rmcp`).
+//!
+//! - [`server`]: `toolbelt mcp` — serves a registry over stdio or Streamable HTTP; every call goes
+//!   through the scheduler (policy, hooks, timeouts, truncation); "ask" becomes an elicitation
+//!   when the client supports it.
+
+pub mod server;

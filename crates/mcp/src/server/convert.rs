@@ -1,0 +1,69 @@
+//! Between toolbelt and MCP: a tool's declaration and hints, and a finished call's result.
+
+use std::sync::Arc;
+
+use rmcp::model::{CallToolResult, ContentBlock, Tool as McpTool, ToolAnnotations};
+use serde_json::Value;
+use toolbelt_core::result::{Content, Part};
+use toolbelt_core::scheduler::CompletedCall;
+use toolbelt_core::{Kind, ModelFamily, Tool};
+
+/// MCP hints from a tool's kind: reading and searching are read-only and idempotent; edits,
+/// deletes, moves and commands may destroy; fetching reaches the open world.
+pub fn annotations(kind: Kind) -> ToolAnnotations {
+    let read_only = kind.is_read_only() || matches!(kind, Kind::Think);
+    ToolAnnotations::new()
+        .read_only(read_only)
+        .destructive(matches!(kind, Kind::Edit | Kind::Delete | Kind::Move | Kind::Execute))
+        .idempotent(read_only)
+        .open_world(matches!(kind, Kind::Fetch))
+}
+
+pub fn tool_to_mcp(t: &dyn Tool, family: ModelFamily) -> McpTool {
+    let d = t.declaration(family);
+    let schema = match d.parameters {
+        Value::Object(m) => m,
+        _ => serde_json::Map::from_iter([("type".to_string(), Value::String("object".into()))]),
+    };
+    let mut tool = McpTool::new(d.name, d.description, Arc::new(schema));
+    tool.title = Some(t.display_name().to_string());
+    let mut a = annotations(t.kind());
+    a.title = Some(t.display_name().to_string());
+    tool.annotations = Some(a);
+    tool
+}
+
+/// What the model would receive becomes the MCP content: the output text (and any images or
+/// other inline data as image content), or, for failures, the error text with `isError`.
+pub fn completed_to_mcp(done: &CompletedCall) -> CallToolResult {
+    let response = done.response.response_value();
+    if let Some(err) = response.get("error") {
+        let text = err.as_str().map(String::from).unwrap_or_else(|| err.to_string());
+        let mut blocks = vec![ContentBlock::text(text)];
+        // A cancelled call may still carry output.
+        if let Some(Value::String(out)) = response.get("output") {
+            blocks.insert(0, ContentBlock::text(out.clone()));
+        }
+        return CallToolResult::error(blocks);
+    }
+    let mut blocks = Vec::new();
+    match response.get("output") {
+        Some(Value::String(s)) => blocks.push(ContentBlock::text(s.clone())),
+        Some(other) => blocks.push(ContentBlock::text(other.to_string())),
+        None => {}
+    }
+    let parts = match done.result.as_ref().map(|r| &r.llm_content) {
+        Some(Content::Part(p)) => vec![p.clone()],
+        Some(Content::Parts(ps)) => ps.clone(),
+        _ => Vec::new(),
+    };
+    for p in parts {
+        if let Part::InlineData { inline_data } = p {
+            blocks.push(ContentBlock::image(inline_data.data, inline_data.mime_type));
+        }
+    }
+    if blocks.is_empty() {
+        blocks.push(ContentBlock::text(String::new()));
+    }
+    CallToolResult::success(blocks)
+}

@@ -1,0 +1,94 @@
+//! Streamable HTTP: `POST/GET/DELETE /mcp` through rmcp's service, behind a bearer-token check
+//! (when a token is configured). Bound to loopback by default; Host and Origin headers are
+//! checked against the bound address, so a web page cannot reach the server through DNS
+//! rebinding.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use axum::extract::Request;
+use axum::http::{header, StatusCode};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use tokio_util::sync::CancellationToken;
+
+use super::{SharedParts, ToolbeltServer};
+
+/// How the HTTP server runs.
+#[derive(Clone, Debug)]
+pub struct HttpOptions {
+    pub addr: SocketAddr,
+    /// Required as `Authorization: Bearer <token>` when set.
+    pub bearer_token: Option<String>,
+    /// Extra allowed browser origins (besides the loopback ones for the bound port).
+    pub allowed_origins: Vec<String>,
+}
+
+fn unauthorized(msg: &'static str) -> Response {
+    (StatusCode::UNAUTHORIZED, [(header::WWW_AUTHENTICATE, "Bearer")], msg).into_response()
+}
+
+/// Serves until `stop` fires. Returns the address actually bound (port 0 picks one).
+pub async fn serve(
+    parts: SharedParts,
+    opts: HttpOptions,
+    stop: CancellationToken,
+    bound: impl FnOnce(SocketAddr),
+) -> std::io::Result<()> {
+    let listener = tokio::net::TcpListener::bind(opts.addr).await?;
+    let local = listener.local_addr()?;
+    bound(local);
+    let port = local.port();
+    let mut origins = vec![
+        format!("http://localhost:{port}"),
+        format!("http://127.0.0.1:{port}"),
+        format!("http://[::1]:{port}"),
+    ];
+    origins.extend(opts.allowed_origins.iter().cloned());
+    let mut hosts = vec![
+        "localhost".to_string(),
+        "127.0.0.1".to_string(),
+        "[::1]".to_string(),
+        "::1".to_string(),
+    ];
+    if !local.ip().is_loopback() {
+        hosts.push(local.ip().to_string());
+    }
+    let mut config = StreamableHttpServerConfig::default();
+    config.allowed_hosts = hosts;
+    config.allowed_origins = origins;
+    config.cancellation_token = stop.child_token();
+    let service = StreamableHttpService::new(
+        move || Ok(ToolbeltServer::new(parts.clone())),
+        Arc::new(LocalSessionManager::default()),
+        config,
+    );
+    let token = opts.bearer_token.clone();
+    let auth = move |req: Request, next: Next| {
+        let token = token.clone();
+        async move {
+            if let Some(want) = token {
+                let got = req
+                    .headers()
+                    .get(header::AUTHORIZATION)
+                    .and_then(|v| v.to_str().ok())
+                    .and_then(|v| v.strip_prefix("Bearer "));
+                match got {
+                    Some(g) if constant_time_eq(g.as_bytes(), want.as_bytes()) => {}
+                    Some(_) => return unauthorized("invalid bearer token"),
+                    None => return unauthorized("missing bearer token"),
+                }
+            }
+            next.run(req).await
+        }
+    };
+    let app =
+        axum::Router::new().nest_service("/mcp", service).layer(axum::middleware::from_fn(auth));
+    axum::serve(listener, app).with_graceful_shutdown(async move { stop.cancelled().await }).await
+}
+
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}

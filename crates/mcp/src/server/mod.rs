@@ -1,0 +1,206 @@
+//! The MCP server: a registry's tools, served to any MCP client.
+//!
+//! One [`ToolbeltServer`] per connection (per session over HTTP). Its scheduler is made when
+//! the client has said who it is: with a client that supports elicitation the session is
+//! interactive and "ask" decisions are put to the person through the client; otherwise it
+//! follows the headless policy (what would be asked is refused with a clear message).
+
+mod approval;
+mod convert;
+pub mod http;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, RwLock};
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ListToolsResult,
+    PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ServerCapabilities,
+    ServerConfig, Tool as McpTool,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData as McpError, Peer, RoleServer, ServerHandler};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+use toolbelt_core::hooks::ToolHooks;
+use toolbelt_core::policy::sources::ToolFacts;
+use toolbelt_core::policy::{ApprovalMode, PolicyEngine, Rule};
+use toolbelt_core::scheduler::{CallRequest, Event, Scheduler, SchedulerOptions};
+use toolbelt_core::{ModelFamily, Registry, ToolEnv};
+
+pub use approval::ElicitingApprover;
+
+/// What every connection's session is made from.
+#[derive(Clone)]
+pub struct ServerParts {
+    pub registry: Arc<Registry>,
+    /// The session's rules; each connection builds its policy engine from them, interactive or
+    /// not depending on the client.
+    pub rules: Vec<Rule>,
+    pub workspace: std::path::PathBuf,
+    pub trusted: bool,
+    pub env: ToolEnv,
+    pub hooks: Option<Arc<dyn ToolHooks>>,
+    pub mode: ApprovalMode,
+    pub family: ModelFamily,
+    /// Names left out of `tools/list` whatever the policy says (settings `tools.exclude`).
+    pub excluded: Vec<String>,
+}
+
+type ProgressMap = Arc<Mutex<HashMap<String, (ProgressToken, Peer<RoleServer>, f64)>>>;
+
+/// The parts every connection uses, swappable: a reload (SIGHUP) puts new parts in, and each
+/// connection builds a new scheduler from them at its next request.
+pub type SharedParts = Arc<RwLock<Arc<ServerParts>>>;
+
+pub fn shared(parts: ServerParts) -> SharedParts {
+    Arc::new(RwLock::new(Arc::new(parts)))
+}
+
+struct Connection {
+    parts: Arc<ServerParts>,
+    scheduler: Scheduler,
+    policy: Arc<PolicyEngine>,
+}
+
+/// The handler for one connection.
+#[derive(Clone)]
+pub struct ToolbeltServer {
+    parts: SharedParts,
+    connection: Arc<Mutex<Option<Arc<Connection>>>>,
+    approver: Arc<ElicitingApprover>,
+    progress: ProgressMap,
+    next_id: Arc<std::sync::atomic::AtomicU64>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl ToolbeltServer {
+    pub fn new(parts: SharedParts) -> Self {
+        Self {
+            parts,
+            connection: Arc::default(),
+            approver: Arc::new(ElicitingApprover::default()),
+            progress: Arc::default(),
+            next_id: Arc::default(),
+        }
+    }
+
+    /// The connection's scheduler, made on first use from what the client declared (and again
+    /// after the parts were reloaded).
+    fn connection(&self, peer: &Peer<RoleServer>) -> Arc<Connection> {
+        let parts = self.parts.read().unwrap_or_else(|e| e.into_inner()).clone();
+        let mut slot = lock(&self.connection);
+        if let Some(c) = slot.as_ref().filter(|c| Arc::ptr_eq(&c.parts, &parts)) {
+            return c.clone();
+        }
+        let conn = Arc::new({
+            let interactive = !peer.supported_elicitation_modes().is_empty();
+            self.approver.set_peer(peer.clone());
+            let policy = Arc::new(
+                PolicyEngine::new(parts.rules.clone(), interactive)
+                    .with_workspace(&parts.workspace)
+                    .with_trusted_folder(parts.trusted),
+            );
+            let progress = self.progress.clone();
+            let sink = Arc::new(move |e: &Event| {
+                let Event::Output { call_id, chunk } = e else { return };
+                let mut map = lock(&progress);
+                let Some((token, peer, n)) = map.get_mut(call_id) else { return };
+                *n += 1.0;
+                let param =
+                    ProgressNotificationParam::new(token.clone(), *n).with_message(chunk.clone());
+                let peer = peer.clone();
+                tokio::spawn(async move {
+                    let _ = peer.notify_progress(param).await;
+                });
+            });
+            let options = SchedulerOptions {
+                family: parts.family,
+                mode: parts.mode,
+                ..SchedulerOptions::default()
+            };
+            let mut scheduler = Scheduler::new(
+                parts.registry.clone(),
+                policy.clone(),
+                self.approver.clone(),
+                parts.env.clone(),
+                options,
+            )
+            .with_events(sink);
+            if let Some(h) = &parts.hooks {
+                scheduler = scheduler.with_hooks(h.clone());
+            }
+            Connection { parts: parts.clone(), scheduler, policy }
+        });
+        *slot = Some(conn.clone());
+        conn
+    }
+
+    fn visible_tools(&self, peer: &Peer<RoleServer>) -> Vec<McpTool> {
+        let conn = self.connection(peer);
+        let parts = &conn.parts;
+        let facts = parts.registry.tools().map(|t| ToolFacts {
+            name: t.name(),
+            server_name: t.server_name(),
+            annotations: t.annotations(),
+        });
+        let mut hidden = conn.policy.excluded_tools(facts, parts.mode);
+        hidden.extend(parts.excluded.iter().cloned());
+        parts
+            .registry
+            .tools()
+            .filter(|t| !hidden.iter().any(|h| h == t.name()))
+            .map(|t| convert::tool_to_mcp(t.as_ref(), parts.family))
+            .collect()
+    }
+}
+
+impl ServerHandler for ToolbeltServer {
+    fn get_info(&self) -> ServerConfig {
+        let mut info = rmcp::model::Implementation::from_build_env();
+        info.name = "toolbelt".into();
+        info.version = env!("CARGO_PKG_VERSION").into();
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(info)
+            .with_instructions("Gemini-CLI-compatible coding tools: files, search, edits and shell, under the user's policy.")
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        Ok(ListToolsResult::with_all_items(self.visible_tools(&context.peer)))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let conn = self.connection(&context.peer);
+        let n = self.next_id.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let call_id = format!("mcp_{}_{n}", request.name);
+        let args = request
+            .arguments
+            .clone()
+            .map(Value::Object)
+            .unwrap_or_else(|| Value::Object(Default::default()));
+        if let Some(token) = context.meta.get_progress_token() {
+            lock(&self.progress).insert(call_id.clone(), (token, context.peer.clone(), 0.0));
+        }
+        let cancel: CancellationToken = context.ct.clone();
+        let req = CallRequest::new(call_id.clone(), request.name.to_string(), args);
+        let done = conn.scheduler.schedule(vec![req], cancel).await;
+        lock(&self.progress).remove(&call_id);
+        let Some(done) = done.into_iter().next() else {
+            return Ok(CallToolResult::error(vec![ContentBlock::text(
+                "the call produced no response",
+            )])
+            .into());
+        };
+        Ok(convert::completed_to_mcp(&done).into())
+    }
+}
