@@ -3,6 +3,8 @@
 
 mod call;
 mod config;
+#[cfg(unix)]
+mod mcp;
 mod policy;
 #[cfg(unix)]
 mod shell;

@@ -1,0 +1,85 @@
+//! `toolbelt mcp` driven by the rmcp client: over stdio (the child process) and over HTTP.
+
+use std::io::{Read, Write};
+use std::time::{Duration, Instant};
+
+use rmcp::model::CallToolRequestParams;
+use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
+use rmcp::ServiceExt;
+use serde_json::json;
+use toolbelt_test_support::TempTree;
+
+fn command(t: &TempTree, extra: &[&str]) -> tokio::process::Command {
+    tokio::process::Command::new(env!("CARGO_BIN_EXE_toolbelt")).configure(|c| {
+        c.arg("mcp").args(extra).current_dir(t.root()).env("TOOLBELT_HOME", t.home()).env("HOME", t.home());
+    })
+}
+
+#[tokio::test]
+async fn stdio_serves_the_builtin_tools() {
+    let t = TempTree::new();
+    t.file("notes.txt", "line one\nline two\n");
+    let start = Instant::now();
+    let client = ().serve(TokioChildProcess::new(command(&t, &[])).unwrap()).await.unwrap();
+    let init = start.elapsed();
+    assert!(init < Duration::from_secs(5), "{init:?}");
+    let info = client.peer_info().unwrap();
+    assert_eq!(info.server_info.clone().unwrap().name, "toolbelt");
+    let tools = client.list_all_tools().await.unwrap();
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    // A client without elicitation gets the headless set: read and search tools.
+    assert_eq!(names, ["list_directory", "read_file", "grep_search", "glob", "read_many_files"]);
+    let args = json!({"file_path": "notes.txt"}).as_object().unwrap().clone();
+    let r = client.call_tool(CallToolRequestParams::new("read_file").with_arguments(args)).await.unwrap();
+    let text = r.content[0].as_text().unwrap().text.clone();
+    assert_eq!(text, "line one\nline two\n");
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn yolo_mode_serves_everything() {
+    let t = TempTree::new();
+    let client = ().serve(TokioChildProcess::new(command(&t, &["--approval-mode", "yolo"])).unwrap()).await.unwrap();
+    let tools = client.list_all_tools().await.unwrap();
+    assert_eq!(tools.len(), 10);
+    let args = json!({"command": "echo from-mcp"}).as_object().unwrap().clone();
+    let r = client.call_tool(CallToolRequestParams::new("run_shell_command").with_arguments(args)).await.unwrap();
+    assert!(r.content[0].as_text().unwrap().text.contains("Output: from-mcp"));
+    client.cancel().await.unwrap();
+}
+
+#[test]
+fn http_refuses_foreign_origins_and_missing_tokens() {
+    let t = TempTree::new();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_toolbelt"))
+        .args(["mcp", "--http", "127.0.0.1:0", "--token", "abc"])
+        .current_dir(t.root())
+        .env("TOOLBELT_HOME", t.home())
+        .env("HOME", t.home())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = child.stderr.take().unwrap();
+    let mut seen = String::new();
+    let mut buf = [0u8; 256];
+    while !seen.contains("/mcp") {
+        let n = stderr.read(&mut buf).unwrap();
+        assert!(n > 0, "{seen}");
+        seen.push_str(&String::from_utf8_lossy(&buf[..n]));
+    }
+    let addr = seen.split("http://").nth(1).unwrap().split('/').next().unwrap().to_string();
+    let post = |headers: &str| {
+        let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}"#;
+        let mut s = std::net::TcpStream::connect(&addr).unwrap();
+        write!(s, "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n{headers}Content-Length: {}\r\nConnection: close\r\n\r\n{body}", body.len()).unwrap();
+        let mut out = String::new();
+        let _ = s.read_to_string(&mut out);
+        out.lines().next().unwrap_or_default().to_string()
+    };
+    assert!(post("").contains("401"), "no token");
+    assert!(post("Authorization: Bearer nope\r\n").contains("401"), "wrong token");
+    assert!(post("Authorization: Bearer abc\r\nOrigin: http://evil.example\r\n").contains("403"), "foreign origin");
+    assert!(post("Authorization: Bearer abc\r\n").contains("200"), "good request");
+    let _ = child.kill();
+    let _ = child.wait();
+}

@@ -1,0 +1,4 @@
+//! toolbelt-mcp integration tests: real rmcp clients against the server.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod server;

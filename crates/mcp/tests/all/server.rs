@@ -1,0 +1,225 @@
+//! The server driven by rmcp clients: over an in-memory stream (stdio framing) and over
+//! Streamable HTTP.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rmcp::model::{
+    CallToolRequestParams, ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult,
+    ElicitationAction, Implementation, ProgressNotificationParam,
+};
+use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::{ClientHandler, ErrorData, RoleClient, ServiceExt};
+use serde_json::{json, Value};
+use toolbelt_core::policy::{default_rules, ApprovalMode, Decision, Rule};
+use toolbelt_core::testing::{test_env, Behaviour, EchoTool, FakeTool, Journal};
+use toolbelt_core::{Kind, ModelFamily, Registry, Tool};
+use toolbelt_mcp::server::{self, ServerParts, ToolbeltServer};
+
+fn parts(rules: Vec<Rule>, mode: ApprovalMode) -> (tempfile::TempDir, ServerParts) {
+    parts_with(rules, mode, Arc::new(Journal::default()))
+}
+
+fn parts_with(rules: Vec<Rule>, mode: ApprovalMode, journal: Arc<Journal>) -> (tempfile::TempDir, ServerParts) {
+    let (dir, env) = test_env();
+    let tools: Vec<Arc<dyn Tool>> = vec![
+        Arc::new(EchoTool::named("read_file")),
+        Arc::new(FakeTool::new("edit", Kind::Edit, Behaviour::Echo { delay: Duration::ZERO }, journal.clone())),
+        Arc::new(FakeTool::new("slow", Kind::Read, Behaviour::Cooperative, journal)),
+    ];
+    let registry = Arc::new(Registry::builder().tools(tools).build().unwrap());
+    let workspace = env.workspace.primary().to_path_buf();
+    let p = ServerParts {
+        registry,
+        rules,
+        workspace,
+        trusted: true,
+        env,
+        hooks: None,
+        mode,
+        family: ModelFamily::Legacy,
+        excluded: Vec::new(),
+    };
+    (dir, p)
+}
+
+#[derive(Clone, Default)]
+struct Client {
+    elicit: Option<&'static str>,
+    asked: Arc<Mutex<Vec<String>>>,
+    progress: Arc<Mutex<Vec<String>>>,
+}
+
+impl ClientHandler for Client {
+    fn get_info(&self) -> ClientConfig {
+        let caps = if self.elicit.is_some() {
+            ClientCapabilities::builder().enable_elicitation().build()
+        } else {
+            ClientCapabilities::default()
+        };
+        ClientConfig::new(caps, Implementation::new("test-client", "1"))
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        if let ElicitRequestParams::FormElicitationParams { message, .. } = &request {
+            self.asked.lock().unwrap().push(message.clone());
+        }
+        let mut r = ElicitResult::new(ElicitationAction::Accept);
+        r.content = Some(json!({"decision": self.elicit.unwrap_or("deny")}));
+        Ok(r)
+    }
+
+    async fn on_progress(&self, params: ProgressNotificationParam, _context: NotificationContext<RoleClient>) {
+        self.progress.lock().unwrap().push(params.message.unwrap_or_default());
+    }
+}
+
+async fn connect(p: ServerParts, client: Client) -> rmcp::service::RunningService<RoleClient, Client> {
+    let (a, b) = tokio::io::duplex(1 << 16);
+    let server = ToolbeltServer::new(server::shared(p));
+    tokio::spawn(async move {
+        if let Ok(s) = server.serve(a).await {
+            let _ = s.waiting().await;
+        }
+    });
+    client.serve(b).await.unwrap()
+}
+
+fn args(v: Value) -> serde_json::Map<String, Value> {
+    v.as_object().unwrap().clone()
+}
+
+fn text(r: &rmcp::model::CallToolResult) -> String {
+    r.content.iter().filter_map(|c| c.as_text().map(|t| t.text.clone())).collect::<Vec<_>>().join("\n")
+}
+
+#[tokio::test]
+async fn lists_tools_with_hints_and_calls_them_through_policy() {
+    let allow = vec![Rule::new("*", Decision::Allow, 1.0, "test")];
+    let (_d, p) = parts(allow, ApprovalMode::Default);
+    let c = connect(p, Client::default()).await;
+    let tools = c.list_all_tools().await.unwrap();
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    assert_eq!(names, ["read_file", "edit", "slow"]);
+    let hints = |n: &str| tools.iter().find(|t| t.name == n).unwrap().annotations.clone().unwrap();
+    assert_eq!(hints("read_file").read_only_hint, Some(true));
+    assert_eq!(hints("edit").destructive_hint, Some(true));
+    assert_eq!(hints("edit").read_only_hint, Some(false));
+
+    let r = c.call_tool(CallToolRequestParams::new("read_file").with_arguments(args(json!({"text": "hi"})))).await.unwrap();
+    assert_eq!(text(&r), "hi");
+    assert_ne!(r.is_error, Some(true));
+    let r = c.call_tool(CallToolRequestParams::new("read_file").with_arguments(args(json!({})))).await.unwrap();
+    assert_eq!(r.is_error, Some(true));
+    assert!(text(&r).contains("must have required property 'text'"), "{}", text(&r));
+    let r = c.call_tool(CallToolRequestParams::new("nope").with_arguments(args(json!({})))).await.unwrap();
+    assert_eq!(r.is_error, Some(true));
+    assert!(text(&r).contains("not found"), "{}", text(&r));
+    c.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn without_elicitation_asking_is_refused_and_hidden() {
+    let (_d, p) = parts(default_rules().rules, ApprovalMode::Default);
+    let c = connect(p, Client::default()).await;
+    let names: Vec<String> = c.list_all_tools().await.unwrap().iter().map(|t| t.name.to_string()).collect();
+    assert_eq!(names, ["read_file"], "headless: tools that would ask are not offered");
+    let r = c.call_tool(CallToolRequestParams::new("edit").with_arguments(args(json!({"text": "x"})))).await.unwrap();
+    assert_eq!(r.is_error, Some(true));
+    assert_eq!(text(&r), "Tool execution denied by policy.");
+}
+
+#[tokio::test]
+async fn with_elicitation_the_person_decides() {
+    let ask = vec![Rule::new("edit", Decision::AskUser, 2.0, "test"), Rule::new("*", Decision::Allow, 1.0, "test")];
+    let (_d, p) = parts(ask.clone(), ApprovalMode::Default);
+    let yes = Client { elicit: Some("allow once"), ..Client::default() };
+    let c = connect(p, yes.clone()).await;
+    let r = c.call_tool(CallToolRequestParams::new("edit").with_arguments(args(json!({"text": "x"})))).await.unwrap();
+    assert_eq!(text(&r), "x");
+    assert_eq!(yes.asked.lock().unwrap().len(), 1);
+    assert!(yes.asked.lock().unwrap()[0].starts_with("Confirm: edit"), "{:?}", yes.asked);
+
+    let (_d2, p) = parts(ask, ApprovalMode::Default);
+    let no = Client { elicit: Some("deny"), ..Client::default() };
+    let c = connect(p, no).await;
+    let r = c.call_tool(CallToolRequestParams::new("edit").with_arguments(args(json!({"text": "x"})))).await.unwrap();
+    assert_eq!(r.is_error, Some(true));
+    assert!(text(&r).contains("Operation Cancelled"), "{}", text(&r));
+}
+
+#[tokio::test]
+async fn output_streams_as_progress() {
+    let allow = vec![Rule::new("*", Decision::Allow, 1.0, "test")];
+    let (_d, p) = parts(allow, ApprovalMode::Default);
+    let client = Client::default();
+    let c = connect(p, client.clone()).await;
+    let req = rmcp::model::ClientRequest::CallToolRequest(rmcp::model::Request::new(
+        CallToolRequestParams::new("read_file").with_arguments(args(json!({"text": "streamed"}))),
+    ));
+    let handle = c.send_cancellable_request(req, rmcp::service::PeerRequestOptions::no_options()).await.unwrap();
+    let _ = handle.await_response().await.unwrap();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(client.progress.lock().unwrap().iter().any(|m| m == "streamed"), "{:?}", client.progress);
+}
+
+#[tokio::test]
+async fn cancellation_from_the_client_stops_the_call() {
+    let allow = vec![Rule::new("*", Decision::Allow, 1.0, "test")];
+    let journal = Arc::new(Journal::default());
+    let (_d, p) = parts_with(allow, ApprovalMode::Default, journal.clone());
+    let c = connect(p, Client::default()).await;
+    let req = rmcp::model::ClientRequest::CallToolRequest(rmcp::model::Request::new(
+        CallToolRequestParams::new("slow").with_arguments(args(json!({"text": "x"}))),
+    ));
+    let handle = c.send_cancellable_request(req, rmcp::service::PeerRequestOptions::no_options()).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let started = std::time::Instant::now();
+    assert!(!journal.worker_stopped.load(std::sync::atomic::Ordering::SeqCst));
+    handle.cancel(None).await.unwrap();
+    while !journal.worker_stopped.load(std::sync::atomic::Ordering::SeqCst) {
+        assert!(started.elapsed() < Duration::from_secs(2), "the tool's work did not stop");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    // The server is still there for the next call.
+    let r = c.call_tool(CallToolRequestParams::new("read_file").with_arguments(args(json!({"text": "after"})))).await.unwrap();
+    assert_eq!(text(&r), "after");
+}
+
+#[tokio::test]
+async fn streamable_http_with_a_bearer_token() {
+    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+    use rmcp::transport::StreamableHttpClientTransport;
+    let allow = vec![Rule::new("*", Decision::Allow, 1.0, "test")];
+    let (_d, p) = parts(allow, ApprovalMode::Default);
+    let stop = tokio_util::sync::CancellationToken::new();
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let opts = toolbelt_mcp::server::http::HttpOptions {
+        addr: "127.0.0.1:0".parse().unwrap(),
+        bearer_token: Some("s3cret".into()),
+        allowed_origins: Vec::new(),
+    };
+    let shared = server::shared(p);
+    let s2 = stop.clone();
+    tokio::spawn(async move {
+        let _ = toolbelt_mcp::server::http::serve(shared, opts, s2, |a| {
+            let _ = tx.send(a);
+        })
+        .await;
+    });
+    let addr = rx.await.unwrap();
+    let url = format!("http://{addr}/mcp");
+    let config = StreamableHttpClientTransportConfig::with_uri(url.clone()).auth_header("s3cret");
+    let c = Client::default().serve(StreamableHttpClientTransport::from_config(config)).await.unwrap();
+    let r = c.call_tool(CallToolRequestParams::new("read_file").with_arguments(args(json!({"text": "over http"})))).await.unwrap();
+    assert_eq!(text(&r), "over http");
+    c.cancel().await.unwrap();
+
+    let bad = StreamableHttpClientTransportConfig::with_uri(url).auth_header("wrong");
+    assert!(Client::default().serve(StreamableHttpClientTransport::from_config(bad)).await.is_err());
+    stop.cancel();
+}
