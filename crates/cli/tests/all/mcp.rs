@@ -11,7 +11,11 @@ use toolbelt_test_support::TempTree;
 
 fn command(t: &TempTree, extra: &[&str]) -> tokio::process::Command {
     tokio::process::Command::new(env!("CARGO_BIN_EXE_toolbelt")).configure(|c| {
-        c.arg("mcp").args(extra).current_dir(t.root()).env("TOOLBELT_HOME", t.home()).env("HOME", t.home());
+        c.arg("mcp")
+            .args(extra)
+            .current_dir(t.root())
+            .env("TOOLBELT_HOME", t.home())
+            .env("HOME", t.home());
     })
 }
 
@@ -30,7 +34,10 @@ async fn stdio_serves_the_builtin_tools() {
     // A client without elicitation gets the headless set: read and search tools.
     assert_eq!(names, ["list_directory", "read_file", "grep_search", "glob", "read_many_files"]);
     let args = json!({"file_path": "notes.txt"}).as_object().unwrap().clone();
-    let r = client.call_tool(CallToolRequestParams::new("read_file").with_arguments(args)).await.unwrap();
+    let r = client
+        .call_tool(CallToolRequestParams::new("read_file").with_arguments(args))
+        .await
+        .unwrap();
     let text = r.content[0].as_text().unwrap().text.clone();
     assert_eq!(text, "line one\nline two\n");
     client.cancel().await.unwrap();
@@ -39,11 +46,17 @@ async fn stdio_serves_the_builtin_tools() {
 #[tokio::test]
 async fn yolo_mode_serves_everything() {
     let t = TempTree::new();
-    let client = ().serve(TokioChildProcess::new(command(&t, &["--approval-mode", "yolo"])).unwrap()).await.unwrap();
+    let client =
+        ().serve(TokioChildProcess::new(command(&t, &["--approval-mode", "yolo"])).unwrap())
+            .await
+            .unwrap();
     let tools = client.list_all_tools().await.unwrap();
     assert_eq!(tools.len(), 10);
     let args = json!({"command": "echo from-mcp"}).as_object().unwrap().clone();
-    let r = client.call_tool(CallToolRequestParams::new("run_shell_command").with_arguments(args)).await.unwrap();
+    let r = client
+        .call_tool(CallToolRequestParams::new("run_shell_command").with_arguments(args))
+        .await
+        .unwrap();
     assert!(r.content[0].as_text().unwrap().text.contains("Output: from-mcp"));
     client.cancel().await.unwrap();
 }
@@ -78,7 +91,10 @@ fn http_refuses_foreign_origins_and_missing_tokens() {
     };
     assert!(post("").contains("401"), "no token");
     assert!(post("Authorization: Bearer nope\r\n").contains("401"), "wrong token");
-    assert!(post("Authorization: Bearer abc\r\nOrigin: http://evil.example\r\n").contains("403"), "foreign origin");
+    assert!(
+        post("Authorization: Bearer abc\r\nOrigin: http://evil.example\r\n").contains("403"),
+        "foreign origin"
+    );
     assert!(post("Authorization: Bearer abc\r\n").contains("200"), "good request");
     let _ = child.kill();
     let _ = child.wait();

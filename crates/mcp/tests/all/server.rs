@@ -20,11 +20,20 @@ fn parts(rules: Vec<Rule>, mode: ApprovalMode) -> (tempfile::TempDir, ServerPart
     parts_with(rules, mode, Arc::new(Journal::default()))
 }
 
-fn parts_with(rules: Vec<Rule>, mode: ApprovalMode, journal: Arc<Journal>) -> (tempfile::TempDir, ServerParts) {
+fn parts_with(
+    rules: Vec<Rule>,
+    mode: ApprovalMode,
+    journal: Arc<Journal>,
+) -> (tempfile::TempDir, ServerParts) {
     let (dir, env) = test_env();
     let tools: Vec<Arc<dyn Tool>> = vec![
         Arc::new(EchoTool::named("read_file")),
-        Arc::new(FakeTool::new("edit", Kind::Edit, Behaviour::Echo { delay: Duration::ZERO }, journal.clone())),
+        Arc::new(FakeTool::new(
+            "edit",
+            Kind::Edit,
+            Behaviour::Echo { delay: Duration::ZERO },
+            journal.clone(),
+        )),
         Arc::new(FakeTool::new("slow", Kind::Read, Behaviour::Cooperative, journal)),
     ];
     let registry = Arc::new(Registry::builder().tools(tools).build().unwrap());
@@ -73,12 +82,19 @@ impl ClientHandler for Client {
         Ok(r)
     }
 
-    async fn on_progress(&self, params: ProgressNotificationParam, _context: NotificationContext<RoleClient>) {
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
         self.progress.lock().unwrap().push(params.message.unwrap_or_default());
     }
 }
 
-async fn connect(p: ServerParts, client: Client) -> rmcp::service::RunningService<RoleClient, Client> {
+async fn connect(
+    p: ServerParts,
+    client: Client,
+) -> rmcp::service::RunningService<RoleClient, Client> {
     let (a, b) = tokio::io::duplex(1 << 16);
     let server = ToolbeltServer::new(server::shared(p));
     tokio::spawn(async move {
@@ -94,7 +110,11 @@ fn args(v: Value) -> serde_json::Map<String, Value> {
 }
 
 fn text(r: &rmcp::model::CallToolResult) -> String {
-    r.content.iter().filter_map(|c| c.as_text().map(|t| t.text.clone())).collect::<Vec<_>>().join("\n")
+    r.content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 #[tokio::test]
@@ -110,13 +130,24 @@ async fn lists_tools_with_hints_and_calls_them_through_policy() {
     assert_eq!(hints("edit").destructive_hint, Some(true));
     assert_eq!(hints("edit").read_only_hint, Some(false));
 
-    let r = c.call_tool(CallToolRequestParams::new("read_file").with_arguments(args(json!({"text": "hi"})))).await.unwrap();
+    let r = c
+        .call_tool(
+            CallToolRequestParams::new("read_file").with_arguments(args(json!({"text": "hi"}))),
+        )
+        .await
+        .unwrap();
     assert_eq!(text(&r), "hi");
     assert_ne!(r.is_error, Some(true));
-    let r = c.call_tool(CallToolRequestParams::new("read_file").with_arguments(args(json!({})))).await.unwrap();
+    let r = c
+        .call_tool(CallToolRequestParams::new("read_file").with_arguments(args(json!({}))))
+        .await
+        .unwrap();
     assert_eq!(r.is_error, Some(true));
     assert!(text(&r).contains("must have required property 'text'"), "{}", text(&r));
-    let r = c.call_tool(CallToolRequestParams::new("nope").with_arguments(args(json!({})))).await.unwrap();
+    let r = c
+        .call_tool(CallToolRequestParams::new("nope").with_arguments(args(json!({}))))
+        .await
+        .unwrap();
     assert_eq!(r.is_error, Some(true));
     assert!(text(&r).contains("not found"), "{}", text(&r));
     c.cancel().await.unwrap();
@@ -126,20 +157,30 @@ async fn lists_tools_with_hints_and_calls_them_through_policy() {
 async fn without_elicitation_asking_is_refused_and_hidden() {
     let (_d, p) = parts(default_rules().rules, ApprovalMode::Default);
     let c = connect(p, Client::default()).await;
-    let names: Vec<String> = c.list_all_tools().await.unwrap().iter().map(|t| t.name.to_string()).collect();
+    let names: Vec<String> =
+        c.list_all_tools().await.unwrap().iter().map(|t| t.name.to_string()).collect();
     assert_eq!(names, ["read_file"], "headless: tools that would ask are not offered");
-    let r = c.call_tool(CallToolRequestParams::new("edit").with_arguments(args(json!({"text": "x"})))).await.unwrap();
+    let r = c
+        .call_tool(CallToolRequestParams::new("edit").with_arguments(args(json!({"text": "x"}))))
+        .await
+        .unwrap();
     assert_eq!(r.is_error, Some(true));
     assert_eq!(text(&r), "Tool execution denied by policy.");
 }
 
 #[tokio::test]
 async fn with_elicitation_the_person_decides() {
-    let ask = vec![Rule::new("edit", Decision::AskUser, 2.0, "test"), Rule::new("*", Decision::Allow, 1.0, "test")];
+    let ask = vec![
+        Rule::new("edit", Decision::AskUser, 2.0, "test"),
+        Rule::new("*", Decision::Allow, 1.0, "test"),
+    ];
     let (_d, p) = parts(ask.clone(), ApprovalMode::Default);
     let yes = Client { elicit: Some("allow once"), ..Client::default() };
     let c = connect(p, yes.clone()).await;
-    let r = c.call_tool(CallToolRequestParams::new("edit").with_arguments(args(json!({"text": "x"})))).await.unwrap();
+    let r = c
+        .call_tool(CallToolRequestParams::new("edit").with_arguments(args(json!({"text": "x"}))))
+        .await
+        .unwrap();
     assert_eq!(text(&r), "x");
     assert_eq!(yes.asked.lock().unwrap().len(), 1);
     assert!(yes.asked.lock().unwrap()[0].starts_with("Confirm: edit"), "{:?}", yes.asked);
@@ -147,7 +188,10 @@ async fn with_elicitation_the_person_decides() {
     let (_d2, p) = parts(ask, ApprovalMode::Default);
     let no = Client { elicit: Some("deny"), ..Client::default() };
     let c = connect(p, no).await;
-    let r = c.call_tool(CallToolRequestParams::new("edit").with_arguments(args(json!({"text": "x"})))).await.unwrap();
+    let r = c
+        .call_tool(CallToolRequestParams::new("edit").with_arguments(args(json!({"text": "x"}))))
+        .await
+        .unwrap();
     assert_eq!(r.is_error, Some(true));
     assert!(text(&r).contains("Operation Cancelled"), "{}", text(&r));
 }
@@ -161,10 +205,17 @@ async fn output_streams_as_progress() {
     let req = rmcp::model::ClientRequest::CallToolRequest(rmcp::model::Request::new(
         CallToolRequestParams::new("read_file").with_arguments(args(json!({"text": "streamed"}))),
     ));
-    let handle = c.send_cancellable_request(req, rmcp::service::PeerRequestOptions::no_options()).await.unwrap();
+    let handle = c
+        .send_cancellable_request(req, rmcp::service::PeerRequestOptions::no_options())
+        .await
+        .unwrap();
     let _ = handle.await_response().await.unwrap();
     tokio::time::sleep(Duration::from_millis(100)).await;
-    assert!(client.progress.lock().unwrap().iter().any(|m| m == "streamed"), "{:?}", client.progress);
+    assert!(
+        client.progress.lock().unwrap().iter().any(|m| m == "streamed"),
+        "{:?}",
+        client.progress
+    );
 }
 
 #[tokio::test]
@@ -176,7 +227,10 @@ async fn cancellation_from_the_client_stops_the_call() {
     let req = rmcp::model::ClientRequest::CallToolRequest(rmcp::model::Request::new(
         CallToolRequestParams::new("slow").with_arguments(args(json!({"text": "x"}))),
     ));
-    let handle = c.send_cancellable_request(req, rmcp::service::PeerRequestOptions::no_options()).await.unwrap();
+    let handle = c
+        .send_cancellable_request(req, rmcp::service::PeerRequestOptions::no_options())
+        .await
+        .unwrap();
     tokio::time::sleep(Duration::from_millis(200)).await;
     let started = std::time::Instant::now();
     assert!(!journal.worker_stopped.load(std::sync::atomic::Ordering::SeqCst));
@@ -186,7 +240,12 @@ async fn cancellation_from_the_client_stops_the_call() {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     // The server is still there for the next call.
-    let r = c.call_tool(CallToolRequestParams::new("read_file").with_arguments(args(json!({"text": "after"})))).await.unwrap();
+    let r = c
+        .call_tool(
+            CallToolRequestParams::new("read_file").with_arguments(args(json!({"text": "after"}))),
+        )
+        .await
+        .unwrap();
     assert_eq!(text(&r), "after");
 }
 
@@ -214,12 +273,22 @@ async fn streamable_http_with_a_bearer_token() {
     let addr = rx.await.unwrap();
     let url = format!("http://{addr}/mcp");
     let config = StreamableHttpClientTransportConfig::with_uri(url.clone()).auth_header("s3cret");
-    let c = Client::default().serve(StreamableHttpClientTransport::from_config(config)).await.unwrap();
-    let r = c.call_tool(CallToolRequestParams::new("read_file").with_arguments(args(json!({"text": "over http"})))).await.unwrap();
+    let c =
+        Client::default().serve(StreamableHttpClientTransport::from_config(config)).await.unwrap();
+    let r = c
+        .call_tool(
+            CallToolRequestParams::new("read_file")
+                .with_arguments(args(json!({"text": "over http"}))),
+        )
+        .await
+        .unwrap();
     assert_eq!(text(&r), "over http");
     c.cancel().await.unwrap();
 
     let bad = StreamableHttpClientTransportConfig::with_uri(url).auth_header("wrong");
-    assert!(Client::default().serve(StreamableHttpClientTransport::from_config(bad)).await.is_err());
+    assert!(Client::default()
+        .serve(StreamableHttpClientTransport::from_config(bad))
+        .await
+        .is_err());
     stop.cancel();
 }

@@ -1,0 +1,90 @@
+//! `toolbelt mcp` over stdio, measured from an rmcp client: cold start to initialize complete,
+//! and read_file calls per second, sequential and 16 in flight.
+//! Run with `cargo bench -p toolbelt --bench mcp` (uses the release binary Cargo builds).
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use rmcp::model::CallToolRequestParams;
+use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
+use rmcp::ServiceExt;
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+fn main() {
+    let rt =
+        match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
+            Ok(r) => r,
+            Err(e) => panic!("{e}"),
+        };
+    rt.block_on(run());
+}
+
+async fn run() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(dir.path().join("small.txt"), "line one\nline two\n")
+        .unwrap_or_else(|e| panic!("{e}"));
+    let cmd = || {
+        tokio::process::Command::new(env!("CARGO_BIN_EXE_toolbelt")).configure(|c| {
+            c.arg("mcp").current_dir(dir.path()).env("TOOLBELT_HOME", dir.path().join(".home"));
+        })
+    };
+    let mut starts = Vec::new();
+    for _ in 0..21 {
+        let t = Instant::now();
+        let transport = TokioChildProcess::new(cmd()).unwrap_or_else(|e| panic!("{e}"));
+        let client = ().serve(transport).await.unwrap_or_else(|e| panic!("{e}"));
+        starts.push(t.elapsed());
+        let _ = client.cancel().await;
+    }
+    println!(
+        "cold start to initialize complete: median {:.2} ms (21 runs)",
+        median(starts).as_secs_f64() * 1000.0
+    );
+
+    let client = Arc::new(
+        ().serve(TokioChildProcess::new(cmd()).unwrap_or_else(|e| panic!("{e}")))
+            .await
+            .unwrap_or_else(|e| panic!("{e}")),
+    );
+    let args =
+        serde_json::json!({"file_path": "small.txt"}).as_object().cloned().unwrap_or_default();
+    let call = |c: Arc<rmcp::service::RunningService<rmcp::RoleClient, ()>>,
+                a: serde_json::Map<String, serde_json::Value>| async move {
+        let r = c
+            .call_tool(CallToolRequestParams::new("read_file").with_arguments(a))
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_ne!(r.is_error, Some(true));
+    };
+    for _ in 0..200 {
+        call(client.clone(), args.clone()).await;
+    }
+    let n = 3000;
+    let t = Instant::now();
+    for _ in 0..n {
+        call(client.clone(), args.clone()).await;
+    }
+    let seq = n as f64 / t.elapsed().as_secs_f64();
+    println!("read_file sequential: {seq:.0} calls/s ({n} calls)");
+    let n = 8000;
+    let t = Instant::now();
+    let sem = Arc::new(tokio::sync::Semaphore::new(16));
+    let mut tasks = Vec::new();
+    for _ in 0..n {
+        let permit = sem.clone().acquire_owned().await.unwrap_or_else(|e| panic!("{e}"));
+        let (c, a) = (client.clone(), args.clone());
+        tasks.push(tokio::spawn(async move {
+            call(c, a).await;
+            drop(permit);
+        }));
+    }
+    for task in tasks {
+        let _ = task.await;
+    }
+    let par = n as f64 / t.elapsed().as_secs_f64();
+    println!("read_file 16 in flight: {par:.0} calls/s ({n} calls)");
+}
