@@ -2,6 +2,8 @@
 //! and read_file calls per second, sequential and 16 in flight.
 //! Run with `cargo bench -p toolbelt --bench mcp` (uses the release binary Cargo builds).
 
+#![allow(clippy::print_stdout)]
+
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
