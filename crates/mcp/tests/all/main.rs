@@ -1,4 +1,5 @@
 //! toolbelt-mcp integration tests: real rmcp clients against the server.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod client;
 mod server;

@@ -1,0 +1,364 @@
+//! The MCP client: every `mcpServers` entry connects in parallel (stdio or Streamable HTTP);
+//! a slow or broken server is reported with its name and reason and its tools are absent;
+//! the others' tools join the registry as `mcp_<server>_<tool>` with repaired schemas.
+
+mod convert;
+pub mod naming;
+pub mod schema;
+mod tool;
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use rmcp::handler::client::progress::ProgressDispatcher;
+use rmcp::model::{ClientCapabilities, ClientConfig, Implementation, ProgressNotificationParam};
+use rmcp::service::{NotificationContext, RunningService};
+use rmcp::transport::{ConfigureCommandExt, StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::{ClientHandler, RoleClient, ServiceExt};
+use serde_json::{json, Map, Value};
+use toolbelt_core::settings::McpServerSettings;
+
+pub use tool::McpTool;
+
+/// Upstream's default MCP timeout (10 minutes), for calls without progress.
+pub const DEFAULT_TIMEOUT_MS: u64 = 600_000;
+/// How long start-up waits for servers (all in parallel) before reporting them as too slow.
+pub const DEFAULT_CONNECT_TIMEOUT_MS: u64 = 10_000;
+
+#[derive(Clone, Default)]
+struct Handler {
+    progress: ProgressDispatcher,
+}
+
+impl ClientHandler for Handler {
+    fn get_info(&self) -> ClientConfig {
+        ClientConfig::new(
+            ClientCapabilities::default(),
+            Implementation::new("toolbelt-mcp-client", env!("CARGO_PKG_VERSION")),
+        )
+    }
+
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.progress.handle_notification(params).await;
+    }
+}
+
+/// A live connection to one server.
+pub struct Connection {
+    client: RunningService<RoleClient, Handler>,
+    progress: ProgressDispatcher,
+    timeout_ms: u64,
+}
+
+/// How to reach a server.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Transport {
+    Stdio { command: String, args: Vec<String>, env: HashMap<String, String>, cwd: Option<String> },
+    Http { url: String, headers: HashMap<String, String> },
+}
+
+/// One server's settings, checked.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ServerSpec {
+    pub name: String,
+    pub transport: Transport,
+    pub timeout_ms: u64,
+    pub trust: bool,
+    pub include: Vec<String>,
+    pub exclude: Vec<String>,
+}
+
+fn strings(v: Option<&Value>) -> Vec<String> {
+    v.and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(|s| s.as_str().map(String::from)).collect())
+        .unwrap_or_default()
+}
+
+fn string_map(v: Option<&Value>) -> HashMap<String, String> {
+    v.and_then(Value::as_object)
+        .map(|m| m.iter().filter_map(|(k, v)| Some((k.clone(), expand_env(v.as_str()?)))).collect())
+        .unwrap_or_default()
+}
+
+/// `$VAR` and `${VAR}` from the environment (missing: empty), as upstream.
+pub fn expand_env(s: &str) -> String {
+    let mut out = String::new();
+    let mut rest = s;
+    while let Some(i) = rest.find('$') {
+        out.push_str(&rest[..i]);
+        let after = &rest[i + 1..];
+        let (name, len) = if let Some(inner) = after.strip_prefix('{') {
+            match inner.find('}') {
+                Some(j) => (&inner[..j], j + 2),
+                None => ("", 0),
+            }
+        } else {
+            let n = after
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .unwrap_or(after.len());
+            (&after[..n], n)
+        };
+        if name.is_empty() {
+            out.push('$');
+            rest = after;
+        } else {
+            out.push_str(&std::env::var(name).unwrap_or_default());
+            rest = &after[len..];
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Reads a settings entry (already type-checked by the settings loader).
+pub fn spec(s: &McpServerSettings) -> Result<ServerSpec, String> {
+    let d = &s.definition;
+    let get = |k: &str| d.get(k).and_then(Value::as_str).map(String::from);
+    let transport = if let Some(url) = get("httpUrl").or_else(|| get("url")) {
+        if get("type").as_deref() == Some("sse") {
+            return Err("the legacy SSE transport is not supported; use a Streamable HTTP endpoint (httpUrl)".into());
+        }
+        Transport::Http { url, headers: string_map(d.get("headers")) }
+    } else if let Some(command) = get("command") {
+        Transport::Stdio {
+            command,
+            args: strings(d.get("args")),
+            env: string_map(d.get("env")),
+            cwd: get("cwd"),
+        }
+    } else {
+        return Err("Invalid configuration: missing httpUrl (for Streamable HTTP), url (for SSE), and command (for stdio).".into());
+    };
+    Ok(ServerSpec {
+        name: s.name.clone(),
+        transport,
+        timeout_ms: d.get("timeout").and_then(Value::as_u64).unwrap_or(DEFAULT_TIMEOUT_MS),
+        trust: d.get("trust").and_then(Value::as_bool).unwrap_or(false),
+        include: strings(d.get("includeTools")),
+        exclude: strings(d.get("excludeTools")),
+    })
+}
+
+/// A server's state after start-up.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ServerState {
+    Connected { tools: Vec<String>, dropped: Vec<(String, String)> },
+    Failed(String),
+}
+
+/// The servers' tools and how each server fared.
+#[derive(Default)]
+pub struct McpClients {
+    pub tools: Vec<Arc<McpTool>>,
+    pub servers: Vec<(String, ServerState)>,
+}
+
+impl McpClients {
+    /// Closes every connection (stdio servers are stopped).
+    pub async fn shutdown(&self) {
+        let mut seen = Vec::new();
+        for t in &self.tools {
+            if !seen.iter().any(|c: &Arc<Connection>| Arc::ptr_eq(c, &t.conn)) {
+                seen.push(t.conn.clone());
+            }
+        }
+        for c in seen {
+            c.client.cancellation_token().cancel();
+        }
+    }
+}
+
+async fn connect(
+    spec: &ServerSpec,
+    cwd: &Path,
+) -> Result<RunningService<RoleClient, Handler>, String> {
+    let handler = Handler::default();
+    match &spec.transport {
+        Transport::Stdio { command, args, env, cwd: dir } => {
+            let dir = dir.as_ref().map(|d| cwd.join(d)).unwrap_or_else(|| cwd.to_path_buf());
+            let cmd = tokio::process::Command::new(command).configure(|c| {
+                c.args(args)
+                    .envs(env)
+                    .env("GEMINI_CLI", "1")
+                    .env("TOOLBELT", "1")
+                    .current_dir(&dir);
+            });
+            let (transport, _stderr) = TokioChildProcess::builder(cmd)
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .map_err(|e| format!("cannot start `{command}`: {e}"))?;
+            handler.serve(transport).await.map_err(|e| format!("initialization failed: {e}"))
+        }
+        Transport::Http { url, headers } => {
+            use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+            let mut config = StreamableHttpClientTransportConfig::with_uri(url.clone());
+            let mut custom = HashMap::new();
+            for (k, v) in headers {
+                if k.eq_ignore_ascii_case("authorization") {
+                    config = config.auth_header(v.strip_prefix("Bearer ").unwrap_or(v).to_string());
+                } else if let (Ok(name), Ok(value)) = (
+                    axum::http::HeaderName::try_from(k.as_str()),
+                    axum::http::HeaderValue::try_from(v.as_str()),
+                ) {
+                    custom.insert(name, value);
+                }
+            }
+            let config = config.custom_headers(custom);
+            handler
+                .serve(StreamableHttpClientTransport::from_config(config))
+                .await
+                .map_err(|e| format!("cannot connect to {url}: {e}"))
+        }
+    }
+}
+
+fn selected(spec: &ServerSpec, tool: &str) -> bool {
+    let included = spec.include.is_empty()
+        || spec.include.iter().any(|i| i == tool || i.starts_with(&format!("{tool}(")));
+    included && !spec.exclude.iter().any(|e| e == tool)
+}
+
+async fn start(
+    spec: ServerSpec,
+    cwd: &Path,
+    connect_timeout: Duration,
+) -> (String, Result<(Vec<Arc<McpTool>>, Vec<(String, String)>), String>) {
+    let name = spec.name.clone();
+    let work = async {
+        let client = connect(&spec, cwd).await?;
+        // Every page, not only the first.
+        let listed =
+            client.list_all_tools().await.map_err(|e| format!("tools/list failed: {e}"))?;
+        Ok::<_, String>((client, listed))
+    };
+    let (client, listed) = match tokio::time::timeout(connect_timeout, work).await {
+        Ok(Ok(x)) => x,
+        Ok(Err(e)) => return (name, Err(e)),
+        Err(_) => {
+            return (name, Err(format!("no answer within {} ms", connect_timeout.as_millis())))
+        }
+    };
+    let progress = client.service().progress.clone();
+    let conn = Arc::new(Connection { client, progress, timeout_ms: spec.timeout_ms });
+    let mut tools = Vec::new();
+    let mut dropped = Vec::new();
+    for t in listed {
+        let original = t.name.to_string();
+        if !selected(&spec, &original) {
+            continue;
+        }
+        let raw_schema = Value::Object((*t.input_schema).clone());
+        let schema = match schema::normalize(Some(&raw_schema)) {
+            Ok(s) => s,
+            Err(schema::BadSchema(why)) => {
+                dropped.push((original, why));
+                continue;
+            }
+        };
+        let mut annotations = Map::new();
+        if let Some(a) = &t.annotations {
+            if let Ok(Value::Object(m)) = serde_json::to_value(a) {
+                annotations = m;
+            }
+        }
+        annotations.insert("_serverName".into(), json!(spec.name));
+        tools.push(Arc::new(McpTool {
+            fqn: naming::qualified_name(&spec.name, &original),
+            server: spec.name.clone(),
+            description: t.description.as_deref().unwrap_or("").to_string(),
+            original,
+            schema,
+            annotations,
+            conn: conn.clone(),
+        }));
+    }
+    (name, Ok((tools, dropped)))
+}
+
+/// Connects to every server at once and collects their tools. Names that clash with a tool
+/// already taken get a numeric suffix, as different servers' tools must stay distinct.
+pub async fn connect_all(
+    specs: Vec<Result<ServerSpec, (String, String)>>,
+    cwd: &Path,
+    connect_timeout: Duration,
+) -> McpClients {
+    let mut out = McpClients::default();
+    let mut runs = Vec::new();
+    for s in specs {
+        match s {
+            Ok(spec) => runs.push(start(spec, cwd, connect_timeout)),
+            Err((name, why)) => out.servers.push((name, ServerState::Failed(why))),
+        }
+    }
+    let mut taken: Vec<String> = Vec::new();
+    for (name, r) in futures::future::join_all(runs).await {
+        match r {
+            Ok((tools, dropped)) => {
+                let mut names = Vec::new();
+                for mut t in tools {
+                    if taken.contains(&t.fqn) {
+                        let base = t.fqn.clone();
+                        let mut i = 2;
+                        while taken.contains(&format!("{base}_{i}")) {
+                            i += 1;
+                        }
+                        if let Some(x) = Arc::get_mut(&mut t) {
+                            x.fqn = format!("{base}_{i}");
+                        }
+                    }
+                    taken.push(t.fqn.clone());
+                    names.push(t.fqn.clone());
+                    out.tools.push(t);
+                }
+                out.servers.push((name, ServerState::Connected { tools: names, dropped }));
+            }
+            Err(why) => out.servers.push((name, ServerState::Failed(why))),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn specs_from_settings() {
+        let s = |d: Value| spec(&McpServerSettings { name: "x".into(), definition: d });
+        let stdio = s(json!({"command": "srv", "args": ["-v"], "timeout": 5, "trust": true, "excludeTools": ["rm"]})).unwrap();
+        assert!(
+            matches!(stdio.transport, Transport::Stdio { ref command, .. } if command == "srv")
+        );
+        assert_eq!((stdio.timeout_ms, stdio.trust), (5, true));
+        assert!(!selected(&stdio, "rm") && selected(&stdio, "ls"));
+        let http =
+            s(json!({"httpUrl": "http://h/mcp", "url": "http://other", "headers": {"X-A": "b"}}))
+                .unwrap();
+        assert_eq!(
+            http.transport,
+            Transport::Http {
+                url: "http://h/mcp".into(),
+                headers: HashMap::from([("X-A".into(), "b".into())])
+            }
+        );
+        assert_eq!(http.timeout_ms, DEFAULT_TIMEOUT_MS);
+        assert!(s(json!({"url": "http://h/sse", "type": "sse"})).unwrap_err().contains("SSE"));
+        let inc = s(json!({"command": "c", "includeTools": ["read(x)", "list"]})).unwrap();
+        assert!(selected(&inc, "read") && selected(&inc, "list") && !selected(&inc, "write"));
+    }
+
+    #[test]
+    fn env_expansion() {
+        std::env::set_var("TOOLBELT_TEST_X", "v");
+        assert_eq!(
+            expand_env("a-$TOOLBELT_TEST_X-${TOOLBELT_TEST_X}-$NOPE_TOOLBELT-$"),
+            "a-v-v--$"
+        );
+    }
+}

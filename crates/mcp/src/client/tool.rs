@@ -1,0 +1,192 @@
+//! A tool of an MCP server, registered like any other: `mcp_<server>_<tool>`, its server's name
+//! for policy rules, its hints as annotations, and calls sent with a progress token so progress
+//! streams as live output and keeps the call alive.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use rmcp::model::{
+    CallToolRequestParams, CancelledNotificationParam, ClientRequest, Request, ServerResult,
+};
+use rmcp::service::PeerRequestOptions;
+use serde_json::{json, Map, Value};
+use toolbelt_core::result::{ErrorType, ToolResult};
+use toolbelt_core::tool::{
+    ConfirmationDetails, Declaration, ExecContext, Invocation, ModelFamily, Tool, ToolEnv,
+};
+use toolbelt_core::Kind;
+
+use super::{convert, Connection};
+
+/// One remote tool.
+pub struct McpTool {
+    pub(super) fqn: String,
+    pub(super) server: String,
+    pub(super) original: String,
+    pub(super) description: String,
+    pub(super) schema: Value,
+    pub(super) annotations: Map<String, Value>,
+    pub(super) conn: Arc<Connection>,
+}
+
+impl McpTool {
+    pub fn original_name(&self) -> &str {
+        &self.original
+    }
+}
+
+impl Tool for McpTool {
+    fn name(&self) -> &str {
+        &self.fqn
+    }
+    fn display_name(&self) -> &str {
+        &self.original
+    }
+    fn kind(&self) -> Kind {
+        if self.annotations.get("readOnlyHint") == Some(&json!(true)) {
+            Kind::Read
+        } else {
+            Kind::Other
+        }
+    }
+    fn server_name(&self) -> Option<&str> {
+        Some(&self.server)
+    }
+    fn annotations(&self) -> Option<&Map<String, Value>> {
+        Some(&self.annotations)
+    }
+    fn truncates_output(&self) -> bool {
+        true
+    }
+    fn declaration(&self, _family: ModelFamily) -> Declaration {
+        Declaration {
+            name: self.fqn.clone(),
+            description: self.description.clone(),
+            parameters: self.schema.clone(),
+        }
+    }
+    fn build(&self, params: Value, _env: &ToolEnv) -> Result<Box<dyn Invocation>, String> {
+        Ok(Box::new(McpCall {
+            fqn: self.fqn.clone(),
+            server: self.server.clone(),
+            original: self.original.clone(),
+            args: params,
+            conn: self.conn.clone(),
+        }))
+    }
+}
+
+struct McpCall {
+    fqn: String,
+    server: String,
+    original: String,
+    args: Value,
+    conn: Arc<Connection>,
+}
+
+#[async_trait]
+impl Invocation for McpCall {
+    fn description(&self) -> String {
+        format!("{} {}", self.fqn, serde_json::to_string(&self.args).unwrap_or_default())
+    }
+
+    fn confirmation(&self) -> Option<ConfirmationDetails> {
+        Some(ConfirmationDetails::Mcp {
+            title: "Confirm MCP Tool Execution".into(),
+            server_name: self.server.clone(),
+            tool_name: self.original.clone(),
+        })
+    }
+
+    async fn execute(&self, ctx: ExecContext) -> ToolResult {
+        let mut params = CallToolRequestParams::new(self.original.clone());
+        params.arguments = self.args.as_object().cloned();
+        let request = ClientRequest::CallToolRequest(Request::new(params));
+        // rmcp puts its own progress token on the request; progress is followed by that token.
+        let handle = match self
+            .conn
+            .client
+            .send_cancellable_request(request, PeerRequestOptions::no_options())
+            .await
+        {
+            Ok(h) => h,
+            Err(e) => {
+                let msg =
+                    format!("MCP tool '{}' on server '{}' failed: {e}", self.original, self.server);
+                return ToolResult::error(
+                    ErrorType::McpToolError,
+                    msg.clone(),
+                    msg,
+                    format!("Error: MCP tool '{}' reported an error.", self.original),
+                );
+            }
+        };
+        let (id, peer) = (handle.id.clone(), handle.peer.clone());
+        let mut progress = self.conn.progress.subscribe(handle.progress_token.clone()).await;
+        let timeout = Duration::from_millis(self.conn.timeout_ms.max(1));
+        let response = handle.await_response();
+        tokio::pin!(response);
+        let mut deadline = tokio::time::Instant::now() + timeout;
+        let outcome = loop {
+            tokio::select! {
+                r = &mut response => break Ok(r),
+                p = futures::StreamExt::next(&mut progress) => {
+                    // Progress keeps the call alive and is shown as it arrives.
+                    deadline = tokio::time::Instant::now() + timeout;
+                    if let Some(p) = p {
+                        let msg = p.message.clone().unwrap_or_else(|| match p.total {
+                            Some(t) => format!("{}/{t}", p.progress),
+                            None => p.progress.to_string(),
+                        });
+                        ctx.emit(&format!("{msg}\n"));
+                    }
+                }
+                () = tokio::time::sleep_until(deadline) => break Err(format!("MCP tool call timed out after {} ms without a response or progress", self.conn.timeout_ms)),
+                () = ctx.cancel.cancelled() => break Err("Tool call aborted".to_string()),
+            }
+        };
+        // Progress sent just before the result may still be on its way: pass it on too.
+        let drain_until = tokio::time::Instant::now() + Duration::from_millis(20);
+        while outcome.is_ok() {
+            match tokio::time::timeout_at(drain_until, futures::StreamExt::next(&mut progress))
+                .await
+            {
+                Ok(Some(p)) => {
+                    ctx.emit(&format!("{}\n", p.message.unwrap_or_else(|| p.progress.to_string())))
+                }
+                _ => break,
+            }
+        }
+        if outcome.is_err() {
+            // Tell the server to stop working on it.
+            let note = CancelledNotificationParam::new(Some(id), outcome.as_ref().err().cloned());
+            let _ = peer.notify_cancelled(note).await;
+        }
+        let failure = |message: String| {
+            ToolResult::error(
+                ErrorType::McpToolError,
+                message.clone(),
+                message,
+                format!("Error: MCP tool '{}' reported an error.", self.original),
+            )
+        };
+        match outcome {
+            Ok(Ok(ServerResult::CallToolResult(result))) => {
+                let v = serde_json::to_value(&result).unwrap_or(Value::Null);
+                convert::to_tool_result(&self.original, &self.args, &v)
+            }
+            Ok(Ok(other)) => failure(format!(
+                "MCP tool '{}' on server '{}' answered with something other than a tool result: {}",
+                self.original,
+                self.server,
+                serde_json::to_string(&other).unwrap_or_default()
+            )),
+            Ok(Err(e)) => failure(format!(
+                "MCP tool '{}' on server '{}' failed: {e}",
+                self.original, self.server
+            )),
+            Err(msg) => failure(msg),
+        }
+    }
+}

@@ -1,0 +1,185 @@
+//! The MCP client against real server processes: a Python fixture over stdio, and toolbelt's
+//! own server over Streamable HTTP.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use tokio_util::sync::CancellationToken;
+use toolbelt_core::testing::test_env;
+use toolbelt_core::tool::ExecContext;
+use toolbelt_core::{Content, ErrorType, Tool};
+use toolbelt_mcp::client::{connect_all, spec, McpClients, ServerSpec, ServerState, Transport};
+
+fn fixture() -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/server.py").display().to_string()
+}
+
+fn stdio(name: &str, extra: &[&str], timeout_ms: u64) -> ServerSpec {
+    let mut args = vec![fixture()];
+    args.extend(extra.iter().map(|s| s.to_string()));
+    ServerSpec {
+        name: name.into(),
+        transport: Transport::Stdio {
+            command: "python3".into(),
+            args,
+            env: Default::default(),
+            cwd: None,
+        },
+        timeout_ms,
+        trust: false,
+        include: Vec::new(),
+        exclude: Vec::new(),
+    }
+}
+
+async fn clients(specs: Vec<ServerSpec>) -> McpClients {
+    connect_all(specs.into_iter().map(Ok).collect(), &std::env::temp_dir(), Duration::from_secs(5))
+        .await
+}
+
+fn tool<'a>(c: &'a McpClients, name: &str) -> &'a Arc<toolbelt_mcp::client::McpTool> {
+    c.tools.iter().find(|t| t.name() == name).unwrap_or_else(|| panic!("no {name}"))
+}
+
+async fn call(
+    c: &McpClients,
+    name: &str,
+    args: Value,
+    ctx: ExecContext,
+) -> toolbelt_core::ToolResult {
+    let (_d, env) = test_env();
+    tool(c, name).build(args, &env).unwrap().execute(ctx).await
+}
+
+fn ctx() -> ExecContext {
+    ExecContext::new("c1", CancellationToken::new())
+}
+
+#[tokio::test]
+async fn discovers_tools_and_calls_them() {
+    let c = clients(vec![stdio("fx", &[], 5_000)]).await;
+    let ServerState::Connected { tools, dropped } = &c.servers[0].1 else {
+        panic!("{:?}", c.servers)
+    };
+    assert!(tools.contains(&"mcp_fx_echo".to_string()));
+    assert_eq!(dropped.len(), 1, "only the unrepairable schema is dropped: {dropped:?}");
+    assert_eq!(dropped[0].0, "bad");
+    let t = tool(&c, "mcp_fx_echo");
+    assert_eq!(t.server_name(), Some("fx"));
+    assert_eq!(t.annotations().unwrap()["_serverName"], "fx");
+    let decl = tool(&c, "mcp_fx_nullable").declaration(toolbelt_core::ModelFamily::Legacy);
+    assert_eq!(decl.parameters["properties"]["n"], json!({"type": "integer", "nullable": true}));
+    assert_eq!(decl.parameters["properties"]["p"]["properties"]["x"]["type"], "number");
+
+    let r = call(&c, "mcp_fx_echo", json!({"text": "hello"}), ctx()).await;
+    assert_eq!(
+        r.llm_content,
+        Content::Text("<untrusted_context>\nhello\n</untrusted_context>".into())
+    );
+    let r = call(&c, "mcp_fx_fail", json!({}), ctx()).await;
+    assert_eq!(r.error.unwrap().kind, ErrorType::McpToolError);
+    let r = call(&c, "mcp_fx_image", json!({}), ctx()).await;
+    assert!(matches!(r.llm_content, Content::Parts(ref p) if p.len() == 2));
+    c.shutdown().await;
+}
+
+#[tokio::test]
+async fn every_page_of_a_500_tool_server_is_read() {
+    let c = clients(vec![stdio("big", &["--tools", "500", "--page", "37"], 5_000)]).await;
+    let ServerState::Connected { tools, .. } = &c.servers[0].1 else { panic!("{:?}", c.servers) };
+    assert_eq!(tools.len(), 507, "7 named tools (one dropped) + 500 fillers");
+    assert!(tools.contains(&"mcp_big_t499".to_string()));
+    c.shutdown().await;
+}
+
+#[tokio::test]
+async fn progress_streams_and_cancellation_reaches_the_server() {
+    let marker = tempfile::NamedTempFile::new().unwrap();
+    let m = marker.path().display().to_string();
+    let c = clients(vec![stdio("fx", &["--marker", &m], 5_000)]).await;
+    let seen: Arc<Mutex<Vec<String>>> = Arc::default();
+    let sink = seen.clone();
+    let mut x = ctx();
+    x.output = Some(Arc::new(move |s: &str| sink.lock().unwrap().push(s.to_string())));
+    let r = call(&c, "mcp_fx_slow", json!({}), x).await;
+    assert_eq!(
+        r.llm_content,
+        Content::Text("<untrusted_context>\nslow done\n</untrusted_context>".into())
+    );
+    assert_eq!(*seen.lock().unwrap(), ["step 1\n", "step 2\n", "step 3\n", "step 4\n", "step 5\n"]);
+
+    let token = CancellationToken::new();
+    let t2 = token.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(150)).await;
+        t2.cancel();
+    });
+    let start = Instant::now();
+    let r = call(&c, "mcp_fx_slow", json!({}), ExecContext::new("c2", token)).await;
+    assert!(start.elapsed() < Duration::from_millis(450));
+    assert_eq!(r.error.unwrap().message, "Tool call aborted");
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(
+        std::fs::read_to_string(marker.path()).unwrap().contains("cancelled"),
+        "the server was told"
+    );
+    c.shutdown().await;
+}
+
+#[tokio::test]
+async fn hanging_crashing_and_dead_servers_are_reported_not_waited_for() {
+    let c = clients(vec![stdio("fx", &[], 400)]).await;
+    let start = Instant::now();
+    let r = call(&c, "mcp_fx_hang", json!({}), ctx()).await;
+    assert!(start.elapsed() < Duration::from_secs(2));
+    assert!(r.error.unwrap().message.contains("timed out after 400 ms"));
+    let start = Instant::now();
+    let r = call(&c, "mcp_fx_crash", json!({}), ctx()).await;
+    assert!(start.elapsed() < Duration::from_secs(3));
+    assert_eq!(r.error.unwrap().kind, ErrorType::McpToolError);
+    c.shutdown().await;
+
+    let dead = ServerSpec {
+        transport: Transport::Stdio {
+            command: "/no/such/server".into(),
+            args: vec![],
+            env: Default::default(),
+            cwd: None,
+        },
+        ..stdio("dead", &[], 1000)
+    };
+    let slow = stdio("slow", &["--hang-init"], 1000);
+    let start = Instant::now();
+    let good = stdio("good", &[], 1000);
+    let c = connect_all(
+        vec![Ok(dead), Ok(slow), Ok(good)],
+        &std::env::temp_dir(),
+        Duration::from_millis(700),
+    )
+    .await;
+    assert!(start.elapsed() < Duration::from_secs(3), "servers start in parallel");
+    let state = |n: &str| c.servers.iter().find(|(s, _)| s == n).unwrap().1.clone();
+    assert!(
+        matches!(state("dead"), ServerState::Failed(ref w) if w.contains("cannot start")),
+        "{:?}",
+        state("dead")
+    );
+    assert!(
+        matches!(state("slow"), ServerState::Failed(ref w) if w.contains("no answer within 700 ms")),
+        "{:?}",
+        state("slow")
+    );
+    assert!(matches!(state("good"), ServerState::Connected { .. }));
+    c.shutdown().await;
+}
+
+#[tokio::test]
+async fn settings_entries_become_specs() {
+    let bad = spec(&toolbelt_core::settings::McpServerSettings {
+        name: "x".into(),
+        definition: json!({"type": "http"}),
+    });
+    assert!(bad.unwrap_err().starts_with("Invalid configuration: missing httpUrl"));
+}
