@@ -170,8 +170,24 @@ pub enum PolicyCommand {
     Revoke { id: String },
 }
 
+#[derive(Debug, Subcommand)]
+pub enum McpCommand {
+    /// Connect the configured MCP servers and show each one's state and tools
+    List {
+        /// Print JSON
+        #[arg(long)]
+        json: bool,
+    },
+}
+
 #[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = false)]
 pub struct McpArgs {
+    #[command(subcommand)]
+    pub command: Option<McpCommand>,
+    /// Also serve the tools of the MCP servers configured in settings (proxied)
+    #[arg(long)]
+    pub proxy: bool,
     /// Serve Streamable HTTP at this address (e.g. 127.0.0.1:8765) instead of stdio
     #[arg(long, value_name = "ADDR")]
     pub http: Option<std::net::SocketAddr>,

@@ -86,6 +86,8 @@ pub struct Session {
     pub hooks: Option<Arc<CommandHooks>>,
     pub mode: ApprovalMode,
     pub interactive: bool,
+    /// The configured MCP servers, once connected ([`Session::connect_mcp`]).
+    pub mcp: Option<toolbelt_mcp::client::McpClients>,
 }
 
 impl Session {
@@ -174,7 +176,53 @@ impl Session {
             hooks,
             mode,
             interactive,
+            mcp: None,
         })
+    }
+
+    /// Connects the configured MCP servers (in parallel; the slow and the broken are reported
+    /// on stderr) and adds their tools to the registry. Servers in `mcp.excluded`, or missing
+    /// from a non-empty `mcp.allowed`, are not started.
+    pub async fn connect_mcp(&mut self) -> anyhow::Result<()> {
+        use toolbelt_mcp::client::{connect_all, spec, ServerState, DEFAULT_CONNECT_TIMEOUT_MS};
+        let t = &self.tool_settings;
+        if t.mcp_servers.is_empty() {
+            return Ok(());
+        }
+        let specs = t
+            .mcp_servers
+            .iter()
+            .filter(|s| !t.mcp_excluded.iter().any(|e| e == &s.name || e == "*"))
+            .filter(|s| t.mcp_allowed.is_empty() || t.mcp_allowed.contains(&s.name))
+            .map(|s| spec(s).map_err(|e| (s.name.clone(), e)))
+            .collect();
+        let clients = connect_all(
+            specs,
+            &self.root,
+            std::time::Duration::from_millis(DEFAULT_CONNECT_TIMEOUT_MS),
+        )
+        .await;
+        for (name, state) in &clients.servers {
+            match state {
+                ServerState::Failed(why) => {
+                    warn(&format!("MCP server '{name}' is unavailable: {why}"))
+                }
+                ServerState::Connected { dropped, .. } => {
+                    for (tool, why) in dropped {
+                        warn(&format!("MCP server '{name}': tool '{tool}' left out: {why}"));
+                    }
+                }
+            }
+        }
+        let mut tools: Vec<Arc<dyn Tool>> = self.registry.tools().cloned().collect();
+        for t in &clients.tools {
+            // MCP calls have their own timeout, extended by progress.
+            self.config.tool_timeouts_ms.insert(t.name().to_string(), 0);
+            tools.push(t.clone() as Arc<dyn Tool>);
+        }
+        self.registry = Arc::new(Registry::builder().tools(tools).build()?);
+        self.mcp = Some(clients);
+        Ok(())
     }
 
     /// The tool environment over the given roots (the primary root first).

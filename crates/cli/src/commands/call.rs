@@ -32,7 +32,7 @@ pub async fn run(args: CallArgs) -> anyhow::Result<i32> {
             return Ok(EXIT_USAGE);
         }
     };
-    let session = match Session::build(&args.session, |c| {
+    let mut session = match Session::build(&args.session, |c| {
         if let Some(t) = args.timeout_ms {
             c.tool_call_timeout_ms = t;
         }
@@ -47,6 +47,12 @@ pub async fn run(args: CallArgs) -> anyhow::Result<i32> {
             return Ok(EXIT_USAGE);
         }
     };
+    if args.tool.starts_with("mcp_") {
+        if let Err(e) = session.connect_mcp().await {
+            err_line(&format!("toolbelt: {e:#}"));
+            return Ok(EXIT_USAGE);
+        }
+    }
     let env = match session.env(&args.session.roots) {
         Ok(e) => e,
         Err(e) => {
@@ -57,6 +63,7 @@ pub async fn run(args: CallArgs) -> anyhow::Result<i32> {
     let grace = std::time::Duration::from_millis(env.config.shell_kill_grace_ms);
     let services = session.services.clone();
     services.keep_background(args.keep_background);
+    let mcp = session.mcp.take();
     let policy = Arc::new(session.policy);
     let approver: Arc<dyn Approver> = Arc::new(TerminalApprover);
     let options = SchedulerOptions {
@@ -85,6 +92,9 @@ pub async fn run(args: CallArgs) -> anyhow::Result<i32> {
     let mut done = scheduler.schedule(vec![request], cancel).await;
     // Nothing the call started outlives toolbelt unless --keep-background was given.
     services.shutdown(grace).await;
+    if let Some(m) = &mcp {
+        m.shutdown().await;
+    }
     let Some(call) = done.pop() else {
         anyhow::bail!("the scheduler returned no response for the call")
     };

@@ -12,13 +12,22 @@ use crate::cli::McpArgs;
 use crate::output::{err_line, warn};
 use crate::session::{self, Session};
 
-async fn parts(args: &McpArgs) -> anyhow::Result<(ServerParts, toolbelt_tools::Services)> {
-    let session = Session::build(&args.session, |c| {
+/// What a session leaves running: background processes and proxied MCP servers.
+struct Running {
+    services: toolbelt_tools::Services,
+    mcp: Option<toolbelt_mcp::client::McpClients>,
+}
+
+async fn parts(args: &McpArgs) -> anyhow::Result<(ServerParts, Running)> {
+    let mut session = Session::build(&args.session, |c| {
         if let Some(t) = args.timeout_ms {
             c.tool_call_timeout_ms = t;
         }
     })
     .await?;
+    if args.proxy {
+        session.connect_mcp().await?;
+    }
     let env = session.env(&args.session.roots)?;
     let parts = ServerParts {
         registry: session.registry.clone(),
@@ -31,14 +40,14 @@ async fn parts(args: &McpArgs) -> anyhow::Result<(ServerParts, toolbelt_tools::S
         family: session::family(args.model_family),
         excluded: session.tool_settings.exclude.clone(),
     };
-    Ok((parts, session.services.clone()))
+    Ok((parts, Running { services: session.services.clone(), mcp: session.mcp.take() }))
 }
 
 /// Reloads on SIGHUP until `stop`: a new registry, policy set and hooks are swapped in.
 fn reload_on_hangup(
     args: Arc<McpArgs>,
     shared: SharedParts,
-    services: Arc<std::sync::Mutex<Vec<toolbelt_tools::Services>>>,
+    services: Arc<std::sync::Mutex<Vec<Running>>>,
     stop: CancellationToken,
 ) {
     #[cfg(unix)]
@@ -64,7 +73,60 @@ fn reload_on_hangup(
     let _ = (args, shared, services, stop);
 }
 
+/// `toolbelt mcp list`: each configured server's state and tools.
+async fn list(args: &McpArgs, json: bool) -> anyhow::Result<i32> {
+    use toolbelt_mcp::client::ServerState;
+    let mut session = match Session::build(&args.session, |_| {}).await {
+        Ok(s) => s,
+        Err(e) => {
+            err_line(&format!("toolbelt: {e:#}"));
+            return Ok(EXIT_USAGE);
+        }
+    };
+    session.connect_mcp().await?;
+    let Some(clients) = &session.mcp else {
+        crate::output::out_line("No MCP servers are configured (settings key mcpServers).");
+        return Ok(EXIT_OK);
+    };
+    if json {
+        let v: Vec<_> = clients
+            .servers
+            .iter()
+            .map(|(name, state)| match state {
+                ServerState::Connected { tools, dropped } => serde_json::json!({
+                    "name": name, "state": "connected", "tools": tools,
+                    "dropped": dropped.iter().map(|(t, w)| serde_json::json!({"tool": t, "reason": w})).collect::<Vec<_>>(),
+                }),
+                ServerState::Failed(why) => serde_json::json!({"name": name, "state": "failed", "reason": why}),
+            })
+            .collect();
+        crate::output::out_line(&serde_json::to_string_pretty(&v)?);
+    } else {
+        for (name, state) in &clients.servers {
+            match state {
+                ServerState::Connected { tools, dropped } => {
+                    crate::output::out_line(&format!("{name}: connected, {} tool(s)", tools.len()));
+                    for t in tools {
+                        crate::output::out_line(&format!("  {t}"));
+                    }
+                    for (t, why) in dropped {
+                        crate::output::out_line(&format!("  ({t} left out: {why})"));
+                    }
+                }
+                ServerState::Failed(why) => {
+                    crate::output::out_line(&format!("{name}: unavailable: {why}"))
+                }
+            }
+        }
+    }
+    clients.shutdown().await;
+    Ok(EXIT_OK)
+}
+
 pub async fn run(args: McpArgs) -> anyhow::Result<i32> {
+    if let Some(crate::cli::McpCommand::List { json }) = &args.command {
+        return list(&args, *json).await;
+    }
     let (p, services) = match parts(&args).await {
         Ok(x) => x,
         Err(e) => {
@@ -116,7 +178,10 @@ pub async fn run(args: McpArgs) -> anyhow::Result<i32> {
     stop.cancel();
     let kept: Vec<_> = all_services.lock().unwrap_or_else(|e| e.into_inner()).drain(..).collect();
     for s in kept {
-        s.shutdown(grace).await;
+        s.services.shutdown(grace).await;
+        if let Some(m) = &s.mcp {
+            m.shutdown().await;
+        }
     }
     result?;
     Ok(EXIT_OK)

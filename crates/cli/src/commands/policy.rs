@@ -114,13 +114,16 @@ async fn check(
             return Ok(EXIT_USAGE);
         }
     };
-    let session = match Session::build(&s, |_| {}).await {
+    let mut session = match Session::build(&s, |_| {}).await {
         Ok(x) => x,
         Err(e) => {
             err_line(&format!("toolbelt: {e:#}"));
             return Ok(EXIT_USAGE);
         }
     };
+    if tool.starts_with("mcp_") {
+        session.connect_mcp().await?;
+    }
     let interactive = session.interactive;
     let engine = &session.policy;
     let mode = session.mode;
@@ -181,6 +184,9 @@ async fn check(
             mode.as_str(),
             if interactive { "interactive" } else { "non-interactive" }
         ));
+    }
+    if let Some(m) = &session.mcp {
+        m.shutdown().await;
     }
     Ok(EXIT_OK)
 }

@@ -12,13 +12,14 @@ pub async fn run(cmd: ToolsCommand) -> anyhow::Result<i32> {
     let s = match &cmd {
         ToolsCommand::List { session, .. } | ToolsCommand::Schema { session, .. } => session,
     };
-    let session = match Session::build(s, |_| {}).await {
+    let mut session = match Session::build(s, |_| {}).await {
         Ok(s) => s,
         Err(e) => {
             err_line(&format!("toolbelt: {e:#}"));
             return Ok(EXIT_USAGE);
         }
     };
+    session.connect_mcp().await?;
     let registry = &session.registry;
     let excluded = session.excluded_tools();
     match cmd {
@@ -51,6 +52,9 @@ pub async fn run(cmd: ToolsCommand) -> anyhow::Result<i32> {
                     ));
                 }
             }
+            if let Some(m) = &session.mcp {
+                m.shutdown().await;
+            }
             Ok(EXIT_OK)
         }
         ToolsCommand::Schema { tool, model_family, all, .. } => {
@@ -71,6 +75,9 @@ pub async fn run(cmd: ToolsCommand) -> anyhow::Result<i32> {
                         return Ok(EXIT_USAGE);
                     }
                 },
+            }
+            if let Some(m) = &session.mcp {
+                m.shutdown().await;
             }
             Ok(EXIT_OK)
         }

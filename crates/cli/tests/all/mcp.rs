@@ -99,3 +99,68 @@ fn http_refuses_foreign_origins_and_missing_tokens() {
     let _ = child.kill();
     let _ = child.wait();
 }
+
+#[test]
+fn configured_servers_join_the_registry_over_stdio_and_http() {
+    let t = TempTree::new();
+    t.file("notes.txt", "from the workspace\n");
+    // An HTTP server: another toolbelt.
+    let mut http = std::process::Command::new(env!("CARGO_BIN_EXE_toolbelt"))
+        .args(["mcp", "--http", "127.0.0.1:0", "--approval-mode", "yolo"])
+        .current_dir(t.root())
+        .env("TOOLBELT_HOME", t.home())
+        .env("HOME", t.home())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = http.stderr.take().unwrap();
+    let mut seen = String::new();
+    let mut buf = [0u8; 256];
+    while !seen.contains("/mcp") {
+        let n = stderr.read(&mut buf).unwrap();
+        assert!(n > 0, "{seen}");
+        seen.push_str(&String::from_utf8_lossy(&buf[..n]));
+    }
+    let url = format!("http://{}", seen.split("http://").nth(1).unwrap().trim());
+    let settings = json!({"mcpServers": {
+        "self": {"command": env!("CARGO_BIN_EXE_toolbelt"), "args": ["mcp", "--approval-mode", "yolo"], "excludeTools": ["run_shell_command"]},
+        "web": {"httpUrl": url},
+        "broken": {"command": "/no/such/mcp-server"}
+    }});
+    std::fs::write(t.home().join("settings.json"), settings.to_string()).unwrap();
+
+    let r = crate::toolbelt(&t, &["mcp", "list", "--json"], None);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v = r.json();
+    let server = |n: &str| v.as_array().unwrap().iter().find(|s| s["name"] == n).unwrap().clone();
+    assert_eq!(server("self")["state"], "connected");
+    let me = server("self");
+    let tools: Vec<&str> =
+        me["tools"].as_array().unwrap().iter().map(|x| x.as_str().unwrap()).collect();
+    assert!(
+        tools.contains(&"mcp_self_read_file") && !tools.contains(&"mcp_self_run_shell_command"),
+        "{tools:?}"
+    );
+    assert_eq!(server("web")["state"], "connected");
+    assert_eq!(server("broken")["state"], "failed");
+    assert!(r.stderr.contains("MCP server 'broken' is unavailable"), "{}", r.stderr);
+
+    for tool in ["mcp_self_read_file", "mcp_web_read_file"] {
+        let r = crate::toolbelt(
+            &t,
+            &["call", tool, r#"{"file_path":"notes.txt"}"#, "--approval-mode", "yolo"],
+            None,
+        );
+        assert_eq!(r.code, 0, "{tool}: {}", r.stderr);
+        assert_eq!(
+            r.stdout, "<untrusted_context>\nfrom the workspace\n\n</untrusted_context>",
+            "{tool}"
+        );
+    }
+    // MCP tools have no rule in the defaults: asked about, so refused headless.
+    let r =
+        crate::toolbelt(&t, &["call", "mcp_self_read_file", r#"{"file_path":"notes.txt"}"#], None);
+    assert_eq!(r.code, 3, "{}", r.stdout);
+    let _ = http.kill();
+    let _ = http.wait();
+}

@@ -51,7 +51,11 @@ impl ClientHandler for Handler {
 
 /// A live connection to one server.
 pub struct Connection {
-    client: RunningService<RoleClient, Handler>,
+    /// Sends requests.
+    client: rmcp::Peer<RoleClient>,
+    /// The running service, taken at shutdown to close the transport (a stdio server is
+    /// asked to exit, then killed).
+    service: tokio::sync::Mutex<Option<RunningService<RoleClient, Handler>>>,
     progress: ProgressDispatcher,
     timeout_ms: u64,
 }
@@ -169,7 +173,9 @@ impl McpClients {
             }
         }
         for c in seen {
-            c.client.cancellation_token().cancel();
+            if let Some(service) = c.service.lock().await.take() {
+                let _ = tokio::time::timeout(Duration::from_secs(5), service.cancel()).await;
+            }
         }
     }
 }
@@ -245,7 +251,13 @@ async fn start(
         }
     };
     let progress = client.service().progress.clone();
-    let conn = Arc::new(Connection { client, progress, timeout_ms: spec.timeout_ms });
+    let peer = client.peer().clone();
+    let conn = Arc::new(Connection {
+        client: peer,
+        service: tokio::sync::Mutex::new(Some(client)),
+        progress,
+        timeout_ms: spec.timeout_ms,
+    });
     let mut tools = Vec::new();
     let mut dropped = Vec::new();
     for t in listed {
