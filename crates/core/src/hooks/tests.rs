@@ -272,3 +272,15 @@ async fn a_notification_hook_hears_about_permission_requests() {
     assert_eq!(input["notification_type"], "ToolPermission");
     assert_eq!(input["message"], "Tool Confirm: echo requires information");
 }
+
+#[tokio::test]
+async fn an_endless_tail_chain_is_cut_off() {
+    let tail = hook(
+        r#"echo '{"hookSpecificOutput": {"tailToolCallRequest": {"name": "echo", "args": {"text": "again"}}}}'"#,
+    );
+    let h = harness(settings("AfterTool", None, vec![tail]), false, Outcome::Cancel);
+    let start = std::time::Instant::now();
+    let c = run(&h, "echo", "first").await;
+    assert_eq!(response(&c), json!({"output": "again"}));
+    assert!(start.elapsed() < std::time::Duration::from_secs(10));
+}

@@ -40,11 +40,20 @@ pub struct CallRequest {
     /// For tail calls: the name the chain started with (the response carries it).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub original_name: Option<String>,
+    /// How many tail calls led to this one.
+    #[serde(skip)]
+    pub tail_depth: usize,
 }
 
 impl CallRequest {
     pub fn new(call_id: impl Into<String>, name: impl Into<String>, args: Value) -> Self {
-        Self { call_id: call_id.into(), name: name.into(), args, original_name: None }
+        Self {
+            call_id: call_id.into(),
+            name: name.into(),
+            args,
+            original_name: None,
+            tail_depth: 0,
+        }
     }
 }
 
@@ -292,24 +301,24 @@ impl Scheduler {
         cancel: &CancellationToken,
     ) -> Vec<CompletedCall> {
         for done in &mut out {
-            for _ in 0..MAX_TAIL_CALLS {
-                let tail = self
-                    .tails
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .remove(&done.request.call_id);
-                let Some((name, args)) = tail else { break };
-                let original =
-                    done.request.original_name.clone().unwrap_or_else(|| done.request.name.clone());
-                let mut req = CallRequest::new(done.request.call_id.clone(), name, args);
-                req.original_name = Some(original.clone());
-                let next = self.schedule_one(req, cancel.clone()).await;
-                let Some(mut next) = next else { break };
+            let tail =
+                self.tails.lock().unwrap_or_else(|e| e.into_inner()).remove(&done.request.call_id);
+            let Some((name, args)) = tail else { continue };
+            if done.request.tail_depth >= MAX_TAIL_CALLS {
+                tracing::warn!(call = %done.request.call_id, "tail call chain longer than {MAX_TAIL_CALLS}; stopped");
+                continue;
+            }
+            let original =
+                done.request.original_name.clone().unwrap_or_else(|| done.request.name.clone());
+            let mut req = CallRequest::new(done.request.call_id.clone(), name, args);
+            req.original_name = Some(original.clone());
+            req.tail_depth = done.request.tail_depth + 1;
+            // The tail call runs the whole pipeline; its own tail (if any) is followed there.
+            if let Some(mut next) = self.schedule_one(req, cancel.clone()).await {
                 next.response.function_response.name = original;
                 *done = next;
             }
         }
-        self.tails.lock().unwrap_or_else(|e| e.into_inner()).clear();
         out
     }
 
