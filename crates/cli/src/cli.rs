@@ -188,6 +188,10 @@ pub struct McpArgs {
     /// Also serve the tools of the MCP servers configured in settings (proxied)
     #[arg(long)]
     pub proxy: bool,
+    /// Serve a test fixture instead of the tools: `conformance` (what the official MCP
+    /// conformance suite calls)
+    #[arg(long, value_name = "NAME", value_parser = ["conformance"])]
+    pub fixture: Option<String>,
     /// Serve Streamable HTTP at this address (e.g. 127.0.0.1:8765) instead of stdio
     #[arg(long, value_name = "ADDR")]
     pub http: Option<std::net::SocketAddr>,

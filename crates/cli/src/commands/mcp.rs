@@ -123,9 +123,43 @@ async fn list(args: &McpArgs, json: bool) -> anyhow::Result<i32> {
     Ok(EXIT_OK)
 }
 
+/// `--fixture conformance`: the conformance suite's test server, over stdio or HTTP.
+async fn fixture(args: &McpArgs) -> anyhow::Result<i32> {
+    use toolbelt_mcp::server::fixture::ConformanceServer;
+    let stop = CancellationToken::new();
+    let on_signal = stop.clone();
+    tokio::spawn(async move {
+        let _ = tokio::signal::ctrl_c().await;
+        on_signal.cancel();
+    });
+    match args.http {
+        Some(addr) => {
+            let opts = http::HttpOptions {
+                addr,
+                bearer_token: args.token.clone(),
+                allowed_origins: args.allowed_origins.clone(),
+            };
+            http::serve_handler(ConformanceServer::default, opts, stop, |a| {
+                crate::output::err_line(&format!(
+                    "toolbelt: serving the conformance fixture at http://{a}/mcp"
+                ));
+            })
+            .await?;
+        }
+        None => {
+            let service = ConformanceServer::default().serve(rmcp::transport::stdio()).await?;
+            service.waiting().await?;
+        }
+    }
+    Ok(EXIT_OK)
+}
+
 pub async fn run(args: McpArgs) -> anyhow::Result<i32> {
     if let Some(crate::cli::McpCommand::List { json }) = &args.command {
         return list(&args, *json).await;
+    }
+    if args.fixture.is_some() {
+        return fixture(&args).await;
     }
     let (p, services) = match parts(&args).await {
         Ok(x) => x,

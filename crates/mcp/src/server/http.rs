@@ -30,9 +30,20 @@ fn unauthorized(msg: &'static str) -> Response {
     (StatusCode::UNAUTHORIZED, [(header::WWW_AUTHENTICATE, "Bearer")], msg).into_response()
 }
 
-/// Serves until `stop` fires. Returns the address actually bound (port 0 picks one).
+/// Serves the registry until `stop` fires; `bound` learns the address actually bound (port 0
+/// picks one).
 pub async fn serve(
     parts: SharedParts,
+    opts: HttpOptions,
+    stop: CancellationToken,
+    bound: impl FnOnce(SocketAddr),
+) -> std::io::Result<()> {
+    serve_handler(move || ToolbeltServer::new(parts.clone()), opts, stop, bound).await
+}
+
+/// Serves any handler (one per session) until `stop` fires.
+pub async fn serve_handler<S: rmcp::ServerHandler>(
+    factory: impl Fn() -> S + Send + Sync + 'static,
     opts: HttpOptions,
     stop: CancellationToken,
     bound: impl FnOnce(SocketAddr),
@@ -61,7 +72,7 @@ pub async fn serve(
     config.allowed_origins = origins;
     config.cancellation_token = stop.child_token();
     let service = StreamableHttpService::new(
-        move || Ok(ToolbeltServer::new(parts.clone())),
+        move || Ok(factory()),
         Arc::new(LocalSessionManager::default()),
         config,
     );

@@ -7,6 +7,7 @@
 
 mod approval;
 mod convert;
+pub mod fixture;
 pub mod http;
 
 use std::collections::HashMap;

@@ -292,3 +292,38 @@ async fn streamable_http_with_a_bearer_token() {
         .is_err());
     stop.cancel();
 }
+
+#[tokio::test]
+async fn the_conformance_fixture_answers_as_the_suite_expects() {
+    use rmcp::model::{GetPromptRequestParams, ReadResourceRequestParams};
+    let (a, b) = tokio::io::duplex(1 << 16);
+    tokio::spawn(async move {
+        if let Ok(s) = toolbelt_mcp::server::fixture::ConformanceServer::default().serve(a).await {
+            let _ = s.waiting().await;
+        }
+    });
+    let c = Client::default().serve(b).await.unwrap();
+    let tools = c.list_all_tools().await.unwrap();
+    assert!(tools.iter().any(|t| t.name == "test_simple_text"));
+    let schema = &tools.iter().find(|t| t.name == "json_schema_2020_12_tool").unwrap().input_schema;
+    assert!(schema.contains_key("$schema") && schema.contains_key("$defs"));
+    let r = c.call_tool(CallToolRequestParams::new("test_simple_text")).await.unwrap();
+    assert_eq!(text(&r), "This is a simple text response for testing.");
+    let r = c.call_tool(CallToolRequestParams::new("test_error_handling")).await.unwrap();
+    assert_eq!(r.is_error, Some(true));
+    let r =
+        c.read_resource(ReadResourceRequestParams::new("test://template/123/data")).await.unwrap();
+    let v = serde_json::to_value(&r).unwrap();
+    assert_eq!(
+        v["contents"][0]["text"],
+        r#"{"id":"123","templateTest":true,"data":"Data for ID: 123"}"#
+    );
+    let mut p = GetPromptRequestParams::new("test_prompt_with_arguments");
+    p.arguments = Some(args(json!({"arg1": "hello", "arg2": "world"})));
+    let r = c.get_prompt(p).await.unwrap();
+    let v = serde_json::to_value(&r).unwrap();
+    assert_eq!(
+        v["messages"][0]["content"]["text"],
+        "Prompt with arguments: arg1='hello', arg2='world'"
+    );
+}
