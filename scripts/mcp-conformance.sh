@@ -1,24 +1,48 @@
 #!/usr/bin/env bash
-# Runs the official MCP conformance suite (server scenarios) against `toolbelt mcp --http`.
-# Needs npm (the registry); installs @modelcontextprotocol/conformance and Node 22 (the suite
-# uses fs.globSync) into a cache folder on first use.
-# The server runs with `--fixture conformance` (the tools, resources and prompts the scenarios
-# call); every active server scenario passes (40 checks at the last run).
-# Usage: scripts/mcp-conformance.sh [--scenario NAME]
+# MCP conformance, with the official tools (needs npm and its registry; installs into a cache
+# folder on first use: @modelcontextprotocol/conformance, @modelcontextprotocol/inspector and
+# Node 22, which the suite needs for fs.globSync):
+#  1. server scenarios against `toolbelt mcp --fixture conformance --http` (the fixture holds the
+#     tools, resources and prompts the scenarios call);
+#  2. the non-OAuth client scenarios against `toolbelt mcp probe` (the suite appends the URL);
+#  3. the MCP Inspector CLI against `toolbelt mcp` over stdio: tools/list and a read_file call.
+# Exit status is non-zero if anything failed.
+# Usage: scripts/mcp-conformance.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CACHE=${TOOLBELT_CONFORMANCE_DIR:-$HOME/.cache/toolbelt-conformance}
 mkdir -p "$CACHE"
-if [ ! -x "$CACHE/node_modules/node/bin/node" ] || [ ! -d "$CACHE/node_modules/@modelcontextprotocol/conformance" ]; then
-  (cd "$CACHE" && npm install --no-fund --no-audit node@22 @modelcontextprotocol/conformance@0.1.16 >/dev/null)
+if [ ! -x "$CACHE/node_modules/node/bin/node" ] || [ ! -d "$CACHE/node_modules/@modelcontextprotocol/inspector" ]; then
+  (cd "$CACHE" && npm install --no-fund --no-audit node@22 @modelcontextprotocol/conformance@0.1.16 @modelcontextprotocol/inspector >/dev/null)
 fi
 NODE="$CACHE/node_modules/node/bin/node"
 SUITE="$CACHE/node_modules/@modelcontextprotocol/conformance/dist/index.js"
+INSPECTOR="$CACHE/node_modules/@modelcontextprotocol/inspector/cli/build/cli.js"
 cargo build -q
+BIN=$PWD/target/debug/toolbelt
 WORK=$(mktemp -d)
 PORT=${PORT:-18765}
-./target/debug/toolbelt mcp --fixture conformance --http "127.0.0.1:$PORT" 2>"$WORK/server.log" &
+"$BIN" mcp --fixture conformance --http "127.0.0.1:$PORT" 2>"$WORK/server.log" &
 SERVER=$!
 trap 'kill $SERVER 2>/dev/null; rm -rf "$WORK"' EXIT
 for _ in $(seq 50); do grep -q "/mcp" "$WORK/server.log" 2>/dev/null && break; sleep 0.1; done
-"$NODE" "$SUITE" server --url "http://localhost:$PORT/mcp" "$@" 2>&1 | sed -n '/=== SUMMARY ===/,$p'
+status=0
+echo "== server scenarios (toolbelt mcp --fixture conformance)"
+"$NODE" "$SUITE" server --url "http://localhost:$PORT/mcp" > "$WORK/server.txt" 2>&1 || status=1
+sed -n '/=== SUMMARY ===/,$p' "$WORK/server.txt"
+echo "== client scenarios (toolbelt mcp probe)"
+for scenario in initialize tools_call elicitation-sep1034-client-defaults sse-retry; do
+  if "$NODE" "$SUITE" client --command "$BIN mcp probe" --scenario "$scenario" > "$WORK/client.txt" 2>&1; then
+    echo "✓ $scenario: $(grep -E '^Passed' "$WORK/client.txt")"
+  else
+    status=1
+    echo "✗ $scenario"; tail -5 "$WORK/client.txt"
+  fi
+done
+echo "== MCP Inspector CLI (toolbelt mcp over stdio)"
+echo "hello from the workspace" > "$WORK/a.txt"
+"$NODE" "$INSPECTOR" --cli "$BIN" mcp --root "$WORK" --method tools/list > "$WORK/list.json" || status=1
+echo "tools/list: $(grep -c '"name"' "$WORK/list.json") names"
+"$NODE" "$INSPECTOR" --cli "$BIN" mcp --root "$WORK" --method tools/call --tool-name read_file --tool-arg file_path=a.txt > "$WORK/call.json" || status=1
+grep -q "hello from the workspace" "$WORK/call.json" && echo "tools/call read_file: ok" || { echo "tools/call read_file: FAILED"; cat "$WORK/call.json"; status=1; }
+exit $status

@@ -178,6 +178,11 @@ pub enum McpCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Check a Streamable HTTP MCP server: list its tools and call each with sample arguments
+    Probe {
+        /// The server's URL, e.g. http://127.0.0.1:8765/mcp
+        url: String,
+    },
 }
 
 #[derive(Debug, Args)]

@@ -155,8 +155,30 @@ async fn fixture(args: &McpArgs) -> anyhow::Result<i32> {
 }
 
 pub async fn run(args: McpArgs) -> anyhow::Result<i32> {
-    if let Some(crate::cli::McpCommand::List { json }) = &args.command {
-        return list(&args, *json).await;
+    match &args.command {
+        Some(crate::cli::McpCommand::List { json }) => return list(&args, *json).await,
+        Some(crate::cli::McpCommand::Probe { url }) => {
+            return match toolbelt_mcp::client::probe::probe(url).await {
+                Ok(results) => {
+                    let failed = results.iter().filter(|r| !r.ok).count();
+                    for r in &results {
+                        crate::output::out_line(&format!(
+                            "{} {}: {}",
+                            if r.ok { "ok  " } else { "FAIL" },
+                            r.tool,
+                            r.summary
+                        ));
+                    }
+                    crate::output::out_line(&format!("{} tool(s), {failed} failed", results.len()));
+                    Ok(if failed == 0 { EXIT_OK } else { super::EXIT_TOOL_FAILED })
+                }
+                Err(e) => {
+                    err_line(&format!("toolbelt: {e}"));
+                    Ok(super::EXIT_TOOL_FAILED)
+                }
+            };
+        }
+        None => {}
     }
     if args.fixture.is_some() {
         return fixture(&args).await;

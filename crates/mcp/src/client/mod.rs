@@ -4,6 +4,7 @@
 
 mod convert;
 pub mod naming;
+pub mod probe;
 pub mod schema;
 mod tool;
 
@@ -22,6 +23,11 @@ use toolbelt_core::settings::McpServerSettings;
 
 pub use tool::McpTool;
 
+/// The protocol version the client asks for: the current stable revision, which servers
+/// widely support (rmcp's newest, 2026-07-28, is offered by few).
+pub const PROTOCOL_VERSION: rmcp::model::ProtocolVersion =
+    rmcp::model::ProtocolVersion::V_2025_11_25;
+
 /// Upstream's default MCP timeout (10 minutes), for calls without progress.
 pub const DEFAULT_TIMEOUT_MS: u64 = 600_000;
 /// How long start-up waits for servers (all in parallel) before reporting them as too slow.
@@ -38,6 +44,7 @@ impl ClientHandler for Handler {
             ClientCapabilities::default(),
             Implementation::new("toolbelt-mcp-client", env!("CARGO_PKG_VERSION")),
         )
+        .with_protocol_version(PROTOCOL_VERSION)
     }
 
     async fn on_progress(
