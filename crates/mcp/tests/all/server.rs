@@ -327,3 +327,42 @@ async fn the_conformance_fixture_answers_as_the_suite_expects() {
         "Prompt with arguments: arg1='hello', arg2='world'"
     );
 }
+
+#[tokio::test]
+async fn probe_calls_every_tool_of_an_http_server() {
+    let stop = tokio_util::sync::CancellationToken::new();
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let opts = toolbelt_mcp::server::http::HttpOptions {
+        addr: "127.0.0.1:0".parse().unwrap(),
+        bearer_token: None,
+        allowed_origins: Vec::new(),
+    };
+    let s2 = stop.clone();
+    tokio::spawn(async move {
+        let _ = toolbelt_mcp::server::http::serve_handler(
+            toolbelt_mcp::server::fixture::ConformanceServer::default,
+            opts,
+            s2,
+            |a| {
+                let _ = tx.send(a);
+            },
+        )
+        .await;
+    });
+    let addr = rx.await.unwrap();
+    let results = toolbelt_mcp::client::probe::probe(&format!("http://{addr}/mcp")).await.unwrap();
+    let ok = |name: &str| results.iter().find(|r| r.tool == name).unwrap().ok;
+    assert!(
+        ok("test_simple_text")
+            && ok("test_tool_with_progress")
+            && ok("test_elicitation_sep1034_defaults")
+    );
+    assert!(!ok("test_error_handling"), "an isError result counts as a failure");
+    let defaults =
+        &results.iter().find(|r| r.tool == "test_elicitation_sep1034_defaults").unwrap().summary;
+    assert!(
+        defaults.contains("John Doe"),
+        "elicitations are answered with the defaults: {defaults}"
+    );
+    stop.cancel();
+}
