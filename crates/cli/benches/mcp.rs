@@ -89,4 +89,61 @@ async fn run() {
     }
     let par = n as f64 / t.elapsed().as_secs_f64();
     println!("read_file 16 in flight: {par:.0} calls/s ({n} calls)");
+    let _ = Arc::try_unwrap(client).map(|c| c.cancel());
+
+    // The same over a minimal client (JSON lines written and read directly), so that the
+    // client's own cost does not hide the server's.
+    for in_flight in [1usize, 16] {
+        let rate = raw_client(dir.path(), in_flight, 20_000).await;
+        println!(
+            "read_file, minimal client, {in_flight} in flight: {rate:.0} calls/s (20000 calls)"
+        );
+    }
+}
+
+async fn raw_client(dir: &std::path::Path, in_flight: usize, n: usize) -> f64 {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_toolbelt"))
+        .arg("mcp")
+        .current_dir(dir)
+        .env("TOOLBELT_HOME", dir.join(".home"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mut stdin = child.stdin.take().unwrap_or_else(|| panic!("stdin"));
+    let mut lines = BufReader::new(child.stdout.take().unwrap_or_else(|| panic!("stdout"))).lines();
+    let init = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}"#;
+    stdin
+        .write_all(
+            format!("{init}\n{{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}}\n")
+                .as_bytes(),
+        )
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let _ = lines.next_line().await;
+    let call = |id: usize| {
+        format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"tools/call\",\"params\":{{\"name\":\"read_file\",\"arguments\":{{\"file_path\":\"small.txt\"}}}}}}\n")
+    };
+    let start = Instant::now();
+    let mut sent = 0;
+    while sent < in_flight.min(n) {
+        sent += 1;
+        stdin.write_all(call(sent).as_bytes()).await.unwrap_or_else(|e| panic!("{e}"));
+    }
+    stdin.flush().await.unwrap_or_else(|e| panic!("{e}"));
+    let mut done = 0;
+    while done < n {
+        let Ok(Some(line)) = lines.next_line().await else { panic!("server ended") };
+        assert!(line.contains("line one"), "{line}");
+        done += 1;
+        if sent < n {
+            sent += 1;
+            stdin.write_all(call(sent).as_bytes()).await.unwrap_or_else(|e| panic!("{e}"));
+            stdin.flush().await.unwrap_or_else(|e| panic!("{e}"));
+        }
+    }
+    let rate = n as f64 / start.elapsed().as_secs_f64();
+    let _ = child.kill().await;
+    rate
 }
