@@ -8,6 +8,8 @@
 
 mod always;
 mod events;
+mod hooks;
+mod outcome;
 
 use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
@@ -23,13 +25,13 @@ use tokio_util::sync::CancellationToken;
 
 pub use self::events::{CallState, Event, EventSink};
 use crate::approver::{Approver, ConfirmationRequest, Outcome};
-use crate::hooks::{HookCall, ToolHooks};
+use crate::hooks::ToolHooks;
 use crate::policy::{ApprovalMode, Decision, PolicyCall, PolicyEngine};
 use crate::registry::{Built, Registry};
-use crate::response::{self, ResponseParts};
-use crate::result::{Content, ErrorType, Part, ToolError, ToolResult};
+use crate::response::ResponseParts;
+use crate::result::{ErrorType, ToolError, ToolResult};
 use crate::tool::{ConfirmationDetails, ExecContext, ModelFamily, OutputSink, ToolEnv};
-use crate::truncate;
+use outcome::content_text;
 
 /// One call as the model sent it.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -128,9 +130,6 @@ pub struct Scheduler {
     /// Tail calls requested by AfterTool hooks, by call id.
     tails: Mutex<HashMap<String, (String, Value)>>,
 }
-
-/// How many tail calls may follow one another for one call.
-const MAX_TAIL_CALLS: usize = 8;
 
 /// A built call waiting for policy, approval and execution.
 struct Pending {
@@ -293,45 +292,6 @@ impl Scheduler {
         self.run_tails(out, &cancel).await
     }
 
-    /// Replaces each call whose AfterTool hook asked for a tail call by that call's result:
-    /// same call id, the full pipeline again, answered under the original name.
-    async fn run_tails(
-        &self,
-        mut out: Vec<CompletedCall>,
-        cancel: &CancellationToken,
-    ) -> Vec<CompletedCall> {
-        for done in &mut out {
-            let tail =
-                self.tails.lock().unwrap_or_else(|e| e.into_inner()).remove(&done.request.call_id);
-            let Some((name, args)) = tail else { continue };
-            if done.request.tail_depth >= MAX_TAIL_CALLS {
-                tracing::warn!(call = %done.request.call_id, "tail call chain longer than {MAX_TAIL_CALLS}; stopped");
-                continue;
-            }
-            let original =
-                done.request.original_name.clone().unwrap_or_else(|| done.request.name.clone());
-            let mut req = CallRequest::new(done.request.call_id.clone(), name, args);
-            req.original_name = Some(original.clone());
-            req.tail_depth = done.request.tail_depth + 1;
-            // The tail call runs the whole pipeline; its own tail (if any) is followed there.
-            if let Some(mut next) = self.schedule_one(req, cancel.clone()).await {
-                next.response.function_response.name = original;
-                *done = next;
-            }
-        }
-        out
-    }
-
-    /// `schedule` for one call, boxed: the recursion through tail calls needs a named type.
-    fn schedule_one(
-        &self,
-        req: CallRequest,
-        cancel: CancellationToken,
-    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Option<CompletedCall>> + Send + '_>>
-    {
-        Box::pin(async move { self.schedule(vec![req], cancel).await.pop() })
-    }
-
     fn reason_for(&self, id: &str, default: &'static str) -> &'static str {
         self.active
             .lock()
@@ -484,113 +444,6 @@ impl Scheduler {
             }
         }
         user_cancelled
-    }
-
-    /// BeforeTool hooks for the calls of a group (together), before policy sees them.
-    async fn before_hooks(&self, group: &mut [Slot], start: Instant) {
-        let Some(hooks) = self.hooks.clone() else { return };
-        let runs = group.iter().map(|slot| {
-            let hooks = hooks.clone();
-            async move {
-                let Slot::Ready(p) = slot else { return None };
-                let original = p.request.original_name.as_deref();
-                let call = HookCall {
-                    name: &p.request.name,
-                    args: &p.built.args,
-                    original_name: original,
-                };
-                Some(hooks.before_tool(&call).await)
-            }
-        });
-        let outcomes = futures::future::join_all(runs).await;
-        for (slot, outcome) in group.iter_mut().zip(outcomes) {
-            let (Slot::Ready(p), Some(before)) = (&mut *slot, outcome) else { continue };
-            let req = p.request.clone();
-            if let Some(reason) = before.stop {
-                let msg = format!("Agent execution stopped by hook: {reason}");
-                *slot = Slot::Done(Box::new(self.failed(
-                    req,
-                    ToolError::new(ErrorType::StopExecution, msg),
-                    None,
-                    start,
-                )));
-                continue;
-            }
-            if let Some(reason) = before.block {
-                let msg = format!("Tool execution blocked: {reason}");
-                let mut done =
-                    self.failed(req, ToolError::new(ErrorType::PolicyViolation, msg), None, start);
-                done.refusal = Some(Refusal::Policy);
-                *slot = Slot::Done(Box::new(done));
-                continue;
-            }
-            if let Some(args) = before.tool_input {
-                match self.registry.build_call(&p.request.name, args, &self.env) {
-                    Ok(rebuilt) => {
-                        p.built = rebuilt;
-                        p.args_modified = true;
-                    }
-                    Err(e) => {
-                        let msg = format!(
-                            "Tool parameter modification by hook failed validation: {}",
-                            e.message
-                        );
-                        *slot = Slot::Done(Box::new(self.failed(
-                            req,
-                            ToolError::new(ErrorType::InvalidToolParams, msg),
-                            None,
-                            start,
-                        )));
-                        continue;
-                    }
-                }
-            }
-            p.hook_ask = before.ask;
-        }
-    }
-
-    /// AfterTool hooks for a returned result: stop, block, added context, tail call; and the
-    /// notice that a hook changed the arguments.
-    async fn after_hooks(
-        &self,
-        p: &Pending,
-        mut result: ToolResult,
-    ) -> Result<ToolResult, (ToolError, ToolResult)> {
-        if p.args_modified && result.error.is_none() {
-            if let Content::Text(t) = &mut result.llm_content {
-                t.push_str(
-                    "\n\n[System] Tool input parameters were modified by a hook before execution.",
-                );
-            }
-        }
-        let Some(hooks) = &self.hooks else { return Ok(result) };
-        let original = p.request.original_name.as_deref();
-        let call = HookCall { name: &p.request.name, args: &p.built.args, original_name: original };
-        let after = hooks.after_tool(&call, &result).await;
-        if let Some(tail) = after.tail {
-            self.tails
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .insert(p.request.call_id.clone(), tail);
-        }
-        if let Some(reason) = after.stop {
-            return Err((ToolError::new(ErrorType::StopExecution, reason), result));
-        }
-        if let Some(reason) = after.block {
-            return Err((ToolError::new(ErrorType::ExecutionFailed, reason), result));
-        }
-        if let Some(ctx) = after.additional_context {
-            let escaped = ctx.replace('<', "&lt;").replace('>', "&gt;");
-            let note = format!("\n\n<hook_context>{escaped}</hook_context>");
-            match &mut result.llm_content {
-                Content::Text(t) => t.push_str(&note),
-                Content::Part(part) => {
-                    result.llm_content = Content::Parts(vec![part.clone(), Part::text(note)]);
-                }
-                Content::Parts(parts) => parts.push(Part::text(note)),
-            }
-        }
-        Ok(result)
     }
 
     fn confirmation_request(&self, p: &Pending) -> ConfirmationRequest {
@@ -768,147 +621,6 @@ impl Scheduler {
             }
         }
     }
-
-    /// A tool returned normally: success (with truncation) or its own error.
-    fn finish(
-        &self,
-        b: &Built,
-        req: CallRequest,
-        mut result: ToolResult,
-        start: Instant,
-    ) -> CompletedCall {
-        if let Some(err) = result.error.clone() {
-            return self.failed(req, err, Some(result), start);
-        }
-        let output_file = self.bound_output(b.tool.truncates_output(), &req, &mut result);
-        let response = response::success(&req.call_id, &req.name, &result.llm_content, self.family);
-        self.emit(&req.call_id, &req.name, CallState::Success, None);
-        CompletedCall {
-            request: req,
-            status: CallState::Success,
-            response,
-            result: Some(result),
-            error: None,
-            refusal: None,
-            output_file,
-            duration_ms: elapsed_ms(start),
-        }
-    }
-
-    fn failed(
-        &self,
-        req: CallRequest,
-        error: ToolError,
-        result: Option<ToolResult>,
-        start: Instant,
-    ) -> CompletedCall {
-        self.emit(&req.call_id, &req.name, CallState::Error, Some(error.message.clone()));
-        CompletedCall {
-            response: ResponseParts::error(&req.call_id, &req.name, &error.message),
-            request: req,
-            status: CallState::Error,
-            result,
-            error: Some(error),
-            refusal: None,
-            output_file: None,
-            duration_ms: elapsed_ms(start),
-        }
-    }
-
-    /// State-level cancellation: `[Operation Cancelled] Reason: <reason>`.
-    fn cancelled(
-        &self,
-        req: CallRequest,
-        reason: &str,
-        result: Option<ToolResult>,
-        start: Instant,
-    ) -> CompletedCall {
-        let msg = format!("[Operation Cancelled] Reason: {reason}");
-        self.emit(&req.call_id, &req.name, CallState::Cancelled, Some(reason.to_string()));
-        CompletedCall {
-            response: ResponseParts::error(&req.call_id, &req.name, &msg),
-            request: req,
-            status: CallState::Cancelled,
-            result,
-            error: Some(ToolError::new(ErrorType::Cancelled, msg)),
-            refusal: None,
-            output_file: None,
-            duration_ms: elapsed_ms(start),
-        }
-    }
-
-    /// Cancelled while running but the tool returned: its output plus the cancellation error.
-    /// The engine's truncation (engine-spec 8.1) for tools that opt in; returns where the full
-    /// text is.
-    fn bound_output(
-        &self,
-        truncates: bool,
-        req: &CallRequest,
-        result: &mut ToolResult,
-    ) -> Option<std::path::PathBuf> {
-        if !truncates {
-            return None;
-        }
-        let text = match result.llm_content.parts().as_slice() {
-            [Part::Text { text }] => text.clone(),
-            _ => return None,
-        };
-        let threshold = self.env.config.truncate_tool_output_threshold_chars;
-        let t = match &result.full_output {
-            Some(full) => truncate::truncate_saved(&text, threshold, &full.path, full.chars),
-            None => {
-                let dir = self.env.workspace.temp_dir().join("tool-outputs");
-                truncate::truncate(&text, threshold, &dir, &req.name, &req.call_id)
-            }
-        }?;
-        result.llm_content = Content::Text(t.text);
-        t.output_file
-    }
-
-    fn cancelled_with_output(
-        &self,
-        req: CallRequest,
-        mut result: ToolResult,
-        truncates: bool,
-        start: Instant,
-    ) -> CompletedCall {
-        let output_file = self.bound_output(truncates, &req, &mut result);
-        let msg = "[Operation Cancelled] User cancelled tool execution.".to_string();
-        let mut response =
-            response::success(&req.call_id, &req.name, &result.llm_content, self.family);
-        response.function_response.response.insert("error".into(), Value::String(msg.clone()));
-        self.emit(
-            &req.call_id,
-            &req.name,
-            CallState::Cancelled,
-            Some("User cancelled tool execution.".into()),
-        );
-        CompletedCall {
-            request: req,
-            status: CallState::Cancelled,
-            response,
-            result: Some(result),
-            error: Some(ToolError::new(ErrorType::Cancelled, msg)),
-            refusal: None,
-            output_file,
-            duration_ms: elapsed_ms(start),
-        }
-    }
-}
-
-fn content_text(c: &Content) -> String {
-    c.parts()
-        .iter()
-        .filter_map(|p| match p {
-            Part::Text { text } => Some(text.as_str()),
-            Part::InlineData { .. } => None,
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
-fn elapsed_ms(start: Instant) -> u64 {
-    u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX)
 }
 
 #[cfg(test)]

@@ -1,0 +1,155 @@
+//! How a call ends: a success (with the engine's truncation), a failure, a cancellation with or
+//! without output, and what each sends back to the model.
+
+use std::time::Instant;
+
+use serde_json::Value;
+
+use super::{CallRequest, CallState, CompletedCall, Scheduler};
+use crate::registry::Built;
+use crate::response::{self, ResponseParts};
+use crate::result::{Content, ErrorType, Part, ToolError, ToolResult};
+use crate::truncate;
+
+impl Scheduler {
+    /// A tool returned normally: success (with truncation) or its own error.
+    pub(super) fn finish(
+        &self,
+        b: &Built,
+        req: CallRequest,
+        mut result: ToolResult,
+        start: Instant,
+    ) -> CompletedCall {
+        if let Some(err) = result.error.clone() {
+            return self.failed(req, err, Some(result), start);
+        }
+        let output_file = self.bound_output(b.tool.truncates_output(), &req, &mut result);
+        let response = response::success(&req.call_id, &req.name, &result.llm_content, self.family);
+        self.emit(&req.call_id, &req.name, CallState::Success, None);
+        CompletedCall {
+            request: req,
+            status: CallState::Success,
+            response,
+            result: Some(result),
+            error: None,
+            refusal: None,
+            output_file,
+            duration_ms: elapsed_ms(start),
+        }
+    }
+
+    pub(super) fn failed(
+        &self,
+        req: CallRequest,
+        error: ToolError,
+        result: Option<ToolResult>,
+        start: Instant,
+    ) -> CompletedCall {
+        self.emit(&req.call_id, &req.name, CallState::Error, Some(error.message.clone()));
+        CompletedCall {
+            response: ResponseParts::error(&req.call_id, &req.name, &error.message),
+            request: req,
+            status: CallState::Error,
+            result,
+            error: Some(error),
+            refusal: None,
+            output_file: None,
+            duration_ms: elapsed_ms(start),
+        }
+    }
+
+    /// State-level cancellation: `[Operation Cancelled] Reason: <reason>`.
+    pub(super) fn cancelled(
+        &self,
+        req: CallRequest,
+        reason: &str,
+        result: Option<ToolResult>,
+        start: Instant,
+    ) -> CompletedCall {
+        let msg = format!("[Operation Cancelled] Reason: {reason}");
+        self.emit(&req.call_id, &req.name, CallState::Cancelled, Some(reason.to_string()));
+        CompletedCall {
+            response: ResponseParts::error(&req.call_id, &req.name, &msg),
+            request: req,
+            status: CallState::Cancelled,
+            result,
+            error: Some(ToolError::new(ErrorType::Cancelled, msg)),
+            refusal: None,
+            output_file: None,
+            duration_ms: elapsed_ms(start),
+        }
+    }
+
+    /// Cancelled while running but the tool returned: its output plus the cancellation error.
+    /// The engine's truncation (engine-spec 8.1) for tools that opt in; returns where the full
+    /// text is.
+    pub(super) fn bound_output(
+        &self,
+        truncates: bool,
+        req: &CallRequest,
+        result: &mut ToolResult,
+    ) -> Option<std::path::PathBuf> {
+        if !truncates {
+            return None;
+        }
+        let text = match result.llm_content.parts().as_slice() {
+            [Part::Text { text }] => text.clone(),
+            _ => return None,
+        };
+        let threshold = self.env.config.truncate_tool_output_threshold_chars;
+        let t = match &result.full_output {
+            Some(full) => truncate::truncate_saved(&text, threshold, &full.path, full.chars),
+            None => {
+                let dir = self.env.workspace.temp_dir().join("tool-outputs");
+                truncate::truncate(&text, threshold, &dir, &req.name, &req.call_id)
+            }
+        }?;
+        result.llm_content = Content::Text(t.text);
+        t.output_file
+    }
+
+    pub(super) fn cancelled_with_output(
+        &self,
+        req: CallRequest,
+        mut result: ToolResult,
+        truncates: bool,
+        start: Instant,
+    ) -> CompletedCall {
+        let output_file = self.bound_output(truncates, &req, &mut result);
+        let msg = "[Operation Cancelled] User cancelled tool execution.".to_string();
+        let mut response =
+            response::success(&req.call_id, &req.name, &result.llm_content, self.family);
+        response.function_response.response.insert("error".into(), Value::String(msg.clone()));
+        self.emit(
+            &req.call_id,
+            &req.name,
+            CallState::Cancelled,
+            Some("User cancelled tool execution.".into()),
+        );
+        CompletedCall {
+            request: req,
+            status: CallState::Cancelled,
+            response,
+            result: Some(result),
+            error: Some(ToolError::new(ErrorType::Cancelled, msg)),
+            refusal: None,
+            output_file,
+            duration_ms: elapsed_ms(start),
+        }
+    }
+}
+
+pub(super) fn content_text(c: &Content) -> String {
+    c.parts()
+        .iter()
+        .filter_map(|p| match p {
+            Part::Text { text } => Some(text.as_str()),
+            Part::InlineData { .. } => None,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+pub(super) fn elapsed_ms(start: Instant) -> u64 {
+    u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX)
+}
