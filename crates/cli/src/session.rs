@@ -12,7 +12,7 @@ use toolbelt_core::config::Config;
 use toolbelt_core::hooks::{CommandHooks, HookContext};
 use toolbelt_core::policy::sources::{load_sources, settings_rules, standard_sources, ToolFacts};
 use toolbelt_core::policy::{toml::load_path, ApprovalMode, PolicyEngine, Tier};
-use toolbelt_core::settings::{candidate_files, Scope, Settings, ToolSettings};
+use toolbelt_core::settings::{candidate_files, Settings, ToolSettings};
 use toolbelt_core::{ModelFamily, Registry, Tool, ToolEnv, Workspace};
 
 use crate::cli::{Family, Mode, SessionArgs};
@@ -64,14 +64,19 @@ fn trust_checking(settings_of_user: &Settings) -> bool {
         .unwrap_or(true)
 }
 
-/// Settings and trust for a root: the files, and whether the folder is trusted.
+/// Settings and trust for a root: the files (each read once), and whether the folder is
+/// trusted.
 pub fn load_settings(home: &Path, root: &Path) -> anyhow::Result<(Settings, bool)> {
-    let candidates = candidate_files(home, user_home().as_deref(), Some(root));
-    let user_only: Vec<(Scope, PathBuf)> =
-        candidates.iter().filter(|(s, _)| !s.is_project()).cloned().collect();
-    let user = Settings::load(&user_only, true)?;
-    let trusted = toolbelt_core::trust::is_trusted(home, root, trust_checking(&user))?;
-    Ok((Settings::load(&candidates, trusted)?, trusted))
+    let mut files = Vec::new();
+    for (scope, path) in candidate_files(home, user_home().as_deref(), Some(root)) {
+        if let Some(f) = toolbelt_core::settings::load_file(&path, scope)? {
+            files.push(f);
+        }
+    }
+    let user: Vec<_> = files.iter().filter(|f| !f.scope.is_project()).cloned().collect();
+    let checking = trust_checking(&Settings::from_files(user, true));
+    let trusted = toolbelt_core::trust::is_trusted(home, root, checking)?;
+    Ok((Settings::from_files(files, trusted), trusted))
 }
 
 /// Everything a command needs to run calls.

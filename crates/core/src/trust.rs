@@ -100,10 +100,6 @@ impl TrustStore {
         self.entries.insert(dir.to_path_buf(), level);
     }
 
-    pub fn entries(&self) -> impl Iterator<Item = (&Path, &'static str)> {
-        self.entries.iter().map(|(p, l)| (p.as_path(), l.as_str()))
-    }
-
     /// Writes the file atomically.
     pub fn save(&self) -> Result<(), TrustError> {
         let map: serde_json::Map<String, Value> = self

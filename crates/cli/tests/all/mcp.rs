@@ -19,6 +19,31 @@ fn command(t: &TempTree, extra: &[&str]) -> tokio::process::Command {
     })
 }
 
+/// Starts `toolbelt mcp --http 127.0.0.1:0 EXTRA...` and returns it with the URL it announced.
+fn http_server(t: &TempTree, extra: &[&str]) -> (std::process::Child, String) {
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_toolbelt"))
+        .args(["mcp", "--http", "127.0.0.1:0"])
+        .args(extra)
+        .current_dir(t.root())
+        .env("TOOLBELT_HOME", t.home())
+        .env("HOME", t.home())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = child.stderr.take().unwrap();
+    let mut seen = String::new();
+    let mut buf = [0u8; 256];
+    while !seen.contains("/mcp") {
+        let n = stderr.read(&mut buf).unwrap();
+        assert!(n > 0, "{seen}");
+        seen.push_str(&String::from_utf8_lossy(&buf[..n]));
+    }
+    let url = format!("http://{}", seen.split("http://").nth(1).unwrap().trim());
+    // Keep reading stderr: a closed pipe would break the server's next log line.
+    std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+    (child, url)
+}
+
 #[tokio::test]
 async fn stdio_serves_the_builtin_tools() {
     let t = TempTree::new();
@@ -64,23 +89,8 @@ async fn yolo_mode_serves_everything() {
 #[test]
 fn http_refuses_foreign_origins_and_missing_tokens() {
     let t = TempTree::new();
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_toolbelt"))
-        .args(["mcp", "--http", "127.0.0.1:0", "--token", "abc"])
-        .current_dir(t.root())
-        .env("TOOLBELT_HOME", t.home())
-        .env("HOME", t.home())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stderr = child.stderr.take().unwrap();
-    let mut seen = String::new();
-    let mut buf = [0u8; 256];
-    while !seen.contains("/mcp") {
-        let n = stderr.read(&mut buf).unwrap();
-        assert!(n > 0, "{seen}");
-        seen.push_str(&String::from_utf8_lossy(&buf[..n]));
-    }
-    let addr = seen.split("http://").nth(1).unwrap().split('/').next().unwrap().to_string();
+    let (mut child, url) = http_server(&t, &["--token", "abc"]);
+    let addr = url.trim_start_matches("http://").trim_end_matches("/mcp").to_string();
     let post = |headers: &str| {
         let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}"#;
         let mut s = std::net::TcpStream::connect(&addr).unwrap();
@@ -105,23 +115,7 @@ fn configured_servers_join_the_registry_over_stdio_and_http() {
     let t = TempTree::new();
     t.file("notes.txt", "from the workspace\n");
     // An HTTP server: another toolbelt.
-    let mut http = std::process::Command::new(env!("CARGO_BIN_EXE_toolbelt"))
-        .args(["mcp", "--http", "127.0.0.1:0", "--approval-mode", "yolo"])
-        .current_dir(t.root())
-        .env("TOOLBELT_HOME", t.home())
-        .env("HOME", t.home())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stderr = http.stderr.take().unwrap();
-    let mut seen = String::new();
-    let mut buf = [0u8; 256];
-    while !seen.contains("/mcp") {
-        let n = stderr.read(&mut buf).unwrap();
-        assert!(n > 0, "{seen}");
-        seen.push_str(&String::from_utf8_lossy(&buf[..n]));
-    }
-    let url = format!("http://{}", seen.split("http://").nth(1).unwrap().trim());
+    let (mut http, url) = http_server(&t, &["--approval-mode", "yolo"]);
     let settings = json!({"mcpServers": {
         "self": {"command": env!("CARGO_BIN_EXE_toolbelt"), "args": ["mcp", "--approval-mode", "yolo"], "excludeTools": ["run_shell_command"]},
         "web": {"httpUrl": url},

@@ -101,6 +101,18 @@ impl PolicyEngine {
         self.rules.read().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
+    /// The session facts rules are matched against, in `mode`.
+    fn context(&self, mode: ApprovalMode) -> PolicyContext<'_> {
+        PolicyContext {
+            mode,
+            interactive: self.interactive,
+            subagent: None,
+            disable_always_allow: self.disable_always_allow,
+            workspace: self.workspace.as_deref(),
+            trusted_folder: self.trusted_folder,
+        }
+    }
+
     /// The tools policy denies whatever their arguments in `mode` (engine-spec 4.8): they are
     /// left out of the declarations the model sees.
     pub fn excluded_tools<'a>(
@@ -108,14 +120,7 @@ impl PolicyEngine {
         tools: impl IntoIterator<Item = sources::ToolFacts<'a>>,
         mode: ApprovalMode,
     ) -> Vec<String> {
-        let ctx = PolicyContext {
-            mode,
-            interactive: self.interactive,
-            subagent: None,
-            disable_always_allow: self.disable_always_allow,
-            workspace: self.workspace.as_deref(),
-            trusted_folder: self.trusted_folder,
-        };
+        let ctx = self.context(mode);
         let rules = self.rules.read().unwrap_or_else(|e| e.into_inner());
         tools
             .into_iter()
@@ -126,14 +131,7 @@ impl PolicyEngine {
 
     /// Decides a call in a mode.
     pub fn check(&self, call: &PolicyCall<'_>, mode: ApprovalMode) -> Verdict {
-        let ctx = PolicyContext {
-            mode,
-            interactive: self.interactive,
-            subagent: None,
-            disable_always_allow: self.disable_always_allow,
-            workspace: self.workspace.as_deref(),
-            trusted_folder: self.trusted_folder,
-        };
+        let ctx = self.context(mode);
         let rules = self.rules.read().unwrap_or_else(|e| e.into_inner());
         evaluate(call, &rules, &ctx)
     }

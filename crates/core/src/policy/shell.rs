@@ -81,10 +81,10 @@ pub(super) fn heuristics(
     (decision, None)
 }
 
-fn downgrade_for_redirection(command: &str, allow: bool, ctx: &PolicyContext<'_>) -> bool {
-    !allow
-        && !matches!(ctx.mode, ApprovalMode::AutoEdit | ApprovalMode::Yolo)
-        && has_redirection(command)
+/// Whether a redirecting command's "allow" becomes "ask" (`redirects` is computed by the
+/// caller, which may already know it from its parse).
+fn downgrade_for_redirection(redirects: bool, allow: bool, ctx: &PolicyContext<'_>) -> bool {
+    redirects && !allow && !matches!(ctx.mode, ApprovalMode::AutoEdit | ApprovalMode::Yolo)
 }
 
 /// The compound check (4.6): `decision` is the matched rule's (after heuristics), `rule` the
@@ -210,14 +210,19 @@ pub(super) fn check_command(
                 eff = strictest(eff, v.decision);
             }
         }
-        if !atomic && eff == Decision::Allow && downgrade_for_redirection(sub, false, ctx) {
+        if !atomic
+            && eff == Decision::Allow
+            && downgrade_for_redirection(has_redirection(sub), false, ctx)
+        {
             eff = Decision::AskUser;
             why = format!("the sub-command `{sub}` redirects input or output");
         }
         agg = if atomic { eff } else { strictest(agg, eff) };
     }
     let allow_redirection = rule.is_some_and(|r| r.allow_redirection);
-    if agg == Decision::Allow && downgrade_for_redirection(command, allow_redirection, ctx) {
+    if agg == Decision::Allow
+        && downgrade_for_redirection(parsed.has_redirection, allow_redirection, ctx)
+    {
         agg = Decision::AskUser;
         why = "the command redirects input or output".into();
         responsible = None;

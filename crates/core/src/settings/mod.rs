@@ -15,9 +15,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
-pub use model::{
-    FailMode, HookEntry, HookGroup, HookSettings, McpServerSettings, ToolSettings, HOOK_EVENTS,
-};
+pub use model::{FailMode, HookEntry, HookGroup, HookSettings, McpServerSettings, ToolSettings};
 
 /// Where a settings file sits, lowest precedence first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]

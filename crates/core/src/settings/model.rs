@@ -48,21 +48,6 @@ const KEYS: &[(&str, Ty)] = &[
     ("general.defaultApprovalMode", Ty::Str),
 ];
 
-/// The tool events hooks can be attached to (others are accepted and never fire here).
-pub const HOOK_EVENTS: &[&str] = &[
-    "BeforeTool",
-    "AfterTool",
-    "BeforeAgent",
-    "AfterAgent",
-    "Notification",
-    "SessionStart",
-    "SessionEnd",
-    "PreCompress",
-    "BeforeModel",
-    "AfterModel",
-    "BeforeToolSelection",
-];
-
 type Bad = (String, String);
 
 fn strings(v: &Value, key: &str) -> Result<(), Bad> {

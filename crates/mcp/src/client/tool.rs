@@ -30,12 +30,6 @@ pub struct McpTool {
     pub(super) conn: Arc<Connection>,
 }
 
-impl McpTool {
-    pub fn original_name(&self) -> &str {
-        &self.original
-    }
-}
-
 impl Tool for McpTool {
     fn name(&self) -> &str {
         &self.fqn
