@@ -57,5 +57,8 @@ fn init_logging() {
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .with_target(false)
+        // A log line that cannot be written (stderr closed by the client) is dropped; the
+        // default reports it with eprintln!, which panics on a broken pipe.
+        .log_internal_errors(false)
         .try_init();
 }

@@ -39,8 +39,8 @@ fn http_server(t: &TempTree, extra: &[&str]) -> (std::process::Child, String) {
         seen.push_str(&String::from_utf8_lossy(&buf[..n]));
     }
     let url = format!("http://{}", seen.split("http://").nth(1).unwrap().trim());
-    // Keep reading stderr: a closed pipe would break the server's next log line.
-    std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+    // Dropping `stderr` here closes the pipe: the server must cope (see the test below).
+    drop(stderr);
     (child, url)
 }
 
@@ -157,4 +157,22 @@ fn configured_servers_join_the_registry_over_stdio_and_http() {
     assert_eq!(r.code, 3, "{}", r.stdout);
     let _ = http.kill();
     let _ = http.wait();
+}
+
+#[test]
+fn http_server_keeps_answering_when_its_stderr_is_closed() {
+    let t = TempTree::new();
+    let (mut child, url) = http_server(&t, &[]);
+    // Regression: with stderr's reader gone, a warning log line panicked the request handler
+    // and the client got no response at all.
+    let addr = url.trim_start_matches("http://").trim_end_matches("/mcp").to_string();
+    for _ in 0..2 {
+        let mut s = std::net::TcpStream::connect(&addr).unwrap();
+        write!(s, "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nOrigin: http://evil.example\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{{}}").unwrap();
+        let mut out = String::new();
+        let _ = s.read_to_string(&mut out);
+        assert!(out.starts_with("HTTP/1.1 403"), "{out:?}");
+    }
+    let _ = child.kill();
+    let _ = child.wait();
 }
