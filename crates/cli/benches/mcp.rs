@@ -93,6 +93,10 @@ async fn run() {
 
     // The same over a minimal client (JSON lines written and read directly), so that the
     // client's own cost does not hide the server's.
+    // The floor for one-at-a-time calls on this machine: the same client and the same line echoed
+    // by `cat`, i.e. two pipe hand-overs and wake-ups with no server work at all.
+    let rate = echo_floor(20_000).await;
+    println!("pipe round trip through `cat` (no server work), 1 in flight: {rate:.0} per s");
     for in_flight in [1usize, 16] {
         let rate = raw_client(dir.path(), in_flight, 20_000).await;
         println!(
@@ -142,6 +146,27 @@ async fn raw_client(dir: &std::path::Path, in_flight: usize, n: usize) -> f64 {
             stdin.write_all(call(sent).as_bytes()).await.unwrap_or_else(|e| panic!("{e}"));
             stdin.flush().await.unwrap_or_else(|e| panic!("{e}"));
         }
+    }
+    let rate = n as f64 / start.elapsed().as_secs_f64();
+    let _ = child.kill().await;
+    rate
+}
+
+async fn echo_floor(n: usize) -> f64 {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    let mut child = tokio::process::Command::new("cat")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mut stdin = child.stdin.take().unwrap_or_else(|| panic!("stdin"));
+    let mut lines = BufReader::new(child.stdout.take().unwrap_or_else(|| panic!("stdout"))).lines();
+    let line = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"read_file\",\"arguments\":{\"file_path\":\"small.txt\"}}}\n";
+    let start = Instant::now();
+    for _ in 0..n {
+        stdin.write_all(line.as_bytes()).await.unwrap_or_else(|e| panic!("{e}"));
+        stdin.flush().await.unwrap_or_else(|e| panic!("{e}"));
+        let Ok(Some(_)) = lines.next_line().await else { panic!("cat ended") };
     }
     let rate = n as f64 / start.elapsed().as_secs_f64();
     let _ = child.kill().await;

@@ -147,7 +147,8 @@ async fn fixture(args: &McpArgs) -> anyhow::Result<i32> {
             .await?;
         }
         None => {
-            let service = ConformanceServer::default().serve(rmcp::transport::stdio()).await?;
+            let service =
+                ConformanceServer::default().serve(toolbelt_mcp::server::stdio::stdio()).await?;
             service.waiting().await?;
         }
     }
@@ -244,7 +245,7 @@ pub async fn run(args: McpArgs) -> anyhow::Result<i32> {
 }
 
 async fn serve_stdio(shared: SharedParts, stop: CancellationToken) -> anyhow::Result<()> {
-    let service = ToolbeltServer::new(shared).serve(rmcp::transport::stdio()).await?;
+    let service = ToolbeltServer::new(shared).serve(toolbelt_mcp::server::stdio::stdio()).await?;
     let ct = service.cancellation_token();
     tokio::select! {
         r = service.waiting() => { r?; }

@@ -9,6 +9,7 @@ mod approval;
 mod convert;
 pub mod fixture;
 pub mod http;
+pub mod stdio;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
