@@ -178,6 +178,17 @@ pub enum McpCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Sign in to a configured HTTP MCP server that uses OAuth (tokens are saved and refreshed)
+    Auth {
+        /// The server's name in mcpServers
+        server: String,
+        /// Forget the saved tokens instead
+        #[arg(long)]
+        logout: bool,
+        /// Only print the sign-in URL; do not try to open a browser
+        #[arg(long)]
+        no_browser: bool,
+    },
     /// Check a Streamable HTTP MCP server: list its tools and call each with sample arguments
     Probe {
         /// The server's URL, e.g. http://127.0.0.1:8765/mcp

@@ -123,6 +123,79 @@ async fn list(args: &McpArgs, json: bool) -> anyhow::Result<i32> {
     Ok(EXIT_OK)
 }
 
+/// `toolbelt mcp auth NAME`: signs in to a server with OAuth, or forgets its tokens.
+async fn auth(args: &McpArgs, name: &str, logout: bool, no_browser: bool) -> anyhow::Result<i32> {
+    let session = match Session::build(&args.session, |_| {}).await {
+        Ok(s) => s,
+        Err(e) => {
+            err_line(&format!("toolbelt: {e:#}"));
+            return Ok(EXIT_USAGE);
+        }
+    };
+    let Some(entry) = session.tool_settings.mcp_servers.iter().find(|s| s.name == name) else {
+        let known: Vec<_> =
+            session.tool_settings.mcp_servers.iter().map(|s| s.name.as_str()).collect();
+        err_line(&format!(
+            "toolbelt: no MCP server named '{name}' in the settings (configured: {})",
+            if known.is_empty() { "none".to_string() } else { known.join(", ") }
+        ));
+        return Ok(EXIT_USAGE);
+    };
+    let spec = match toolbelt_mcp::client::spec(entry) {
+        Ok(s) => s,
+        Err(e) => {
+            err_line(&format!("toolbelt: MCP server '{name}': {e}"));
+            return Ok(EXIT_USAGE);
+        }
+    };
+    let (Some(url), Some(store)) = (spec.url().map(String::from), spec.oauth_store()) else {
+        err_line(&format!(
+            "toolbelt: MCP server '{name}' is a stdio server; OAuth applies to HTTP servers only"
+        ));
+        return Ok(EXIT_USAGE);
+    };
+    if logout {
+        use rmcp::transport::auth::CredentialStore;
+        store.clear().await.map_err(|e| anyhow::anyhow!("{e}"))?;
+        crate::output::out_line(&format!(
+            "Signed out of '{name}' (removed {}).",
+            store.path().display()
+        ));
+        return Ok(EXIT_OK);
+    }
+    let path = store.path().to_path_buf();
+    let open = |auth_url: &str| {
+        err_line(&format!("Open this URL to sign in to '{name}':\n  {auth_url}"));
+        if !no_browser {
+            open_browser(auth_url);
+        }
+    };
+    match toolbelt_mcp::client::oauth::login(&url, store, &spec.oauth, open).await {
+        Ok(()) => {
+            crate::output::out_line(&format!(
+                "Signed in to '{name}'; tokens saved in {}.",
+                path.display()
+            ));
+            Ok(EXIT_OK)
+        }
+        Err(e) => {
+            err_line(&format!("toolbelt: sign-in to '{name}' failed: {e}"));
+            Ok(super::EXIT_TOOL_FAILED)
+        }
+    }
+}
+
+/// Best effort: the desktop's URL opener, detached; the URL is printed either way.
+fn open_browser(url: &str) {
+    let opener = if cfg!(target_os = "macos") { "open" } else { "xdg-open" };
+    let _ = std::process::Command::new(opener)
+        .arg(url)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn();
+}
+
 /// `--fixture conformance`: the conformance suite's test server, over stdio or HTTP.
 async fn fixture(args: &McpArgs) -> anyhow::Result<i32> {
     use toolbelt_mcp::server::fixture::ConformanceServer;
@@ -158,6 +231,9 @@ async fn fixture(args: &McpArgs) -> anyhow::Result<i32> {
 pub async fn run(args: McpArgs) -> anyhow::Result<i32> {
     match &args.command {
         Some(crate::cli::McpCommand::List { json }) => return list(&args, *json).await,
+        Some(crate::cli::McpCommand::Auth { server, logout, no_browser }) => {
+            return auth(&args, server, *logout, *no_browser).await
+        }
         Some(crate::cli::McpCommand::Probe { url }) => {
             return match toolbelt_mcp::client::probe::probe(url).await {
                 Ok(results) => {

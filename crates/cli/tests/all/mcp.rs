@@ -176,3 +176,61 @@ fn http_server_keeps_answering_when_its_stderr_is_closed() {
     let _ = child.kill();
     let _ = child.wait();
 }
+
+#[test]
+fn mcp_auth_signs_in_and_the_server_then_connects() {
+    use std::io::BufRead;
+    let t = TempTree::new();
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../mcp/tests/fixtures/oauth_server.py");
+    let mut server = std::process::Command::new("python3")
+        .arg(script)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(server.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    let port = line.trim().strip_prefix("PORT ").unwrap().to_string();
+    let settings =
+        json!({"mcpServers": {"secure": {"httpUrl": format!("http://127.0.0.1:{port}/mcp")}}});
+    std::fs::write(t.home().join("settings.json"), settings.to_string()).unwrap();
+
+    let r = crate::toolbelt(&t, &["mcp", "list", "--json"], None);
+    assert_eq!(r.json()[0]["state"], "failed");
+    assert!(r.stderr.contains("toolbelt mcp auth secure"), "{}", r.stderr);
+
+    let mut auth = std::process::Command::new(env!("CARGO_BIN_EXE_toolbelt"))
+        .args(["mcp", "auth", "secure", "--no-browser"])
+        .current_dir(t.root())
+        .env("TOOLBELT_HOME", t.home())
+        .env("HOME", t.home())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = std::io::BufReader::new(auth.stderr.take().unwrap());
+    let mut url = String::new();
+    while !url.trim_start().starts_with("http") {
+        url.clear();
+        assert!(stderr.read_line(&mut url).unwrap() > 0, "no sign-in URL printed");
+    }
+    // The browser: the fixture's /authorize redirects to toolbelt's callback at once.
+    let browse = std::process::Command::new("python3")
+        .args(["-c", "import sys, urllib.request; urllib.request.urlopen(sys.argv[1])", url.trim()])
+        .status()
+        .unwrap();
+    assert!(browse.success());
+    let out = auth.wait_with_output().unwrap();
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).contains("Signed in to 'secure'"));
+
+    let r = crate::toolbelt(&t, &["mcp", "list", "--json"], None);
+    assert_eq!(r.json()[0]["state"], "connected", "{}", r.stderr);
+    assert_eq!(r.json()[0]["tools"][0], "mcp_secure_whoami");
+    let r = crate::toolbelt(&t, &["mcp", "auth", "secure", "--logout"], None);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let r = crate::toolbelt(&t, &["mcp", "list", "--json"], None);
+    assert_eq!(r.json()[0]["state"], "failed");
+    let _ = server.kill();
+    let _ = server.wait();
+}

@@ -4,12 +4,14 @@
 
 mod convert;
 pub mod naming;
+pub mod oauth;
 pub mod probe;
 pub mod schema;
+mod sse;
 mod tool;
 
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -70,8 +72,26 @@ pub struct Connection {
 /// How to reach a server.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Transport {
-    Stdio { command: String, args: Vec<String>, env: HashMap<String, String>, cwd: Option<String> },
-    Http { url: String, headers: HashMap<String, String> },
+    Stdio {
+        command: String,
+        args: Vec<String>,
+        env: HashMap<String, String>,
+        cwd: Option<String>,
+    },
+    Http {
+        url: String,
+        headers: HashMap<String, String>,
+    },
+    /// The legacy HTTP+SSE transport.
+    Sse {
+        url: String,
+        headers: HashMap<String, String>,
+    },
+    /// `url` without a `type`: Streamable HTTP first, SSE if that fails (as upstream).
+    HttpOrSse {
+        url: String,
+        headers: HashMap<String, String>,
+    },
 }
 
 /// One server's settings, checked.
@@ -83,6 +103,27 @@ pub struct ServerSpec {
     pub trust: bool,
     pub include: Vec<String>,
     pub exclude: Vec<String>,
+    /// Where OAuth tokens are kept (`~/.toolbelt/mcp-oauth`); none: OAuth is off.
+    pub oauth_dir: Option<PathBuf>,
+    /// How to sign in (`oauth.scopes`, `oauth.clientId`, `oauth.clientSecret`).
+    pub oauth: oauth::OAuthOptions,
+}
+
+impl ServerSpec {
+    /// The server's URL, for HTTP and SSE servers.
+    pub fn url(&self) -> Option<&str> {
+        match &self.transport {
+            Transport::Stdio { .. } => None,
+            Transport::Http { url, .. }
+            | Transport::Sse { url, .. }
+            | Transport::HttpOrSse { url, .. } => Some(url),
+        }
+    }
+
+    /// Where this server's OAuth tokens are saved.
+    pub fn oauth_store(&self) -> Option<oauth::FileCredentialStore> {
+        Some(oauth::FileCredentialStore::new(self.oauth_dir.as_deref()?, &self.name, self.url()?))
+    }
 }
 
 fn strings(v: Option<&Value>) -> Vec<String> {
@@ -131,11 +172,15 @@ pub fn expand_env(s: &str) -> String {
 pub fn spec(s: &McpServerSettings) -> Result<ServerSpec, String> {
     let d = &s.definition;
     let get = |k: &str| d.get(k).and_then(Value::as_str).map(String::from);
-    let transport = if let Some(url) = get("httpUrl").or_else(|| get("url")) {
-        if get("type").as_deref() == Some("sse") {
-            return Err("the legacy SSE transport is not supported; use a Streamable HTTP endpoint (httpUrl)".into());
+    let headers = || string_map(d.get("headers"));
+    let transport = if let Some(url) = get("httpUrl") {
+        Transport::Http { url, headers: headers() }
+    } else if let Some(url) = get("url") {
+        match get("type").as_deref() {
+            Some("sse") => Transport::Sse { url, headers: headers() },
+            Some("http") => Transport::Http { url, headers: headers() },
+            _ => Transport::HttpOrSse { url, headers: headers() },
         }
-        Transport::Http { url, headers: string_map(d.get("headers")) }
     } else if let Some(command) = get("command") {
         Transport::Stdio {
             command,
@@ -153,6 +198,12 @@ pub fn spec(s: &McpServerSettings) -> Result<ServerSpec, String> {
         trust: d.get("trust").and_then(Value::as_bool).unwrap_or(false),
         include: strings(d.get("includeTools")),
         exclude: strings(d.get("excludeTools")),
+        oauth_dir: Some(toolbelt_core::config::default_home_dir().join("mcp-oauth")),
+        oauth: oauth::OAuthOptions {
+            scopes: strings(d.get("oauth").and_then(|o| o.get("scopes"))),
+            client_id: d.pointer("/oauth/clientId").and_then(Value::as_str).map(String::from),
+            client_secret: d.pointer("/oauth/clientSecret").and_then(Value::as_str).map(expand_env),
+        },
     })
 }
 
@@ -208,27 +259,70 @@ async fn connect(
                 .map_err(|e| format!("cannot start `{command}`: {e}"))?;
             handler.serve(transport).await.map_err(|e| format!("initialization failed: {e}"))
         }
-        Transport::Http { url, headers } => {
-            use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-            let mut config = StreamableHttpClientTransportConfig::with_uri(url.clone());
-            let mut custom = HashMap::new();
-            for (k, v) in headers {
-                if k.eq_ignore_ascii_case("authorization") {
-                    config = config.auth_header(v.strip_prefix("Bearer ").unwrap_or(v).to_string());
-                } else if let (Ok(name), Ok(value)) = (
-                    axum::http::HeaderName::try_from(k.as_str()),
-                    axum::http::HeaderValue::try_from(v.as_str()),
-                ) {
-                    custom.insert(name, value);
-                }
+        Transport::Http { url, headers } => connect_http(handler, spec, url, headers).await,
+        Transport::Sse { url, headers } => connect_sse(handler, url, headers).await,
+        Transport::HttpOrSse { url, headers } => {
+            match connect_http(handler.clone(), spec, url, headers).await {
+                Ok(s) => Ok(s),
+                Err(http) => connect_sse(handler, url, headers)
+                    .await
+                    .map_err(|sse| format!("{http}; as legacy SSE: {sse}")),
             }
-            let config = config.custom_headers(custom);
-            handler
-                .serve(StreamableHttpClientTransport::from_config(config))
-                .await
-                .map_err(|e| format!("cannot connect to {url}: {e}"))
         }
     }
+}
+
+async fn connect_sse(
+    handler: Handler,
+    url: &str,
+    headers: &HashMap<String, String>,
+) -> Result<RunningService<RoleClient, Handler>, String> {
+    let transport = sse::SseTransport::connect(url, headers)
+        .await
+        .map_err(|e| format!("cannot connect to {url} (SSE): {e}"))?;
+    handler.serve(transport).await.map_err(|e| format!("initialization failed: {e}"))
+}
+
+async fn connect_http(
+    handler: Handler,
+    spec: &ServerSpec,
+    url: &str,
+    headers: &HashMap<String, String>,
+) -> Result<RunningService<RoleClient, Handler>, String> {
+    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+    let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_string());
+    let mut custom = HashMap::new();
+    for (k, v) in headers {
+        if k.eq_ignore_ascii_case("authorization") {
+            config = config.auth_header(v.strip_prefix("Bearer ").unwrap_or(v).to_string());
+        } else if let (Ok(name), Ok(value)) = (
+            axum::http::HeaderName::try_from(k.as_str()),
+            axum::http::HeaderValue::try_from(v.as_str()),
+        ) {
+            custom.insert(name, value);
+        }
+    }
+    let config = config.custom_headers(custom);
+    let saved = match spec.oauth_store() {
+        Some(store) => oauth::saved_manager(url, store).await?,
+        None => None,
+    };
+    let served = match saved {
+        Some(manager) => {
+            let client = rmcp::transport::auth::AuthClient::new(reqwest::Client::new(), manager);
+            handler.serve(StreamableHttpClientTransport::with_client(client, config)).await
+        }
+        None => handler.serve(StreamableHttpClientTransport::from_config(config)).await,
+    };
+    served.map_err(|e| {
+        let text = e.to_string();
+        let hint = if text.contains("Auth required") || text.contains("401") {
+            format!(" — the server wants OAuth: sign in with `toolbelt mcp auth {}`", spec.name)
+        } else {
+            String::new()
+        };
+        format!("cannot connect to {url}: {text}{hint}")
+    })
 }
 
 fn selected(spec: &ServerSpec, tool: &str) -> bool {
@@ -367,7 +461,14 @@ mod tests {
             }
         );
         assert_eq!(http.timeout_ms, DEFAULT_TIMEOUT_MS);
-        assert!(s(json!({"url": "http://h/sse", "type": "sse"})).unwrap_err().contains("SSE"));
+        assert!(matches!(
+            s(json!({"url": "http://h/sse", "type": "sse"})).unwrap().transport,
+            Transport::Sse { .. }
+        ));
+        assert!(matches!(
+            s(json!({"url": "http://h/mcp"})).unwrap().transport,
+            Transport::HttpOrSse { .. }
+        ));
         let inc = s(json!({"command": "c", "includeTools": ["read(x)", "list"]})).unwrap();
         assert!(selected(&inc, "read") && selected(&inc, "list") && !selected(&inc, "write"));
     }

@@ -7,7 +7,7 @@ use rmcp::model::{
     CallToolRequestParams, ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult,
     ElicitationAction, Implementation,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{RequestContext, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::{ClientHandler, ErrorData, RoleClient, ServiceExt};
 use serde_json::{json, Map, Value};
@@ -82,11 +82,50 @@ pub struct Probed {
     pub summary: String,
 }
 
-pub async fn probe(url: &str) -> Result<Vec<Probed>, String> {
-    let client = ProbeHandler
-        .serve(StreamableHttpClientTransport::from_uri(url.to_string()))
+/// Connects; a server that answers 401 gets a headless OAuth sign-in (the authorization URL is
+/// fetched as a browser would, which suffices for servers that approve at once, such as the
+/// conformance suite's) with tokens kept in a temporary folder.
+/// The folder holding the tokens lives as long as the connection.
+async fn connect(
+    url: &str,
+) -> Result<(RunningService<RoleClient, ProbeHandler>, Option<tempfile::TempDir>), String> {
+    let first = ProbeHandler.serve(StreamableHttpClientTransport::from_uri(url.to_string())).await;
+    let error = match first {
+        Ok(c) => return Ok((c, None)),
+        Err(e) => e.to_string(),
+    };
+    if !(error.contains("Auth required") || error.contains("401")) {
+        return Err(format!("cannot connect to {url}: {error}"));
+    }
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let store = super::oauth::FileCredentialStore::new(dir.path(), "probe", url);
+    super::oauth::login(url, store.clone(), &Default::default(), |auth_url| {
+        let auth_url = auth_url.to_string();
+        tokio::spawn(async move {
+            if let Err(e) = reqwest::get(&auth_url).await {
+                tracing::warn!("opening {auth_url} failed: {e}");
+            }
+        });
+    })
+    .await
+    .map_err(|e| format!("cannot connect to {url}: {error}; OAuth sign-in failed: {e}"))?;
+    let Some(manager) = super::oauth::saved_manager(url, store).await? else {
+        return Err(format!("cannot connect to {url}: signed in, but no token was saved"));
+    };
+    let client = rmcp::transport::auth::AuthClient::new(reqwest::Client::new(), manager);
+    let config =
+        rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(
+            url.to_string(),
+        );
+    let service = ProbeHandler
+        .serve(StreamableHttpClientTransport::with_client(client, config))
         .await
-        .map_err(|e| format!("cannot connect to {url}: {e}"))?;
+        .map_err(|e| format!("cannot connect to {url} after signing in: {e}"))?;
+    Ok((service, Some(dir)))
+}
+
+pub async fn probe(url: &str) -> Result<Vec<Probed>, String> {
+    let (client, _tokens) = connect(url).await?;
     let tools = client.list_all_tools().await.map_err(|e| format!("tools/list failed: {e}"))?;
     let mut out = Vec::new();
     for t in tools {

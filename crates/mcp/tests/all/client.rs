@@ -31,6 +31,8 @@ fn stdio(name: &str, extra: &[&str], timeout_ms: u64) -> ServerSpec {
         trust: false,
         include: Vec::new(),
         exclude: Vec::new(),
+        oauth_dir: None,
+        oauth: Default::default(),
     }
 }
 
@@ -182,4 +184,133 @@ async fn settings_entries_become_specs() {
         definition: json!({"type": "http"}),
     });
     assert!(bad.unwrap_err().starts_with("Invalid configuration: missing httpUrl"));
+}
+
+/// The fixture in `--sse` mode, with its base URL.
+fn sse_fixture() -> (std::process::Child, String) {
+    use std::io::BufRead;
+    let mut child = std::process::Command::new("python3")
+        .args([fixture().as_str(), "--sse"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    let port = line.trim().strip_prefix("PORT ").unwrap_or_else(|| panic!("{line:?}")).to_string();
+    (child, format!("http://127.0.0.1:{port}"))
+}
+
+fn remote(name: &str, transport: Transport) -> ServerSpec {
+    ServerSpec { transport, ..stdio(name, &[], 5_000) }
+}
+
+#[tokio::test]
+async fn legacy_sse_servers_connect_list_and_call() {
+    let (mut child, base) = sse_fixture();
+    let url = format!("{base}/sse");
+    let sse = Transport::Sse { url: url.clone(), headers: Default::default() };
+    // `url` without a type: Streamable HTTP is tried first (the fixture refuses the POST), then SSE.
+    let either = Transport::HttpOrSse { url, headers: Default::default() };
+    let c = clients(vec![remote("old", sse)]).await;
+    let ServerState::Connected { tools, .. } = &c.servers[0].1 else { panic!("{:?}", c.servers) };
+    assert!(tools.contains(&"mcp_old_echo".to_string()), "{tools:?}");
+    let r = call(&c, "mcp_old_echo", json!({"text": "over sse"}), ctx()).await;
+    assert_eq!(
+        r.llm_content,
+        Content::Text("<untrusted_context>\nover sse\n</untrusted_context>".into())
+    );
+    c.shutdown().await;
+    let c = clients(vec![remote("auto", either)]).await;
+    assert!(matches!(c.servers[0].1, ServerState::Connected { .. }), "{:?}", c.servers);
+    let r = call(&c, "mcp_auto_echo", json!({"text": "fallback"}), ctx()).await;
+    assert!(format!("{:?}", r.llm_content).contains("fallback"));
+    c.shutdown().await;
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+#[tokio::test]
+async fn an_sse_url_that_is_not_an_event_stream_is_reported() {
+    let (mut child, base) = sse_fixture();
+    let c = clients(vec![remote(
+        "wrong",
+        Transport::Sse { url: format!("{base}/nothing"), headers: Default::default() },
+    )])
+    .await;
+    let ServerState::Failed(why) = &c.servers[0].1 else { panic!("{:?}", c.servers) };
+    assert!(why.contains("404"), "{why}");
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+/// The OAuth fixture, with its base URL.
+fn oauth_fixture(expires_s: u32) -> (std::process::Child, String) {
+    use std::io::BufRead;
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/oauth_server.py");
+    let mut child = std::process::Command::new("python3")
+        .arg(script)
+        .args(["--expires", &expires_s.to_string()])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    let port = line.trim().strip_prefix("PORT ").unwrap_or_else(|| panic!("{line:?}")).to_string();
+    (child, format!("http://127.0.0.1:{port}"))
+}
+
+/// Plays the browser: follows the authorization URL's redirect to the local callback.
+async fn browse(url: String) {
+    let r = reqwest::get(&url).await.unwrap();
+    assert!(r.status().is_success(), "{}", r.status());
+}
+
+#[tokio::test]
+async fn oauth_sign_in_saves_tokens_that_later_connections_use_and_refresh() {
+    let (mut child, base) = oauth_fixture(31);
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("{base}/mcp");
+    let server = ServerSpec {
+        oauth_dir: Some(dir.path().to_path_buf()),
+        ..remote("secure", Transport::Http { url: url.clone(), headers: Default::default() })
+    };
+    // Before signing in: the 401 is reported with what to do.
+    let c = clients(vec![server.clone()]).await;
+    let ServerState::Failed(why) = &c.servers[0].1 else { panic!("{:?}", c.servers) };
+    assert!(why.contains("toolbelt mcp auth secure"), "{why}");
+
+    let store = server.oauth_store().unwrap();
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let options = toolbelt_mcp::client::oauth::OAuthOptions::default();
+    let login = toolbelt_mcp::client::oauth::login(&url, store.clone(), &options, move |u| {
+        let _ = tx.send(u.to_string());
+    });
+    let browser = async move { browse(rx.await.unwrap()).await };
+    let (r, ()) = tokio::join!(login, browser);
+    r.unwrap();
+    assert!(store.exists());
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(store.path()).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
+
+    let c = clients(vec![server.clone()]).await;
+    let r = call(&c, "mcp_secure_whoami", json!({}), ctx()).await;
+    assert!(format!("{:?}", r.llm_content).contains("at-1"), "{:?}", r.llm_content);
+    c.shutdown().await;
+
+    // The access token lives 31 s and the SDK refreshes 30 s ahead of expiry: 2 s later the
+    // next connection refreshes it and saves the new one.
+    tokio::time::sleep(Duration::from_millis(2200)).await;
+    let c = clients(vec![server.clone()]).await;
+    assert!(matches!(c.servers[0].1, ServerState::Connected { .. }), "{:?}", c.servers);
+    let r = call(&c, "mcp_secure_whoami", json!({}), ctx()).await;
+    assert!(format!("{:?}", r.llm_content).contains("at-2"), "{:?}", r.llm_content);
+    c.shutdown().await;
+    let saved = std::fs::read_to_string(store.path()).unwrap();
+    assert!(saved.contains("at-2") && !saved.contains("\"at-1\""), "{saved}");
+    let _ = child.kill();
+    let _ = child.wait();
 }

@@ -1,0 +1,224 @@
+//! OAuth for Streamable HTTP servers, with the SDK's auth support (discovery from the 401's
+//! `WWW-Authenticate` and protected-resource metadata, authorization-server metadata with OIDC
+//! fallback, PKCE, dynamic or pre-registered clients, refresh).
+//!
+//! `toolbelt mcp auth NAME` signs in once: a callback listener on its own loopback port, the
+//! authorization URL opened in a browser (and printed), the code exchanged for tokens, which
+//! are saved under `~/.toolbelt/mcp-oauth/`. Later connections load them and the SDK refreshes
+//! them when they expire or a 401 says so; refreshed tokens are saved back.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use rmcp::transport::auth::{
+    AuthError, AuthorizationManager, AuthorizationRequest, CredentialStore, OAuthState,
+    StoredCredentials,
+};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+/// How long `login` waits for the browser to come back.
+pub const LOGIN_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// Tokens of one server in one JSON file (mode 0600), replaced atomically.
+#[derive(Clone, Debug)]
+pub struct FileCredentialStore {
+    path: PathBuf,
+}
+
+impl FileCredentialStore {
+    /// The store of server `name` at `url`, under `dir` (`~/.toolbelt/mcp-oauth`). The URL is
+    /// part of the file name so that a renamed or moved server does not reuse tokens.
+    pub fn new(dir: &Path, name: &str, url: &str) -> Self {
+        let safe: String =
+            name.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect();
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        for b in url.bytes() {
+            h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+        Self { path: dir.join(format!("{safe}-{h:016x}.json")) }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Whether tokens were saved for this server.
+    pub fn exists(&self) -> bool {
+        self.path.is_file()
+    }
+
+    fn write(&self, bytes: &[u8]) -> std::io::Result<()> {
+        let dir = self.path.parent().unwrap_or(Path::new("."));
+        std::fs::create_dir_all(dir)?;
+        let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            tmp.as_file().set_permissions(std::fs::Permissions::from_mode(0o600))?;
+        }
+        std::io::Write::write_all(&mut tmp, bytes)?;
+        tmp.as_file().sync_all()?;
+        tmp.persist(&self.path).map_err(|e| e.error)?;
+        Ok(())
+    }
+}
+
+fn store_error(e: impl std::fmt::Display) -> AuthError {
+    AuthError::InternalError(format!("credential store: {e}"))
+}
+
+#[async_trait]
+impl CredentialStore for FileCredentialStore {
+    async fn load(&self) -> Result<Option<StoredCredentials>, AuthError> {
+        match std::fs::read(&self.path) {
+            Ok(bytes) => serde_json::from_slice(&bytes).map(Some).map_err(store_error),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(store_error(format!("{}: {e}", self.path.display()))),
+        }
+    }
+
+    async fn save(&self, credentials: StoredCredentials) -> Result<(), AuthError> {
+        let bytes = serde_json::to_vec_pretty(&credentials).map_err(store_error)?;
+        self.write(&bytes).map_err(|e| store_error(format!("{}: {e}", self.path.display())))
+    }
+
+    async fn clear(&self) -> Result<(), AuthError> {
+        match std::fs::remove_file(&self.path) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(store_error(format!("{}: {e}", self.path.display()))),
+        }
+    }
+}
+
+/// A manager with the saved tokens of a server, if there are any.
+pub async fn saved_manager(
+    url: &str,
+    store: FileCredentialStore,
+) -> Result<Option<AuthorizationManager>, String> {
+    if !store.exists() {
+        return Ok(None);
+    }
+    let mut manager =
+        AuthorizationManager::new(url).await.map_err(|e| format!("OAuth set-up failed: {e}"))?;
+    manager.set_credential_store(store);
+    match manager.initialize_from_store().await {
+        Ok(true) => Ok(Some(manager)),
+        Ok(false) => Ok(None),
+        Err(e) => Err(format!("saved OAuth tokens are unusable: {e}")),
+    }
+}
+
+/// Signs in to the server at `url`: `open` is given the authorization URL (to launch a browser
+/// or print it); the flow completes when the browser is redirected to the local callback.
+pub async fn login(
+    url: &str,
+    store: FileCredentialStore,
+    options: &OAuthOptions,
+    open: impl FnOnce(&str),
+) -> Result<(), String> {
+    // Each flow has its own port, so concurrent sign-ins never collide on a callback.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .map_err(|e| format!("cannot open a local callback port: {e}"))?;
+    let port = listener.local_addr().map_err(|e| e.to_string())?.port();
+    let redirect = format!("http://127.0.0.1:{port}/oauth/callback");
+    let mut manager =
+        AuthorizationManager::new(url).await.map_err(|e| format!("OAuth set-up failed: {e}"))?;
+    manager.set_credential_store(store);
+    let mut state = OAuthState::Unauthorized(manager);
+    let mut request = AuthorizationRequest::new(redirect.clone()).with_client_name("toolbelt");
+    if !options.scopes.is_empty() {
+        request = request.with_scopes(options.scopes.iter().cloned());
+    }
+    if let Some(id) = &options.client_id {
+        request = request.with_preregistered_client(id.clone());
+        if let Some(secret) = &options.client_secret {
+            request = request.with_client_secret(secret.clone());
+        }
+    }
+    // The server's own 401 names its metadata and the scopes it wants.
+    if let Some(challenge) = challenge(url).await {
+        request = request.with_challenge(challenge);
+    }
+    state.start_authorization(request).await.map_err(|e| {
+        format!("cannot start OAuth with {url}: {e} (does the server support OAuth discovery?)")
+    })?;
+    let auth_url = state.get_authorization_url().await.map_err(|e| e.to_string())?;
+    open(&auth_url);
+    let callback =
+        tokio::time::timeout(LOGIN_TIMEOUT, wait_for_callback(&listener, port)).await.map_err(
+            |_| format!("no sign-in within {} s; run the command again", LOGIN_TIMEOUT.as_secs()),
+        )??;
+    state
+        .handle_callback_url(&callback)
+        .await
+        .map_err(|e| format!("the authorization server refused the sign-in: {e}"))?;
+    Ok(())
+}
+
+/// How to sign in, from the server's `oauth` settings.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct OAuthOptions {
+    /// Scopes to ask for; none: the SDK picks them from the challenge or metadata.
+    pub scopes: Vec<String>,
+    /// A client registered beforehand; none: dynamic registration.
+    pub client_id: Option<String>,
+    pub client_secret: Option<String>,
+}
+
+/// The `WWW-Authenticate` header of the server's answer to an unauthenticated initialize.
+async fn challenge(url: &str) -> Option<String> {
+    let body = serde_json::json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": super::PROTOCOL_VERSION.to_string(), "capabilities": {},
+        "clientInfo": {"name": "toolbelt", "version": env!("CARGO_PKG_VERSION")}}});
+    let r = reqwest::Client::new()
+        .post(url)
+        .header("Accept", "application/json, text/event-stream")
+        .json(&body)
+        .timeout(Duration::from_secs(10))
+        .send()
+        .await
+        .ok()?;
+    if r.status() != reqwest::StatusCode::UNAUTHORIZED {
+        return None;
+    }
+    r.headers().get("www-authenticate")?.to_str().ok().map(String::from)
+}
+
+/// Serves the callback until a request with `code` or `error` arrives; returns its full URL.
+async fn wait_for_callback(
+    listener: &tokio::net::TcpListener,
+    port: u16,
+) -> Result<String, String> {
+    loop {
+        let (mut sock, _) = listener.accept().await.map_err(|e| e.to_string())?;
+        let mut buf = vec![0u8; 16 * 1024];
+        let n = sock.read(&mut buf).await.unwrap_or(0);
+        let head = String::from_utf8_lossy(&buf[..n]).to_string();
+        let target = head.split_whitespace().nth(1).unwrap_or("/").to_string();
+        let is_callback = target.starts_with("/oauth/callback?");
+        let error = is_callback && target.contains("error=");
+        let body = if !is_callback {
+            "Waiting for the OAuth callback."
+        } else if error {
+            "Sign-in failed; see the terminal."
+        } else {
+            "Signed in. You can close this window and return to the terminal."
+        };
+        let reply = format!(
+            "HTTP/1.1 200 OK\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        );
+        let _ = sock.write_all(reply.as_bytes()).await;
+        if !is_callback {
+            continue;
+        }
+        let full = format!("http://127.0.0.1:{port}{target}");
+        if error {
+            return Err(format!("the authorization server returned an error: {full}"));
+        }
+        return Ok(full);
+    }
+}
