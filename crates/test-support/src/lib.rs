@@ -1,5 +1,7 @@
-//! Dev-only helpers: temporary folder trees for tests.
+//! Dev-only helpers: temporary folder trees and a fake model server for tests.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+pub mod fake_model;
 
 use std::path::{Path, PathBuf};
 

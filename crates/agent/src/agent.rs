@@ -1,0 +1,216 @@
+//! The turn loop: send the history with the tools' declarations, run every function call of
+//! the answer through the scheduler, send back exactly one function response per call (in the
+//! calls' order, whatever happened to each), and go on until the model answers without calls,
+//! the turn limit is reached, a hook stops the run, or the run is cancelled.
+
+use std::sync::Arc;
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use serde::Serialize;
+use serde_json::{json, Value};
+use tokio_util::sync::CancellationToken;
+use toolbelt_core::response::ResponseParts;
+use toolbelt_core::{CallRequest, CompletedCall, Declaration, ErrorType, Scheduler};
+
+use crate::client::{ModelClient, ModelError, ModelRequest, StreamEvent};
+use crate::content::{Content, FunctionCall, Usage};
+
+/// What the loop reports as it goes.
+#[derive(Debug)]
+pub enum AgentEvent<'a> {
+    /// Model text as it streams in.
+    Text(&'a str),
+    /// A model call is being retried.
+    Retrying { attempt: u32, reason: &'a str },
+    /// A model call finished (before its function calls run).
+    ModelAnswered { usage: Usage },
+    /// A function call the model asked for, about to run.
+    ToolCall { id: &'a str, name: &'a str, args: &'a Value },
+    /// Its response, as the model will receive it.
+    ToolResult {
+        id: &'a str,
+        name: &'a str,
+        completed: Option<&'a CompletedCall>,
+        response: &'a ResponseParts,
+    },
+}
+
+/// Totals of a run.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct RunStats {
+    pub model_calls: u32,
+    pub tool_calls: u32,
+    pub tool_errors: u32,
+    #[serde(flatten)]
+    pub usage: Usage,
+    pub duration_ms: u64,
+}
+
+/// How a run ended.
+#[derive(Debug)]
+pub enum Finish {
+    /// The model answered without function calls.
+    Done,
+    /// `max_turns` model calls were made and the model still wanted tools.
+    TurnLimit(u32),
+    /// Cancelled (every started call was still answered in the history).
+    Cancelled,
+    /// A hook stopped the run.
+    Stopped(String),
+    /// The model call failed for good.
+    ModelFailed(ModelError),
+}
+
+/// The result of a run.
+#[derive(Debug)]
+pub struct RunOutcome {
+    pub finish: Finish,
+    /// The text of the last model answer.
+    pub final_text: String,
+    pub stats: RunStats,
+    /// The whole conversation, as sent (and, last, as answered).
+    pub history: Vec<Content>,
+}
+
+/// A configured loop.
+pub struct Agent {
+    pub client: Arc<dyn ModelClient>,
+    pub scheduler: Arc<Scheduler>,
+    pub declarations: Vec<Declaration>,
+    pub system_instruction: Option<String>,
+    /// Model calls allowed in one run; `None`: no limit but upstream's internal 100.
+    pub max_turns: Option<u32>,
+}
+
+/// Upstream bounds internal continuations at 100 even without a configured limit.
+pub const MAX_TURNS: u32 = 100;
+
+fn call_id(name: &str, index: usize) -> String {
+    let ms = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis()).unwrap_or(0);
+    format!("{name}_{ms}_{index}")
+}
+
+/// The parts sent back for one call: the function response, then any sibling parts.
+fn response_parts(r: &ResponseParts) -> Vec<Value> {
+    let mut out = vec![json!({"functionResponse": r.function_response})];
+    out.extend(r.siblings.iter().map(|p| serde_json::to_value(p).unwrap_or(Value::Null)));
+    out
+}
+
+impl Agent {
+    pub async fn run(
+        &self,
+        prompt: &str,
+        cancel: &CancellationToken,
+        on_event: &mut (dyn FnMut(AgentEvent<'_>) + Send),
+    ) -> RunOutcome {
+        let started = Instant::now();
+        let mut history = vec![Content::user_text(prompt)];
+        let mut stats = RunStats::default();
+        let mut final_text = String::new();
+        let limit = self.max_turns.unwrap_or(MAX_TURNS);
+        let finish = loop {
+            if cancel.is_cancelled() {
+                break Finish::Cancelled;
+            }
+            if stats.model_calls >= limit {
+                break Finish::TurnLimit(limit);
+            }
+            stats.model_calls += 1;
+            let request = ModelRequest {
+                system_instruction: self.system_instruction.clone(),
+                contents: history.clone(),
+                declarations: self.declarations.clone(),
+                builtin_tools: Vec::new(),
+            };
+            let mut relay = |e: StreamEvent| match &e {
+                StreamEvent::Text(t) => on_event(AgentEvent::Text(t)),
+                StreamEvent::Retrying { attempt, reason } => {
+                    on_event(AgentEvent::Retrying { attempt: *attempt, reason })
+                }
+            };
+            let turn = match self.client.generate(&request, &mut relay, cancel).await {
+                Ok(t) => t,
+                Err(ModelError::Cancelled) => break Finish::Cancelled,
+                Err(e) => break Finish::ModelFailed(e),
+            };
+            stats.usage.add(turn.usage);
+            on_event(AgentEvent::ModelAnswered { usage: turn.usage });
+            final_text = turn.text();
+            history.push(turn.content());
+            let calls = turn.function_calls();
+            if calls.is_empty() {
+                break Finish::Done;
+            }
+            let (parts, stop) = self.run_calls(calls, cancel, &mut stats, on_event).await;
+            history.push(Content { role: "user".into(), parts });
+            if let Some(reason) = stop {
+                break Finish::Stopped(reason);
+            }
+            if cancel.is_cancelled() {
+                break Finish::Cancelled;
+            }
+        };
+        stats.duration_ms = started.elapsed().as_millis() as u64;
+        RunOutcome { finish, final_text, stats, history }
+    }
+
+    /// Runs one answer's calls; returns the response parts (one function response per call,
+    /// in order) and a hook's stop reason if one stopped the run.
+    async fn run_calls(
+        &self,
+        calls: Vec<FunctionCall>,
+        cancel: &CancellationToken,
+        stats: &mut RunStats,
+        on_event: &mut (dyn FnMut(AgentEvent<'_>) + Send),
+    ) -> (Vec<Value>, Option<String>) {
+        let ids: Vec<String> = calls
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                c.id.clone().filter(|s| !s.is_empty()).unwrap_or_else(|| call_id(&c.name, i))
+            })
+            .collect();
+        let mut requests = Vec::new();
+        for (c, id) in calls.iter().zip(&ids) {
+            on_event(AgentEvent::ToolCall { id, name: &c.name, args: &c.args });
+            if c.malformed.is_none() {
+                requests.push(CallRequest::new(id.clone(), c.name.clone(), c.args.clone()));
+            }
+        }
+        stats.tool_calls += calls.len() as u32;
+        let completed = self.scheduler.schedule(requests, cancel.clone()).await;
+        let mut parts = Vec::new();
+        let mut stop = None;
+        for (c, id) in calls.iter().zip(&ids) {
+            let done = completed.iter().find(|d| &d.request.call_id == id);
+            let response = match (done, &c.malformed) {
+                (_, Some(raw)) => ResponseParts::error(
+                    id,
+                    &c.name,
+                    &format!("The arguments of this function call are not a JSON object: {raw}. Call the tool again with its arguments as a JSON object."),
+                ),
+                (Some(d), None) => d.response.clone(),
+                // The scheduler answers every request; should one be missing, the model still
+                // gets a response, so that the history stays valid.
+                (None, None) => ResponseParts::error(id, &c.name, "The tool call was lost before it ran."),
+            };
+            if response.function_response.response.contains_key("error") {
+                stats.tool_errors += 1;
+            }
+            if let Some(e) = done.and_then(|d| d.error.as_ref()) {
+                if e.kind == ErrorType::StopExecution && stop.is_none() {
+                    stop = Some(e.message.clone());
+                }
+            }
+            on_event(AgentEvent::ToolResult {
+                id,
+                name: &c.name,
+                completed: done,
+                response: &response,
+            });
+            parts.extend(response_parts(&response));
+        }
+        (parts, stop)
+    }
+}

@@ -1,0 +1,165 @@
+//! The Gemini API: `models/{model}:streamGenerateContent?alt=sse` with function declarations.
+
+use async_trait::async_trait;
+use serde_json::{json, Value};
+use tokio_util::sync::CancellationToken;
+
+use super::sse::Events;
+use super::{connect_error, http_failure, Attempt, ModelClient, ModelError, ModelRequest};
+use super::{RetryPolicy, StreamEvent};
+use crate::content::{text, ModelTurn, Usage};
+
+/// The public endpoint; `GOOGLE_GEMINI_BASE_URL` or `--base-url` replace it.
+pub const DEFAULT_BASE_URL: &str = "https://generativelanguage.googleapis.com";
+
+pub struct GeminiClient {
+    http: reqwest::Client,
+    base_url: String,
+    api_key: String,
+    model: String,
+    retry: RetryPolicy,
+}
+
+impl GeminiClient {
+    pub fn new(
+        api_key: impl Into<String>,
+        model: impl Into<String>,
+        base_url: Option<String>,
+    ) -> Self {
+        Self {
+            http: reqwest::Client::new(),
+            base_url: base_url
+                .unwrap_or_else(|| DEFAULT_BASE_URL.to_string())
+                .trim_end_matches('/')
+                .to_string(),
+            api_key: api_key.into(),
+            model: model.into(),
+            retry: RetryPolicy::default(),
+        }
+    }
+
+    #[must_use]
+    pub fn with_retry(mut self, retry: RetryPolicy) -> Self {
+        self.retry = retry;
+        self
+    }
+
+    /// The JSON body of a request.
+    pub fn body(request: &ModelRequest) -> Value {
+        let mut body = json!({"contents": request.contents});
+        if let Some(si) = &request.system_instruction {
+            body["systemInstruction"] = json!({"parts": [{"text": si}]});
+        }
+        let mut tools = Vec::new();
+        if !request.declarations.is_empty() {
+            tools.push(json!({"functionDeclarations": request.declarations}));
+        }
+        tools.extend(request.builtin_tools.iter().cloned());
+        if !tools.is_empty() {
+            body["tools"] = Value::Array(tools);
+        }
+        body
+    }
+
+    fn url(&self) -> String {
+        format!("{}/v1beta/models/{}:streamGenerateContent?alt=sse", self.base_url, self.model)
+    }
+}
+
+/// Folds one streamed chunk into the turn.
+fn absorb(
+    turn: &mut ModelTurn,
+    chunk: &Value,
+    on_event: &mut (dyn FnMut(StreamEvent) + Send),
+) -> Result<(), ModelError> {
+    if let Some(reason) = chunk.pointer("/promptFeedback/blockReason").and_then(Value::as_str) {
+        return Err(ModelError::Http {
+            status: 400,
+            body: format!("the prompt was blocked ({reason})"),
+        });
+    }
+    if let Some(u) = chunk.get("usageMetadata") {
+        let n = |k: &str| u.get(k).and_then(Value::as_u64).unwrap_or(0);
+        turn.usage = Usage {
+            input_tokens: n("promptTokenCount"),
+            output_tokens: n("candidatesTokenCount"),
+            total_tokens: n("totalTokenCount"),
+        };
+    }
+    let Some(candidate) = chunk.pointer("/candidates/0") else { return Ok(()) };
+    if let Some(parts) = candidate.pointer("/content/parts").and_then(Value::as_array) {
+        for part in parts {
+            if let Some(t) = text(part).filter(|t| !t.is_empty()) {
+                on_event(StreamEvent::Text(t.to_string()));
+            }
+            turn.push_part(part.clone());
+        }
+    }
+    if let Some(g) = candidate.get("groundingMetadata") {
+        turn.grounding = Some(g.clone());
+    }
+    if let Some(r) = candidate.get("finishReason").and_then(Value::as_str) {
+        turn.finish_reason = Some(r.to_string());
+    }
+    Ok(())
+}
+
+#[async_trait]
+impl ModelClient for GeminiClient {
+    fn model(&self) -> &str {
+        &self.model
+    }
+
+    fn retry_policy(&self) -> RetryPolicy {
+        self.retry
+    }
+
+    async fn attempt(
+        &self,
+        request: &ModelRequest,
+        on_event: &mut (dyn FnMut(StreamEvent) + Send),
+        cancel: &CancellationToken,
+    ) -> Result<ModelTurn, Attempt> {
+        let url = self.url();
+        let send = self
+            .http
+            .post(&url)
+            .header("x-goog-api-key", &self.api_key)
+            .json(&Self::body(request))
+            .send();
+        let response = tokio::select! {
+            r = send => r.map_err(|e| connect_error(&url, &e))?,
+            () = cancel.cancelled() => return Err(ModelError::Cancelled.into()),
+        };
+        if !response.status().is_success() {
+            return Err(http_failure(response).await);
+        }
+        let mut events = Events::new(response);
+        let mut turn = ModelTurn::default();
+        loop {
+            let next = tokio::select! {
+                n = events.next() => n?,
+                () = cancel.cancelled() => return Err(ModelError::Cancelled.into()),
+            };
+            let Some(data) = next else { break };
+            let chunk: Value = serde_json::from_str(&data)
+                .map_err(|e| ModelError::Decode(format!("{e} in {data:.200}")))?;
+            if let Some(err) = chunk.get("error") {
+                let status = err.get("code").and_then(Value::as_u64).unwrap_or(500) as u16;
+                return Err(ModelError::Http { status, body: err.to_string() }.into());
+            }
+            absorb(&mut turn, &chunk, on_event)?;
+        }
+        match turn.finish_reason.as_deref() {
+            None => {
+                Err(ModelError::Stream("no finishReason before the end of the stream".into())
+                    .into())
+            }
+            Some("MALFORMED_FUNCTION_CALL") => Err(ModelError::Stream(
+                "the model sent a malformed function call (MALFORMED_FUNCTION_CALL)".into(),
+            )
+            .into()),
+            Some(_) => Ok(turn),
+        }
+    }
+}

@@ -1,0 +1,207 @@
+//! Model clients: one trait, the Gemini API and OpenAI-compatible chat completions behind it,
+//! retries with backoff around both, and recording/replay of their answers.
+
+mod gemini;
+mod openai;
+mod record;
+mod sse;
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+use toolbelt_core::tool::Declaration;
+
+pub use gemini::GeminiClient;
+pub use openai::OpenAiClient;
+pub use record::{Recorder, Replay, REPLAY_DEMO};
+
+use crate::content::{Content, ModelTurn};
+
+/// What one model call sends.
+#[derive(Clone, Debug, Default)]
+pub struct ModelRequest {
+    pub system_instruction: Option<String>,
+    pub contents: Vec<Content>,
+    pub declarations: Vec<Declaration>,
+    /// Extra Gemini tools, e.g. `{"googleSearch": {}}` or `{"urlContext": {}}`.
+    pub builtin_tools: Vec<Value>,
+}
+
+/// Pieces of an answer as they arrive.
+#[derive(Clone, Debug, PartialEq)]
+pub enum StreamEvent {
+    Text(String),
+    /// The stream broke and the request is being sent again (text already shown may repeat).
+    Retrying {
+        attempt: u32,
+        reason: String,
+    },
+}
+
+/// Why a model call failed for good.
+#[derive(Debug, thiserror::Error)]
+pub enum ModelError {
+    #[error("the model API refused the credentials (HTTP {status}): {body}")]
+    Auth { status: u16, body: String },
+    #[error("the model API answered HTTP {status}: {body}")]
+    Http { status: u16, body: String },
+    #[error("cannot reach the model API at {url}: {message}")]
+    Connect { url: String, message: String },
+    #[error("the model's answer stream ended early: {0}")]
+    Stream(String),
+    #[error("the model's answer could not be read: {0}")]
+    Decode(String),
+    #[error("cancelled")]
+    Cancelled,
+    #[error("{0}")]
+    Replay(String),
+}
+
+impl ModelError {
+    /// Worth sending again: rate limits, server errors, broken connections and streams.
+    pub fn retryable(&self) -> bool {
+        match self {
+            ModelError::Http { status, .. } => *status == 429 || *status >= 500,
+            ModelError::Connect { .. } | ModelError::Stream(_) => true,
+            _ => false,
+        }
+    }
+}
+
+/// A failed attempt, with the server's `Retry-After` if it sent one.
+#[derive(Debug)]
+pub struct Attempt {
+    pub error: ModelError,
+    pub retry_after: Option<Duration>,
+}
+
+impl From<ModelError> for Attempt {
+    fn from(error: ModelError) -> Self {
+        Self { error, retry_after: None }
+    }
+}
+
+/// A model API: one call, streamed.
+#[async_trait]
+pub trait ModelClient: Send + Sync {
+    /// The model's name, for reports.
+    fn model(&self) -> &str;
+
+    /// One attempt; `on_event` gets text as it arrives.
+    async fn attempt(
+        &self,
+        request: &ModelRequest,
+        on_event: &mut (dyn FnMut(StreamEvent) + Send),
+        cancel: &CancellationToken,
+    ) -> Result<ModelTurn, Attempt>;
+
+    /// The call with retries (see [`RetryPolicy`]).
+    async fn generate(
+        &self,
+        request: &ModelRequest,
+        on_event: &mut (dyn FnMut(StreamEvent) + Send),
+        cancel: &CancellationToken,
+    ) -> Result<ModelTurn, ModelError> {
+        self.retry_policy().run(self, request, on_event, cancel).await
+    }
+
+    fn retry_policy(&self) -> RetryPolicy {
+        RetryPolicy::default()
+    }
+}
+
+/// Exponential backoff on 429, 5xx, connection errors and broken streams.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RetryPolicy {
+    pub max_attempts: u32,
+    pub base_delay: Duration,
+    pub max_delay: Duration,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        Self {
+            max_attempts: 5,
+            base_delay: Duration::from_millis(1000),
+            max_delay: Duration::from_secs(30),
+        }
+    }
+}
+
+impl RetryPolicy {
+    async fn run<C: ModelClient + ?Sized>(
+        &self,
+        client: &C,
+        request: &ModelRequest,
+        on_event: &mut (dyn FnMut(StreamEvent) + Send),
+        cancel: &CancellationToken,
+    ) -> Result<ModelTurn, ModelError> {
+        let mut attempt = 1;
+        loop {
+            let failed = match client.attempt(request, on_event, cancel).await {
+                Ok(turn) => return Ok(turn),
+                Err(a) => a,
+            };
+            if !failed.error.retryable() || attempt >= self.max_attempts || cancel.is_cancelled() {
+                return Err(failed.error);
+            }
+            let backoff = self.base_delay.saturating_mul(1 << (attempt - 1).min(16));
+            let delay = failed.retry_after.unwrap_or(backoff).min(self.max_delay);
+            tracing::warn!(
+                "model call failed ({}); attempt {} of {} in {} ms",
+                failed.error,
+                attempt + 1,
+                self.max_attempts,
+                delay.as_millis()
+            );
+            on_event(StreamEvent::Retrying {
+                attempt: attempt + 1,
+                reason: failed.error.to_string(),
+            });
+            tokio::select! {
+                () = tokio::time::sleep(delay) => {}
+                () = cancel.cancelled() => return Err(ModelError::Cancelled),
+            }
+            attempt += 1;
+        }
+    }
+}
+
+/// Reads an HTTP error response into an attempt.
+async fn http_failure(response: reqwest::Response) -> Attempt {
+    let status = response.status().as_u16();
+    let retry_after = response
+        .headers()
+        .get(reqwest::header::RETRY_AFTER)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .map(Duration::from_secs);
+    let mut body = response.text().await.unwrap_or_default();
+    if body.len() > 2000 {
+        let mut cut = 2000;
+        while !body.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        body.truncate(cut);
+        body.push_str("...");
+    }
+    let error = if status == 401 || status == 403 {
+        ModelError::Auth { status, body }
+    } else {
+        ModelError::Http { status, body }
+    };
+    Attempt { error, retry_after }
+}
+
+fn connect_error(url: &str, e: &reqwest::Error) -> Attempt {
+    let mut message = e.to_string();
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        message.push_str(": ");
+        message.push_str(&s.to_string());
+        source = s.source();
+    }
+    ModelError::Connect { url: url.to_string(), message }.into()
+}

@@ -1,0 +1,102 @@
+//! Context files (`GEMINI.md`, or the configured names): the global one in `~/.gemini`, then
+//! those from the project's top (the git root, else the root itself) down to each root, joined
+//! with upstream's markers for the system instruction.
+
+use std::path::{Path, PathBuf};
+
+/// Files larger than this are cut, with a note.
+const MAX_FILE_BYTES: usize = 256 * 1024;
+
+/// The context files that exist, in order (global first, then outermost to innermost).
+pub fn find(names: &[String], home: Option<&Path>, roots: &[PathBuf]) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = Vec::new();
+    let mut push = |p: PathBuf| {
+        if p.is_file() && !out.contains(&p) {
+            out.push(p);
+        }
+    };
+    if let Some(h) = home {
+        for n in names {
+            push(h.join(".gemini").join(n));
+        }
+    }
+    for root in roots {
+        let top = root.ancestors().find(|a| a.join(".git").exists()).unwrap_or(root);
+        let mut chain: Vec<&Path> = root.ancestors().take_while(|a| a.starts_with(top)).collect();
+        chain.reverse();
+        for dir in chain {
+            for n in names {
+                push(dir.join(n));
+            }
+        }
+    }
+    out
+}
+
+/// The files' text with `--- Context from: ... ---` markers; `None` if there are none.
+pub fn load(files: &[PathBuf]) -> Option<String> {
+    let mut blocks = Vec::new();
+    for f in files {
+        let Ok(bytes) = std::fs::read(f) else { continue };
+        let mut text =
+            String::from_utf8_lossy(&bytes[..bytes.len().min(MAX_FILE_BYTES)]).into_owned();
+        if bytes.len() > MAX_FILE_BYTES {
+            text.push_str(&format!(
+                "\n[... cut: the file has {} bytes, the first {MAX_FILE_BYTES} are shown]",
+                bytes.len()
+            ));
+        }
+        let shown = f.display();
+        blocks.push(format!(
+            "--- Context from: {shown} ---\n{}\n--- End of Context from: {shown} ---",
+            text.trim_end()
+        ));
+    }
+    (!blocks.is_empty()).then(|| blocks.join("\n\n"))
+}
+
+/// toolbelt's system instruction: a short preamble, then the context files.
+pub fn system_instruction(context: Option<&str>) -> String {
+    let mut s = String::from(
+        "You are a coding agent working in the user's project through the tools you are given. \
+         Use them to inspect and change files and run commands; do not guess file contents. \
+         Keep changes minimal and explain briefly what you did.",
+    );
+    if let Some(c) = context {
+        s.push_str("\n\n# Context files\n\n");
+        s.push_str(c);
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn global_then_outermost_to_innermost() {
+        let d = tempfile::tempdir().unwrap();
+        let home = d.path().join("home");
+        let proj = d.path().join("proj");
+        let sub = proj.join("sub");
+        std::fs::create_dir_all(home.join(".gemini")).unwrap();
+        std::fs::create_dir_all(proj.join(".git")).unwrap();
+        std::fs::create_dir_all(&sub).unwrap();
+        std::fs::write(home.join(".gemini/GEMINI.md"), "global").unwrap();
+        std::fs::write(proj.join("GEMINI.md"), "project").unwrap();
+        std::fs::write(sub.join("GEMINI.md"), "sub").unwrap();
+        std::fs::write(d.path().join("GEMINI.md"), "outside the repo").unwrap();
+        let files = find(&["GEMINI.md".into()], Some(&home), std::slice::from_ref(&sub));
+        assert_eq!(
+            files,
+            vec![home.join(".gemini/GEMINI.md"), proj.join("GEMINI.md"), sub.join("GEMINI.md")]
+        );
+        let text = load(&files).unwrap();
+        assert!(text.starts_with(&format!(
+            "--- Context from: {} ---\nglobal\n--- End of Context from:",
+            home.join(".gemini/GEMINI.md").display()
+        )));
+        assert!(text.find("project").unwrap() < text.find("\nsub\n").unwrap());
+        assert!(!text.contains("outside the repo"));
+    }
+}

@@ -1,0 +1,12 @@
+//! toolbelt-agent: model clients and the headless turn loop.
+//!
+//! - [`content`]: the conversation in the Gemini API's shape
+//! - [`client`]: the Gemini API, OpenAI-compatible chat completions, retries, record/replay
+//! - [`agent`]: the turn loop — model call, every function call through the scheduler, one
+//!   response per call, until the model answers without calls or the turn limit is reached
+//! - [`context`]: GEMINI.md context files for the system instruction
+
+pub mod agent;
+pub mod client;
+pub mod content;
+pub mod context;
