@@ -29,6 +29,8 @@ pub enum Command {
         #[command(subcommand)]
         command: PolicyCommand,
     },
+    /// Run the agent: send a prompt to a model and run its tool calls until it answers
+    Run(RunArgs),
     /// Serve the tools to MCP clients (stdio, or Streamable HTTP with --http)
     Mcp(McpArgs),
     /// Show the merged settings and the file that set each key
@@ -114,6 +116,45 @@ pub struct CallArgs {
     /// Run shell commands on a pseudo-terminal (colours and progress output, rendered)
     #[arg(long)]
     pub pty: bool,
+    #[command(flatten)]
+    pub session: SessionArgs,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OutputFormat {
+    Text,
+    Json,
+    #[value(name = "stream-json")]
+    StreamJson,
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The prompt (also read from stdin when it is not a terminal; both are joined)
+    pub prompt: Option<String>,
+    /// The model (default: $GEMINI_MODEL, else gemini-2.5-flash; with --base-url: $OPENAI_MODEL)
+    #[arg(long, short = 'm')]
+    pub model: Option<String>,
+    /// Talk to an OpenAI-compatible chat-completions server instead of the Gemini API, e.g.
+    /// http://127.0.0.1:8080/v1 (llama.cpp, Ollama, vLLM); key from $OPENAI_API_KEY if set
+    #[arg(long, value_name = "URL")]
+    pub base_url: Option<String>,
+    /// Answer from a recorded session instead of a model: `--replay=FILE`, or `--replay`
+    /// alone for the built-in demo session
+    #[arg(long, value_name = "FILE", num_args = 0..=1, require_equals = true, default_missing_value = "")]
+    pub replay: Option<String>,
+    /// Save every model answer to FILE (replay it with --replay FILE)
+    #[arg(long, value_name = "FILE")]
+    pub record: Option<PathBuf>,
+    /// text (streamed), json (one object at the end) or stream-json (one event per line)
+    #[arg(long, short = 'o', value_enum, default_value = "text")]
+    pub output_format: OutputFormat,
+    /// Stop after this many model calls (exit code 53)
+    #[arg(long, value_name = "N")]
+    pub max_turns: Option<u32>,
+    /// Leave processes started in the background running when toolbelt exits
+    #[arg(long)]
+    pub keep_background: bool,
     #[command(flatten)]
     pub session: SessionArgs,
 }

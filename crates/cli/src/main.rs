@@ -29,6 +29,7 @@ fn main() {
     let result = runtime.block_on(async {
         match cli.command {
             cli::Command::Call(args) => commands::call::run(args).await,
+            cli::Command::Run(args) => commands::run::run(args).await,
             cli::Command::Tools { command } => commands::tools::run(command).await,
             cli::Command::Policy { command } => commands::policy::run(command).await,
             cli::Command::Config { command } => commands::config::run(command),

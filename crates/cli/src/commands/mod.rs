@@ -2,6 +2,7 @@ pub mod call;
 pub mod config;
 pub mod mcp;
 pub mod policy;
+pub mod run;
 pub mod tools;
 pub mod trust;
 

@@ -6,6 +6,7 @@ mod config;
 #[cfg(unix)]
 mod mcp;
 mod policy;
+mod run;
 #[cfg(unix)]
 mod shell;
 mod tools;

@@ -1,0 +1,321 @@
+//! `toolbelt run "PROMPT"`: the headless agent. Exit codes follow Gemini CLI's headless mode:
+//! 0 done, 1 the model call failed, 41 no or refused credentials, 42 no prompt, 53 the turn
+//! limit was reached, 130 cancelled (Ctrl-C; a second Ctrl-C exits at once).
+
+use std::io::{IsTerminal, Read};
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde_json::{json, Value};
+use tokio_util::sync::CancellationToken;
+use toolbelt_agent::agent::{Agent, AgentEvent, Finish, RunOutcome};
+use toolbelt_agent::client::{
+    GeminiClient, ModelClient, ModelError, OpenAiClient, Recorder, Replay, REPLAY_DEMO,
+};
+use toolbelt_core::approver::Approver;
+use toolbelt_core::{ModelFamily, Scheduler, SchedulerOptions};
+
+use super::{EXIT_OK, EXIT_TOOL_FAILED};
+use crate::approver::TerminalApprover;
+use crate::cli::{OutputFormat, RunArgs};
+use crate::output::{err_line, out, out_line};
+use crate::session::Session;
+
+pub const EXIT_AUTH: i32 = 41;
+pub const EXIT_INPUT: i32 = 42;
+pub const EXIT_TURN_LIMIT: i32 = 53;
+pub const EXIT_CANCELLED: i32 = 130;
+
+const DEFAULT_GEMINI_MODEL: &str = "gemini-2.5-flash";
+
+/// The prompt from the argument and/or stdin (stdin first, as upstream).
+fn prompt(args: &RunArgs) -> Option<String> {
+    let mut piped = String::new();
+    if !std::io::stdin().is_terminal() {
+        let _ = std::io::stdin().read_to_string(&mut piped);
+    }
+    let piped = piped.trim_end();
+    let arg = args.prompt.as_deref().unwrap_or("").trim();
+    let joined = match (piped.is_empty(), arg.is_empty()) {
+        (true, true) => return None,
+        (false, true) => piped.to_string(),
+        (true, false) => arg.to_string(),
+        (false, false) => format!("{piped}\n\n{arg}"),
+    };
+    Some(joined)
+}
+
+/// The model client the flags and environment ask for.
+fn client(args: &RunArgs) -> Result<Arc<dyn ModelClient>, (i32, String)> {
+    let inner: Arc<dyn ModelClient> = if let Some(replay) = &args.replay {
+        let r = if replay.is_empty() {
+            Replay::parse("the built-in demo session", REPLAY_DEMO)
+        } else {
+            std::fs::read_to_string(replay)
+                .map_err(|e| format!("cannot read {replay}: {e}"))
+                .and_then(|text| Replay::parse(replay, &text))
+        };
+        Arc::new(r.map_err(|e| (EXIT_INPUT, e))?)
+    } else if let Some(base) = &args.base_url {
+        let model = args
+            .model
+            .clone()
+            .or_else(|| std::env::var("OPENAI_MODEL").ok())
+            .unwrap_or_else(|| "default".into());
+        let key = std::env::var("OPENAI_API_KEY").ok().filter(|k| !k.is_empty());
+        Arc::new(OpenAiClient::new(base, model, key))
+    } else {
+        let Some(key) = std::env::var("GEMINI_API_KEY").ok().filter(|k| !k.is_empty()) else {
+            return Err((
+                EXIT_AUTH,
+                "no model to talk to: set GEMINI_API_KEY, or give --base-url for an OpenAI-compatible server, or --replay for a recorded session (--replay alone plays the built-in demo)".into(),
+            ));
+        };
+        let model = args
+            .model
+            .clone()
+            .or_else(|| std::env::var("GEMINI_MODEL").ok().filter(|m| !m.is_empty()))
+            .unwrap_or_else(|| DEFAULT_GEMINI_MODEL.into());
+        let base = std::env::var("GOOGLE_GEMINI_BASE_URL").ok().filter(|b| !b.is_empty());
+        Arc::new(GeminiClient::new(key, model, base))
+    };
+    match &args.record {
+        Some(path) => Recorder::create(inner, path)
+            .map(|r| Arc::new(r) as Arc<dyn ModelClient>)
+            .map_err(|e| (EXIT_INPUT, format!("cannot create {}: {e}", path.display()))),
+        None => Ok(inner),
+    }
+}
+
+/// The current time as RFC 3339 UTC with milliseconds, as upstream's events carry it.
+fn now_iso() -> String {
+    let d = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
+    let secs = d.as_secs() as i64;
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60,
+        d.subsec_millis()
+    )
+}
+
+/// Writes what the run does in the chosen format.
+struct Printer {
+    format: OutputFormat,
+    /// Whether the last text written to stdout ended a line (text format).
+    at_line_start: bool,
+}
+
+impl Printer {
+    fn event(&self, v: Value) {
+        out_line(&v.to_string());
+    }
+
+    fn text(&mut self, t: &str) {
+        match self.format {
+            OutputFormat::Text => {
+                out(t);
+                self.at_line_start = t.ends_with('\n');
+            }
+            OutputFormat::StreamJson => self.event(
+                json!({"type": "message", "timestamp": now_iso(), "role": "assistant", "content": t, "delta": true}),
+            ),
+            OutputFormat::Json => {}
+        }
+    }
+
+    fn end_line(&mut self) {
+        if self.format == OutputFormat::Text && !self.at_line_start {
+            out("\n");
+            self.at_line_start = true;
+        }
+    }
+
+    fn on(&mut self, e: AgentEvent<'_>) {
+        match e {
+            AgentEvent::Text(t) => self.text(t),
+            AgentEvent::Retrying { attempt, reason } => {
+                self.end_line();
+                let msg = format!("model call failed ({reason}); trying again (attempt {attempt})");
+                if self.format == OutputFormat::StreamJson {
+                    self.event(json!({"type": "error", "timestamp": now_iso(), "severity": "warning", "message": msg}));
+                } else {
+                    err_line(&format!("toolbelt: {msg}"));
+                }
+            }
+            AgentEvent::ModelAnswered { .. } => self.end_line(),
+            AgentEvent::ToolCall { id, name, args } => match self.format {
+                OutputFormat::StreamJson => self
+                    .event(json!({"type": "tool_use", "timestamp": now_iso(),
+                    "tool_name": name, "tool_id": id, "parameters": args})),
+                _ => err_line(&format!("→ {name} {args}")),
+            },
+            AgentEvent::ToolResult { id, name, completed, response } => {
+                let r = &response.function_response.response;
+                let error = r.get("error").and_then(Value::as_str);
+                let kind = completed
+                    .and_then(|c| c.error.as_ref())
+                    .map(|e| e.kind.as_str().to_string())
+                    .unwrap_or_else(|| "tool_error".into());
+                match self.format {
+                    OutputFormat::StreamJson => {
+                        let mut ev = json!({"type": "tool_result", "timestamp": now_iso(), "tool_id": id,
+                            "status": if error.is_some() { "error" } else { "success" }});
+                        match error {
+                            Some(m) => ev["error"] = json!({"type": kind, "message": m}),
+                            None => ev["output"] = r.get("output").cloned().unwrap_or(Value::Null),
+                        }
+                        self.event(ev);
+                    }
+                    _ => match error {
+                        Some(m) => err_line(&format!("← {name}: error: {}", first_line(m))),
+                        None => err_line(&format!("← {name}: ok")),
+                    },
+                }
+            }
+        }
+    }
+}
+
+fn first_line(s: &str) -> &str {
+    s.lines().next().unwrap_or("")
+}
+
+/// The exit status and, when it failed, the error's type and message.
+fn verdict(o: &RunOutcome) -> (i32, Option<(&'static str, String)>) {
+    match &o.finish {
+        Finish::Done => (EXIT_OK, None),
+        Finish::TurnLimit(n) => (
+            EXIT_TURN_LIMIT,
+            Some((
+                "turn_limit",
+                format!("Reached the limit of {n} model calls in this run (--max-turns)."),
+            )),
+        ),
+        Finish::Cancelled => (EXIT_CANCELLED, Some(("cancelled", "The run was cancelled.".into()))),
+        Finish::Stopped(r) => {
+            (EXIT_OK, Some(("stop_execution", format!("Agent execution stopped by hook: {r}"))))
+        }
+        Finish::ModelFailed(e @ ModelError::Auth { .. }) => {
+            (EXIT_AUTH, Some(("auth", e.to_string())))
+        }
+        Finish::ModelFailed(e) => (EXIT_TOOL_FAILED, Some(("model_error", e.to_string()))),
+    }
+}
+
+pub async fn run(args: RunArgs) -> anyhow::Result<i32> {
+    let Some(prompt) = prompt(&args) else {
+        err_line("toolbelt: no prompt: give it as an argument or on stdin");
+        return Ok(EXIT_INPUT);
+    };
+    let client = match client(&args) {
+        Ok(c) => c,
+        Err((code, msg)) => {
+            err_line(&format!("toolbelt: {msg}"));
+            return Ok(code);
+        }
+    };
+    let mut session = match Session::build(&args.session, |_| {}).await {
+        Ok(s) => s,
+        Err(e) => {
+            err_line(&format!("toolbelt: {e:#}"));
+            return Ok(super::EXIT_USAGE);
+        }
+    };
+    session.connect_mcp().await?;
+    let env = session.env(&args.session.roots)?;
+    let context_names = vec!["GEMINI.md".to_string()];
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    let roots: Vec<_> = env.workspace.roots().iter().map(|r| r.real.clone()).collect();
+    let files = toolbelt_agent::context::find(&context_names, home.as_deref(), &roots);
+    let system = toolbelt_agent::context::system_instruction(
+        toolbelt_agent::context::load(&files).as_deref(),
+    );
+    let family = ModelFamily::for_model(client.model());
+    let excluded = session.excluded_tools();
+    let declarations: Vec<_> = session
+        .registry
+        .declarations(family)
+        .into_iter()
+        .filter(|d| !excluded.contains(&d.name))
+        .collect();
+    let grace = std::time::Duration::from_millis(env.config.shell_kill_grace_ms);
+    let services = session.services.clone();
+    services.keep_background(args.keep_background);
+    let mcp = session.mcp.take();
+    let approver: Arc<dyn Approver> = Arc::new(TerminalApprover);
+    let options = SchedulerOptions { family, mode: session.mode, ..SchedulerOptions::default() };
+    let mut scheduler =
+        Scheduler::new(session.registry.clone(), Arc::new(session.policy), approver, env, options);
+    if let Some(h) = session.hooks.clone() {
+        scheduler = scheduler.with_hooks(h);
+    }
+    let agent = Agent {
+        client: client.clone(),
+        scheduler: Arc::new(scheduler),
+        declarations,
+        system_instruction: Some(system),
+        max_turns: args.max_turns,
+    };
+
+    let cancel = CancellationToken::new();
+    let on_signal = cancel.clone();
+    tokio::spawn(async move {
+        super::stop_signal().await;
+        err_line("toolbelt: cancelling (Ctrl-C again to exit at once)");
+        on_signal.cancel();
+        super::stop_signal().await;
+        std::process::exit(EXIT_CANCELLED);
+    });
+
+    let mut printer = Printer { format: args.output_format, at_line_start: true };
+    if args.output_format == OutputFormat::StreamJson {
+        printer.event(json!({"type": "init", "timestamp": now_iso(), "model": client.model()}));
+        printer.event(
+            json!({"type": "message", "timestamp": now_iso(), "role": "user", "content": prompt}),
+        );
+    }
+    let outcome = agent.run(&prompt, &cancel, &mut |e| printer.on(e)).await;
+    services.shutdown(grace).await;
+    if let Some(m) = &mcp {
+        m.shutdown().await;
+    }
+    let (code, error) = verdict(&outcome);
+    let stats = serde_json::to_value(&outcome.stats).unwrap_or(Value::Null);
+    match args.output_format {
+        OutputFormat::Text => {
+            printer.end_line();
+            if let Some((_, msg)) = &error {
+                err_line(&format!("toolbelt: {msg}"));
+            }
+        }
+        OutputFormat::Json => {
+            let mut v = json!({"response": outcome.final_text, "stats": stats});
+            if let Some((kind, msg)) = &error {
+                v["error"] = json!({"type": kind, "message": msg, "code": code});
+            }
+            out_line(&serde_json::to_string_pretty(&v)?);
+        }
+        OutputFormat::StreamJson => {
+            let mut v = json!({"type": "result", "timestamp": now_iso(),
+                "status": if code == EXIT_OK { "success" } else { "error" }, "stats": stats});
+            if let Some((kind, msg)) = &error {
+                v["error"] = json!({"type": kind, "message": msg});
+            }
+            printer.event(v);
+        }
+    }
+    Ok(code)
+}

@@ -1,0 +1,220 @@
+//! `toolbelt run` end to end: the binary against fake model servers, a replayed session and
+//! the built-in demo; exit codes, output formats and Ctrl-C.
+
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use toolbelt_test_support::fake_model::{gemini_answer, openai_answer, FakeModel};
+use toolbelt_test_support::TempTree;
+
+/// `toolbelt run ARGS` with the fake Gemini server as the API, stdin closed.
+fn command(t: &TempTree, args: &[&str], base: Option<&str>) -> tokio::process::Command {
+    let mut c = tokio::process::Command::new(env!("CARGO_BIN_EXE_toolbelt"));
+    c.arg("run")
+        .args(args)
+        .current_dir(t.root())
+        .env("TOOLBELT_HOME", t.home())
+        .env("HOME", t.home())
+        .env_remove("GEMINI_MODEL")
+        .env_remove("OPENAI_API_KEY")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    match base {
+        Some(b) => c.env("GEMINI_API_KEY", "k").env("GOOGLE_GEMINI_BASE_URL", b),
+        None => c.env_remove("GEMINI_API_KEY"),
+    };
+    c
+}
+
+async fn output(mut c: tokio::process::Command) -> (i32, String, String) {
+    let o = c.output().await.unwrap();
+    (
+        o.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+#[tokio::test]
+async fn a_gemini_session_runs_tools_and_prints_the_answer() {
+    let t = TempTree::new();
+    t.file("notes.txt", "the secret is 42\n");
+    t.file("GEMINI.md", "Always answer in one line.\n");
+    let fake = FakeModel::start(vec![
+        gemini_answer(json!([{"text": "Reading."}, {"functionCall": {"name": "read_file", "args": {"file_path": "notes.txt"}}}])),
+        gemini_answer(json!([{"text": "The secret is 42."}])),
+    ])
+    .await;
+    let (code, stdout, stderr) =
+        output(command(&t, &["what is the secret?"], Some(&fake.url))).await;
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(stdout, "Reading.\nThe secret is 42.\n");
+    assert!(
+        stderr.contains("→ read_file {\"file_path\":\"notes.txt\"}")
+            && stderr.contains("← read_file: ok"),
+        "{stderr}"
+    );
+    let bodies = fake.bodies();
+    assert_eq!(bodies[0]["contents"][0]["parts"][0]["text"], "what is the secret?");
+    let system = bodies[0]["systemInstruction"]["parts"][0]["text"].as_str().unwrap();
+    assert!(
+        system.contains("Always answer in one line.") && system.contains("--- Context from: "),
+        "{system}"
+    );
+    let names: Vec<&str> = bodies[0]["tools"][0]["functionDeclarations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["name"].as_str().unwrap())
+        .collect();
+    assert!(names.contains(&"read_file"), "{names:?}");
+    assert!(
+        !names.contains(&"run_shell_command"),
+        "headless default mode leaves out tools that would ask: {names:?}"
+    );
+    let response = &bodies[1]["contents"][2]["parts"][0]["functionResponse"];
+    assert_eq!(response["name"], "read_file");
+    assert_eq!(response["response"]["output"], "the secret is 42\n");
+}
+
+#[tokio::test]
+async fn json_and_stream_json_outputs_with_an_openai_compatible_server() {
+    let t = TempTree::new();
+    t.file("a.txt", "alpha\n");
+    let fake = FakeModel::start(vec![
+        openai_answer(
+            &[],
+            &[
+                ("c1", "read_file", r#"{"file_path":"a.txt"}"#),
+                ("c2", "read_file", r#"{"file_path":"missing.txt"}"#),
+            ],
+        ),
+        openai_answer(&["Done"], &[]),
+        openai_answer(&[], &[("c3", "read_file", r#"{"file_path":"a.txt"}"#)]),
+        openai_answer(&["Again"], &[]),
+    ])
+    .await;
+    let base = format!("{}/v1", fake.url);
+    let (code, stdout, stderr) = output(command(
+        &t,
+        &["--base-url", &base, "-m", "qwen", "-o", "stream-json", "read"],
+        None,
+    ))
+    .await;
+    assert_eq!(code, 0, "{stderr}");
+    let events: Vec<Value> = stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let types: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    assert_eq!(
+        types,
+        [
+            "init",
+            "message",
+            "tool_use",
+            "tool_use",
+            "tool_result",
+            "tool_result",
+            "message",
+            "result"
+        ]
+    );
+    assert_eq!(events[0]["model"], "qwen");
+    assert_eq!(events[4]["status"], "success");
+    assert_eq!(events[5]["status"], "error");
+    assert_eq!(events[5]["error"]["type"], "file_not_found");
+    assert_eq!(events[7]["stats"]["tool_calls"], 2);
+    assert_eq!(fake.received()[0].body["model"], "qwen");
+
+    let (code, stdout, _) =
+        output(command(&t, &["--base-url", &base, "-o", "json", "read"], None)).await;
+    assert_eq!(code, 0);
+    let v: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(v["response"], "Again");
+    assert_eq!(v["stats"]["model_calls"], 2);
+    assert!(v.get("error").is_none());
+}
+
+#[tokio::test]
+async fn exit_codes_for_no_prompt_no_key_and_the_turn_limit() {
+    let t = TempTree::new();
+    let (code, _, stderr) = output(command(&t, &[], None)).await;
+    assert_eq!(code, 42, "{stderr}");
+    let (code, _, stderr) = output(command(&t, &["hi"], None)).await;
+    assert_eq!(code, 41);
+    assert!(stderr.contains("GEMINI_API_KEY") && stderr.contains("--replay"), "{stderr}");
+    let call = || {
+        gemini_answer(
+            json!([{"functionCall": {"name": "list_directory", "args": {"dir_path": "."}}}]),
+        )
+    };
+    let fake = FakeModel::start(vec![call(), call()]).await;
+    let (code, stdout, stderr) =
+        output(command(&t, &["--max-turns", "2", "-o", "json", "loop"], Some(&fake.url))).await;
+    assert_eq!(code, 53, "{stderr}");
+    let v: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(v["error"]["type"], "turn_limit");
+}
+
+#[tokio::test]
+async fn a_recorded_session_replays_without_a_model_and_the_demo_runs() {
+    let t = TempTree::new();
+    t.file("README.md", "# demo\n");
+    let fake = FakeModel::start(vec![
+        gemini_answer(json!([{"functionCall": {"name": "glob", "args": {"pattern": "*.md"}}}])),
+        gemini_answer(json!([{"text": "One Markdown file."}])),
+    ])
+    .await;
+    let rec = t.home().join("session.jsonl");
+    let rec_arg = rec.display().to_string();
+    let (code, live, _) =
+        output(command(&t, &["--record", &rec_arg, "find docs"], Some(&fake.url))).await;
+    assert_eq!(code, 0);
+    drop(fake);
+    let (code, replayed, stderr) =
+        output(command(&t, &[&format!("--replay={rec_arg}"), "find docs"], None)).await;
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(replayed, live);
+    assert!(stderr.contains("← glob: ok"), "{stderr}");
+
+    let (code, stdout, stderr) = output(command(&t, &["--replay", "what is here?"], None)).await;
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("replayed from a recording"), "{stdout}");
+    assert!(stderr.contains("← list_directory: ok"), "{stderr}");
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn ctrl_c_cancels_the_running_call_answers_it_and_exits_130() {
+    let t = TempTree::new();
+    let fake = FakeModel::start(vec![
+        gemini_answer(json!([{"functionCall": {"id": "s1", "name": "run_shell_command", "args": {"command": "sleep 30"}}}])),
+        gemini_answer(json!([{"text": "never"}])),
+    ])
+    .await;
+    let mut c =
+        command(&t, &["--approval-mode", "yolo", "-o", "stream-json", "sleep"], Some(&fake.url));
+    let child = c.spawn().unwrap();
+    let pid = child.id().unwrap() as i32;
+    let started = Instant::now();
+    // Wait until the call runs, then send SIGINT.
+    while fake.received().is_empty() {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), nix::sys::signal::Signal::SIGINT)
+        .unwrap();
+    let o = child.wait_with_output().await.unwrap();
+    assert_eq!(o.status.code(), Some(130));
+    assert!(started.elapsed() < Duration::from_secs(10));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    let result = stdout
+        .lines()
+        .find(|l| l.contains("\"tool_result\""))
+        .unwrap_or_else(|| panic!("{stdout}"));
+    let v: Value = serde_json::from_str(result).unwrap();
+    assert_eq!(v["tool_id"], "s1");
+    assert_eq!(v["status"], "error");
+    assert!(v["error"]["message"].as_str().unwrap().contains("cancelled"), "{v}");
+    assert_eq!(fake.received().len(), 1, "no model call after Ctrl-C");
+}
