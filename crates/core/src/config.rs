@@ -49,6 +49,8 @@ pub struct Config {
     pub respect_gemini_ignore: bool,
     /// toolbelt's own state folder (`~/.toolbelt`): saved outputs live under `tmp/`.
     pub home_dir: PathBuf,
+    /// The global context file `save_memory` writes (upstream: `~/.gemini/GEMINI.md`).
+    pub memory_file: PathBuf,
     /// A shell command that prints nothing for this long is stopped (upstream: 300 s); 0 disables.
     pub shell_inactivity_timeout_ms: u64,
     /// A shell command whose last line looks like a prompt and that then prints nothing for this
@@ -75,12 +77,21 @@ impl Default for Config {
             respect_git_ignore: true,
             respect_gemini_ignore: true,
             home_dir: default_home_dir(),
+            memory_file: default_memory_file(),
             shell_inactivity_timeout_ms: 300_000,
             shell_pty: false,
             shell_prompt_idle_ms: 5_000,
             shell_kill_grace_ms: 500,
             shell_output_cap_bytes: 1024 * 1024,
         }
+    }
+}
+
+/// `~/.gemini/GEMINI.md`, the file Gemini CLI's memory tool wrote (else one in toolbelt's home).
+pub fn default_memory_file() -> PathBuf {
+    match std::env::var_os("HOME").filter(|h| !h.is_empty()) {
+        Some(home) => PathBuf::from(home).join(".gemini").join("GEMINI.md"),
+        None => default_home_dir().join("GEMINI.md"),
     }
 }
 

@@ -19,7 +19,11 @@ pub fn test_env() -> (tempfile::TempDir, ToolEnv) {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("temp dir: {e}"));
     let root = dir.path().join("root");
     std::fs::create_dir_all(&root).unwrap_or_else(|e| panic!("mkdir: {e}"));
-    let config = Config { home_dir: dir.path().join("home"), ..Config::default() };
+    let config = Config {
+        home_dir: dir.path().join("home"),
+        memory_file: dir.path().join("home/.gemini/GEMINI.md"),
+        ..Config::default()
+    };
     let workspace = Workspace::new(&[root], &config).unwrap_or_else(|e| panic!("workspace: {e}"));
     (dir, ToolEnv::new(workspace, config))
 }

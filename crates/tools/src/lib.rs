@@ -11,6 +11,7 @@ pub mod discovered;
 pub mod edit;
 pub mod fs;
 pub mod search;
+pub mod session;
 #[cfg(unix)]
 pub mod shell;
 #[cfg(not(unix))]
@@ -62,6 +63,8 @@ pub fn builtin_tools_with(services: &Services) -> Vec<Arc<dyn Tool>> {
         Arc::new(search::glob::Glob),
         Arc::new(edit::replace::Replace),
         Arc::new(edit::write_file::WriteFile),
+        Arc::new(session::write_todos::WriteTodos),
+        Arc::new(session::save_memory::SaveMemory),
     ];
     #[cfg(unix)]
     {

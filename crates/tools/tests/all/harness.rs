@@ -29,7 +29,11 @@ impl Outcome {
 }
 
 pub fn env_for(tree: &TempTree, extra_roots: &[&std::path::Path]) -> ToolEnv {
-    let config = Config { home_dir: tree.home().to_path_buf(), ..Config::default() };
+    let config = Config {
+        home_dir: tree.home().to_path_buf(),
+        memory_file: tree.home().join(".gemini/GEMINI.md"),
+        ..Config::default()
+    };
     let mut roots = vec![tree.root().to_path_buf()];
     roots.extend(extra_roots.iter().map(|p| p.to_path_buf()));
     let workspace = Workspace::new(&roots, &config).unwrap();

@@ -11,6 +11,7 @@ mod list_directory;
 mod read_file;
 mod read_many_files;
 mod replace;
+mod session;
 #[cfg(unix)]
 mod shell;
 mod write_file;

@@ -1,0 +1,5 @@
+//! Tools about the session itself: the model's todo list, its memory, questions to the user,
+//! and plan mode.
+
+pub mod save_memory;
+pub mod write_todos;

@@ -1,0 +1,133 @@
+//! `write_todos`: the model's visible plan for a multi-step request. Stateless: the list lives
+//! in the conversation; each call replaces it.
+
+use async_trait::async_trait;
+use serde::Deserialize;
+use serde_json::{json, Value};
+use toolbelt_core::result::ToolResult;
+use toolbelt_core::tool::{Declaration, ExecContext, Invocation, ModelFamily, Tool, ToolEnv};
+use toolbelt_core::Kind;
+
+pub const NAME: &str = "write_todos";
+
+const STATUSES: [&str; 5] = ["pending", "in_progress", "completed", "cancelled", "blocked"];
+
+pub struct WriteTodos;
+
+#[derive(Clone, Debug, Deserialize)]
+struct Todo {
+    description: String,
+    status: String,
+}
+
+#[derive(Deserialize)]
+struct Params {
+    todos: Vec<Todo>,
+}
+
+impl Tool for WriteTodos {
+    fn name(&self) -> &str {
+        NAME
+    }
+    fn display_name(&self) -> &str {
+        "WriteTodos"
+    }
+    fn kind(&self) -> Kind {
+        Kind::Other
+    }
+
+    fn declaration(&self, _family: ModelFamily) -> Declaration {
+        Declaration {
+            name: NAME.into(),
+            description: include_str!("descriptions/write_todos.md").trim_end().into(),
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "todos": {
+                        "type": "array",
+                        "description": "The complete list of todo items. This will replace the existing list.",
+                        "items": {
+                            "type": "object",
+                            "description": "A single todo item.",
+                            "properties": {
+                                "description": {"type": "string", "description": "The description of the task."},
+                                "status": {"type": "string", "description": "The current status of the task.", "enum": STATUSES}
+                            },
+                            "required": ["description", "status"],
+                            "additionalProperties": false
+                        }
+                    }
+                },
+                "required": ["todos"],
+                "additionalProperties": false
+            }),
+        }
+    }
+
+    fn build(&self, params: Value, _env: &ToolEnv) -> Result<Box<dyn Invocation>, String> {
+        if !params.get("todos").is_some_and(Value::is_array) {
+            return Err("`todos` parameter must be an array".into());
+        }
+        let p: Params = serde_json::from_value(params)
+            .map_err(|_| "Each todo item must be an object".to_string())?;
+        for t in &p.todos {
+            if t.description.trim().is_empty() {
+                return Err("Each todo must have a non-empty description string".into());
+            }
+            if !STATUSES.contains(&t.status.as_str()) {
+                return Err(format!(
+                    "Each todo must have a valid status ({})",
+                    STATUSES.join(", ")
+                ));
+            }
+        }
+        if p.todos.iter().filter(|t| t.status == "in_progress").count() > 1 {
+            return Err(
+                "Invalid parameters: Only one task can be \"in_progress\" at a time.".into()
+            );
+        }
+        Ok(Box::new(WriteTodosCall { todos: p.todos }))
+    }
+}
+
+struct WriteTodosCall {
+    todos: Vec<Todo>,
+}
+
+#[async_trait]
+impl Invocation for WriteTodosCall {
+    fn description(&self) -> String {
+        if self.todos.is_empty() {
+            "Cleared todo list".into()
+        } else {
+            format!("Set {} todo(s)", self.todos.len())
+        }
+    }
+
+    async fn execute(&self, _ctx: ExecContext) -> ToolResult {
+        let todos: Vec<Value> = self
+            .todos
+            .iter()
+            .map(|t| json!({"description": t.description, "status": t.status}))
+            .collect();
+        let llm = if self.todos.is_empty() {
+            "Successfully cleared the todo list.".to_string()
+        } else {
+            let lines: Vec<String> = self
+                .todos
+                .iter()
+                .enumerate()
+                .map(|(i, t)| format!("{}. [{}] {}", i + 1, t.status, t.description))
+                .collect();
+            format!(
+                "Successfully updated the todo list. The current list is now:\n{}",
+                lines.join("\n")
+            )
+        };
+        ToolResult {
+            return_display: json!({"todos": todos}),
+            data: Some(json!({"todos": todos})),
+            ..ToolResult::text(llm, "")
+        }
+    }
+}
