@@ -5,8 +5,10 @@
 //! - [`agent`]: the turn loop — model call, every function call through the scheduler, one
 //!   response per call, until the model answers without calls or the turn limit is reached
 //! - [`context`]: GEMINI.md context files for the system instruction
+//! - [`bridge`]: the session's model for the tools that ask one (web_fetch, google_web_search)
 
 pub mod agent;
+pub mod bridge;
 pub mod client;
 pub mod content;
 pub mod context;

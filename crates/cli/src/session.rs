@@ -101,6 +101,15 @@ impl Session {
         args: &SessionArgs,
         flags: impl FnOnce(&mut Config),
     ) -> anyhow::Result<Session> {
+        Self::build_with_model(args, flags, None).await
+    }
+
+    /// As [`Session::build`], with the session's model for the tools that ask one.
+    pub async fn build_with_model(
+        args: &SessionArgs,
+        flags: impl FnOnce(&mut Config),
+        model: Option<Arc<dyn toolbelt_core::model::ModelAccess>>,
+    ) -> anyhow::Result<Session> {
         let mut config = Config::default();
         let root = primary_root(&args.roots)?;
         let (settings, trusted) = load_settings(&config.home_dir, &root)?;
@@ -136,7 +145,12 @@ impl Session {
             .with_workspace(&root)
             .with_trusted_folder(trusted);
 
-        let services = toolbelt_tools::Services::default();
+        let services = toolbelt_tools::Services {
+            model,
+            web_fetch_direct: config.web_fetch_direct,
+            custom_search: config.google_api_key.is_some() && config.google_cse_id.is_some(),
+            ..toolbelt_tools::Services::default()
+        };
         let mut tools: Vec<Arc<dyn Tool>> = toolbelt_tools::builtin_tools_with(&services);
         if let Some(cmd) = &tool_settings.discovery_command {
             let cfg = toolbelt_tools::discovered::DiscoveryConfig {

@@ -51,6 +51,22 @@ pub struct Config {
     pub home_dir: PathBuf,
     /// The global context file `save_memory` writes (upstream: `~/.gemini/GEMINI.md`).
     pub memory_file: PathBuf,
+    /// web_fetch takes one `url` and returns the page itself (upstream's experimental direct
+    /// mode) instead of a prompt processed by the model.
+    pub web_fetch_direct: bool,
+    /// Deadline of one web fetch, redirects included.
+    pub web_fetch_timeout_ms: u64,
+    /// Largest body web_fetch reads.
+    pub web_fetch_max_bytes: u64,
+    /// Hosts (`host` or `host:port`) web tools may reach although they are private or
+    /// loopback; by default every private, loopback and link-local address is refused.
+    pub web_allowed_private_hosts: Vec<String>,
+    /// Google Custom Search credentials (`GOOGLE_API_KEY`, `GOOGLE_CSE_ID`): with both,
+    /// google_web_search uses the Custom Search JSON API instead of the model.
+    pub google_api_key: Option<String>,
+    pub google_cse_id: Option<String>,
+    /// The Custom Search endpoint.
+    pub google_search_url: String,
     /// A shell command that prints nothing for this long is stopped (upstream: 300 s); 0 disables.
     pub shell_inactivity_timeout_ms: u64,
     /// A shell command whose last line looks like a prompt and that then prints nothing for this
@@ -78,6 +94,13 @@ impl Default for Config {
             respect_gemini_ignore: true,
             home_dir: default_home_dir(),
             memory_file: default_memory_file(),
+            web_fetch_direct: false,
+            web_fetch_timeout_ms: 10_000,
+            web_fetch_max_bytes: 10 * 1024 * 1024,
+            web_allowed_private_hosts: Vec::new(),
+            google_api_key: None,
+            google_cse_id: None,
+            google_search_url: "https://www.googleapis.com/customsearch/v1".into(),
             shell_inactivity_timeout_ms: 300_000,
             shell_pty: false,
             shell_prompt_idle_ms: 5_000,
@@ -145,6 +168,24 @@ impl Config {
         if let Some(v) = get("TOOLBELT_TRUNCATE_TOOL_OUTPUT_THRESHOLD_CHARS") {
             let n = num("TOOLBELT_TRUNCATE_TOOL_OUTPUT_THRESHOLD_CHARS", v)?;
             self.truncate_tool_output_threshold_chars = usize::try_from(n).unwrap_or(usize::MAX);
+        }
+        for (var, slot) in [
+            ("GOOGLE_API_KEY", &mut self.google_api_key),
+            ("GOOGLE_CSE_ID", &mut self.google_cse_id),
+        ] {
+            if let Some(v) = get(var).filter(|v| !v.trim().is_empty()) {
+                *slot = Some(v.trim().to_string());
+            }
+        }
+        if let Some(v) = get("TOOLBELT_GOOGLE_SEARCH_URL").filter(|v| !v.is_empty()) {
+            self.google_search_url = v;
+        }
+        if let Some(v) = get("TOOLBELT_WEB_ALLOWED_PRIVATE_HOSTS") {
+            self.web_allowed_private_hosts =
+                v.split(',').map(str::trim).filter(|h| !h.is_empty()).map(String::from).collect();
+        }
+        if let Some(v) = get("TOOLBELT_WEB_FETCH_DIRECT") {
+            self.web_fetch_direct = matches!(v.trim(), "1" | "true" | "yes");
         }
         if let Some(v) = get("TOOLBELT_SHELL_INACTIVITY_TIMEOUT_MS") {
             self.shell_inactivity_timeout_ms = num("TOOLBELT_SHELL_INACTIVITY_TIMEOUT_MS", v)?;

@@ -20,6 +20,7 @@ pub mod config;
 pub mod hooks;
 pub mod kind;
 pub mod ledger;
+pub mod model;
 pub mod policy;
 pub mod registry;
 pub mod response;

@@ -221,6 +221,15 @@ impl ToolResult {
     }
 }
 
+/// Wraps text from outside (command output, web pages, MCP servers) that the model must not
+/// take as instructions; a closing marker inside is neutralised.
+pub fn untrusted(text: &str) -> String {
+    format!(
+        "<untrusted_context>\n{}\n</untrusted_context>",
+        text.replace("</untrusted_context>", "&lt;/untrusted_context&gt;")
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

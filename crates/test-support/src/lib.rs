@@ -2,6 +2,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 pub mod fake_model;
+pub mod web_server;
 
 use std::path::{Path, PathBuf};
 

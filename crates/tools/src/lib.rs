@@ -16,6 +16,7 @@ pub mod session;
 pub mod shell;
 #[cfg(not(unix))]
 pub mod shell_unsupported;
+pub mod web;
 
 use std::sync::Arc;
 
@@ -28,11 +29,27 @@ pub fn builtin_tools() -> Vec<Arc<dyn Tool>> {
 }
 
 /// What the built-in tools of one session share.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Default)]
 pub struct Services {
+    /// The session's model, for web_fetch and google_web_search.
+    pub model: Option<Arc<dyn toolbelt_core::model::ModelAccess>>,
+    /// web_fetch in direct mode (one `url`, the page as it is).
+    pub web_fetch_direct: bool,
+    /// Google Custom Search credentials are configured (google_web_search takes `num_results`).
+    pub custom_search: bool,
     /// Background shell processes; stop them with `shutdown` when the session ends.
     #[cfg(unix)]
     pub background: Arc<shell::BackgroundRegistry>,
+}
+
+impl std::fmt::Debug for Services {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Services")
+            .field("model", &self.model.is_some())
+            .field("web_fetch_direct", &self.web_fetch_direct)
+            .field("custom_search", &self.custom_search)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Services {
@@ -65,7 +82,16 @@ pub fn builtin_tools_with(services: &Services) -> Vec<Arc<dyn Tool>> {
         Arc::new(edit::write_file::WriteFile),
         Arc::new(session::write_todos::WriteTodos),
         Arc::new(session::save_memory::SaveMemory),
+        Arc::new(web::web_fetch::WebFetch::new(services.model.clone(), services.web_fetch_direct)),
     ];
+    // Searching needs the model's search grounding or Custom Search credentials; without
+    // either the tool is not offered.
+    if services.custom_search || services.model.as_ref().is_some_and(|m| m.supports_grounding()) {
+        tools.push(Arc::new(web::google_web_search::GoogleWebSearch::new(
+            services.model.clone(),
+            services.custom_search,
+        )));
+    }
     #[cfg(unix)]
     {
         let bg = &services.background;

@@ -227,7 +227,10 @@ pub async fn run(args: RunArgs) -> anyhow::Result<i32> {
             return Ok(code);
         }
     };
-    let mut session = match Session::build(&args.session, |_| {}).await {
+    // A replay answers whatever was recorded, so it "has" grounding when the recording did.
+    let grounding = args.base_url.is_none();
+    let bridge = Arc::new(toolbelt_agent::bridge::ModelBridge::new(client.clone(), grounding));
+    let mut session = match Session::build_with_model(&args.session, |_| {}, Some(bridge)).await {
         Ok(s) => s,
         Err(e) => {
             err_line(&format!("toolbelt: {e:#}"));

@@ -76,7 +76,7 @@ async fn yolo_mode_serves_everything() {
             .await
             .unwrap();
     let tools = client.list_all_tools().await.unwrap();
-    assert_eq!(tools.len(), 10);
+    assert_eq!(tools.len(), 13);
     let args = json!({"command": "echo from-mcp"}).as_object().unwrap().clone();
     let r = client
         .call_tool(CallToolRequestParams::new("run_shell_command").with_arguments(args))

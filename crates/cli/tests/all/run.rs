@@ -218,3 +218,34 @@ async fn ctrl_c_cancels_the_running_call_answers_it_and_exits_130() {
     assert!(v["error"]["message"].as_str().unwrap().contains("cancelled"), "{v}");
     assert_eq!(fake.received().len(), 1, "no model call after Ctrl-C");
 }
+
+#[tokio::test]
+async fn google_web_search_asks_the_model_with_search_grounding() {
+    use toolbelt_test_support::fake_model::{gemini_chunk, Reply};
+    let t = TempTree::new();
+    let mut grounded = gemini_chunk(json!([{"text": "Rust 1.95 is out."}]), Some("STOP"));
+    grounded["candidates"][0]["groundingMetadata"] = json!({
+        "groundingChunks": [{"web": {"title": "Rust Blog", "uri": "https://blog.rust-lang.org/"}}],
+        "groundingSupports": [{"segment": {"endIndex": 17}, "groundingChunkIndices": [0]}]});
+    let fake = FakeModel::start(vec![
+        gemini_answer(json!([{"functionCall": {"id": "w", "name": "google_web_search", "args": {"query": "latest rust"}}}])),
+        Reply::Events(vec![grounded]),
+        gemini_answer(json!([{"text": "Rust 1.95."}])),
+    ])
+    .await;
+    let (code, stdout, stderr) =
+        output(command(&t, &["what is the latest rust?"], Some(&fake.url))).await;
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(stdout, "Rust 1.95.\n");
+    let bodies = fake.bodies();
+    assert_eq!(bodies[1]["tools"], json!([{"googleSearch": {}}]));
+    assert_eq!(
+        bodies[1]["contents"],
+        json!([{"role": "user", "parts": [{"text": "latest rust"}]}])
+    );
+    let response = &bodies[2]["contents"][2]["parts"][0]["functionResponse"]["response"];
+    assert_eq!(
+        response["output"],
+        "Web search results for \"latest rust\":\n\nRust 1.95 is out.[1]\n\nSources:\n[1] Rust Blog (https://blog.rust-lang.org/)"
+    );
+}

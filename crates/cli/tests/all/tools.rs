@@ -23,6 +23,9 @@ fn tools_list_names_every_builtin_tool() {
             "glob",
             "replace",
             "write_file",
+            "write_todos",
+            "save_memory",
+            "web_fetch",
             "run_shell_command",
             "list_background_processes",
             "read_background_output",
@@ -44,11 +47,11 @@ fn tools_schema_prints_declarations_per_family() {
     // Headless default mode: tools that policy denies outright are not shown to the model.
     assert_eq!(names, ["list_directory", "read_file", "grep_search", "glob", "read_many_files"]);
     let everything = toolbelt(&t, &["tools", "schema", "--all"], None).json();
-    assert_eq!(everything.as_array().unwrap().len(), 10);
+    assert_eq!(everything.as_array().unwrap().len(), 13);
     let interactive = toolbelt(&t, &["tools", "schema", "--interactive"], None).json();
-    assert_eq!(interactive.as_array().unwrap().len(), 10);
+    assert_eq!(interactive.as_array().unwrap().len(), 13);
     let yolo = toolbelt(&t, &["tools", "schema", "--approval-mode", "yolo"], None).json();
-    assert_eq!(yolo.as_array().unwrap().len(), 10);
+    assert_eq!(yolo.as_array().unwrap().len(), 13);
     let all = everything;
     assert!(all[0]["parametersJsonSchema"]["properties"].is_object());
     let legacy = toolbelt(&t, &["tools", "schema", "read_file"], None).json();

@@ -3,14 +3,7 @@
 //! `isError` becomes an `mcp_tool_error`.
 
 use serde_json::{json, Value};
-use toolbelt_core::result::{Content, ErrorType, Part, ToolError, ToolResult};
-
-fn untrusted(text: &str) -> String {
-    format!(
-        "<untrusted_context>\n{}\n</untrusted_context>",
-        text.replace("</untrusted_context>", "&lt;/untrusted_context&gt;")
-    )
-}
+use toolbelt_core::result::{untrusted, Content, ErrorType, Part, ToolError, ToolResult};
 
 /// `result` is the JSON of a `CallToolResult`.
 pub fn to_tool_result(tool: &str, args: &Value, result: &Value) -> ToolResult {

@@ -11,7 +11,7 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{json, Value};
 use toolbelt_core::config::Config;
-use toolbelt_core::result::{ErrorType, FullOutput, ToolResult};
+use toolbelt_core::result::{untrusted, ErrorType, FullOutput, ToolResult};
 use toolbelt_core::shell::{
     command_roots, has_command_substitution, parse_command, strip_shell_wrapper,
 };
@@ -137,14 +137,6 @@ pub fn root_command_label(command: &str) -> String {
             }
         }
     }
-}
-
-/// Wraps text the command printed, which must not be taken as instructions.
-fn untrusted(text: &str) -> String {
-    format!(
-        "<untrusted_context>\n{}\n</untrusted_context>",
-        text.replace("</untrusted_context>", "&lt;/untrusted_context&gt;")
-    )
 }
 
 fn stop_message(stopped: &Stopped) -> String {

@@ -14,4 +14,5 @@ mod replace;
 mod session;
 #[cfg(unix)]
 mod shell;
+mod web;
 mod write_file;

@@ -1,0 +1,308 @@
+//! web_fetch and google_web_search against a local web server, with a scripted model.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use serde_json::{json, Value};
+use tokio_util::sync::CancellationToken;
+use toolbelt_core::model::{Grounding, ModelAccess, ModelAnswer};
+use toolbelt_core::tool::{ExecContext, Tool};
+use toolbelt_core::{Content, Part, ToolEnv, ToolResult};
+use toolbelt_test_support::web_server::WebServer;
+use toolbelt_test_support::TempTree;
+use toolbelt_tools::web::google_web_search::GoogleWebSearch;
+use toolbelt_tools::web::web_fetch::WebFetch;
+
+use crate::harness::env_for;
+
+/// A model that answers from a script and remembers what it was asked.
+#[derive(Default)]
+struct ScriptedModel {
+    grounding: bool,
+    answers: Mutex<Vec<Result<ModelAnswer, String>>>,
+    asked: Mutex<Vec<(String, Grounding)>>,
+}
+
+#[async_trait]
+impl ModelAccess for ScriptedModel {
+    fn supports_grounding(&self) -> bool {
+        self.grounding
+    }
+    async fn ask(
+        &self,
+        prompt: &str,
+        g: Grounding,
+        _c: &CancellationToken,
+    ) -> Result<ModelAnswer, String> {
+        self.asked.lock().unwrap().push((prompt.to_string(), g));
+        let mut a = self.answers.lock().unwrap();
+        if a.is_empty() {
+            Err("no answer scripted".into())
+        } else {
+            a.remove(0)
+        }
+    }
+}
+
+fn model(grounding: bool, answers: Vec<Result<ModelAnswer, String>>) -> Arc<ScriptedModel> {
+    Arc::new(ScriptedModel { grounding, answers: Mutex::new(answers), asked: Mutex::default() })
+}
+
+fn answer(text: &str, grounding: Option<Value>) -> Result<ModelAnswer, String> {
+    Ok(ModelAnswer { text: text.into(), grounding })
+}
+
+/// Builds and runs a call; validation errors come back as `Err`.
+fn call(tool: &dyn Tool, env: &ToolEnv, args: Value) -> Result<ToolResult, String> {
+    let inv = tool.build(args, env)?;
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    Ok(rt.block_on(inv.execute(ExecContext::new("c1", CancellationToken::new()))))
+}
+
+fn text(r: &ToolResult) -> String {
+    match &r.llm_content {
+        Content::Text(s) => s.clone(),
+        other => panic!("not text: {other:?}"),
+    }
+}
+
+fn env_allowing(t: &TempTree, server: &WebServer) -> ToolEnv {
+    let mut env = env_for(t, &[]);
+    let mut c = (*env.config).clone();
+    c.web_allowed_private_hosts = vec![server.host_port.clone()];
+    c.web_fetch_timeout_ms = 2_000;
+    c.web_fetch_max_bytes = 5 * 1024 * 1024;
+    env.config = Arc::new(c);
+    env
+}
+
+#[test]
+fn prompt_validation_as_upstream() {
+    let t = TempTree::new();
+    let env = env_for(&t, &[]);
+    let wf = WebFetch::new(None, false);
+    assert_eq!(
+        call(&wf, &env, json!({"prompt": "  "})).err().unwrap(),
+        "The 'prompt' parameter cannot be empty and must contain URL(s) and instructions."
+    );
+    assert_eq!(
+        call(&wf, &env, json!({"prompt": "summarise example.com"})).err().unwrap(),
+        "The 'prompt' must contain at least one valid URL (starting with http:// or https://)."
+    );
+    assert_eq!(
+        call(&wf, &env, json!({"prompt": "get file:///etc/passwd"})).err().unwrap(),
+        "Error(s) in prompt URLs:\n- Unsupported protocol in URL: \"file:///etc/passwd\". Only http and https are supported."
+    );
+}
+
+#[test]
+fn the_model_reads_the_urls_with_citations_and_sources() {
+    let t = TempTree::new();
+    let env = env_for(&t, &[]);
+    let g = json!({"groundingChunks": [{"web": {"title": "Example", "uri": "https://example.com/"}}],
+                   "groundingSupports": [{"segment": {"endIndex": 9}, "groundingChunkIndices": [0]}]});
+    let m = model(true, vec![answer("Résumé ok. Done.", Some(g))]);
+    let wf = WebFetch::new(Some(m.clone()), false);
+    let r = call(
+        &wf,
+        &env,
+        json!({"prompt": "Summarise https://example.com and http://localhost:8080/admin"}),
+    )
+    .unwrap();
+    assert_eq!(
+        text(&r),
+        "<untrusted_context>\n[Warning] The following URLs were skipped:\n[Blocked Host] http://localhost:8080/admin\n\nRésumé ok[1]. Done.\n\nSources:\n[1] Example (https://example.com/)\n</untrusted_context>"
+    );
+    assert_eq!(r.return_display, json!("Content processed from prompt."));
+    let asked = m.asked.lock().unwrap();
+    assert_eq!(asked[0].1, Grounding::UrlContext);
+    assert!(
+        asked[0].0.contains("<authorized_urls>\nhttps://example.com/\n</authorized_urls>"),
+        "{}",
+        asked[0].0
+    );
+    assert!(asked[0].0.contains("<user_instructions>\nSummarise https://example.com and http://localhost:8080/admin\n</user_instructions>"));
+}
+
+#[test]
+fn the_fallback_fetches_html_text_and_json_and_hands_them_to_the_model() {
+    let t = TempTree::new();
+    let server = WebServer::start();
+    let env = env_allowing(&t, &server);
+    // The URL-context answer is empty: the pages are fetched directly.
+    let m = model(true, vec![answer("", None), answer("Both pages read.", None)]);
+    let wf = WebFetch::new(Some(m.clone()), false);
+    let prompt = format!("Compare {0}/page.html and {0}/data.json and {0}/missing", server.url);
+    let r = call(&wf, &env, json!({"prompt": prompt})).unwrap();
+    assert_eq!(text(&r), "<untrusted_context>\nBoth pages read.\n</untrusted_context>");
+    assert_eq!(r.return_display, json!("Content for 2 URL(s) processed using fallback fetch."));
+    let asked = m.asked.lock().unwrap();
+    let fallback = &asked[1].0;
+    assert_eq!(asked[1].1, Grounding::None);
+    assert!(fallback.contains("I was unable to access the URL(s) directly"), "{fallback}");
+    assert!(
+        fallback.contains(&format!("<source url=\"{}/page.html\">\n", server.url)),
+        "{fallback}"
+    );
+    assert!(
+        fallback.contains("Hello")
+            && fallback.contains("bold")
+            && !fallback.contains("color:red")
+            && !fallback.contains("var x"),
+        "{fallback}"
+    );
+    assert!(fallback.contains("{&quot;a&quot;: 1}"), "{fallback}");
+    assert!(
+        fallback.contains("Error: Request failed with status code 404 Not Found"),
+        "{fallback}"
+    );
+}
+
+#[test]
+fn private_addresses_are_refused_after_dns_and_at_every_redirect() {
+    let t = TempTree::new();
+    let server = WebServer::start();
+    // Without the allow-list, the loopback server itself is refused (literal check).
+    let r = call(
+        &WebFetch::new(None, false),
+        &env_for(&t, &[]),
+        json!({"prompt": format!("read {}/plain.txt", server.url)}),
+    )
+    .unwrap();
+    assert_eq!(
+        r.error.as_ref().unwrap().message,
+        format!("All requested URLs were skipped: [Blocked Host] {}/plain.txt", server.url)
+    );
+    // A name that resolves to a private address is refused too (upstream checks literal IPs
+    // only): the machine's own host name, or another local alias.
+    let port = server.host_port.rsplit(':').next().unwrap();
+    let hostname = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
+    let name = [hostname.trim(), "localhost.localdomain", "ip6-localhost", "ip6-loopback"]
+        .into_iter()
+        .filter(|n| !n.is_empty())
+        .find(|n| {
+            use std::net::ToSocketAddrs;
+            (*n, 80)
+                .to_socket_addrs()
+                .is_ok_and(|mut a| a.any(|a| !toolbelt_tools::web::fetch::is_public(a.ip())))
+        })
+        .expect("a local name that resolves to a private address");
+    let direct = WebFetch::new(None, true);
+    let r =
+        call(&direct, &env_for(&t, &[]), json!({"url": format!("http://{name}:{port}/plain.txt")}))
+            .unwrap();
+    assert_eq!(
+        r.error.unwrap().message,
+        format!("Access to blocked or private host http://{name}:{port}/plain.txt is not allowed.")
+    );
+    // An allowed server that redirects to a private address: the hop is refused.
+    let env = env_allowing(&t, &server);
+    let r = call(&direct, &env, json!({"url": format!("{}/to-private", server.url)})).unwrap();
+    assert_eq!(
+        r.error.unwrap().message,
+        "Access to blocked or private host http://10.0.0.1/secret is not allowed."
+    );
+    // A redirect within the allowed server is followed.
+    let r = call(&direct, &env, json!({"url": format!("{}/to-page", server.url)})).unwrap();
+    assert!(text(&r).contains("Hello"), "{}", text(&r));
+}
+
+#[test]
+fn direct_mode_formats_each_content_type() {
+    let t = TempTree::new();
+    let server = WebServer::start();
+    let env = env_allowing(&t, &server);
+    let d = WebFetch::new(None, true);
+    let r = call(&d, &env, json!({"url": format!("{}/plain.txt", server.url)})).unwrap();
+    assert_eq!(text(&r), "<untrusted_context>\njust <text>\n\n</untrusted_context>");
+    assert_eq!(
+        r.return_display,
+        json!(format!("Fetched text/plain content from {}/plain.txt", server.url))
+    );
+    let r = call(&d, &env, json!({"url": format!("{}/page.html", server.url)})).unwrap();
+    assert!(text(&r).contains("[a link][1]") && text(&r).contains("/next"), "{}", text(&r));
+    assert_eq!(
+        r.return_display,
+        json!(format!("Fetched and converted HTML content from {}/page.html", server.url))
+    );
+    let r = call(&d, &env, json!({"url": format!("{}/image.png", server.url)})).unwrap();
+    assert!(
+        matches!(&r.llm_content, Content::Part(Part::InlineData { inline_data }) if inline_data.mime_type == "image/png")
+    );
+    let r = call(&d, &env, json!({"url": format!("{}/missing", server.url)})).unwrap();
+    assert!(r.error.is_none());
+    assert!(text(&r).starts_with("Request failed with status 404\nHeaders: {"), "{}", text(&r));
+    assert!(text(&r).ends_with("Response: no such page"));
+    assert_eq!(
+        call(&d, &env, json!({"url": "not a url"})).err().unwrap(),
+        "Invalid URL: \"not a url\""
+    );
+}
+
+#[test]
+fn huge_and_slow_bodies_are_cut_off_with_a_clear_error() {
+    let t = TempTree::new();
+    let server = WebServer::start();
+    let env = env_allowing(&t, &server);
+    let d = WebFetch::new(None, true);
+    let started = Instant::now();
+    let r = call(&d, &env, json!({"url": format!("{}/huge", server.url)})).unwrap();
+    assert!(r.error.unwrap().message.ends_with("Content exceeds size limit of 5242880 bytes"));
+    let r = call(&d, &env, json!({"url": format!("{}/slow", server.url)})).unwrap();
+    assert!(r.error.unwrap().message.contains("timed out after 2000 ms"));
+    assert!(started.elapsed() < Duration::from_secs(10));
+}
+
+#[test]
+fn search_through_the_model_with_citations() {
+    let t = TempTree::new();
+    let env = env_for(&t, &[]);
+    let g = json!({"groundingChunks": [{"web": {"title": "A", "uri": "https://a"}}, {"web": {"title": "B"}}],
+        "groundingSupports": [{"segment": {"endIndex": 14}, "groundingChunkIndices": [0]},
+                              {"segment": {"endIndex": 24}, "groundingChunkIndices": [0, 1]}]});
+    let m = model(true, vec![answer("This is a test response.", Some(g)), answer("  ", None)]);
+    let s = GoogleWebSearch::new(Some(m.clone()), false);
+    let r = call(&s, &env, json!({"query": "q"})).unwrap();
+    assert_eq!(text(&r), "Web search results for \"q\":\n\nThis is a test[1] response.[1][2]\n\nSources:\n[1] A (https://a)\n[2] B (No URI)");
+    assert_eq!(r.return_display, json!("Search results for \"q\" returned."));
+    assert_eq!(m.asked.lock().unwrap()[0], ("q".to_string(), Grounding::GoogleSearch));
+    let r = call(&s, &env, json!({"query": "q"})).unwrap();
+    assert_eq!(text(&r), "No search results or information found for query: \"q\"");
+    assert_eq!(
+        call(&s, &env, json!({"query": " "})).err().unwrap(),
+        "The 'query' parameter cannot be empty."
+    );
+    // No grounding and no Custom Search: a clear error.
+    let r =
+        call(&GoogleWebSearch::new(Some(model(false, vec![])), false), &env, json!({"query": "q"}))
+            .unwrap();
+    assert!(r.error.unwrap().message.contains("GOOGLE_CSE_ID"));
+}
+
+#[test]
+fn search_through_custom_search_pages_and_caps_results() {
+    let t = TempTree::new();
+    let server = WebServer::start();
+    let mut env = env_for(&t, &[]);
+    let mut c = (*env.config).clone();
+    c.google_api_key = Some("test-key".into());
+    c.google_cse_id = Some("cx".into());
+    c.google_search_url = format!("{}/customsearch", server.url);
+    env.config = Arc::new(c);
+    let s = GoogleWebSearch::new(None, true);
+    assert!(s.declaration(toolbelt_core::ModelFamily::Legacy).parameters["properties"]
+        ["num_results"]
+        .is_object());
+    let r = call(&s, &env, json!({"query": "rust"})).unwrap();
+    let out = text(&r);
+    assert!(out.starts_with("Web search results for \"rust\":\n\n<untrusted_context>\n1. [Result 1](https://example.com/1)\n   Snippet 1 more\n"), "{out}");
+    assert_eq!(out.matches("](https://").count(), 10);
+    let r = call(&s, &env, json!({"query": "rust", "num_results": 50})).unwrap();
+    assert_eq!(text(&r).matches("](https://").count(), 20, "at most 20, read in two pages");
+    let mut bad = (*env.config).clone();
+    bad.google_api_key = Some("wrong".into());
+    env.config = Arc::new(bad);
+    let r = call(&s, &env, json!({"query": "rust"})).unwrap();
+    assert!(r.error.unwrap().message.contains("HTTP 403: API key not valid"));
+}
