@@ -149,6 +149,10 @@ impl Session {
             model,
             web_fetch_direct: config.web_fetch_direct,
             custom_search: config.google_api_key.is_some() && config.google_cse_id.is_some(),
+            questioner: interactive.then(|| {
+                Arc::new(crate::approver::TerminalQuestioner)
+                    as Arc<dyn toolbelt_core::approver::Questioner>
+            }),
             ..toolbelt_tools::Services::default()
         };
         let mut tools: Vec<Arc<dyn Tool>> = toolbelt_tools::builtin_tools_with(&services);

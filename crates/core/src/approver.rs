@@ -29,6 +29,17 @@ impl Outcome {
     }
 }
 
+/// Answers the model's questions (ask_user) on the front end: `questions` as the tool got
+/// them (checked); returns `{"<index>": "<answer>"}`, or `None` when the person dismissed them.
+#[async_trait]
+pub trait Questioner: Send + Sync {
+    async fn ask(
+        &self,
+        questions: &[Value],
+        cancel: &CancellationToken,
+    ) -> Option<serde_json::Map<String, Value>>;
+}
+
 /// One question to a person.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct ConfirmationRequest {

@@ -189,6 +189,11 @@ pub trait Invocation: Send + Sync {
     fn respects_auto_edit(&self) -> bool {
         false
     }
+    /// The call is itself the question to the person (ask_user): where policy says "ask",
+    /// it runs instead of being asked about.
+    fn confirms_itself(&self) -> bool {
+        false
+    }
     /// What to show when policy asks for confirmation; `None` uses a generic prompt.
     fn confirmation(&self) -> Option<ConfirmationDetails> {
         None

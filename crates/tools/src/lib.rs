@@ -37,6 +37,8 @@ pub struct Services {
     pub web_fetch_direct: bool,
     /// Google Custom Search credentials are configured (google_web_search takes `num_results`).
     pub custom_search: bool,
+    /// Who answers ask_user's questions (the terminal); none: nobody can.
+    pub questioner: Option<Arc<dyn toolbelt_core::approver::Questioner>>,
     /// Background shell processes; stop them with `shutdown` when the session ends.
     #[cfg(unix)]
     pub background: Arc<shell::BackgroundRegistry>,
@@ -48,6 +50,7 @@ impl std::fmt::Debug for Services {
             .field("model", &self.model.is_some())
             .field("web_fetch_direct", &self.web_fetch_direct)
             .field("custom_search", &self.custom_search)
+            .field("questioner", &self.questioner.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -82,6 +85,7 @@ pub fn builtin_tools_with(services: &Services) -> Vec<Arc<dyn Tool>> {
         Arc::new(edit::write_file::WriteFile),
         Arc::new(session::write_todos::WriteTodos),
         Arc::new(session::save_memory::SaveMemory),
+        Arc::new(session::ask_user::AskUser::new(services.questioner.clone())),
         Arc::new(web::web_fetch::WebFetch::new(services.model.clone(), services.web_fetch_direct)),
     ];
     // Searching needs the model's search grounding or Custom Search credentials; without

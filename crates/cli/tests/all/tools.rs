@@ -25,6 +25,7 @@ fn tools_list_names_every_builtin_tool() {
             "write_file",
             "write_todos",
             "save_memory",
+            "ask_user",
             "web_fetch",
             "run_shell_command",
             "list_background_processes",
@@ -47,11 +48,15 @@ fn tools_schema_prints_declarations_per_family() {
     // Headless default mode: tools that policy denies outright are not shown to the model.
     assert_eq!(names, ["list_directory", "read_file", "grep_search", "glob", "read_many_files"]);
     let everything = toolbelt(&t, &["tools", "schema", "--all"], None).json();
-    assert_eq!(everything.as_array().unwrap().len(), 13);
+    assert_eq!(everything.as_array().unwrap().len(), 14);
     let interactive = toolbelt(&t, &["tools", "schema", "--interactive"], None).json();
-    assert_eq!(interactive.as_array().unwrap().len(), 13);
+    assert_eq!(interactive.as_array().unwrap().len(), 14);
+    // Headless yolo allows everything but ask_user, which nobody could answer.
     let yolo = toolbelt(&t, &["tools", "schema", "--approval-mode", "yolo"], None).json();
-    assert_eq!(yolo.as_array().unwrap().len(), 13);
+    let names: Vec<&str> =
+        yolo.as_array().unwrap().iter().map(|d| d["name"].as_str().unwrap()).collect();
+    assert_eq!(names.len(), 13);
+    assert!(!names.contains(&"ask_user"));
     let all = everything;
     assert!(all[0]["parametersJsonSchema"]["properties"].is_object());
     let legacy = toolbelt(&t, &["tools", "schema", "read_file"], None).json();

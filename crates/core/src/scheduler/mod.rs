@@ -387,6 +387,8 @@ impl Scheduler {
                 }
                 Decision::AskUser
                     if b.invocation.respects_auto_edit() && mode == ApprovalMode::AutoEdit => {}
+                Decision::AskUser
+                    if b.invocation.confirms_itself() && self.policy.interactive() => {}
                 Decision::AskUser if !self.policy.interactive() => {
                     let msg = format!(
                         "Tool execution for \"{}\" requires user confirmation, which is not supported in non-interactive mode.",

@@ -80,3 +80,103 @@ fn save_memory_refuses_empty_facts_and_unknown_parameters() {
     assert!(injected.error().contains("additional"), "{}", injected.error());
     assert!(!t.home().join(".gemini/GEMINI.md").exists());
 }
+
+struct Answering(Option<serde_json::Map<String, serde_json::Value>>);
+
+#[async_trait::async_trait]
+impl toolbelt_core::approver::Questioner for Answering {
+    async fn ask(
+        &self,
+        _q: &[serde_json::Value],
+        _c: &tokio_util::sync::CancellationToken,
+    ) -> Option<serde_json::Map<String, serde_json::Value>> {
+        self.0.clone()
+    }
+}
+
+/// Runs ask_user through a scheduler whose policy says "ask" interactively and whose
+/// approver would refuse: the questions themselves are the confirmation.
+fn ask(
+    answers: Option<serde_json::Value>,
+    args: serde_json::Value,
+) -> toolbelt_core::CompletedCall {
+    use std::sync::Arc;
+    use toolbelt_core::approver::{FixedApprover, Outcome};
+    use toolbelt_core::policy::{Decision, PolicyEngine, Rule};
+    let t = TempTree::new();
+    let env = env_for(&t, &[]);
+    let services = toolbelt_tools::Services {
+        questioner: Some(Arc::new(Answering(answers.map(|a| a.as_object().unwrap().clone())))),
+        ..Default::default()
+    };
+    let registry = Arc::new(
+        toolbelt_core::Registry::builder()
+            .tools(toolbelt_tools::builtin_tools_with(&services))
+            .build()
+            .unwrap(),
+    );
+    let policy =
+        Arc::new(PolicyEngine::new(vec![Rule::new("ask_user", Decision::AskUser, 1.0, "t")], true));
+    let s = toolbelt_core::Scheduler::new(
+        registry,
+        policy,
+        Arc::new(FixedApprover(Outcome::Cancel)),
+        env,
+        Default::default(),
+    );
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let req = toolbelt_core::CallRequest::new("q1", "ask_user", args);
+    rt.block_on(s.schedule(vec![req], tokio_util::sync::CancellationToken::new())).remove(0)
+}
+
+fn questions() -> serde_json::Value {
+    json!({"questions": [
+        {"question": "Which\\nlibrary?", "header": "Library", "type": "choice",
+         "options": [{"label": "serde", "description": " the usual "}, {"label": "miniserde", "description": "small"}]},
+        {"question": "Proceed?", "header": "Go", "type": "yesno"}]})
+}
+
+#[test]
+fn ask_user_answers_go_back_as_json_and_are_shown_per_header() {
+    let done = ask(Some(json!({"0": "serde", "1": "Yes\nbut carefully"})), questions());
+    assert_eq!(
+        done.response.response_value(),
+        json!({"output": "{\"answers\":{\"0\":\"serde\",\"1\":\"Yes\\nbut carefully\"}}"})
+    );
+    let r = done.result.unwrap();
+    assert_eq!(
+        r.return_display,
+        json!("**User answered:**\n  Library → serde\n  Go → Yes\n       but carefully")
+    );
+    assert_eq!(r.data.unwrap()["ask_user"]["answer_count"], 2);
+    let dismissed = ask(None, questions());
+    assert_eq!(
+        dismissed.response.response_value(),
+        json!({"output": "User dismissed ask_user dialog without answering."})
+    );
+    let empty = ask(Some(json!({})), questions());
+    assert_eq!(
+        empty.result.unwrap().return_display,
+        json!("User submitted without answering questions.")
+    );
+}
+
+#[test]
+fn ask_user_checks_its_questions() {
+    let one_option = json!({"questions": [{"question": "Q?", "header": "H", "type": "choice", "options": [{"label": "a", "description": "x"}]}]});
+    assert_eq!(
+        run(&TempTree::new(), "ask_user", one_option).error(),
+        "Question 1: type='choice' requires 'options' array with 2-4 items."
+    );
+    let blank = json!({"questions": [{"question": "Q?", "header": "H", "type": "choice", "options": [{"label": "a", "description": "x"}, {"label": " ", "description": "y"}]}]});
+    assert_eq!(
+        run(&TempTree::new(), "ask_user", blank).error(),
+        "Question 1, option 2: 'label' is required and must be a non-empty string."
+    );
+    let none = run(&TempTree::new(), "ask_user", json!({"questions": []}));
+    assert!(
+        none.error().contains("fewer than 1") || none.error().contains("At least one"),
+        "{}",
+        none.error()
+    );
+}
