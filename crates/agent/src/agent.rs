@@ -9,7 +9,7 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 use serde::Serialize;
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
-use toolbelt_core::response::ResponseParts;
+use toolbelt_core::response::{ResponseParts, BINARY_INJECTION_KEY};
 use toolbelt_core::{CallRequest, CompletedCall, Declaration, ErrorType, Scheduler};
 
 use crate::client::{ModelClient, ModelError, ModelRequest, StreamEvent};
@@ -80,6 +80,8 @@ pub struct Agent {
     pub system_instruction: Option<String>,
     /// Model calls allowed in one run; `None`: no limit but upstream's internal 100.
     pub max_turns: Option<u32>,
+    /// History masking before each model call; `None`: off.
+    pub masking: Option<crate::masking::Masking>,
 }
 
 /// Upstream bounds internal continuations at 100 even without a configured limit.
@@ -90,11 +92,19 @@ fn call_id(name: &str, index: usize) -> String {
     format!("{name}_{ms}_{index}")
 }
 
-/// The parts sent back for one call: the function response, then any sibling parts.
-fn response_parts(r: &ResponseParts) -> Vec<Value> {
-    let mut out = vec![json!({"functionResponse": r.function_response})];
+/// The parts sent back for one call: the function response, then any sibling parts. Audio
+/// and video that read_file stashed under `__binary_injection__` are taken out of the response
+/// and returned separately, to follow the function responses as inline data (upstream injects
+/// them in the next message).
+fn response_parts(r: &ResponseParts) -> (Vec<Value>, Vec<Value>) {
+    let mut fr = r.function_response.clone();
+    let injected = match fr.response.remove(BINARY_INJECTION_KEY) {
+        Some(Value::Array(parts)) => parts,
+        _ => Vec::new(),
+    };
+    let mut out = vec![json!({"functionResponse": fr})];
     out.extend(r.siblings.iter().map(|p| serde_json::to_value(p).unwrap_or(Value::Null)));
-    out
+    (out, injected)
 }
 
 impl Agent {
@@ -117,6 +127,9 @@ impl Agent {
                 break Finish::TurnLimit(limit);
             }
             stats.model_calls += 1;
+            if let Some(m) = &self.masking {
+                crate::masking::mask(&mut history, m);
+            }
             let request = ModelRequest {
                 system_instruction: self.system_instruction.clone(),
                 contents: history.clone(),
@@ -181,6 +194,7 @@ impl Agent {
         stats.tool_calls += calls.len() as u32;
         let completed = self.scheduler.schedule(requests, cancel.clone()).await;
         let mut parts = Vec::new();
+        let mut injected = Vec::new();
         let mut stop = None;
         for (c, id) in calls.iter().zip(&ids) {
             let done = completed.iter().find(|d| &d.request.call_id == id);
@@ -209,8 +223,11 @@ impl Agent {
                 completed: done,
                 response: &response,
             });
-            parts.extend(response_parts(&response));
+            let (own, binary) = response_parts(&response);
+            parts.extend(own);
+            injected.extend(binary);
         }
+        parts.extend(injected);
         (parts, stop)
     }
 }

@@ -5,6 +5,7 @@
 //! - [`agent`]: the turn loop — model call, every function call through the scheduler, one
 //!   response per call, until the model answers without calls or the turn limit is reached
 //! - [`context`]: GEMINI.md context files for the system instruction
+//! - [`masking`]: old tool outputs saved to files and previewed, before each model call
 //! - [`bridge`]: the session's model for the tools that ask one (web_fetch, google_web_search)
 
 pub mod agent;
@@ -12,3 +13,4 @@ pub mod bridge;
 pub mod client;
 pub mod content;
 pub mod context;
+pub mod masking;

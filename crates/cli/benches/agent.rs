@@ -90,6 +90,7 @@ async fn per_turn() {
         declarations: registry.declarations(ModelFamily::Legacy),
         system_instruction: None,
         max_turns: Some(turns + 1),
+        masking: None,
     };
     let start = Instant::now();
     let out = agent.run("go", &CancellationToken::new(), &mut |_| {}).await;

@@ -59,6 +59,7 @@ pub fn agent(client: Arc<dyn ModelClient>, scheduler: Arc<Scheduler>) -> Agent {
         scheduler,
         system_instruction: Some("be brief".into()),
         max_turns: None,
+        masking: None,
     }
 }
 

@@ -254,6 +254,10 @@ pub async fn run(args: RunArgs) -> anyhow::Result<i32> {
         .into_iter()
         .filter(|d| !excluded.contains(&d.name))
         .collect();
+    let session_tag =
+        SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis()).unwrap_or(0);
+    let mask_dir =
+        env.workspace.temp_dir().join("tool-outputs").join(format!("session-{session_tag}"));
     let grace = std::time::Duration::from_millis(env.config.shell_kill_grace_ms);
     let services = session.services.clone();
     services.keep_background(args.keep_background);
@@ -271,6 +275,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<i32> {
         declarations,
         system_instruction: Some(system),
         max_turns: args.max_turns,
+        masking: Some(toolbelt_agent::masking::Masking::new(mask_dir)),
     };
 
     let cancel = CancellationToken::new();

@@ -249,3 +249,26 @@ async fn google_web_search_asks_the_model_with_search_grounding() {
         "Web search results for \"latest rust\":\n\nRust 1.95 is out.[1]\n\nSources:\n[1] Rust Blog (https://blog.rust-lang.org/)"
     );
 }
+
+#[tokio::test]
+async fn audio_read_by_read_file_follows_the_function_responses_as_inline_data() {
+    let t = TempTree::new();
+    t.file("clip.mp3", b"ID3\x03\x00\x00\x00fake audio");
+    let fake = FakeModel::start(vec![
+        gemini_answer(json!([{"functionCall": {"id": "r", "name": "read_file", "args": {"file_path": "clip.mp3"}}}])),
+        gemini_answer(json!([{"text": "It is a short clip."}])),
+    ])
+    .await;
+    let (code, _, stderr) = output(command(&t, &["listen"], Some(&fake.url))).await;
+    assert_eq!(code, 0, "{stderr}");
+    let parts = fake.bodies()[1]["contents"][2]["parts"].clone();
+    let parts = parts.as_array().unwrap();
+    assert_eq!(parts.len(), 2, "{parts:?}");
+    let response = &parts[0]["functionResponse"]["response"];
+    assert!(response.get("__binary_injection__").is_none(), "{response}");
+    assert!(
+        response["output"].as_str().unwrap().contains("Content will be injected"),
+        "{response}"
+    );
+    assert_eq!(parts[1]["inlineData"]["mimeType"], "audio/mpeg");
+}
