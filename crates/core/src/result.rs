@@ -230,6 +230,19 @@ pub fn untrusted(text: &str) -> String {
     )
 }
 
+/// An error with its causes, `outer: inner: innermost` (e.g. which address refused a
+/// connection behind "error sending request").
+pub fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut source = e.source();
+    while let Some(c) = source {
+        s.push_str(": ");
+        s.push_str(&c.to_string());
+        source = c.source();
+    }
+    s
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

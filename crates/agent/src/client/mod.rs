@@ -196,12 +196,6 @@ async fn http_failure(response: reqwest::Response) -> Attempt {
 }
 
 fn connect_error(url: &str, e: &reqwest::Error) -> Attempt {
-    let mut message = e.to_string();
-    let mut source = std::error::Error::source(e);
-    while let Some(s) = source {
-        message.push_str(": ");
-        message.push_str(&s.to_string());
-        source = s.source();
-    }
+    let message = toolbelt_core::result::error_chain(e);
     ModelError::Connect { url: url.to_string(), message }.into()
 }

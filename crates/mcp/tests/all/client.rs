@@ -186,11 +186,14 @@ async fn settings_entries_become_specs() {
     assert!(bad.unwrap_err().starts_with("Invalid configuration: missing httpUrl"));
 }
 
-/// The fixture in `--sse` mode, with its base URL.
-fn sse_fixture() -> (std::process::Child, String) {
+/// Starts a Python fixture that serves HTTP on a loopback port (it prints `PORT n` first);
+/// returns the process and its base URL.
+fn http_fixture(script: &str, args: &[&str]) -> (std::process::Child, String) {
     use std::io::BufRead;
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(script);
     let mut child = std::process::Command::new("python3")
-        .args([fixture().as_str(), "--sse"])
+        .arg(script)
+        .args(args)
         .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();
@@ -198,6 +201,11 @@ fn sse_fixture() -> (std::process::Child, String) {
     std::io::BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
     let port = line.trim().strip_prefix("PORT ").unwrap_or_else(|| panic!("{line:?}")).to_string();
     (child, format!("http://127.0.0.1:{port}"))
+}
+
+/// The fixture in `--sse` mode, with its base URL.
+fn sse_fixture() -> (std::process::Child, String) {
+    http_fixture("server.py", &["--sse"])
 }
 
 fn remote(name: &str, transport: Transport) -> ServerSpec {
@@ -245,18 +253,7 @@ async fn an_sse_url_that_is_not_an_event_stream_is_reported() {
 
 /// The OAuth fixture, with its base URL.
 fn oauth_fixture(expires_s: u32) -> (std::process::Child, String) {
-    use std::io::BufRead;
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/oauth_server.py");
-    let mut child = std::process::Command::new("python3")
-        .arg(script)
-        .args(["--expires", &expires_s.to_string()])
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    std::io::BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
-    let port = line.trim().strip_prefix("PORT ").unwrap_or_else(|| panic!("{line:?}")).to_string();
-    (child, format!("http://127.0.0.1:{port}"))
+    http_fixture("oauth_server.py", &["--expires", &expires_s.to_string()])
 }
 
 /// Plays the browser: follows the authorization URL's redirect to the local callback.

@@ -182,7 +182,7 @@ pub async fn get(
             req = req.header(reqwest::header::ACCEPT, a);
         }
         let response = tokio::select! {
-            r = req.send() => r.map_err(|e| if e.is_timeout() { FetchError::Timeout(limits.timeout.as_millis()) } else { FetchError::Other(describe(&e)) })?,
+            r = req.send() => r.map_err(|e| if e.is_timeout() { FetchError::Timeout(limits.timeout.as_millis()) } else { FetchError::Other(toolbelt_core::result::error_chain(&e)) })?,
             () = cancel.cancelled() => return Err(FetchError::Cancelled),
         };
         let status = response.status();
@@ -227,7 +227,9 @@ pub async fn get(
                 Some(Err(e)) if e.is_timeout() => {
                     return Err(FetchError::Timeout(limits.timeout.as_millis()))
                 }
-                Some(Err(e)) => return Err(FetchError::Other(describe(&e))),
+                Some(Err(e)) => {
+                    return Err(FetchError::Other(toolbelt_core::result::error_chain(&e)))
+                }
             }
         }
         return Ok(Fetched {
@@ -240,18 +242,6 @@ pub async fn get(
         });
     }
     Err(FetchError::Other(format!("more than {MAX_REDIRECTS} redirects from {url}")))
-}
-
-/// A reqwest error with its causes (e.g. which address refused the connection).
-fn describe(e: &reqwest::Error) -> String {
-    let mut s = e.to_string();
-    let mut source = std::error::Error::source(e);
-    while let Some(c) = source {
-        s.push_str(": ");
-        s.push_str(&c.to_string());
-        source = c.source();
-    }
-    s
 }
 
 /// `https://github.com/u/r/blob/b/p` → `https://raw.githubusercontent.com/u/r/b/p`.
