@@ -9,6 +9,7 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 use serde::Serialize;
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
+use toolbelt_core::policy::ApprovalMode;
 use toolbelt_core::response::{ResponseParts, BINARY_INJECTION_KEY};
 use toolbelt_core::{CallRequest, CompletedCall, Declaration, ErrorType, Scheduler};
 
@@ -82,7 +83,13 @@ pub struct Agent {
     pub max_turns: Option<u32>,
     /// History masking before each model call; `None`: off.
     pub masking: Option<crate::masking::Masking>,
+    /// The declarations for the session's current approval mode (plan-mode tools change it);
+    /// `None`: always `declarations`.
+    pub declare_for_mode: Option<DeclareForMode>,
 }
+
+/// Computes what the model is shown in a mode.
+pub type DeclareForMode = Arc<dyn Fn(ApprovalMode) -> Vec<Declaration> + Send + Sync>;
 
 /// Upstream bounds internal continuations at 100 even without a configured limit.
 pub const MAX_TURNS: u32 = 100;
@@ -133,7 +140,10 @@ impl Agent {
             let request = ModelRequest {
                 system_instruction: self.system_instruction.clone(),
                 contents: history.clone(),
-                declarations: self.declarations.clone(),
+                declarations: match &self.declare_for_mode {
+                    Some(f) => f(self.scheduler.mode()),
+                    None => self.declarations.clone(),
+                },
                 builtin_tools: Vec::new(),
             };
             let mut relay = |e: StreamEvent| match &e {

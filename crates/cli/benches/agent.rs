@@ -91,6 +91,7 @@ async fn per_turn() {
         system_instruction: None,
         max_turns: Some(turns + 1),
         masking: None,
+        declare_for_mode: None,
     };
     let start = Instant::now();
     let out = agent.run("go", &CancellationToken::new(), &mut |_| {}).await;

@@ -258,19 +258,29 @@ impl Session {
     /// Names of the tools policy denies outright in this session's mode: they are left out of
     /// what the model is shown.
     pub fn excluded_tools(&self) -> Vec<String> {
-        let facts = self.registry.tools().map(|t| ToolFacts {
-            name: t.name(),
-            server_name: t.server_name(),
-            annotations: t.annotations(),
-        });
-        let mut out = self.policy.excluded_tools(facts, self.mode);
-        for e in &self.tool_settings.exclude {
-            if !out.contains(e) {
-                out.push(e.clone());
-            }
-        }
-        out
+        excluded_tools(&self.policy, &self.registry, self.mode, &self.tool_settings.exclude)
     }
+}
+
+/// Names of the tools that `policy` denies outright in `mode`, plus `exclude` (tools.exclude).
+pub fn excluded_tools(
+    policy: &PolicyEngine,
+    registry: &Registry,
+    mode: ApprovalMode,
+    exclude: &[String],
+) -> Vec<String> {
+    let facts = registry.tools().map(|t| ToolFacts {
+        name: t.name(),
+        server_name: t.server_name(),
+        annotations: t.annotations(),
+    });
+    let mut out = policy.excluded_tools(facts, mode);
+    for e in exclude {
+        if !out.contains(e) {
+            out.push(e.clone());
+        }
+    }
+    out
 }
 
 fn session_id() -> String {

@@ -156,11 +156,22 @@ pub struct ExecContext {
     pub output: Option<OutputSink>,
     /// Set by the scheduler just before it fires `cancel` because the deadline passed.
     pub deadline_passed: Arc<std::sync::atomic::AtomicBool>,
+    /// The session's approval mode, which plan-mode tools switch.
+    pub mode: Option<ModeHandle>,
 }
+
+/// The scheduler's approval mode, shared with the tools that change it.
+pub type ModeHandle = Arc<std::sync::Mutex<crate::policy::ApprovalMode>>;
 
 impl ExecContext {
     pub fn new(call_id: impl Into<String>, cancel: CancellationToken) -> Self {
-        Self { call_id: call_id.into(), cancel, output: None, deadline_passed: Arc::default() }
+        Self {
+            call_id: call_id.into(),
+            cancel,
+            output: None,
+            deadline_passed: Arc::default(),
+            mode: None,
+        }
     }
 
     /// Whether the call is being stopped because it ran out of time (not by a person).

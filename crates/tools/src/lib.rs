@@ -86,6 +86,8 @@ pub fn builtin_tools_with(services: &Services) -> Vec<Arc<dyn Tool>> {
         Arc::new(session::write_todos::WriteTodos),
         Arc::new(session::save_memory::SaveMemory),
         Arc::new(session::ask_user::AskUser::new(services.questioner.clone())),
+        Arc::new(session::enter_plan_mode::EnterPlanMode),
+        Arc::new(session::exit_plan_mode::ExitPlanMode::new(services.questioner.clone())),
         Arc::new(web::web_fetch::WebFetch::new(services.model.clone(), services.web_fetch_direct)),
     ];
     // Searching needs the model's search grounding or Custom Search credentials; without

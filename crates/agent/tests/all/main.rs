@@ -60,6 +60,7 @@ pub fn agent(client: Arc<dyn ModelClient>, scheduler: Arc<Scheduler>) -> Agent {
         system_instruction: Some("be brief".into()),
         max_turns: None,
         masking: None,
+        declare_for_mode: None,
     }
 }
 

@@ -228,13 +228,19 @@ pub async fn run(args: RunArgs) -> anyhow::Result<i32> {
         toolbelt_agent::context::load(&files).as_deref(),
     );
     let family = ModelFamily::for_model(client.model());
-    let excluded = session.excluded_tools();
-    let declarations: Vec<_> = session
-        .registry
-        .declarations(family)
-        .into_iter()
-        .filter(|d| !excluded.contains(&d.name))
-        .collect();
+    // What the model is shown follows the session's mode (plan-mode tools switch it).
+    let policy = Arc::new(session.policy);
+    let (registry, exclude) = (session.registry.clone(), session.tool_settings.exclude.clone());
+    let shown_policy = policy.clone();
+    let declare = move |mode| {
+        let excluded = crate::session::excluded_tools(&shown_policy, &registry, mode, &exclude);
+        registry
+            .declarations(family)
+            .into_iter()
+            .filter(|d| !excluded.contains(&d.name))
+            .collect::<Vec<_>>()
+    };
+    let declarations = declare(session.mode);
     let session_tag =
         SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis()).unwrap_or(0);
     let mask_dir =
@@ -245,8 +251,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<i32> {
     let mcp = session.mcp.take();
     let approver: Arc<dyn Approver> = Arc::new(TerminalApprover);
     let options = SchedulerOptions { family, mode: session.mode, ..SchedulerOptions::default() };
-    let mut scheduler =
-        Scheduler::new(session.registry.clone(), Arc::new(session.policy), approver, env, options);
+    let mut scheduler = Scheduler::new(session.registry.clone(), policy, approver, env, options);
     if let Some(h) = session.hooks.clone() {
         scheduler = scheduler.with_hooks(h);
     }
@@ -257,6 +262,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<i32> {
         system_instruction: Some(system),
         max_turns: args.max_turns,
         masking: Some(toolbelt_agent::masking::Masking::new(mask_dir)),
+        declare_for_mode: Some(Arc::new(declare)),
     };
 
     let cancel = CancellationToken::new();

@@ -272,3 +272,61 @@ async fn audio_read_by_read_file_follows_the_function_responses_as_inline_data()
     );
     assert_eq!(parts[1]["inlineData"]["mimeType"], "audio/mpeg");
 }
+
+#[cfg(unix)]
+#[tokio::test]
+async fn plan_mode_restricts_then_the_approved_plan_switches_the_mode() {
+    let t = TempTree::new();
+    let call = |id: &str, name: &str, args: Value| {
+        gemini_answer(json!([{"functionCall": {"id": id, "name": name, "args": args}}]))
+    };
+    let fake = FakeModel::start(vec![
+        call("1", "enter_plan_mode", json!({"reason": "big change"})),
+        call("2", "run_shell_command", json!({"command": "echo too-early"})),
+        call("3", "write_file", json!({"file_path": ".gemini/tmp/toolbelt/plans/p.md", "content": "# Plan\n1. do it\n"})),
+        call("4", "exit_plan_mode", json!({"plan_filename": "p.md"})),
+        call("5", "run_shell_command", json!({"command": "echo now-allowed"})),
+        gemini_answer(json!([{"text": "Done."}])),
+    ])
+    .await;
+    let (code, _, stderr) = output(command(&t, &["plan then do"], Some(&fake.url))).await;
+    assert_eq!(code, 0, "{stderr}");
+    let bodies = fake.bodies();
+    let response = |i: usize| {
+        bodies[i]["contents"].as_array().unwrap().last().unwrap()["parts"][0]["functionResponse"]
+            ["response"]
+            .clone()
+    };
+    let declared = |i: usize| -> Vec<String> {
+        bodies[i]["tools"][0]["functionDeclarations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| d["name"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(response(1), json!({"output": "Switching to Plan mode."}));
+    assert!(!declared(0).contains(&"write_file".to_string()));
+    assert!(
+        declared(1).contains(&"write_file".to_string()),
+        "plan mode shows write_file (for plans): {:?}",
+        declared(1)
+    );
+    assert!(response(2)["error"].as_str().unwrap().contains("Plan Mode"), "{}", response(2));
+    let wrote = response(3)["output"].as_str().unwrap().to_string();
+    assert!(wrote.starts_with("Successfully created and wrote to new file"), "{wrote}");
+    let approved = response(4)["output"].as_str().unwrap().to_string();
+    assert!(
+        approved
+            .starts_with("Plan approved. Switching to YOLO mode (all tool calls auto-approved)."),
+        "{approved}"
+    );
+    assert!(approved.contains(".gemini/tmp/toolbelt/plans/p.md"), "{approved}");
+    assert!(
+        response(5)["output"].as_str().unwrap().contains("Output: now-allowed\n"),
+        "{}",
+        response(5)
+    );
+    assert!(declared(5).contains(&"run_shell_command".to_string()));
+    assert!(t.root().join(".gemini/tmp/toolbelt/plans/p.md").is_file());
+}

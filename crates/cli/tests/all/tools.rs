@@ -26,6 +26,8 @@ fn tools_list_names_every_builtin_tool() {
             "write_todos",
             "save_memory",
             "ask_user",
+            "enter_plan_mode",
+            "exit_plan_mode",
             "web_fetch",
             "run_shell_command",
             "list_background_processes",
@@ -46,16 +48,27 @@ fn tools_schema_prints_declarations_per_family() {
     let names: Vec<&str> =
         shown.as_array().unwrap().iter().map(|d| d["name"].as_str().unwrap()).collect();
     // Headless default mode: tools that policy denies outright are not shown to the model.
-    assert_eq!(names, ["list_directory", "read_file", "grep_search", "glob", "read_many_files"]);
+    assert_eq!(
+        names,
+        [
+            "list_directory",
+            "read_file",
+            "grep_search",
+            "glob",
+            "enter_plan_mode",
+            "read_many_files"
+        ]
+    );
     let everything = toolbelt(&t, &["tools", "schema", "--all"], None).json();
-    assert_eq!(everything.as_array().unwrap().len(), 14);
+    assert_eq!(everything.as_array().unwrap().len(), 16);
+    // Interactive default mode: everything but exit_plan_mode (not in Plan Mode).
     let interactive = toolbelt(&t, &["tools", "schema", "--interactive"], None).json();
-    assert_eq!(interactive.as_array().unwrap().len(), 14);
+    assert_eq!(interactive.as_array().unwrap().len(), 15);
     // Headless yolo allows everything but ask_user, which nobody could answer.
     let yolo = toolbelt(&t, &["tools", "schema", "--approval-mode", "yolo"], None).json();
     let names: Vec<&str> =
         yolo.as_array().unwrap().iter().map(|d| d["name"].as_str().unwrap()).collect();
-    assert_eq!(names.len(), 13);
+    assert_eq!(names.len(), 15);
     assert!(!names.contains(&"ask_user"));
     let all = everything;
     assert!(all[0]["parametersJsonSchema"]["properties"].is_object());

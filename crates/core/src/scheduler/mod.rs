@@ -120,7 +120,7 @@ pub struct Scheduler {
     env: ToolEnv,
     family: ModelFamily,
     grace: Duration,
-    mode: Mutex<ApprovalMode>,
+    mode: crate::tool::ModeHandle,
     events: Option<EventSink>,
     /// Tokens of calls not yet finished, with the reason to report if they are cancelled.
     active: Mutex<HashMap<String, (CancellationToken, Option<&'static str>)>>,
@@ -162,7 +162,7 @@ impl Scheduler {
             env,
             family: options.family,
             grace: options.grace,
-            mode: Mutex::new(options.mode),
+            mode: Arc::new(Mutex::new(options.mode)),
             events: None,
             active: Mutex::default(),
             batches: Mutex::default(),
@@ -547,6 +547,7 @@ impl Scheduler {
             cancel: token.clone(),
             output,
             deadline_passed: deadline_passed.clone(),
+            mode: Some(self.mode.clone()),
         };
         let timeout_ms = self.env.config.timeout_ms_for(b.tool.name());
         let fut = AssertUnwindSafe(b.invocation.execute(ctx)).catch_unwind();

@@ -180,3 +180,101 @@ fn ask_user_checks_its_questions() {
         none.error()
     );
 }
+
+fn plan_ctx(
+    mode: toolbelt_core::policy::ApprovalMode,
+) -> (toolbelt_core::tool::ExecContext, toolbelt_core::tool::ModeHandle) {
+    let handle = std::sync::Arc::new(std::sync::Mutex::new(mode));
+    let mut ctx =
+        toolbelt_core::tool::ExecContext::new("p", tokio_util::sync::CancellationToken::new());
+    ctx.mode = Some(handle.clone());
+    (ctx, handle)
+}
+
+fn run_plan_tool(
+    tool: &dyn toolbelt_core::Tool,
+    env: &toolbelt_core::ToolEnv,
+    args: serde_json::Value,
+    ctx: toolbelt_core::tool::ExecContext,
+) -> Result<toolbelt_core::ToolResult, String> {
+    let inv = tool.build(args, env)?;
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    Ok(rt.block_on(inv.execute(ctx)))
+}
+
+#[test]
+fn plan_mode_enter_then_approve_with_feedback_or_a_mode() {
+    use std::sync::Arc;
+    use toolbelt_core::policy::ApprovalMode;
+    use toolbelt_tools::session::enter_plan_mode::EnterPlanMode;
+    use toolbelt_tools::session::exit_plan_mode::ExitPlanMode;
+    let t = TempTree::new();
+    let env = env_for(&t, &[]);
+    let (ctx, mode) = plan_ctx(ApprovalMode::Default);
+    let r = run_plan_tool(&EnterPlanMode, &env, json!({"reason": "risky"}), ctx).unwrap();
+    assert_eq!(
+        (r.return_display.clone(), *mode.lock().unwrap()),
+        (json!("Switching to Plan mode: risky"), ApprovalMode::Plan)
+    );
+    let plans = toolbelt_tools::session::plans_dir(&env);
+    assert!(plans.is_dir());
+
+    let exit = |answer: Option<&str>| {
+        ExitPlanMode::new(Some(Arc::new(Answering(
+            answer.map(|a| json!({"0": a}).as_object().unwrap().clone()),
+        ))))
+    };
+    let (ctx, _) = plan_ctx(ApprovalMode::Plan);
+    let r =
+        run_plan_tool(&exit(Some("Approve")), &env, json!({"plan_filename": "p.md"}), ctx).unwrap();
+    assert_eq!(r.llm_content, toolbelt_core::Content::Text("Plan file does not exist: p.md. You must create the plan file before requesting approval.".into()));
+    assert_eq!(r.return_display, json!("Error: Invalid plan"));
+    std::fs::write(plans.join("p.md"), "\u{feff}  \n").unwrap();
+    let (ctx, _) = plan_ctx(ApprovalMode::Plan);
+    let r =
+        run_plan_tool(&exit(Some("Approve")), &env, json!({"plan_filename": "p.md"}), ctx).unwrap();
+    assert!(format!("{:?}", r.llm_content).contains("Plan file is empty."));
+    std::fs::write(plans.join("p.md"), "# Plan\n").unwrap();
+    let (ctx, mode) = plan_ctx(ApprovalMode::Plan);
+    let r = run_plan_tool(
+        &exit(Some("Approve, auto-edit")),
+        &env,
+        json!({"plan_filename": "p.md"}),
+        ctx,
+    )
+    .unwrap();
+    assert!(format!("{:?}", r.llm_content).contains(
+        "Plan approved. Switching to Auto-Edit mode (edits will be applied automatically)."
+    ));
+    assert_eq!(*mode.lock().unwrap(), ApprovalMode::AutoEdit);
+    let (ctx, mode) = plan_ctx(ApprovalMode::Plan);
+    let r =
+        run_plan_tool(&exit(Some("add tests first")), &env, json!({"plan_filename": "p.md"}), ctx)
+            .unwrap();
+    assert_eq!(r.return_display, json!("Feedback: add tests first"));
+    assert_eq!(*mode.lock().unwrap(), ApprovalMode::Plan, "a rejected plan stays in Plan Mode");
+    let (ctx, _) = plan_ctx(ApprovalMode::Plan);
+    let r = run_plan_tool(&exit(None), &env, json!({"plan_filename": "p.md"}), ctx).unwrap();
+    assert_eq!(r.return_display, json!("Cancelled"));
+    // Paths that leave the plans folder are refused.
+    let err = run_plan_tool(
+        &exit(None),
+        &env,
+        json!({"plan_filename": "../../../../README.md"}),
+        plan_ctx(ApprovalMode::Plan).0,
+    )
+    .err()
+    .unwrap();
+    assert!(err.starts_with("Access denied: plan path (../../../../README.md) must be within the designated plans directory"), "{err}");
+    assert_eq!(
+        run_plan_tool(
+            &exit(None),
+            &env,
+            json!({"plan_filename": " "}),
+            plan_ctx(ApprovalMode::Plan).0
+        )
+        .err()
+        .unwrap(),
+        "plan_filename is required."
+    );
+}

@@ -1,0 +1,180 @@
+//! `exit_plan_mode`: the user approves the plan file (the session then leaves Plan Mode in the
+//! mode they chose) or sends it back with feedback.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use serde_json::{json, Value};
+use toolbelt_core::approver::Questioner;
+use toolbelt_core::policy::ApprovalMode;
+use toolbelt_core::result::ToolResult;
+use toolbelt_core::tool::{Declaration, ExecContext, Invocation, ModelFamily, Tool, ToolEnv};
+use toolbelt_core::Kind;
+
+pub const NAME: &str = "exit_plan_mode";
+
+const APPROVE_DEFAULT: &str = "Approve";
+const APPROVE_AUTO_EDIT: &str = "Approve, auto-edit";
+const APPROVE_YOLO: &str = "Approve, YOLO";
+
+pub struct ExitPlanMode {
+    questioner: Option<Arc<dyn Questioner>>,
+}
+
+impl ExitPlanMode {
+    pub fn new(questioner: Option<Arc<dyn Questioner>>) -> Self {
+        Self { questioner }
+    }
+}
+
+/// The plan file inside `plans_dir`: an absolute path in it, a path from the project root that
+/// lands in it, or a path relative to it; symlinks may not lead out.
+pub fn resolve(name: &str, root: &Path, plans_dir: &Path) -> Result<PathBuf, String> {
+    let denied = || {
+        format!(
+            "Access denied: plan path ({name}) must be within the designated plans directory ({}).",
+            plans_dir.display()
+        )
+    };
+    let given = Path::new(name);
+    let candidates = if given.is_absolute() {
+        vec![given.to_path_buf()]
+    } else {
+        vec![root.join(given), plans_dir.join(given)]
+    };
+    let real_plans = plans_dir.canonicalize().unwrap_or_else(|_| plans_dir.to_path_buf());
+    for c in candidates {
+        // The file may not exist yet: resolve its folder.
+        let (dir, file) = (c.parent().unwrap_or(&c), c.file_name());
+        let Ok(real_dir) = dir.canonicalize() else { continue };
+        let real = match file {
+            Some(f) => real_dir.join(f),
+            None => continue,
+        };
+        let real = real.canonicalize().unwrap_or(real);
+        if real.starts_with(&real_plans) && real != real_plans {
+            return Ok(real);
+        }
+    }
+    Err(denied())
+}
+
+impl Tool for ExitPlanMode {
+    fn name(&self) -> &str {
+        NAME
+    }
+    fn display_name(&self) -> &str {
+        "Exit Plan Mode"
+    }
+    fn kind(&self) -> Kind {
+        Kind::Plan
+    }
+
+    fn declaration(&self, _family: ModelFamily) -> Declaration {
+        Declaration {
+            name: NAME.into(),
+            description: include_str!("descriptions/exit_plan_mode.md").trim_end().into(),
+            parameters: json!({"type": "object", "required": ["plan_filename"], "properties": {
+                "plan_filename": {"type": "string", "description": "The plan's file name in the plans folder, e.g. \"feature-x.md\" (not an absolute path)."}}}),
+        }
+    }
+
+    fn build(&self, params: Value, env: &ToolEnv) -> Result<Box<dyn Invocation>, String> {
+        let name =
+            params.get("plan_filename").and_then(Value::as_str).unwrap_or("").trim().to_string();
+        if name.is_empty() {
+            return Err("plan_filename is required.".into());
+        }
+        let plans_dir = super::plans_dir(env);
+        let _ = std::fs::create_dir_all(&plans_dir);
+        let path = resolve(&name, env.workspace.primary(), &plans_dir)?;
+        Ok(Box::new(ExitCall { name, path, plans_dir, questioner: self.questioner.clone() }))
+    }
+}
+
+struct ExitCall {
+    name: String,
+    path: PathBuf,
+    plans_dir: PathBuf,
+    questioner: Option<Arc<dyn Questioner>>,
+}
+
+fn describe(mode: ApprovalMode) -> &'static str {
+    match mode {
+        ApprovalMode::AutoEdit => "Auto-Edit mode (edits will be applied automatically)",
+        ApprovalMode::Yolo => "YOLO mode (all tool calls auto-approved)",
+        _ => "Default mode (edits will require confirmation)",
+    }
+}
+
+#[async_trait]
+impl Invocation for ExitCall {
+    fn description(&self) -> String {
+        format!("Requesting plan approval for: {}", self.plans_dir.join(&self.name).display())
+    }
+
+    fn confirms_itself(&self) -> bool {
+        true
+    }
+
+    async fn execute(&self, ctx: ExecContext) -> ToolResult {
+        let shown = self.path.display().to_string();
+        let invalid = |msg: String| ToolResult::text(msg, "Error: Invalid plan");
+        let Ok(bytes) = std::fs::read(&self.path) else {
+            return invalid(format!("Plan file does not exist: {}. You must create the plan file before requesting approval.", self.name));
+        };
+        let sample = String::from_utf8_lossy(&bytes[..bytes.len().min(1024)]).into_owned();
+        if sample.trim_start_matches('\u{feff}').trim().is_empty() {
+            return invalid("Plan file is empty. You must write content to the plan file before requesting approval.".into());
+        }
+        // Nobody to ask (headless): approved, and the session goes on in YOLO mode (upstream).
+        let choice = match &self.questioner {
+            None => Some(APPROVE_YOLO.to_string()),
+            Some(q) => {
+                let question = json!({
+                    "question": format!("Approve the plan in {shown}?"), "header": "Plan", "type": "choice",
+                    "options": [
+                        {"label": APPROVE_DEFAULT, "description": "then ask before each edit"},
+                        {"label": APPROVE_AUTO_EDIT, "description": "then apply edits without asking"},
+                        {"label": APPROVE_YOLO, "description": "then allow every tool call"}],
+                    "placeholder": "or type feedback to send the plan back"});
+                match q.ask(&[question], &ctx.cancel).await {
+                    None => {
+                        return ToolResult::text(
+                            "User cancelled the plan approval dialog. The plan was not approved and you are still in Plan Mode.",
+                            "Cancelled",
+                        )
+                    }
+                    Some(a) => Some(a.get("0").and_then(Value::as_str).unwrap_or("").to_string()),
+                }
+            }
+        };
+        let choice = choice.unwrap_or_default();
+        let mode = match choice.as_str() {
+            APPROVE_DEFAULT => Some(ApprovalMode::Default),
+            APPROVE_AUTO_EDIT => Some(ApprovalMode::AutoEdit),
+            APPROVE_YOLO => Some(ApprovalMode::Yolo),
+            _ => None,
+        };
+        match mode {
+            Some(m) => {
+                if let Some(h) = &ctx.mode {
+                    *h.lock().unwrap_or_else(|e| e.into_inner()) = m;
+                }
+                ToolResult::text(
+                    format!("Plan approved. Switching to {}.\n\nThe approved implementation plan is stored at: {shown}\nRead and follow the plan strictly during implementation.", describe(m)),
+                    format!("Plan approved: {shown}"),
+                )
+            }
+            None if choice.trim().is_empty() => ToolResult::text(
+                format!("Plan rejected. No feedback provided.\n\nThe plan is stored at: {shown}\nAsk the user for specific feedback on how to improve the plan."),
+                "Rejected (no feedback)",
+            ),
+            None => ToolResult::text(
+                format!("Plan rejected. User feedback: {choice}\n\nThe plan is stored at: {shown}\nRevise the plan based on the feedback."),
+                format!("Feedback: {choice}"),
+            ),
+        }
+    }
+}
