@@ -77,19 +77,23 @@ pub struct RunOutcome {
 pub struct Agent {
     pub client: Arc<dyn ModelClient>,
     pub scheduler: Arc<Scheduler>,
-    pub declarations: Vec<Declaration>,
+    /// What the model is shown in the session's current approval mode (plan-mode tools change
+    /// it between turns); [`fixed`] for a list that never changes.
+    pub declare: DeclareForMode,
     pub system_instruction: Option<String>,
     /// Model calls allowed in one run; `None`: no limit but upstream's internal 100.
     pub max_turns: Option<u32>,
     /// History masking before each model call; `None`: off.
     pub masking: Option<crate::masking::Masking>,
-    /// The declarations for the session's current approval mode (plan-mode tools change it);
-    /// `None`: always `declarations`.
-    pub declare_for_mode: Option<DeclareForMode>,
 }
 
 /// Computes what the model is shown in a mode.
 pub type DeclareForMode = Arc<dyn Fn(ApprovalMode) -> Vec<Declaration> + Send + Sync>;
+
+/// The same declarations in every mode.
+pub fn fixed(declarations: Vec<Declaration>) -> DeclareForMode {
+    Arc::new(move |_| declarations.clone())
+}
 
 /// Upstream bounds internal continuations at 100 even without a configured limit.
 pub const MAX_TURNS: u32 = 100;
@@ -137,14 +141,12 @@ impl Agent {
             if let Some(m) = &self.masking {
                 crate::masking::mask(&mut history, m);
             }
+            let declarations = (self.declare)(self.scheduler.mode());
             let request = ModelRequest {
-                system_instruction: self.system_instruction.clone(),
-                contents: history.clone(),
-                declarations: match &self.declare_for_mode {
-                    Some(f) => f(self.scheduler.mode()),
-                    None => self.declarations.clone(),
-                },
-                builtin_tools: Vec::new(),
+                system_instruction: self.system_instruction.as_deref(),
+                contents: &history,
+                declarations: &declarations,
+                builtin_tools: &[],
             };
             let mut relay = |e: StreamEvent| match &e {
                 StreamEvent::Text(t) => on_event(AgentEvent::Text(t)),

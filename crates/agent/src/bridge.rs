@@ -40,11 +40,11 @@ impl ModelAccess for ModelBridge {
             Grounding::GoogleSearch => vec![json!({"googleSearch": {}})],
             Grounding::UrlContext => vec![json!({"urlContext": {}})],
         };
+        let contents = [Content::user_text(prompt)];
         let request = ModelRequest {
-            system_instruction: None,
-            contents: vec![Content::user_text(prompt)],
-            declarations: Vec::new(),
-            builtin_tools: if self.grounding { builtin_tools } else { Vec::new() },
+            contents: &contents,
+            builtin_tools: if self.grounding { &builtin_tools } else { &[] },
+            ..ModelRequest::default()
         };
         let turn =
             self.client.generate(&request, &mut |_| {}, cancel).await.map_err(|e| e.to_string())?;

@@ -3,7 +3,7 @@
 //! code does not know (thought signatures, for one) go back to the model untouched.
 
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
 /// One message: `user` or `model`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -109,11 +109,6 @@ impl ModelTurn {
     pub fn content(&self) -> Content {
         Content { role: "model".into(), parts: self.parts.clone() }
     }
-}
-
-/// A `functionResponse` part.
-pub fn function_response(id: &str, name: &str, response: Map<String, Value>) -> Value {
-    json!({"functionResponse": {"id": id, "name": name, "response": response}})
 }
 
 #[cfg(test)]

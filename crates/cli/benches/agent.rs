@@ -87,11 +87,10 @@ async fn per_turn() {
     let agent = Agent {
         client: Arc::new(GeminiClient::new("k", "bench", Some(fake.url.clone()))),
         scheduler: Arc::new(scheduler),
-        declarations: registry.declarations(ModelFamily::Legacy),
+        declare: toolbelt_agent::agent::fixed(registry.declarations(ModelFamily::Legacy)),
         system_instruction: None,
         max_turns: Some(turns + 1),
         masking: None,
-        declare_for_mode: None,
     };
     let start = Instant::now();
     let out = agent.run("go", &CancellationToken::new(), &mut |_| {}).await;

@@ -131,30 +131,3 @@ impl Approver for TerminalApprover {
         }
     }
 }
-
-/// Answers ask_user's questions on the controlling terminal.
-pub struct TerminalQuestioner;
-
-fn questions_blocking(
-    questions: Vec<serde_json::Value>,
-) -> Option<serde_json::Map<String, serde_json::Value>> {
-    let tty_in = std::fs::File::open("/dev/tty").ok()?;
-    let mut tty_out = std::fs::OpenOptions::new().write(true).open("/dev/tty").ok()?;
-    let mut input = std::io::BufReader::new(tty_in);
-    toolbelt_tools::session::ask_user::ask_on(&questions, &mut input, &mut tty_out)
-}
-
-#[async_trait]
-impl toolbelt_core::approver::Questioner for TerminalQuestioner {
-    async fn ask(
-        &self,
-        questions: &[serde_json::Value],
-        cancel: &CancellationToken,
-    ) -> Option<serde_json::Map<String, serde_json::Value>> {
-        let qs = questions.to_vec();
-        tokio::select! {
-            r = tokio::task::spawn_blocking(move || questions_blocking(qs)) => r.ok().flatten(),
-            () = cancel.cancelled() => None,
-        }
-    }
-}

@@ -5,6 +5,7 @@ mod approver;
 mod cli;
 mod commands;
 mod output;
+mod questions;
 mod session;
 
 use clap::Parser;

@@ -8,12 +8,13 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::Context;
+use toolbelt_core::approver::Approver;
 use toolbelt_core::config::Config;
 use toolbelt_core::hooks::{CommandHooks, HookContext};
 use toolbelt_core::policy::sources::{load_sources, settings_rules, standard_sources, ToolFacts};
 use toolbelt_core::policy::{toml::load_path, ApprovalMode, PolicyEngine, Tier};
 use toolbelt_core::settings::{candidate_files, Settings, ToolSettings};
-use toolbelt_core::{ModelFamily, Registry, Tool, ToolEnv, Workspace};
+use toolbelt_core::{ModelFamily, Registry, Scheduler, SchedulerOptions, Tool, ToolEnv, Workspace};
 
 use crate::cli::{Family, Mode, SessionArgs};
 use crate::output::warn;
@@ -42,10 +43,6 @@ pub fn interactive(args: &SessionArgs) -> bool {
     args.interactive || std::io::stdin().is_terminal()
 }
 
-fn user_home() -> Option<PathBuf> {
-    std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from)
-}
-
 /// The first root (default: the current folder), made absolute.
 pub fn primary_root(roots: &[PathBuf]) -> anyhow::Result<PathBuf> {
     let root = match roots.first() {
@@ -68,7 +65,9 @@ fn trust_checking(settings_of_user: &Settings) -> bool {
 /// trusted.
 pub fn load_settings(home: &Path, root: &Path) -> anyhow::Result<(Settings, bool)> {
     let mut files = Vec::new();
-    for (scope, path) in candidate_files(home, user_home().as_deref(), Some(root)) {
+    for (scope, path) in
+        candidate_files(home, toolbelt_core::files::user_home().as_deref(), Some(root))
+    {
         if let Some(f) = toolbelt_core::settings::load_file(&path, scope)? {
             files.push(f);
         }
@@ -85,7 +84,7 @@ pub struct Session {
     pub tool_settings: ToolSettings,
     pub root: PathBuf,
     pub trusted: bool,
-    pub policy: PolicyEngine,
+    pub policy: Arc<PolicyEngine>,
     pub registry: Arc<Registry>,
     pub services: toolbelt_tools::Services,
     pub hooks: Option<Arc<CommandHooks>>,
@@ -127,8 +126,12 @@ impl Session {
             (None, None) => ApprovalMode::Default,
         };
 
-        let sources =
-            standard_sources(&config.home_dir, user_home().as_deref(), Some(&root), trusted);
+        let sources = standard_sources(
+            &config.home_dir,
+            toolbelt_core::files::user_home().as_deref(),
+            Some(&root),
+            trusted,
+        );
         let mut loaded = load_sources(&sources);
         for p in &args.policies {
             if !p.exists() {
@@ -141,16 +144,18 @@ impl Session {
         }
         let mut rules = loaded.rules;
         rules.extend(settings_rules(&tool_settings, interactive));
-        let policy = PolicyEngine::new(rules, interactive)
-            .with_workspace(&root)
-            .with_trusted_folder(trusted);
+        let policy = Arc::new(
+            PolicyEngine::new(rules, interactive)
+                .with_workspace(&root)
+                .with_trusted_folder(trusted),
+        );
 
         let services = toolbelt_tools::Services {
             model,
             web_fetch_direct: config.web_fetch_direct,
             custom_search: config.google_api_key.is_some() && config.google_cse_id.is_some(),
             questioner: interactive.then(|| {
-                Arc::new(crate::approver::TerminalQuestioner)
+                Arc::new(crate::questions::TerminalQuestioner)
                     as Arc<dyn toolbelt_core::approver::Questioner>
             }),
             ..toolbelt_tools::Services::default()
@@ -253,6 +258,30 @@ impl Session {
         let roots = if roots.is_empty() { vec![self.root.clone()] } else { roots.to_vec() };
         let workspace = Workspace::new(&roots, &self.config)?;
         Ok(ToolEnv::new(workspace, self.config.clone()))
+    }
+
+    /// The session's scheduler over `env`: its registry, policy, mode and hooks, with the
+    /// terminal approver.
+    pub fn scheduler(&self, env: ToolEnv, family: ModelFamily) -> Scheduler {
+        let options = SchedulerOptions { family, mode: self.mode, ..SchedulerOptions::default() };
+        let approver: Arc<dyn Approver> = Arc::new(crate::approver::TerminalApprover);
+        let scheduler =
+            Scheduler::new(self.registry.clone(), self.policy.clone(), approver, env, options);
+        match &self.hooks {
+            Some(h) => scheduler.with_hooks(h.clone()),
+            None => scheduler,
+        }
+    }
+
+    /// Ends the session: processes it started are stopped (unless kept; SIGTERM, then SIGKILL
+    /// after the configured grace) and MCP servers are closed.
+    pub async fn shutdown(&self) {
+        self.services
+            .shutdown(std::time::Duration::from_millis(self.config.shell_kill_grace_ms))
+            .await;
+        if let Some(m) = &self.mcp {
+            m.shutdown().await;
+        }
     }
 
     /// Names of the tools policy denies outright in this session's mode: they are left out of

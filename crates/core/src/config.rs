@@ -112,8 +112,8 @@ impl Default for Config {
 
 /// `~/.gemini/GEMINI.md`, the file Gemini CLI's memory tool wrote (else one in toolbelt's home).
 pub fn default_memory_file() -> PathBuf {
-    match std::env::var_os("HOME").filter(|h| !h.is_empty()) {
-        Some(home) => PathBuf::from(home).join(".gemini").join("GEMINI.md"),
+    match crate::files::user_home() {
+        Some(home) => home.join(".gemini").join("GEMINI.md"),
         None => default_home_dir().join("GEMINI.md"),
     }
 }
@@ -123,8 +123,8 @@ pub fn default_home_dir() -> PathBuf {
     if let Some(h) = std::env::var_os("TOOLBELT_HOME").filter(|h| !h.is_empty()) {
         return PathBuf::from(h);
     }
-    match std::env::var_os("HOME").filter(|h| !h.is_empty()) {
-        Some(home) => PathBuf::from(home).join(".toolbelt"),
+    match crate::files::user_home() {
+        Some(home) => home.join(".toolbelt"),
         None => std::env::temp_dir().join("toolbelt"),
     }
 }

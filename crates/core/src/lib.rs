@@ -17,6 +17,7 @@
 
 pub mod approver;
 pub mod config;
+pub mod files;
 pub mod hooks;
 pub mod kind;
 pub mod ledger;

@@ -108,14 +108,8 @@ impl TrustStore {
             .map(|(p, l)| (p.to_string_lossy().into_owned(), Value::String(l.as_str().into())))
             .collect();
         let text = serde_json::to_string_pretty(&Value::Object(map)).unwrap_or_default() + "\n";
-        let write = || -> std::io::Result<()> {
-            let dir = self.path.parent().unwrap_or(Path::new("."));
-            std::fs::create_dir_all(dir)?;
-            let tmp = dir.join(format!(".{FILE_NAME}.{}.tmp", std::process::id()));
-            std::fs::write(&tmp, text.as_bytes())?;
-            std::fs::rename(&tmp, &self.path)
-        };
-        write().map_err(|source| TrustError::Write { path: self.path.clone(), source })
+        crate::files::replace_file(&self.path, text.as_bytes())
+            .map_err(|source| TrustError::Write { path: self.path.clone(), source })
     }
 }
 

@@ -5,9 +5,11 @@ use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
 use super::sse::Events;
-use super::{connect_error, http_failure, Attempt, ModelClient, ModelError, ModelRequest};
+use super::{Attempt, ModelClient, ModelError, ModelRequest};
 use super::{RetryPolicy, StreamEvent};
-use crate::content::{text, ModelTurn, Usage};
+use toolbelt_core::tool::Declaration;
+
+use crate::content::{text, Content, ModelTurn, Usage};
 
 /// The public endpoint; `GOOGLE_GEMINI_BASE_URL` or `--base-url` replace it.
 pub const DEFAULT_BASE_URL: &str = "https://generativelanguage.googleapis.com";
@@ -44,26 +46,46 @@ impl GeminiClient {
         self
     }
 
-    /// The JSON body of a request.
-    pub fn body(request: &ModelRequest) -> Value {
-        let mut body = json!({"contents": request.contents});
-        if let Some(si) = &request.system_instruction {
-            body["systemInstruction"] = json!({"parts": [{"text": si}]});
-        }
+    /// The request body, serialised straight from the borrowed history (no copy per call).
+    fn body<'a>(request: &ModelRequest<'a>) -> Body<'a> {
         let mut tools = Vec::new();
         if !request.declarations.is_empty() {
-            tools.push(json!({"functionDeclarations": request.declarations}));
+            tools.push(ToolEntry::Functions { function_declarations: request.declarations });
         }
-        tools.extend(request.builtin_tools.iter().cloned());
-        if !tools.is_empty() {
-            body["tools"] = Value::Array(tools);
+        tools.extend(request.builtin_tools.iter().map(ToolEntry::Builtin));
+        Body {
+            contents: request.contents,
+            system_instruction: request
+                .system_instruction
+                .map(|si| json!({"parts": [{"text": si}]})),
+            tools,
         }
-        body
     }
 
     fn url(&self) -> String {
         format!("{}/v1beta/models/{}:streamGenerateContent?alt=sse", self.base_url, self.model)
     }
+}
+
+/// `{"contents", "systemInstruction"?, "tools"?}`.
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Body<'a> {
+    contents: &'a [Content],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    system_instruction: Option<Value>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<ToolEntry<'a>>,
+}
+
+#[derive(serde::Serialize)]
+#[serde(untagged)]
+enum ToolEntry<'a> {
+    #[serde(rename_all = "camelCase")]
+    Functions {
+        function_declarations: &'a [Declaration],
+    },
+    Builtin(&'a Value),
 }
 
 /// Folds one streamed chunk into the turn.
@@ -116,32 +138,16 @@ impl ModelClient for GeminiClient {
 
     async fn attempt(
         &self,
-        request: &ModelRequest,
+        request: &ModelRequest<'_>,
         on_event: &mut (dyn FnMut(StreamEvent) + Send),
         cancel: &CancellationToken,
     ) -> Result<ModelTurn, Attempt> {
         let url = self.url();
-        let send = self
-            .http
-            .post(&url)
-            .header("x-goog-api-key", &self.api_key)
-            .json(&Self::body(request))
-            .send();
-        let response = tokio::select! {
-            r = send => r.map_err(|e| connect_error(&url, &e))?,
-            () = cancel.cancelled() => return Err(ModelError::Cancelled.into()),
-        };
-        if !response.status().is_success() {
-            return Err(http_failure(response).await);
-        }
-        let mut events = Events::new(response);
+        let post =
+            self.http.post(&url).header("x-goog-api-key", &self.api_key).json(&Self::body(request));
+        let mut events = Events::open(post, &url, cancel).await?;
         let mut turn = ModelTurn::default();
-        loop {
-            let next = tokio::select! {
-                n = events.next() => n?,
-                () = cancel.cancelled() => return Err(ModelError::Cancelled.into()),
-            };
-            let Some(data) = next else { break };
+        while let Some(data) = events.next_or_cancel(cancel).await? {
             let chunk: Value = serde_json::from_str(&data)
                 .map_err(|e| ModelError::Decode(format!("{e} in {data:.200}")))?;
             if let Some(err) = chunk.get("error") {

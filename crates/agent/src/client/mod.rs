@@ -19,14 +19,14 @@ pub use record::{Recorder, Replay, REPLAY_DEMO};
 
 use crate::content::{Content, ModelTurn};
 
-/// What one model call sends.
-#[derive(Clone, Debug, Default)]
-pub struct ModelRequest {
-    pub system_instruction: Option<String>,
-    pub contents: Vec<Content>,
-    pub declarations: Vec<Declaration>,
+/// What one model call sends (borrowed: the loop's history is not copied for each call).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ModelRequest<'a> {
+    pub system_instruction: Option<&'a str>,
+    pub contents: &'a [Content],
+    pub declarations: &'a [Declaration],
     /// Extra Gemini tools, e.g. `{"googleSearch": {}}` or `{"urlContext": {}}`.
-    pub builtin_tools: Vec<Value>,
+    pub builtin_tools: &'a [Value],
 }
 
 /// Pieces of an answer as they arrive.
@@ -92,7 +92,7 @@ pub trait ModelClient: Send + Sync {
     /// One attempt; `on_event` gets text as it arrives.
     async fn attempt(
         &self,
-        request: &ModelRequest,
+        request: &ModelRequest<'_>,
         on_event: &mut (dyn FnMut(StreamEvent) + Send),
         cancel: &CancellationToken,
     ) -> Result<ModelTurn, Attempt>;
@@ -100,7 +100,7 @@ pub trait ModelClient: Send + Sync {
     /// The call with retries (see [`RetryPolicy`]).
     async fn generate(
         &self,
-        request: &ModelRequest,
+        request: &ModelRequest<'_>,
         on_event: &mut (dyn FnMut(StreamEvent) + Send),
         cancel: &CancellationToken,
     ) -> Result<ModelTurn, ModelError> {
@@ -134,7 +134,7 @@ impl RetryPolicy {
     async fn run<C: ModelClient + ?Sized>(
         &self,
         client: &C,
-        request: &ModelRequest,
+        request: &ModelRequest<'_>,
         on_event: &mut (dyn FnMut(StreamEvent) + Send),
         cancel: &CancellationToken,
     ) -> Result<ModelTurn, ModelError> {

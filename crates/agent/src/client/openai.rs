@@ -6,7 +6,7 @@ use serde_json::{json, Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use super::sse::Events;
-use super::{connect_error, http_failure, Attempt, ModelClient, ModelError, ModelRequest};
+use super::{Attempt, ModelClient, ModelError, ModelRequest};
 use super::{RetryPolicy, StreamEvent};
 use crate::content::{function_call, text, Content, ModelTurn, Usage};
 
@@ -37,12 +37,12 @@ impl OpenAiClient {
     }
 
     /// The JSON body of a request.
-    pub fn body(&self, request: &ModelRequest) -> Value {
+    pub fn body(&self, request: &ModelRequest<'_>) -> Value {
         let mut messages = Vec::new();
-        if let Some(si) = &request.system_instruction {
+        if let Some(si) = request.system_instruction {
             messages.push(json!({"role": "system", "content": si}));
         }
-        for c in &request.contents {
+        for c in request.contents {
             messages.extend(messages_of(c));
         }
         let mut body = json!({
@@ -119,7 +119,7 @@ impl ModelClient for OpenAiClient {
 
     async fn attempt(
         &self,
-        request: &ModelRequest,
+        request: &ModelRequest<'_>,
         on_event: &mut (dyn FnMut(StreamEvent) + Send),
         cancel: &CancellationToken,
     ) -> Result<ModelTurn, Attempt> {
@@ -128,25 +128,13 @@ impl ModelClient for OpenAiClient {
         if let Some(key) = &self.api_key {
             builder = builder.bearer_auth(key);
         }
-        let response = tokio::select! {
-            r = builder.send() => r.map_err(|e| connect_error(&url, &e))?,
-            () = cancel.cancelled() => return Err(ModelError::Cancelled.into()),
-        };
-        if !response.status().is_success() {
-            return Err(http_failure(response).await);
-        }
-        let mut events = Events::new(response);
+        let mut events = Events::open(builder, &url, cancel).await?;
         let mut content = String::new();
         let mut calls: Vec<PendingCall> = Vec::new();
         let mut usage = Usage::default();
         let mut finish: Option<String> = None;
         let mut done = false;
-        loop {
-            let next = tokio::select! {
-                n = events.next() => n?,
-                () = cancel.cancelled() => return Err(ModelError::Cancelled.into()),
-            };
-            let Some(data) = next else { break };
+        while let Some(data) = events.next_or_cancel(cancel).await? {
             if data.trim() == "[DONE]" {
                 done = true;
                 break;

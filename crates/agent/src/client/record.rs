@@ -38,7 +38,7 @@ impl ModelClient for Recorder {
 
     async fn attempt(
         &self,
-        request: &ModelRequest,
+        request: &ModelRequest<'_>,
         on_event: &mut (dyn FnMut(StreamEvent) + Send),
         cancel: &CancellationToken,
     ) -> Result<ModelTurn, Attempt> {
@@ -47,7 +47,7 @@ impl ModelClient for Recorder {
 
     async fn generate(
         &self,
-        request: &ModelRequest,
+        request: &ModelRequest<'_>,
         on_event: &mut (dyn FnMut(StreamEvent) + Send),
         cancel: &CancellationToken,
     ) -> Result<ModelTurn, ModelError> {
@@ -100,7 +100,7 @@ impl ModelClient for Replay {
 
     async fn attempt(
         &self,
-        _request: &ModelRequest,
+        _request: &ModelRequest<'_>,
         on_event: &mut (dyn FnMut(StreamEvent) + Send),
         cancel: &CancellationToken,
     ) -> Result<ModelTurn, Attempt> {

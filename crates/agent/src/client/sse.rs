@@ -3,7 +3,9 @@
 use futures::stream::BoxStream;
 use futures::StreamExt;
 
-use super::ModelError;
+use tokio_util::sync::CancellationToken;
+
+use super::{connect_error, http_failure, Attempt, ModelError};
 
 pub(super) struct Events {
     body: BoxStream<'static, Result<bytes::Bytes, reqwest::Error>>,
@@ -12,12 +14,36 @@ pub(super) struct Events {
 }
 
 impl Events {
-    pub(super) fn new(response: reqwest::Response) -> Self {
-        Self { body: response.bytes_stream().boxed(), buf: Vec::new(), data: Vec::new() }
+    /// Sends the request and opens its event stream: connection failures, HTTP errors and
+    /// cancellation come back as a failed attempt.
+    pub(super) async fn open(
+        request: reqwest::RequestBuilder,
+        url: &str,
+        cancel: &CancellationToken,
+    ) -> Result<Self, Attempt> {
+        let response = tokio::select! {
+            r = request.send() => r.map_err(|e| connect_error(url, &e))?,
+            () = cancel.cancelled() => return Err(ModelError::Cancelled.into()),
+        };
+        if !response.status().is_success() {
+            return Err(http_failure(response).await);
+        }
+        Ok(Self { body: response.bytes_stream().boxed(), buf: Vec::new(), data: Vec::new() })
+    }
+
+    /// The next event's data, unless `cancel` fires first.
+    pub(super) async fn next_or_cancel(
+        &mut self,
+        cancel: &CancellationToken,
+    ) -> Result<Option<String>, ModelError> {
+        tokio::select! {
+            n = self.next() => n,
+            () = cancel.cancelled() => Err(ModelError::Cancelled),
+        }
     }
 
     /// The next event's data; `None` at the end of the body.
-    pub(super) async fn next(&mut self) -> Result<Option<String>, ModelError> {
+    async fn next(&mut self) -> Result<Option<String>, ModelError> {
         loop {
             while let Some(i) = self.buf.iter().position(|&b| b == b'\n') {
                 let raw: Vec<u8> = self.buf.drain(..=i).collect();

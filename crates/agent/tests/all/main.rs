@@ -55,12 +55,13 @@ pub fn scheduler() -> (tempfile::TempDir, Arc<Scheduler>) {
 pub fn agent(client: Arc<dyn ModelClient>, scheduler: Arc<Scheduler>) -> Agent {
     Agent {
         client,
-        declarations: scheduler.registry().declarations(ModelFamily::Legacy),
+        declare: toolbelt_agent::agent::fixed(
+            scheduler.registry().declarations(ModelFamily::Legacy),
+        ),
         scheduler,
         system_instruction: Some("be brief".into()),
         max_turns: None,
         masking: None,
-        declare_for_mode: None,
     }
 }
 

@@ -7,11 +7,9 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
-use toolbelt_core::approver::Approver;
-use toolbelt_core::scheduler::{CallRequest, CallState, Event, Scheduler, SchedulerOptions};
+use toolbelt_core::scheduler::{CallRequest, CallState, Event};
 
 use super::{read_args, EXIT_OK, EXIT_REFUSED, EXIT_TOOL_FAILED, EXIT_USAGE};
-use crate::approver::TerminalApprover;
 use crate::cli::CallArgs;
 use crate::output::{err_line, out};
 use crate::session::{self, Session};
@@ -60,21 +58,8 @@ pub async fn run(args: CallArgs) -> anyhow::Result<i32> {
             return Ok(EXIT_USAGE);
         }
     };
-    let grace = std::time::Duration::from_millis(env.config.shell_kill_grace_ms);
-    let services = session.services.clone();
-    services.keep_background(args.keep_background);
-    let mcp = session.mcp.take();
-    let policy = Arc::new(session.policy);
-    let approver: Arc<dyn Approver> = Arc::new(TerminalApprover);
-    let options = SchedulerOptions {
-        family: session::family(args.model_family),
-        mode: session.mode,
-        ..SchedulerOptions::default()
-    };
-    let mut scheduler = Scheduler::new(session.registry.clone(), policy, approver, env, options);
-    if let Some(h) = session.hooks.clone() {
-        scheduler = scheduler.with_hooks(h);
-    }
+    session.services.keep_background(args.keep_background);
+    let mut scheduler = session.scheduler(env, session::family(args.model_family));
     if args.events {
         scheduler = scheduler.with_events(Arc::new(|e: &Event| {
             if let Ok(line) = serde_json::to_string(e) {
@@ -91,10 +76,7 @@ pub async fn run(args: CallArgs) -> anyhow::Result<i32> {
     let request = CallRequest::new(call_id(&args.tool), args.tool.clone(), call_args);
     let mut done = scheduler.schedule(vec![request], cancel).await;
     // Nothing the call started outlives toolbelt unless --keep-background was given.
-    services.shutdown(grace).await;
-    if let Some(m) = &mcp {
-        m.shutdown().await;
-    }
+    session.shutdown().await;
     let Some(call) = done.pop() else {
         anyhow::bail!("the scheduler returned no response for the call")
     };

@@ -12,11 +12,9 @@ use toolbelt_agent::agent::{Agent, AgentEvent, Finish, RunOutcome};
 use toolbelt_agent::client::{
     GeminiClient, ModelClient, ModelError, OpenAiClient, Recorder, Replay, REPLAY_DEMO,
 };
-use toolbelt_core::approver::Approver;
-use toolbelt_core::{ModelFamily, Scheduler, SchedulerOptions};
+use toolbelt_core::ModelFamily;
 
 use super::{EXIT_OK, EXIT_TOOL_FAILED};
-use crate::approver::TerminalApprover;
 use crate::cli::{OutputFormat, RunArgs};
 use crate::output::{err_line, out, out_line};
 use crate::session::Session;
@@ -221,7 +219,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<i32> {
     session.connect_mcp().await?;
     let env = session.env(&args.session.roots)?;
     let context_names = vec!["GEMINI.md".to_string()];
-    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    let home = toolbelt_core::files::user_home();
     let roots: Vec<_> = env.workspace.roots().iter().map(|r| r.real.clone()).collect();
     let files = toolbelt_agent::context::find(&context_names, home.as_deref(), &roots);
     let system = toolbelt_agent::context::system_instruction(
@@ -229,9 +227,8 @@ pub async fn run(args: RunArgs) -> anyhow::Result<i32> {
     );
     let family = ModelFamily::for_model(client.model());
     // What the model is shown follows the session's mode (plan-mode tools switch it).
-    let policy = Arc::new(session.policy);
     let (registry, exclude) = (session.registry.clone(), session.tool_settings.exclude.clone());
-    let shown_policy = policy.clone();
+    let shown_policy = session.policy.clone();
     let declare = move |mode| {
         let excluded = crate::session::excluded_tools(&shown_policy, &registry, mode, &exclude);
         registry
@@ -240,29 +237,18 @@ pub async fn run(args: RunArgs) -> anyhow::Result<i32> {
             .filter(|d| !excluded.contains(&d.name))
             .collect::<Vec<_>>()
     };
-    let declarations = declare(session.mode);
     let session_tag =
         SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis()).unwrap_or(0);
     let mask_dir =
         env.workspace.temp_dir().join("tool-outputs").join(format!("session-{session_tag}"));
-    let grace = std::time::Duration::from_millis(env.config.shell_kill_grace_ms);
-    let services = session.services.clone();
-    services.keep_background(args.keep_background);
-    let mcp = session.mcp.take();
-    let approver: Arc<dyn Approver> = Arc::new(TerminalApprover);
-    let options = SchedulerOptions { family, mode: session.mode, ..SchedulerOptions::default() };
-    let mut scheduler = Scheduler::new(session.registry.clone(), policy, approver, env, options);
-    if let Some(h) = session.hooks.clone() {
-        scheduler = scheduler.with_hooks(h);
-    }
+    session.services.keep_background(args.keep_background);
     let agent = Agent {
         client: client.clone(),
-        scheduler: Arc::new(scheduler),
-        declarations,
+        scheduler: Arc::new(session.scheduler(env, family)),
+        declare: Arc::new(declare),
         system_instruction: Some(system),
         max_turns: args.max_turns,
         masking: Some(toolbelt_agent::masking::Masking::new(mask_dir)),
-        declare_for_mode: Some(Arc::new(declare)),
     };
 
     let cancel = CancellationToken::new();
@@ -283,10 +269,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<i32> {
         );
     }
     let outcome = agent.run(&prompt, &cancel, &mut |e| printer.on(e)).await;
-    services.shutdown(grace).await;
-    if let Some(m) = &mcp {
-        m.shutdown().await;
-    }
+    session.shutdown().await;
     let (code, error) = verdict(&outcome);
     let stats = serde_json::to_value(&outcome.stats).unwrap_or(Value::Null);
     match args.output_format {

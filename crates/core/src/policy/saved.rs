@@ -50,14 +50,9 @@ impl SavedRule {
 }
 
 fn id_for(tool: &str, mcp: Option<&str>, prefix: Option<&str>, pattern: Option<&str>) -> String {
-    // FNV-1a, 64 bits, shown as 8 hex digits.
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for part in [tool, mcp.unwrap_or(""), prefix.unwrap_or(""), pattern.unwrap_or("")] {
-        for b in part.bytes().chain([0u8]) {
-            h ^= u64::from(b);
-            h = h.wrapping_mul(0x0100_0000_01b3);
-        }
-    }
+    // FNV-1a of the parts, each followed by a NUL, shown as 8 hex digits.
+    let parts = [tool, mcp.unwrap_or(""), prefix.unwrap_or(""), pattern.unwrap_or("")];
+    let h = crate::files::fnv1a(parts.iter().flat_map(|p| p.bytes().chain([0u8])));
     format!("{:08x}", (h >> 32) as u32)
 }
 
@@ -116,15 +111,6 @@ pub fn list(file: &Path) -> std::io::Result<Vec<SavedRule>> {
     Ok(chunks(&text).1.iter().filter_map(|c| parse_chunk(c)).collect())
 }
 
-fn write_atomic(file: &Path, text: &str) -> std::io::Result<()> {
-    if let Some(dir) = file.parent() {
-        std::fs::create_dir_all(dir)?;
-    }
-    let tmp = file.with_extension(format!("toml.{}.tmp", std::process::id()));
-    std::fs::write(&tmp, text)?;
-    std::fs::rename(&tmp, file)
-}
-
 /// Removes the rule with `id`; returns it, or `None` when no saved rule has that id.
 pub fn revoke(file: &Path, id: &str) -> std::io::Result<Option<SavedRule>> {
     let text = match std::fs::read_to_string(file) {
@@ -142,7 +128,7 @@ pub fn revoke(file: &Path, id: &str) -> std::io::Result<Option<SavedRule>> {
         }
     }
     if removed.is_some() {
-        write_atomic(file, &out)?;
+        crate::files::replace_file(file, out.as_bytes())?;
     }
     Ok(removed)
 }
@@ -210,7 +196,7 @@ pub fn save(file: &Path, rule: &Rule) -> std::io::Result<()> {
         }
         out.push_str(&render(rule, &tool));
     }
-    write_atomic(file, &out)
+    crate::files::replace_file(file, out.as_bytes())
 }
 
 #[cfg(test)]

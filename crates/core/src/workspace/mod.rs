@@ -218,12 +218,7 @@ fn strip_at_prefix(p: &str, base: &Path) -> String {
 
 /// A stable id for a project folder (FNV-1a of its path), used to name its temp folder.
 fn project_id(root: &Path) -> String {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in root.to_string_lossy().bytes() {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0100_0000_01b3);
-    }
-    format!("{h:016x}")
+    format!("{:016x}", crate::files::fnv1a(root.to_string_lossy().bytes()))
 }
 
 #[cfg(test)]

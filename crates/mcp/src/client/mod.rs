@@ -272,6 +272,17 @@ async fn connect(
     }
 }
 
+/// The configured headers that are valid HTTP (others are left out).
+fn header_map(headers: &HashMap<String, String>) -> reqwest::header::HeaderMap {
+    use reqwest::header::{HeaderName, HeaderValue};
+    headers
+        .iter()
+        .filter_map(|(k, v)| {
+            Some((HeaderName::try_from(k.as_str()).ok()?, HeaderValue::try_from(v.as_str()).ok()?))
+        })
+        .collect()
+}
+
 async fn connect_sse(
     handler: Handler,
     url: &str,
@@ -292,13 +303,12 @@ async fn connect_http(
     use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
     let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_string());
     let mut custom = HashMap::new();
-    for (k, v) in headers {
-        if k.eq_ignore_ascii_case("authorization") {
+    for (name, value) in header_map(headers) {
+        let Some(name) = name else { continue };
+        if name == reqwest::header::AUTHORIZATION {
+            let v = value.to_str().unwrap_or("");
             config = config.auth_header(v.strip_prefix("Bearer ").unwrap_or(v).to_string());
-        } else if let (Ok(name), Ok(value)) = (
-            axum::http::HeaderName::try_from(k.as_str()),
-            axum::http::HeaderValue::try_from(v.as_str()),
-        ) {
+        } else {
             custom.insert(name, value);
         }
     }

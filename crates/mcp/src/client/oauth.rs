@@ -32,10 +32,7 @@ impl FileCredentialStore {
     pub fn new(dir: &Path, name: &str, url: &str) -> Self {
         let safe: String =
             name.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect();
-        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-        for b in url.bytes() {
-            h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
-        }
+        let h = toolbelt_core::files::fnv1a(url.bytes());
         Self { path: dir.join(format!("{safe}-{h:016x}.json")) }
     }
 
@@ -46,21 +43,6 @@ impl FileCredentialStore {
     /// Whether tokens were saved for this server.
     pub fn exists(&self) -> bool {
         self.path.is_file()
-    }
-
-    fn write(&self, bytes: &[u8]) -> std::io::Result<()> {
-        let dir = self.path.parent().unwrap_or(Path::new("."));
-        std::fs::create_dir_all(dir)?;
-        let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            tmp.as_file().set_permissions(std::fs::Permissions::from_mode(0o600))?;
-        }
-        std::io::Write::write_all(&mut tmp, bytes)?;
-        tmp.as_file().sync_all()?;
-        tmp.persist(&self.path).map_err(|e| e.error)?;
-        Ok(())
     }
 }
 
@@ -80,7 +62,10 @@ impl CredentialStore for FileCredentialStore {
 
     async fn save(&self, credentials: StoredCredentials) -> Result<(), AuthError> {
         let bytes = serde_json::to_vec_pretty(&credentials).map_err(store_error)?;
-        self.write(&bytes).map_err(|e| store_error(format!("{}: {e}", self.path.display())))
+        // A new file gets the temporary file's 0600; a replaced one keeps its permissions.
+        std::fs::create_dir_all(self.path.parent().unwrap_or(Path::new(".")))
+            .and_then(|()| toolbelt_core::files::atomic_write(&self.path, &bytes))
+            .map_err(|e| store_error(format!("{}: {e}", self.path.display())))
     }
 
     async fn clear(&self) -> Result<(), AuthError> {

@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 
 use futures::StreamExt;
-use reqwest::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE};
+use reqwest::header::{ACCEPT, CONTENT_TYPE};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use rmcp::RoleClient;
@@ -31,23 +31,11 @@ pub struct SseTransport {
     reader: tokio::task::JoinHandle<()>,
 }
 
-fn header_map(headers: &HashMap<String, String>) -> HeaderMap {
-    let mut map = HeaderMap::new();
-    for (k, v) in headers {
-        if let (Ok(name), Ok(value)) =
-            (HeaderName::try_from(k.as_str()), HeaderValue::try_from(v.as_str()))
-        {
-            map.insert(name, value);
-        }
-    }
-    map
-}
-
 impl SseTransport {
     /// Opens the event stream and waits for the endpoint event.
     pub async fn connect(url: &str, headers: &HashMap<String, String>) -> Result<Self, SseError> {
         let http = reqwest::Client::builder()
-            .default_headers(header_map(headers))
+            .default_headers(super::header_map(headers))
             .build()
             .map_err(|source| SseError::Request { url: url.into(), source })?;
         let base = reqwest::Url::parse(url)

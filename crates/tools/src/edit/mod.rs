@@ -6,7 +6,8 @@ pub mod placeholder;
 pub mod replace;
 pub mod write_file;
 
-use std::io::Write;
+pub use toolbelt_core::files::atomic_write;
+
 use std::path::Path;
 
 use similar::{DiffOp, TextDiff};
@@ -50,30 +51,6 @@ pub fn stale_message(path: &Path, action: &str) -> String {
         "{} changed on disk since it was last read in this session; read it again before {action} does not undo those changes.",
         path.display()
     )
-}
-
-/// Writes `bytes` to `path` atomically: a temporary file in the same folder, flushed and
-/// synced, then renamed over the target, keeping the old file's permissions. A crash leaves the
-/// old or the new content, never a mix.
-///
-/// A read-only target is refused (`PermissionDenied`) rather than replaced: renaming over it
-/// would succeed where writing into it would not.
-pub fn atomic_write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    if std::fs::metadata(path).is_ok_and(|m| m.permissions().readonly()) {
-        return Err(std::io::Error::from_raw_os_error(13));
-    }
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let mut tmp = tempfile::Builder::new().prefix(".toolbelt-write-").tempfile_in(dir)?;
-    tmp.write_all(bytes)?;
-    tmp.as_file().sync_all()?;
-    if let Ok(meta) = std::fs::metadata(path) {
-        tmp.as_file().set_permissions(meta.permissions())?;
-    }
-    tmp.persist(path).map_err(|e| e.error)?;
-    if let Ok(d) = std::fs::File::open(dir) {
-        let _ = d.sync_all();
-    }
-    Ok(())
 }
 
 /// Length of the common prefix of two byte strings (compared a block at a time).
@@ -422,29 +399,5 @@ mod tests {
         assert!(p.starts_with("Index: a.txt\n===================================================================\n--- a.txt\tCurrent\n+++ a.txt\tProposed\n@@ -1,2 +1,2 @@\n one\n-two\n+three\n"), "{p}");
         let s = diff_stat("a\nb\n", "a\ncc\nd\n");
         assert_eq!((s.added_lines, s.removed_lines, s.added_chars, s.removed_chars), (2, 1, 3, 1));
-    }
-
-    #[test]
-    fn atomic_write_replaces_content_and_keeps_permissions() {
-        let d = tempfile::tempdir().unwrap();
-        let f = d.path().join("f.txt");
-        std::fs::write(&f, "old").unwrap();
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o640)).unwrap();
-        }
-        atomic_write(&f, b"new").unwrap();
-        assert_eq!(std::fs::read_to_string(&f).unwrap(), "new");
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            assert_eq!(std::fs::metadata(&f).unwrap().permissions().mode() & 0o777, 0o640);
-        }
-        assert_eq!(
-            std::fs::read_dir(d.path()).unwrap().count(),
-            1,
-            "no temporary file left behind"
-        );
     }
 }

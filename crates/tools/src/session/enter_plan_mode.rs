@@ -34,14 +34,15 @@ impl Tool for EnterPlanMode {
     }
 
     fn build(&self, params: Value, env: &ToolEnv) -> Result<Box<dyn Invocation>, String> {
-        let reason = params
-            .get("reason")
-            .and_then(Value::as_str)
-            .map(str::trim)
-            .filter(|r| !r.is_empty())
-            .map(String::from);
+        let Params { reason } = toolbelt_core::schema::parse_params(params)?;
+        let reason = reason.as_deref().map(str::trim).filter(|r| !r.is_empty()).map(String::from);
         Ok(Box::new(EnterCall { reason, plans_dir: super::plans_dir(env) }))
     }
+}
+
+#[derive(serde::Deserialize)]
+struct Params {
+    reason: Option<String>,
 }
 
 struct EnterCall {

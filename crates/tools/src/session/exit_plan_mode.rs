@@ -28,36 +28,53 @@ impl ExitPlanMode {
     }
 }
 
-/// The plan file inside `plans_dir`: an absolute path in it, a path from the project root that
-/// lands in it, or a path relative to it; symlinks may not lead out.
-pub fn resolve(name: &str, root: &Path, plans_dir: &Path) -> Result<PathBuf, String> {
-    let denied = || {
-        format!(
-            "Access denied: plan path ({name}) must be within the designated plans directory ({}).",
-            plans_dir.display()
-        )
+/// `path` with symlinks resolved as far as it exists; the rest (`..` folded) appended.
+fn real(path: &Path) -> PathBuf {
+    let mut missing = Vec::new();
+    let mut existing = path;
+    let base = loop {
+        if let Ok(r) = existing.canonicalize() {
+            break r;
+        }
+        match (existing.parent(), existing.components().next_back()) {
+            (Some(parent), Some(last)) => {
+                missing.push(last.as_os_str().to_os_string());
+                existing = parent;
+            }
+            _ => break existing.to_path_buf(),
+        }
     };
+    let mut out = base;
+    for part in missing.iter().rev() {
+        if part == ".." {
+            out.pop();
+        } else if part != "." {
+            out.push(part);
+        }
+    }
+    out
+}
+
+/// The plan file inside `plans_dir`: an absolute path in it, a path from the project root that
+/// lands in it, or a path relative to it; symlinks may not lead out. The folder need not exist.
+pub fn resolve(name: &str, root: &Path, plans_dir: &Path) -> Result<PathBuf, String> {
     let given = Path::new(name);
     let candidates = if given.is_absolute() {
         vec![given.to_path_buf()]
     } else {
         vec![root.join(given), plans_dir.join(given)]
     };
-    let real_plans = plans_dir.canonicalize().unwrap_or_else(|_| plans_dir.to_path_buf());
-    for c in candidates {
-        // The file may not exist yet: resolve its folder.
-        let (dir, file) = (c.parent().unwrap_or(&c), c.file_name());
-        let Ok(real_dir) = dir.canonicalize() else { continue };
-        let real = match file {
-            Some(f) => real_dir.join(f),
-            None => continue,
-        };
-        let real = real.canonicalize().unwrap_or(real);
-        if real.starts_with(&real_plans) && real != real_plans {
-            return Ok(real);
-        }
-    }
-    Err(denied())
+    let real_plans = real(plans_dir);
+    candidates
+        .iter()
+        .map(|c| real(c))
+        .find(|r| r.starts_with(&real_plans) && *r != real_plans)
+        .ok_or_else(|| {
+            format!(
+                "Access denied: plan path ({name}) must be within the designated plans directory ({}).",
+                plans_dir.display()
+            )
+        })
 }
 
 impl Tool for ExitPlanMode {
@@ -81,16 +98,20 @@ impl Tool for ExitPlanMode {
     }
 
     fn build(&self, params: Value, env: &ToolEnv) -> Result<Box<dyn Invocation>, String> {
-        let name =
-            params.get("plan_filename").and_then(Value::as_str).unwrap_or("").trim().to_string();
+        let Params { plan_filename } = toolbelt_core::schema::parse_params(params)?;
+        let name = plan_filename.trim().to_string();
         if name.is_empty() {
             return Err("plan_filename is required.".into());
         }
         let plans_dir = super::plans_dir(env);
-        let _ = std::fs::create_dir_all(&plans_dir);
         let path = resolve(&name, env.workspace.primary(), &plans_dir)?;
         Ok(Box::new(ExitCall { name, path, plans_dir, questioner: self.questioner.clone() }))
     }
+}
+
+#[derive(serde::Deserialize)]
+struct Params {
+    plan_filename: String,
 }
 
 struct ExitCall {
@@ -175,6 +196,24 @@ impl Invocation for ExitCall {
                 format!("Plan rejected. User feedback: {choice}\n\nThe plan is stored at: {shown}\nRevise the plan based on the feedback."),
                 format!("Feedback: {choice}"),
             ),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plan_paths_stay_in_the_plans_folder_even_before_it_exists() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().canonicalize().unwrap();
+        let plans = root.join(".gemini/tmp/toolbelt/plans");
+        assert_eq!(resolve("p.md", &root, &plans).unwrap(), plans.join("p.md"));
+        let via_root = resolve(".gemini/tmp/toolbelt/plans/q.md", &root, &plans).unwrap();
+        assert_eq!(via_root, plans.join("q.md"));
+        for escape in ["x/../../../../../etc/passwd", "../p.md", "/etc/passwd", "."] {
+            assert!(resolve(escape, &root, &plans).is_err(), "{escape}");
         }
     }
 }

@@ -46,12 +46,12 @@ impl Tool for SaveMemory {
     }
 
     fn build(&self, params: Value, env: &ToolEnv) -> Result<Box<dyn Invocation>, String> {
-        let raw = params.get("fact").and_then(Value::as_str).unwrap_or_default();
-        let fact = sanitize(raw);
+        let Params { fact, scope } = toolbelt_core::schema::parse_params(params)?;
+        let fact = sanitize(&fact);
         if fact.is_empty() {
             return Err("Parameter \"fact\" must be a non-empty string.".into());
         }
-        let project = params.get("scope").and_then(Value::as_str) == Some("project");
+        let project = scope.as_deref() == Some("project");
         let path = if project {
             env.workspace.temp_dir().join("memory").join("MEMORY.md")
         } else {
@@ -108,6 +108,12 @@ pub fn add_bullet(content: &str, fact: &str) -> String {
     format!("{content}{sep}- {fact}\n")
 }
 
+#[derive(serde::Deserialize)]
+struct Params {
+    fact: String,
+    scope: Option<String>,
+}
+
 struct SaveMemoryCall {
     fact: String,
     path: PathBuf,
@@ -131,7 +137,7 @@ impl SaveMemoryCall {
 }
 
 fn shown(path: &Path) -> String {
-    match std::env::var_os("HOME").map(PathBuf::from) {
+    match toolbelt_core::files::user_home() {
         Some(home) if path.starts_with(&home) => {
             format!("~/{}", path.strip_prefix(&home).unwrap_or(path).display())
         }

@@ -26,7 +26,6 @@ pub struct FetchLimits {
 /// A fetched response.
 #[derive(Debug)]
 pub struct Fetched {
-    pub url: Url,
     pub status: u16,
     pub reason: String,
     pub content_type: Option<String>,
@@ -111,8 +110,12 @@ fn is_public_v4(ip: Ipv4Addr) -> bool {
         || (o[0] == 198 && (o[1] & 0xfe) == 18))
 }
 
-/// Upstream's literal check (no DNS): `localhost`, or an IP literal that is not public.
-pub fn is_blocked_literal(url: &Url) -> bool {
+/// Upstream's literal check (no DNS): `localhost`, or an IP literal that is not public;
+/// hosts on the allow-list pass.
+pub fn is_blocked_literal(url: &Url, limits: &FetchLimits) -> bool {
+    if allowed(url, limits) {
+        return false;
+    }
     match url.host() {
         Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
         Some(url::Host::Ipv4(ip)) => !is_public_v4(ip),
@@ -233,7 +236,6 @@ pub async fn get(
             }
         }
         return Ok(Fetched {
-            url: current,
             status: status.as_u16(),
             reason: status.canonical_reason().unwrap_or("").to_string(),
             content_type,

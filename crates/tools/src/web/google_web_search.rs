@@ -62,7 +62,7 @@ impl Tool for GoogleWebSearch {
     }
 
     fn build(&self, params: Value, env: &ToolEnv) -> Result<Box<dyn Invocation>, String> {
-        let query = params.get("query").and_then(Value::as_str).unwrap_or_default().to_string();
+        let Params { query, num_results } = toolbelt_core::schema::parse_params(params)?;
         if query.trim().is_empty() {
             return Err("The 'query' parameter cannot be empty.".into());
         }
@@ -72,16 +72,18 @@ impl Tool for GoogleWebSearch {
                 url: c.google_search_url.clone(),
                 key: k.clone(),
                 cx: cx.clone(),
-                num: params
-                    .get("num_results")
-                    .and_then(Value::as_u64)
-                    .unwrap_or(DEFAULT_RESULTS)
-                    .clamp(1, MAX_RESULTS),
+                num: num_results.unwrap_or(DEFAULT_RESULTS).clamp(1, MAX_RESULTS),
             }),
             _ => None,
         };
         Ok(Box::new(SearchCall { query, custom, model: self.model.clone() }))
     }
+}
+
+#[derive(serde::Deserialize)]
+struct Params {
+    query: String,
+    num_results: Option<u64>,
 }
 
 struct CustomSearch {

@@ -151,21 +151,21 @@ impl Tool for WebFetch {
 
     fn build(&self, params: Value, env: &ToolEnv) -> Result<Box<dyn Invocation>, String> {
         if self.direct {
-            let raw = params.get("url").and_then(Value::as_str).unwrap_or_default();
-            let url = Url::parse(raw)
+            let DirectParams { url: raw } = toolbelt_core::schema::parse_params(params)?;
+            let url = Url::parse(&raw)
                 .ok()
                 .filter(|u| matches!(u.scheme(), "http" | "https"))
                 .ok_or_else(|| format!("Invalid URL: \"{raw}\""))?;
             return Ok(Box::new(DirectCall { url, limits: limits(env) }));
         }
-        let prompt = params.get("prompt").and_then(Value::as_str).unwrap_or_default();
+        let PromptParams { prompt } = toolbelt_core::schema::parse_params(params)?;
         if prompt.trim().is_empty() {
             return Err(
                 "The 'prompt' parameter cannot be empty and must contain URL(s) and instructions."
                     .into(),
             );
         }
-        let (urls, errors) = parse_prompt(prompt);
+        let (urls, errors) = parse_prompt(&prompt);
         if !errors.is_empty() {
             return Err(format!("Error(s) in prompt URLs:\n- {}", errors.join("\n- ")));
         }
@@ -179,6 +179,16 @@ impl Tool for WebFetch {
             model: self.model.clone(),
         }))
     }
+}
+
+#[derive(serde::Deserialize)]
+struct PromptParams {
+    prompt: String,
+}
+
+#[derive(serde::Deserialize)]
+struct DirectParams {
+    url: String,
 }
 
 struct PromptCall {
@@ -230,16 +240,7 @@ impl Invocation for PromptCall {
                 continue;
             }
             seen.push(n.clone());
-            let allowed = self.limits.allowed_private.iter().any(|a| {
-                Some(a.as_str()) == u.host_str()
-                    || *a
-                        == format!(
-                            "{}:{}",
-                            u.host_str().unwrap_or(""),
-                            u.port_or_known_default().unwrap_or(0)
-                        )
-            });
-            if fetch::is_blocked_literal(u) && !allowed {
+            if fetch::is_blocked_literal(u, &self.limits) {
                 skipped.push(format!("[Blocked Host] {n}"));
             } else if rate_limited(u) {
                 skipped.push(format!("[Rate limit exceeded] {n}"));
