@@ -1,5 +1,6 @@
-//! `toolbelt mcp` over stdio, measured from an rmcp client: cold start to initialize complete,
-//! and read_file calls per second, sequential and 16 in flight.
+//! `toolbelt mcp` over stdio: cold start to initialize complete (rmcp client), and read_file
+//! calls per second, sequential and 16 in flight, from the rmcp client and from a minimal
+//! blocking client (unpinned and with client and server on one CPU).
 //! Run with `cargo bench -p toolbelt --bench mcp` (uses the release binary Cargo builds).
 
 #![allow(clippy::print_stdout)]
@@ -89,25 +90,69 @@ async fn run() {
     }
     let par = n as f64 / t.elapsed().as_secs_f64();
     println!("read_file 16 in flight: {par:.0} calls/s ({n} calls)");
-    let _ = Arc::try_unwrap(client).map(|c| c.cancel());
+    if let Ok(c) = Arc::try_unwrap(client) {
+        let _ = c.cancel().await;
+    }
 
-    // The same over a minimal client (JSON lines written and read directly), so that the
-    // client's own cost does not hide the server's.
-    // The floor for one-at-a-time calls on this machine: the same client and the same line echoed
-    // by `cat`, i.e. two pipe hand-overs and wake-ups with no server work at all.
-    let rate = echo_floor(20_000).await;
-    println!("pipe round trip through `cat` (no server work), 1 in flight: {rate:.0} per s");
-    for in_flight in [1usize, 16] {
-        let rate = raw_client(dir.path(), in_flight, 20_000).await;
-        println!(
-            "read_file, minimal client, {in_flight} in flight: {rate:.0} calls/s (20000 calls)"
-        );
+    // The same over a minimal client: plain blocking writes and reads of JSON lines on its own
+    // thread, the fastest a client can be, so that the client's own cost does not hide the
+    // server's. For scale: the same client with `cat` echoing the line back (two pipe
+    // hand-overs and wake-ups, no work at all) and with `ping` (rmcp's request handling
+    // without a tool). Measured twice: as the system places the processes, and with client
+    // and server on one CPU, where a hand-over is a context switch instead of a wake-up of
+    // another (possibly idle, in a VM halted) CPU.
+    for pinned in [false, true] {
+        let dir = dir.path().to_path_buf();
+        let rates = std::thread::spawn(move || {
+            if pinned {
+                pin_to_first_cpu();
+            }
+            let mut out = vec![("`cat` echo (no server), 1 in flight", echo_floor(20_000))];
+            for _ in 0..3 {
+                out.push(("ping, 1 in flight", raw_client(&dir, PING, 1, 20_000)));
+                out.push(("read_file, 1 in flight", raw_client(&dir, CALL, 1, 20_000)));
+            }
+            out.push(("read_file, 16 in flight", raw_client(&dir, CALL, 16, 20_000)));
+            out
+        })
+        .join()
+        .unwrap_or_else(|_| panic!("client thread"));
+        let place = if pinned { "client and server on one CPU" } else { "unpinned" };
+        for (what, rate) in rates {
+            println!("minimal client, {place}: {what}: {rate:.0} per s (20000)");
+        }
     }
 }
 
-async fn raw_client(dir: &std::path::Path, in_flight: usize, n: usize) -> f64 {
-    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_toolbelt"))
+/// Keeps this thread, and the processes it starts, on the first CPU it may use.
+fn pin_to_first_cpu() {
+    #[cfg(target_os = "linux")]
+    {
+        use nix::sched::{sched_getaffinity, sched_setaffinity, CpuSet};
+        use nix::unistd::Pid;
+        let Ok(allowed) = sched_getaffinity(Pid::from_raw(0)) else { return };
+        let Some(cpu) = (0..CpuSet::count()).find(|c| allowed.is_set(*c).unwrap_or(false)) else {
+            return;
+        };
+        let mut one = CpuSet::new();
+        if one.set(cpu).is_ok() {
+            let _ = sched_setaffinity(Pid::from_raw(0), &one);
+        }
+    }
+}
+
+const PING: &str = r#"{"jsonrpc":"2.0","id":ID,"method":"ping"}"#;
+const CALL: &str = r#"{"jsonrpc":"2.0","id":ID,"method":"tools/call","params":{"name":"read_file","arguments":{"file_path":"small.txt"}}}"#;
+
+/// Request `id` of a kind (requests in flight need ids of their own).
+fn request(kind: &str, id: usize) -> String {
+    format!("{}\n", kind.replace("ID", &id.to_string()))
+}
+
+/// Requests per second with `in_flight` outstanding, from a blocking client.
+fn raw_client(dir: &std::path::Path, kind: &str, in_flight: usize, n: usize) -> f64 {
+    use std::io::{BufRead, BufReader, Write};
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_toolbelt"))
         .arg("mcp")
         .current_dir(dir)
         .env("TOOLBELT_HOME", dir.join(".home"))
@@ -116,59 +161,56 @@ async fn raw_client(dir: &std::path::Path, in_flight: usize, n: usize) -> f64 {
         .spawn()
         .unwrap_or_else(|e| panic!("{e}"));
     let mut stdin = child.stdin.take().unwrap_or_else(|| panic!("stdin"));
-    let mut lines = BufReader::new(child.stdout.take().unwrap_or_else(|| panic!("stdout"))).lines();
+    let mut out = BufReader::new(child.stdout.take().unwrap_or_else(|| panic!("stdout")));
     let init = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}"#;
-    stdin
-        .write_all(
-            format!("{init}\n{{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}}\n")
-                .as_bytes(),
-        )
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    let _ = lines.next_line().await;
-    let call = |id: usize| {
-        format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"tools/call\",\"params\":{{\"name\":\"read_file\",\"arguments\":{{\"file_path\":\"small.txt\"}}}}}}\n")
-    };
+    let opening =
+        format!("{init}\n{{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}}\n");
+    stdin.write_all(opening.as_bytes()).unwrap_or_else(|e| panic!("{e}"));
+    let mut reply = String::new();
+    out.read_line(&mut reply).unwrap_or_else(|e| panic!("{e}"));
+    let expect = if kind == CALL { "line one" } else { "\"result\"" };
     let start = Instant::now();
     let mut sent = 0;
     while sent < in_flight.min(n) {
         sent += 1;
-        stdin.write_all(call(sent).as_bytes()).await.unwrap_or_else(|e| panic!("{e}"));
+        stdin.write_all(request(kind, sent).as_bytes()).unwrap_or_else(|e| panic!("{e}"));
     }
-    stdin.flush().await.unwrap_or_else(|e| panic!("{e}"));
-    let mut done = 0;
-    while done < n {
-        let Ok(Some(line)) = lines.next_line().await else { panic!("server ended") };
-        assert!(line.contains("line one"), "{line}");
-        done += 1;
+    for _ in 0..n {
+        reply.clear();
+        match out.read_line(&mut reply) {
+            Ok(k) if k > 0 => assert!(reply.contains(expect), "{reply}"),
+            other => panic!("server ended: {other:?}"),
+        }
         if sent < n {
             sent += 1;
-            stdin.write_all(call(sent).as_bytes()).await.unwrap_or_else(|e| panic!("{e}"));
-            stdin.flush().await.unwrap_or_else(|e| panic!("{e}"));
+            stdin.write_all(request(kind, sent).as_bytes()).unwrap_or_else(|e| panic!("{e}"));
         }
     }
     let rate = n as f64 / start.elapsed().as_secs_f64();
-    let _ = child.kill().await;
+    let _ = child.kill();
+    let _ = child.wait();
     rate
 }
 
-async fn echo_floor(n: usize) -> f64 {
-    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-    let mut child = tokio::process::Command::new("cat")
+fn echo_floor(n: usize) -> f64 {
+    use std::io::{BufRead, BufReader, Write};
+    let mut child = std::process::Command::new("cat")
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap_or_else(|e| panic!("{e}"));
     let mut stdin = child.stdin.take().unwrap_or_else(|| panic!("stdin"));
-    let mut lines = BufReader::new(child.stdout.take().unwrap_or_else(|| panic!("stdout"))).lines();
-    let line = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"read_file\",\"arguments\":{\"file_path\":\"small.txt\"}}}\n";
+    let mut out = BufReader::new(child.stdout.take().unwrap_or_else(|| panic!("stdout")));
+    let mut reply = String::new();
+    let line = request(CALL, 1);
     let start = Instant::now();
     for _ in 0..n {
-        stdin.write_all(line.as_bytes()).await.unwrap_or_else(|e| panic!("{e}"));
-        stdin.flush().await.unwrap_or_else(|e| panic!("{e}"));
-        let Ok(Some(_)) = lines.next_line().await else { panic!("cat ended") };
+        stdin.write_all(line.as_bytes()).unwrap_or_else(|e| panic!("{e}"));
+        reply.clear();
+        out.read_line(&mut reply).unwrap_or_else(|e| panic!("{e}"));
     }
     let rate = n as f64 / start.elapsed().as_secs_f64();
-    let _ = child.kill().await;
+    let _ = child.kill();
+    let _ = child.wait();
     rate
 }

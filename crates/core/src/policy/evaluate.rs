@@ -174,6 +174,13 @@ fn names_for(name: &str) -> Vec<&str> {
     names
 }
 
+/// Whether `rule` can decide a call of the tool `name` (from MCP server `server_name`) in some
+/// mode with some arguments: its tool name pattern matches.
+pub(super) fn may_apply(rule: &Rule, name: &str, server_name: Option<&str>) -> bool {
+    let server = server_name.map(str::to_string).or_else(|| server_from_name(name));
+    names_for(name).iter().any(|n| name_matches(rule, n, server.as_deref()))
+}
+
 fn server_from_name(name: &str) -> Option<String> {
     let rest = name.strip_prefix("mcp_")?;
     let (server, tool) = rest.split_once('_')?;

@@ -9,8 +9,9 @@ pub mod sources;
 mod stringify;
 pub mod toml;
 
+use std::collections::HashMap;
 use std::path::Path;
-use std::sync::RwLock;
+use std::sync::{Arc, Mutex, RwLock};
 
 pub use evaluate::{evaluate, format_priority, PolicyCall, PolicyContext, Verdict};
 pub use rule::{ApprovalMode, ArgsPattern, Decision, Rule, RuleSource, Tier};
@@ -42,10 +43,17 @@ pub fn sort_rules(rules: &mut [Rule]) {
     rules.sort_by(|a, b| b.priority.total_cmp(&a.priority));
 }
 
+/// A tool name's rules, per MCP server (`None`: not an MCP tool).
+type RulesByServer = Vec<(Option<String>, Arc<[Rule]>)>;
+
 /// The rule set of a session: the loaded rules plus rules added while it runs ("always allow").
 #[derive(Debug)]
 pub struct PolicyEngine {
     rules: RwLock<Vec<Rule>>,
+    /// For each tool name (and MCP server) seen, the rules that can apply to it, in order: a
+    /// call is checked against a handful of rules instead of all of them. Emptied when a rule
+    /// is added.
+    by_tool: Mutex<HashMap<String, RulesByServer>>,
     interactive: bool,
     disable_always_allow: bool,
     workspace: Option<std::path::PathBuf>,
@@ -57,6 +65,7 @@ impl PolicyEngine {
         sort_rules(&mut rules);
         Self {
             rules: RwLock::new(rules),
+            by_tool: Mutex::default(),
             interactive,
             disable_always_allow: false,
             workspace: None,
@@ -94,6 +103,7 @@ impl PolicyEngine {
         let mut rules = self.rules.write().unwrap_or_else(|e| e.into_inner());
         rules.push(rule);
         sort_rules(&mut rules);
+        self.by_tool.lock().unwrap_or_else(|e| e.into_inner()).clear();
     }
 
     /// A copy of the current rules, in evaluation order.
@@ -132,8 +142,30 @@ impl PolicyEngine {
     /// Decides a call in a mode.
     pub fn check(&self, call: &PolicyCall<'_>, mode: ApprovalMode) -> Verdict {
         let ctx = self.context(mode);
+        evaluate(call, &self.rules_for(call.name, call.server_name), &ctx)
+    }
+
+    /// The rules that can apply to a tool, whatever the arguments and mode (the order kept, so
+    /// the first match among them is the first match among all).
+    fn rules_for(&self, name: &str, server: Option<&str>) -> Arc<[Rule]> {
+        /// Past this many names the cache starts again (names come from the registry).
+        const MAX_NAMES: usize = 4096;
         let rules = self.rules.read().unwrap_or_else(|e| e.into_inner());
-        evaluate(call, &rules, &ctx)
+        let mut cache = self.by_tool.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(hit) = cache
+            .get(name)
+            .and_then(|v| v.iter().find(|(s, _)| s.as_deref() == server))
+            .map(|(_, r)| r.clone())
+        {
+            return hit;
+        }
+        let some: Arc<[Rule]> =
+            rules.iter().filter(|r| evaluate::may_apply(r, name, server)).cloned().collect();
+        if cache.len() >= MAX_NAMES {
+            cache.clear();
+        }
+        cache.entry(name.to_string()).or_default().push((server.map(String::from), some.clone()));
+        some
     }
 }
 
@@ -156,6 +188,68 @@ mod tests {
         let l = default_rules();
         assert!(l.errors.is_empty(), "{:?}", l.errors);
         assert!(l.rules.len() > 30);
+    }
+
+    /// The per-tool rule lists give the same verdicts as all the rules, for plain, aliased,
+    /// wildcard and MCP names, and follow rules added later.
+    #[test]
+    fn rules_by_tool_decide_as_all_rules() {
+        let mut extra = vec![
+            Rule::new("mcp_fs_*", Decision::Deny, 2.5, "test"),
+            Rule::new("discovered_tool_*", Decision::Allow, 2.4, "test"),
+            Rule::new("*", Decision::AskUser, 1.01, "test"),
+        ];
+        let mut scoped = Rule::new("read", Decision::Allow, 2.6, "test");
+        scoped.mcp_name = Some("fs".into());
+        extra.push(scoped);
+        let mut rules = default_rules().rules;
+        rules.extend(extra);
+        let engine = PolicyEngine::new(rules, true);
+        let calls = [
+            ("read_file", None),
+            ("read_file", None),
+            ("search_file_content", None),
+            ("grep_search", None),
+            ("run_shell_command", None),
+            ("discovered_tool_x", None),
+            ("mcp_fs_read", Some("fs")),
+            ("mcp_fs_write", Some("fs")),
+            ("mcp_fs_write", None),
+            ("mcp_other_read", Some("other")),
+            ("nothing_like_it", None),
+        ];
+        let check = |engine: &PolicyEngine| {
+            for mode in [ApprovalMode::Default, ApprovalMode::Plan, ApprovalMode::Yolo] {
+                for (name, server) in calls {
+                    let args = json!({"command": "ls", "file_path": "a"});
+                    let call =
+                        PolicyCall { name, args: &args, server_name: server, annotations: None };
+                    let all = engine.rules();
+                    let want = evaluate(&call, &all, &engine.context(mode));
+                    let got = engine.check(&call, mode);
+                    assert_eq!(
+                        (got.decision, &got.reason),
+                        (want.decision, &want.reason),
+                        "{name}"
+                    );
+                }
+            }
+        };
+        check(&engine);
+        assert_eq!(
+            decide(&engine, "mcp_fs_read", json!({}), ApprovalMode::Default).decision,
+            Decision::Allow
+        );
+        assert_eq!(
+            decide(&engine, "mcp_fs_write", json!({}), ApprovalMode::Default).decision,
+            Decision::Deny
+        );
+        engine.add_rule(Rule::new("nothing_like_it", Decision::Deny, 4.9, "added"));
+        check(&engine);
+        assert_eq!(
+            decide(&engine, "nothing_like_it", json!({}), ApprovalMode::Default).decision,
+            Decision::Deny
+        );
     }
 
     #[test]

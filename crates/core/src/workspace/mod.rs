@@ -138,7 +138,9 @@ impl Workspace {
         }
         let exists =
             |s: &str| paths::lexical_resolve(base, Path::new(s)).symlink_metadata().is_ok();
-        if !exists(&p) {
+        // Only an `@` prefix or a `%` escape can be read another way; other paths are taken as
+        // they are without asking the file system first.
+        if (p.starts_with('@') || p.contains('%')) && !exists(&p) {
             p = strip_at_prefix(&p, base);
             if let Some(decoded) = paths::percent_decoded(&p).filter(|d| exists(d)) {
                 p = decoded;

@@ -195,7 +195,9 @@ impl ServerHandler for ToolbeltServer {
         }
         let cancel: CancellationToken = context.ct.clone();
         let req = CallRequest::new(call_id.clone(), request.name.to_string(), args);
-        let done = conn.scheduler.schedule(vec![req], cancel).await;
+        // Boxed: the scheduler's future is large, and rmcp moves the request's future into a
+        // task of its own.
+        let done = Box::pin(conn.scheduler.schedule(vec![req], cancel)).await;
         lock(&self.progress).remove(&call_id);
         let Some(done) = done.into_iter().next() else {
             return Ok(CallToolResult::error(vec![ContentBlock::text(

@@ -2,8 +2,10 @@
 //! MIME table (with a content check for audio/video names), then known binary extensions, then
 //! the content itself (isbinaryfile's heuristic, ported).
 
+use std::collections::{HashMap, HashSet};
 use std::io::Read;
 use std::path::Path;
+use std::sync::LazyLock;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FileType {
@@ -159,33 +161,53 @@ pub fn extension(path: &Path) -> Option<String> {
 
 /// The MIME type for a media extension, if any.
 pub fn mime_for(path: &Path) -> Option<&'static str> {
-    let ext = extension(path)?;
-    MEDIA_TYPES.iter().find(|(e, _)| *e == ext).map(|(_, m)| *m)
+    mime_for_ext(&extension(path)?)
+}
+
+fn mime_for_ext(ext: &str) -> Option<&'static str> {
+    static BY_EXT: LazyLock<HashMap<&str, &str>> = LazyLock::new(|| {
+        let mut map = HashMap::with_capacity(MEDIA_TYPES.len());
+        for (ext, mime) in MEDIA_TYPES {
+            map.entry(*ext).or_insert(*mime);
+        }
+        map
+    });
+    BY_EXT.get(ext).copied()
 }
 
 /// The MIME type to send for a supported audio file, or `None` if the format is unsupported.
 pub fn supported_audio_mime(path: &Path) -> Option<&'static str> {
-    let by_ext = extension(path)
-        .and_then(|e| SUPPORTED_AUDIO.iter().find(|(x, _)| *x == e).map(|(_, m)| *m));
-    match mime_for(path) {
+    audio_mime_for_ext(&extension(path)?)
+}
+
+fn audio_mime_for_ext(ext: &str) -> Option<&'static str> {
+    let by_ext = SUPPORTED_AUDIO.iter().find(|(x, _)| *x == ext).map(|(_, m)| *m);
+    match mime_for_ext(ext) {
         Some(m) if SUPPORTED_AUDIO.iter().any(|(_, s)| *s == m) => Some(m),
         _ => by_ext,
     }
 }
 
 pub fn detect(path: &Path) -> FileType {
-    let ext = extension(path);
-    match ext.as_deref() {
-        Some("ts" | "mts" | "cts") => return FileType::Text,
-        Some("svg") => return FileType::Svg,
+    detect_with(path, || is_binary_file(path))
+}
+
+/// [`detect`] with the content check supplied (for a file whose first bytes are already read).
+pub fn detect_with(path: &Path, is_binary_file: impl FnOnce() -> bool) -> FileType {
+    let Some(ext) = extension(path) else {
+        return if is_binary_file() { FileType::Binary } else { FileType::Text };
+    };
+    match ext.as_str() {
+        "ts" | "mts" | "cts" => return FileType::Text,
+        "svg" => return FileType::Svg,
         _ => {}
     }
-    if let Some(m) = mime_for(path) {
+    if let Some(m) = mime_for_ext(&ext) {
         if m.starts_with("image/") {
             return FileType::Image;
         }
         if m.starts_with("audio/") || m.starts_with("video/") {
-            if !is_binary_file(path) {
+            if !is_binary_file() {
                 return FileType::Text;
             }
             return if m.starts_with("audio/") { FileType::Audio } else { FileType::Video };
@@ -194,13 +216,15 @@ pub fn detect(path: &Path) -> FileType {
             return FileType::Pdf;
         }
     }
-    if supported_audio_mime(path).is_some() {
-        return if is_binary_file(path) { FileType::Audio } else { FileType::Text };
+    if audio_mime_for_ext(&ext).is_some() {
+        return if is_binary_file() { FileType::Audio } else { FileType::Text };
     }
-    if ext.as_deref().is_some_and(|e| BINARY_EXTENSIONS.contains(&e)) {
+    static BINARY: LazyLock<HashSet<&str>> =
+        LazyLock::new(|| BINARY_EXTENSIONS.iter().copied().collect());
+    if BINARY.contains(ext.as_str()) {
         return FileType::Binary;
     }
-    if is_binary_file(path) {
+    if is_binary_file() {
         FileType::Binary
     } else {
         FileType::Text
@@ -209,6 +233,8 @@ pub fn detect(path: &Path) -> FileType {
 
 const MAX_BYTES: usize = 512;
 const RESERVE: usize = 3;
+/// How many first bytes [`is_binary`] looks at.
+pub const HEAD_BYTES: usize = MAX_BYTES + RESERVE;
 
 /// Reads the first bytes of a regular file and applies [`is_binary`]; other files and read
 /// errors count as text.

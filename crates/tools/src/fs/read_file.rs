@@ -1,5 +1,6 @@
 //! `read_file`: one file's content — text by line range, media as inline data.
 
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use async_trait::async_trait;
@@ -143,10 +144,22 @@ impl Invocation for ReadFileCall {
         if ctx.cancel.is_cancelled() {
             return ToolResult::simple_error(ErrorType::Cancelled, "Operation cancelled.");
         }
+        let file = match Opened::open(&self.path, &self.shown) {
+            Ok(f) => f,
+            Err(refused) => return *refused,
+        };
+        let small = file.len <= INLINE_READ_BYTES;
         let (path, shown) = (self.path.clone(), self.shown.clone());
         let (start, end) = (self.start_line, self.end_line);
         let seen = self.seen.clone();
-        let work = move || read(&path, &shown, &seen, |text| text_result(text, &shown, start, end));
+        let work = move || {
+            read_opened(file, &path, &shown, &seen, |text| text_result(text, &shown, start, end))
+        };
+        // A small regular file is read where the call runs: handing it to a worker thread and
+        // back costs more than the read. Anything larger goes to the blocking pool.
+        if small {
+            return work();
+        }
         match tokio::task::spawn_blocking(work).await {
             Ok(r) => r,
             Err(e) => ToolResult::simple_error(
@@ -155,6 +168,89 @@ impl Invocation for ReadFileCall {
             ),
         }
     }
+}
+
+/// Files up to this size are read on the task that runs the call rather than on the blocking
+/// pool (a page-cache read of this size takes microseconds; the hand-over to a worker and back
+/// takes longer than that).
+const INLINE_READ_BYTES: u64 = 256 * 1024;
+
+/// A file opened for reading, checked on the handle to be a regular file within the size limit.
+pub(crate) struct Opened {
+    file: std::fs::File,
+    len: u64,
+}
+
+impl Opened {
+    /// Opens without blocking (a FIFO put in the file's place cannot hang the open) and checks
+    /// what was opened; what can't be read is answered as upstream answers it.
+    pub(crate) fn open(path: &Path, shown: &str) -> Result<Self, Box<ToolResult>> {
+        let mut options = std::fs::OpenOptions::new();
+        options.read(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            options.custom_flags(nix::libc::O_NONBLOCK);
+        }
+        let opened = options.open(path).and_then(|file| Ok((file.metadata()?, file)));
+        let (meta, file) = match opened {
+            Ok(m) => m,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(Box::new(ToolResult::error(
+                    ErrorType::FileNotFound,
+                    format!("File not found: {}", path.display()),
+                    "Could not read file because no file was found at the specified path.",
+                    "File not found.",
+                )))
+            }
+            // Sockets (and, elsewhere, folders) can't be opened: say what the path is.
+            Err(e) => {
+                return Err(Box::new(match std::fs::metadata(path) {
+                    Ok(meta) => {
+                        unreadable(path, &meta).unwrap_or_else(|| read_error(path, shown, &e))
+                    }
+                    Err(_) => read_error(path, shown, &e),
+                }))
+            }
+        };
+        if let Some(refused) = unreadable(path, &meta) {
+            return Err(Box::new(refused));
+        }
+        Ok(Self { file, len: meta.len() })
+    }
+}
+
+/// Folders, special files and files over the limit.
+fn unreadable(path: &Path, meta: &std::fs::Metadata) -> Option<ToolResult> {
+    let abs = path.display();
+    if meta.is_dir() {
+        return Some(ToolResult::error(
+            ErrorType::TargetIsDirectory,
+            format!("Path is a directory, not a file: {abs}"),
+            "Could not read file because the provided path is a directory, not a file.",
+            "Path is a directory.",
+        ));
+    }
+    if !meta.is_file() {
+        // FIFOs, sockets and devices would block or never end.
+        return Some(ToolResult::error(
+            ErrorType::ReadContentFailure,
+            format!("Path is not a regular file: {abs}"),
+            "Could not read file because the path is not a regular file (a pipe, socket or device).",
+            "Not a regular file.",
+        ));
+    }
+    (meta.len() > MAX_FILE_BYTES).then(|| too_large(path, meta.len()))
+}
+
+fn too_large(path: &Path, len: u64) -> ToolResult {
+    let mb = len as f64 / 1_048_576.0;
+    ToolResult::error(
+        ErrorType::FileTooLarge,
+        format!("File size exceeds the 20MB limit: {} ({mb:.2}MB)", path.display()),
+        "File size exceeds the 20MB limit.",
+        "File size exceeds the 20MB limit.",
+    )
 }
 
 /// Reads one file as upstream's `processSingleFileContent` does; decoded text is handed to
@@ -166,87 +262,124 @@ pub(crate) fn read(
     seen: &FileLedger,
     on_text: impl FnOnce(&str) -> ToolResult,
 ) -> ToolResult {
-    let abs = path.display();
-    let meta = match std::fs::metadata(path) {
-        Ok(m) => m,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return ToolResult::error(
-                ErrorType::FileNotFound,
-                format!("File not found: {abs}"),
-                "Could not read file because no file was found at the specified path.",
-                "File not found.",
-            )
-        }
+    match Opened::open(path, shown) {
+        Ok(file) => read_opened(file, path, shown, seen, on_text),
+        Err(refused) => *refused,
+    }
+}
+
+/// How a file's content is shown.
+enum Show {
+    Text,
+    Svg,
+    Inline { mime: &'static str, label: &'static str },
+}
+
+/// [`read`] on a file already opened: the first bytes decide what the file is, and the rest is
+/// read only when the content is shown (never more than the size limit, whatever the size said).
+pub(crate) fn read_opened(
+    opened: Opened,
+    path: &Path,
+    shown: &str,
+    seen: &FileLedger,
+    on_text: impl FnOnce(&str) -> ToolResult,
+) -> ToolResult {
+    let Opened { mut file, len } = opened;
+    let head = file_type::HEAD_BYTES as u64;
+    let (mut bytes, at_end) = match read_head(&mut file, len, head) {
+        Ok(r) => r,
         Err(e) => return read_error(path, shown, &e),
     };
-    if meta.is_dir() {
-        return ToolResult::error(
-            ErrorType::TargetIsDirectory,
-            format!("Path is a directory, not a file: {abs}"),
-            "Could not read file because the provided path is a directory, not a file.",
-            "Path is a directory.",
-        );
-    }
-    if !meta.is_file() {
-        // FIFOs, sockets and devices would block or never end.
-        return ToolResult::error(
-            ErrorType::ReadContentFailure,
-            format!("Path is not a regular file: {abs}"),
-            "Could not read file because the path is not a regular file (a pipe, socket or device).",
-            "Not a regular file.",
-        );
-    }
-    if meta.len() > MAX_FILE_BYTES {
-        let mb = meta.len() as f64 / 1_048_576.0;
-        return ToolResult::error(
-            ErrorType::FileTooLarge,
-            format!("File size exceeds the 20MB limit: {abs} ({mb:.2}MB)"),
-            "File size exceeds the 20MB limit.",
-            "File size exceeds the 20MB limit.",
-        );
-    }
-    match file_type::detect(path) {
-        FileType::Binary => ToolResult::text(
-            format!("Cannot display content of binary file: {shown}"),
-            format!("Skipped binary file: {shown}"),
-        ),
-        FileType::Svg if meta.len() > MAX_SVG_BYTES => ToolResult::text(
-            format!("Cannot display content of SVG file larger than 1MB: {shown}"),
-            format!("Skipped large SVG file (>1MB): {shown}"),
-        ),
-        FileType::Svg => match std::fs::read(path) {
-            Ok(bytes) => {
-                seen.record(path, &bytes);
-                ToolResult::text(decode(&bytes).0, format!("Read SVG as text: {shown}"))
-            }
-            Err(e) => read_error(path, shown, &e),
-        },
-        FileType::Text => match std::fs::read(path) {
-            Ok(bytes) => {
-                seen.record(path, &bytes);
-                on_text(&decode(&bytes).0)
-            }
-            Err(e) => read_error(path, shown, &e),
-        },
+    let show = match file_type::detect_with(path, || file_type::is_binary(&bytes)) {
+        FileType::Binary => {
+            return ToolResult::text(
+                format!("Cannot display content of binary file: {shown}"),
+                format!("Skipped binary file: {shown}"),
+            )
+        }
+        FileType::Svg if len > MAX_SVG_BYTES => {
+            return ToolResult::text(
+                format!("Cannot display content of SVG file larger than 1MB: {shown}"),
+                format!("Skipped large SVG file (>1MB): {shown}"),
+            )
+        }
+        FileType::Svg => Show::Svg,
+        FileType::Text => Show::Text,
         FileType::Audio => match file_type::supported_audio_mime(path) {
-            None => ToolResult::error(
+            None => return ToolResult::error(
                 ErrorType::ReadContentFailure,
-                format!("Unsupported audio file format for {abs}. Supported audio formats are MP3, WAV, AIFF, AAC, OGG, and FLAC."),
+                format!("Unsupported audio file format for {}. Supported audio formats are MP3, WAV, AIFF, AAC, OGG, and FLAC.", path.display()),
                 "Could not read audio file because its format is not supported. Supported audio formats are MP3, WAV, AIFF, AAC, OGG, and FLAC.",
                 format!("Unsupported audio file format: {shown}"),
             ),
-            Some(mime) => inline(path, shown, mime, "audio"),
+            Some(mime) => Show::Inline { mime, label: "audio" },
         },
-        kind @ (FileType::Image | FileType::Pdf | FileType::Video) => {
-            let mime = file_type::mime_for(path).unwrap_or("application/octet-stream");
-            let label = match kind {
+        kind @ (FileType::Image | FileType::Pdf | FileType::Video) => Show::Inline {
+            mime: file_type::mime_for(path).unwrap_or("application/octet-stream"),
+            label: match kind {
                 FileType::Image => "image",
                 FileType::Pdf => "pdf",
                 _ => "video",
-            };
-            inline(path, shown, mime, label)
+            },
+        },
+    };
+    if !at_end {
+        // Read the rest, one byte past the limit to notice a file that grew.
+        let room = (MAX_FILE_BYTES + 1).saturating_sub(head);
+        if let Err(e) = (&mut file).take(room).read_to_end(&mut bytes) {
+            return read_error(path, shown, &e);
+        }
+        if bytes.len() as u64 > MAX_FILE_BYTES {
+            return too_large(path, bytes.len() as u64);
         }
     }
+    match show {
+        Show::Svg => {
+            seen.record(path, &bytes);
+            ToolResult::text(decode(&bytes).0, format!("Read SVG as text: {shown}"))
+        }
+        Show::Text => {
+            seen.record(path, &bytes);
+            on_text(&decode(&bytes).0)
+        }
+        Show::Inline { mime, label } => ToolResult {
+            llm_content: Content::Part(Part::inline(
+                mime,
+                base64::engine::general_purpose::STANDARD.encode(bytes),
+            )),
+            return_display: Value::String(format!("Read {label} file: {shown}")),
+            ..ToolResult::default()
+        },
+    }
+}
+
+/// The first `head` bytes of a regular file of `len` bytes (as it was when opened), and whether
+/// that was all of it. A file that fits is asked for one byte more than its size: a short read
+/// of a regular file means its end, which saves the read that would only return nothing.
+fn read_head(file: &mut std::fs::File, len: u64, head: u64) -> std::io::Result<(Vec<u8>, bool)> {
+    let capacity = usize::try_from(len.min(MAX_FILE_BYTES)).unwrap_or(0).saturating_add(1);
+    let mut bytes = vec![0u8; capacity.min(file_type::HEAD_BYTES)];
+    let ask = bytes.len();
+    let mut got = 0;
+    let at_end = loop {
+        match file.read(&mut bytes[got..]) {
+            Ok(0) => break true,
+            Ok(n) => {
+                got += n;
+                if got == ask {
+                    break false;
+                }
+                if len < head {
+                    break true;
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    };
+    bytes.truncate(got);
+    bytes.reserve(capacity.saturating_sub(got));
+    Ok((bytes, at_end))
 }
 
 fn read_error(path: &Path, shown: &str, e: &std::io::Error) -> ToolResult {
@@ -256,20 +389,6 @@ fn read_error(path: &Path, shown: &str, e: &std::io::Error) -> ToolResult {
         format!("Error reading file {shown}: {e}"),
         format!("Error reading file {shown}: {e}"),
     )
-}
-
-fn inline(path: &Path, shown: &str, mime: &str, label: &str) -> ToolResult {
-    match std::fs::read(path) {
-        Ok(bytes) => ToolResult {
-            llm_content: Content::Part(Part::inline(
-                mime,
-                base64::engine::general_purpose::STANDARD.encode(bytes),
-            )),
-            return_display: Value::String(format!("Read {label} file: {shown}")),
-            ..ToolResult::default()
-        },
-        Err(e) => read_error(path, shown, &e),
-    }
 }
 
 /// Lines picked from a text file.

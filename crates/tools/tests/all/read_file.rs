@@ -413,3 +413,25 @@ fn special_files_are_refused_instead_of_hanging() {
     assert_eq!(o.error(), format!("Path is not a regular file: {}", t.abs("pipe")));
     assert_eq!(o.error_type.as_deref(), Some("read_content_failure"));
 }
+
+/// Sizes around the first bytes looked at for binary content (515) and around the size read
+/// without the blocking pool (256 KiB) are read whole.
+#[test]
+fn every_size_is_read_whole() {
+    let t = TempTree::new();
+    let text: String = "abcdefghi\n".repeat(50_000);
+    for n in [1, 9, 10, 514, 515, 516, 4096, 19_990] {
+        t.file("f.txt", &text[..n]);
+        let o = run(&t, "read_file", json!({"file_path": "f.txt"}));
+        assert_eq!(o.model, json!({ "output": &text[..n] }), "{n} bytes");
+    }
+    for n in [256 * 1024 - 1, 256 * 1024, 256 * 1024 + 1, 400_005] {
+        t.file("f.txt", &text[..n]);
+        let lines = n.div_ceil(10);
+        let o = run(&t, "read_file", json!({"file_path": "f.txt", "start_line": lines}));
+        let last = &text[(lines - 1) * 10..n];
+        let out = o.model["output"].as_str().unwrap();
+        assert!(out.ends_with(last), "{n} bytes: {out:?}");
+        assert!(out.contains(&format!("of {lines} total lines")), "{n} bytes: {out:?}");
+    }
+}
