@@ -113,13 +113,17 @@ async fn run() {
                 out.push(("read_file, 1 in flight", raw_client(&dir, CALL, 1, 20_000)));
             }
             out.push(("read_file, 16 in flight", raw_client(&dir, CALL, 16, 20_000)));
+            if std::env::var_os("TOOLBELT_BENCH_NODE_FS").is_some() {
+                let node = "reference Node filesystem server, read_text_file, 1 in flight";
+                out.push((node, raw_client(&dir, NODE_READ, 1, 5_000)));
+            }
             out
         })
         .join()
         .unwrap_or_else(|_| panic!("client thread"));
         let place = if pinned { "client and server on one CPU" } else { "unpinned" };
         for (what, rate) in rates {
-            println!("minimal client, {place}: {what}: {rate:.0} per s (20000)");
+            println!("minimal client, {place}: {what}: {rate:.0} per s");
         }
     }
 }
@@ -149,13 +153,27 @@ fn request(kind: &str, id: usize) -> String {
     format!("{}\n", kind.replace("ID", &id.to_string()))
 }
 
+/// The reference filesystem server's read, when `TOOLBELT_BENCH_NODE_FS` names its binary
+/// (`mcp-server-filesystem` from `npm install @modelcontextprotocol/server-filesystem`).
+const NODE_READ: &str = r#"{"jsonrpc":"2.0","id":ID,"method":"tools/call","params":{"name":"read_text_file","arguments":{"path":"small.txt"}}}"#;
+
 /// Requests per second with `in_flight` outstanding, from a blocking client.
 fn raw_client(dir: &std::path::Path, kind: &str, in_flight: usize, n: usize) -> f64 {
     use std::io::{BufRead, BufReader, Write};
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_toolbelt"))
-        .arg("mcp")
+    let mut command = match (kind, std::env::var_os("TOOLBELT_BENCH_NODE_FS")) {
+        (NODE_READ, Some(node_fs)) => {
+            let mut c = std::process::Command::new(node_fs);
+            c.arg(dir).stderr(std::process::Stdio::null());
+            c
+        }
+        _ => {
+            let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_toolbelt"));
+            c.arg("mcp").env("TOOLBELT_HOME", dir.join(".home"));
+            c
+        }
+    };
+    let mut child = command
         .current_dir(dir)
-        .env("TOOLBELT_HOME", dir.join(".home"))
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .spawn()
@@ -168,7 +186,7 @@ fn raw_client(dir: &std::path::Path, kind: &str, in_flight: usize, n: usize) -> 
     stdin.write_all(opening.as_bytes()).unwrap_or_else(|e| panic!("{e}"));
     let mut reply = String::new();
     out.read_line(&mut reply).unwrap_or_else(|e| panic!("{e}"));
-    let expect = if kind == CALL { "line one" } else { "\"result\"" };
+    let expect = if kind == PING { "\"result\"" } else { "line one" };
     let start = Instant::now();
     let mut sent = 0;
     while sent < in_flight.min(n) {
