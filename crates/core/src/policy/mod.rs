@@ -159,13 +159,14 @@ impl PolicyEngine {
         {
             return hit;
         }
-        let some: Arc<[Rule]> =
+        let applicable: Arc<[Rule]> =
             rules.iter().filter(|r| evaluate::may_apply(r, name, server)).cloned().collect();
         if cache.len() >= MAX_NAMES {
             cache.clear();
         }
-        cache.entry(name.to_string()).or_default().push((server.map(String::from), some.clone()));
-        some
+        let entry = (server.map(String::from), applicable.clone());
+        cache.entry(name.to_string()).or_default().push(entry);
+        applicable
     }
 }
 

@@ -193,9 +193,9 @@ pub fn detect(path: &Path) -> FileType {
 }
 
 /// [`detect`] with the content check supplied (for a file whose first bytes are already read).
-pub fn detect_with(path: &Path, is_binary_file: impl FnOnce() -> bool) -> FileType {
+pub fn detect_with(path: &Path, binary_content: impl FnOnce() -> bool) -> FileType {
     let Some(ext) = extension(path) else {
-        return if is_binary_file() { FileType::Binary } else { FileType::Text };
+        return if binary_content() { FileType::Binary } else { FileType::Text };
     };
     match ext.as_str() {
         "ts" | "mts" | "cts" => return FileType::Text,
@@ -207,7 +207,7 @@ pub fn detect_with(path: &Path, is_binary_file: impl FnOnce() -> bool) -> FileTy
             return FileType::Image;
         }
         if m.starts_with("audio/") || m.starts_with("video/") {
-            if !is_binary_file() {
+            if !binary_content() {
                 return FileType::Text;
             }
             return if m.starts_with("audio/") { FileType::Audio } else { FileType::Video };
@@ -217,14 +217,14 @@ pub fn detect_with(path: &Path, is_binary_file: impl FnOnce() -> bool) -> FileTy
         }
     }
     if audio_mime_for_ext(&ext).is_some() {
-        return if is_binary_file() { FileType::Audio } else { FileType::Text };
+        return if binary_content() { FileType::Audio } else { FileType::Text };
     }
     static BINARY: LazyLock<HashSet<&str>> =
         LazyLock::new(|| BINARY_EXTENSIONS.iter().copied().collect());
     if BINARY.contains(ext.as_str()) {
         return FileType::Binary;
     }
-    if is_binary_file() {
+    if binary_content() {
         FileType::Binary
     } else {
         FileType::Text

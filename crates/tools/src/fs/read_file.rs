@@ -176,7 +176,7 @@ impl Invocation for ReadFileCall {
 const INLINE_READ_BYTES: u64 = 256 * 1024;
 
 /// A file opened for reading, checked on the handle to be a regular file within the size limit.
-pub(crate) struct Opened {
+struct Opened {
     file: std::fs::File,
     len: u64,
 }
@@ -184,7 +184,7 @@ pub(crate) struct Opened {
 impl Opened {
     /// Opens without blocking (a FIFO put in the file's place cannot hang the open) and checks
     /// what was opened; what can't be read is answered as upstream answers it.
-    pub(crate) fn open(path: &Path, shown: &str) -> Result<Self, Box<ToolResult>> {
+    fn open(path: &Path, shown: &str) -> Result<Self, Box<ToolResult>> {
         let mut options = std::fs::OpenOptions::new();
         options.read(true);
         #[cfg(unix)]
@@ -277,7 +277,7 @@ enum Show {
 
 /// [`read`] on a file already opened: the first bytes decide what the file is, and the rest is
 /// read only when the content is shown (never more than the size limit, whatever the size said).
-pub(crate) fn read_opened(
+fn read_opened(
     opened: Opened,
     path: &Path,
     shown: &str,
@@ -285,8 +285,7 @@ pub(crate) fn read_opened(
     on_text: impl FnOnce(&str) -> ToolResult,
 ) -> ToolResult {
     let Opened { mut file, len } = opened;
-    let head = file_type::HEAD_BYTES as u64;
-    let (mut bytes, at_end) = match read_head(&mut file, len, head) {
+    let (mut bytes, at_end) = match read_head(&mut file, len) {
         Ok(r) => r,
         Err(e) => return read_error(path, shown, &e),
     };
@@ -325,7 +324,7 @@ pub(crate) fn read_opened(
     };
     if !at_end {
         // Read the rest, one byte past the limit to notice a file that grew.
-        let room = (MAX_FILE_BYTES + 1).saturating_sub(head);
+        let room = (MAX_FILE_BYTES + 1).saturating_sub(bytes.len() as u64);
         if let Err(e) = (&mut file).take(room).read_to_end(&mut bytes) {
             return read_error(path, shown, &e);
         }
@@ -353,11 +352,13 @@ pub(crate) fn read_opened(
     }
 }
 
-/// The first `head` bytes of a regular file of `len` bytes (as it was when opened), and whether
-/// that was all of it. A file that fits is asked for one byte more than its size: a short read
-/// of a regular file means its end, which saves the read that would only return nothing.
-fn read_head(file: &mut std::fs::File, len: u64, head: u64) -> std::io::Result<(Vec<u8>, bool)> {
+/// The first [`file_type::HEAD_BYTES`] of a regular file of `len` bytes (as it was when
+/// opened), and whether that was all of it. A file that fits is asked for one byte more than its
+/// size: a short read of a regular file means its end, which saves the read that would only
+/// return nothing.
+fn read_head(file: &mut std::fs::File, len: u64) -> std::io::Result<(Vec<u8>, bool)> {
     let capacity = usize::try_from(len.min(MAX_FILE_BYTES)).unwrap_or(0).saturating_add(1);
+    let fits = capacity <= file_type::HEAD_BYTES;
     let mut bytes = vec![0u8; capacity.min(file_type::HEAD_BYTES)];
     let ask = bytes.len();
     let mut got = 0;
@@ -369,7 +370,7 @@ fn read_head(file: &mut std::fs::File, len: u64, head: u64) -> std::io::Result<(
                 if got == ask {
                     break false;
                 }
-                if len < head {
+                if fits {
                     break true;
                 }
             }
