@@ -12,6 +12,8 @@ use toolbelt_agent::agent::{Agent, AgentEvent, Finish, RunOutcome};
 use toolbelt_agent::client::{
     GeminiClient, ModelClient, ModelError, OpenAiClient, Recorder, Replay, REPLAY_DEMO,
 };
+// Events carry RFC 3339 UTC times with milliseconds, as upstream's do (the hooks' clock).
+use toolbelt_core::hooks::run::timestamp as now_iso;
 use toolbelt_core::ModelFamily;
 
 use super::{EXIT_OK, EXIT_TOOL_FAILED};
@@ -83,11 +85,6 @@ fn client(args: &RunArgs) -> Result<Arc<dyn ModelClient>, (i32, String)> {
             .map_err(|e| (EXIT_INPUT, format!("cannot create {}: {e}", path.display()))),
         None => Ok(inner),
     }
-}
-
-/// The current time as RFC 3339 UTC with milliseconds, as upstream's events carry it.
-fn now_iso() -> String {
-    toolbelt_core::hooks::run::timestamp()
 }
 
 /// Writes what the run does in the chosen format.

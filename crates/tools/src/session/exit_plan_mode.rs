@@ -10,6 +10,7 @@ use toolbelt_core::approver::Questioner;
 use toolbelt_core::policy::ApprovalMode;
 use toolbelt_core::result::ToolResult;
 use toolbelt_core::tool::{Declaration, ExecContext, Invocation, ModelFamily, Tool, ToolEnv};
+use toolbelt_core::workspace::paths;
 use toolbelt_core::Kind;
 
 pub const NAME: &str = "exit_plan_mode";
@@ -28,46 +29,17 @@ impl ExitPlanMode {
     }
 }
 
-/// `path` with symlinks resolved as far as it exists; the rest (`..` folded) appended.
-fn real(path: &Path) -> PathBuf {
-    let mut missing = Vec::new();
-    let mut existing = path;
-    let base = loop {
-        if let Ok(r) = existing.canonicalize() {
-            break r;
-        }
-        match (existing.parent(), existing.components().next_back()) {
-            (Some(parent), Some(last)) => {
-                missing.push(last.as_os_str().to_os_string());
-                existing = parent;
-            }
-            _ => break existing.to_path_buf(),
-        }
-    };
-    let mut out = base;
-    for part in missing.iter().rev() {
-        if part == ".." {
-            out.pop();
-        } else if part != "." {
-            out.push(part);
-        }
-    }
-    out
-}
-
 /// The plan file inside `plans_dir`: an absolute path in it, a path from the project root that
 /// lands in it, or a path relative to it; symlinks may not lead out. The folder need not exist.
 pub fn resolve(name: &str, root: &Path, plans_dir: &Path) -> Result<PathBuf, String> {
-    let given = Path::new(name);
-    let candidates = if given.is_absolute() {
-        vec![given.to_path_buf()]
-    } else {
-        vec![root.join(given), plans_dir.join(given)]
-    };
-    let real_plans = real(plans_dir);
-    candidates
+    // As every path the tools take: folded lexically, then symlinks resolved as far as the
+    // path exists (the workspace's resolution).
+    let real = |base: &Path| paths::robust_realpath(&paths::lexical_resolve(base, Path::new(name)));
+    let bases: &[&Path] = if Path::new(name).is_absolute() { &[root] } else { &[root, plans_dir] };
+    let real_plans = paths::robust_realpath(plans_dir).unwrap_or_else(|_| plans_dir.to_path_buf());
+    bases
         .iter()
-        .map(|c| real(c))
+        .filter_map(|base| real(base).ok())
         .find(|r| r.starts_with(&real_plans) && *r != real_plans)
         .ok_or_else(|| {
             format!(

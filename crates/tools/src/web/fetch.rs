@@ -124,8 +124,13 @@ pub fn is_blocked_literal(url: &Url, limits: &FetchLimits) -> bool {
     }
 }
 
+/// The URL's host without the brackets of an IPv6 literal.
+fn bare_host(url: &Url) -> &str {
+    url.host_str().unwrap_or("").trim_matches(['[', ']'])
+}
+
 fn allowed(url: &Url, limits: &FetchLimits) -> bool {
-    let host = url.host_str().unwrap_or("").trim_matches(['[', ']']);
+    let host = bare_host(url);
     let port = url.port_or_known_default().unwrap_or(0);
     limits.allowed_private.iter().any(|a| a == host || *a == format!("{host}:{port}"))
 }
@@ -133,11 +138,14 @@ fn allowed(url: &Url, limits: &FetchLimits) -> bool {
 /// The address to connect to, checked: every address the host resolves to must be public.
 async fn checked_address(url: &Url, limits: &FetchLimits) -> Result<SocketAddr, FetchError> {
     let blocked = || FetchError::Blocked(url.to_string());
-    let host = url.host_str().ok_or_else(blocked)?.trim_matches(['[', ']']).to_string();
+    let host = bare_host(url);
+    if host.is_empty() {
+        return Err(blocked());
+    }
     let port = url.port_or_known_default().ok_or_else(blocked)?;
     let addrs: Vec<SocketAddr> = match host.parse::<IpAddr>() {
         Ok(ip) => vec![SocketAddr::new(ip, port)],
-        Err(_) => tokio::net::lookup_host((host.as_str(), port))
+        Err(_) => tokio::net::lookup_host((host, port))
             .await
             .map_err(|e| FetchError::Other(format!("cannot resolve {host}: {e}")))?
             .collect(),
@@ -172,10 +180,9 @@ pub async fn get(
             .timeout
             .checked_sub(started.elapsed())
             .ok_or(FetchError::Timeout(limits.timeout.as_millis()))?;
-        let host = current.host_str().unwrap_or("").trim_matches(['[', ']']).to_string();
         let client = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
-            .resolve(&host, addr)
+            .resolve(bare_host(&current), addr)
             .timeout(remaining)
             .user_agent(USER_AGENT)
             .build()

@@ -110,6 +110,26 @@ impl SearchCall {
         )
     }
 
+    fn cancelled() -> ToolResult {
+        ToolResult::error(
+            ErrorType::Cancelled,
+            "Web search was cancelled.",
+            "Web search was cancelled.",
+            "Search cancelled.",
+        )
+    }
+
+    /// The answer for the model, with the sources as data.
+    fn results(&self, text: &str, sources: Vec<Value>) -> ToolResult {
+        ToolResult {
+            data: Some(json!({ "sources": sources })),
+            ..ToolResult::text(
+                format!("Web search results for \"{}\":\n\n{text}", self.query),
+                format!("Search results for \"{}\" returned.", self.query),
+            )
+        }
+    }
+
     fn nothing(&self) -> ToolResult {
         ToolResult::text(
             format!("No search results or information found for query: \"{}\"", self.query),
@@ -122,16 +142,15 @@ impl SearchCall {
             Ok(c) => c,
             Err(e) => return self.failed(&e.to_string()),
         };
+        let base = match url::Url::parse(&cs.url) {
+            Ok(u) => u,
+            Err(e) => return self.failed(&format!("invalid Custom Search URL {}: {e}", cs.url)),
+        };
         let mut items: Vec<Value> = Vec::new();
         let mut start = 1;
         while (items.len() as u64) < cs.num {
             let want = (cs.num - items.len() as u64).min(10);
-            let mut url = match url::Url::parse(&cs.url) {
-                Ok(u) => u,
-                Err(e) => {
-                    return self.failed(&format!("invalid Custom Search URL {}: {e}", cs.url))
-                }
-            };
+            let mut url = base.clone();
             url.query_pairs_mut()
                 .append_pair("key", &cs.key)
                 .append_pair("cx", &cs.cx)
@@ -141,7 +160,7 @@ impl SearchCall {
             let req = http.get(url);
             let response = tokio::select! {
                 r = req.send() => r,
-                () = ctx.cancel.cancelled() => return ToolResult::error(ErrorType::Cancelled, "Web search was cancelled.", "Web search was cancelled.", "Search cancelled."),
+                () = ctx.cancel.cancelled() => return Self::cancelled(),
             };
             let response = match response {
                 Ok(r) => r,
@@ -182,17 +201,7 @@ impl SearchCall {
             .iter()
             .map(|it| json!({"title": it.get("title"), "uri": it.get("link")}))
             .collect();
-        ToolResult {
-            data: Some(json!({"sources": list})),
-            ..ToolResult::text(
-                format!(
-                    "Web search results for \"{}\":\n\n{}",
-                    self.query,
-                    untrusted(&lines.join("\n"))
-                ),
-                format!("Search results for \"{}\" returned.", self.query),
-            )
-        }
+        self.results(&untrusted(&lines.join("\n")), list)
     }
 }
 
@@ -211,33 +220,20 @@ impl Invocation for SearchCall {
         };
         let answer = match model.ask(&self.query, Grounding::GoogleSearch, &ctx.cancel).await {
             Ok(a) => a,
-            Err(_) if ctx.cancel.is_cancelled() => {
-                return ToolResult::error(
-                    ErrorType::Cancelled,
-                    "Web search was cancelled.",
-                    "Web search was cancelled.",
-                    "Search cancelled.",
-                )
-            }
+            Err(_) if ctx.cancel.is_cancelled() => return Self::cancelled(),
             Err(e) => return self.failed(&e),
         };
         if answer.text.trim().is_empty() {
             return self.nothing();
         }
         let g = answer.grounding.as_ref();
-        let text = if sources(g).is_empty() {
+        let found = sources(g);
+        let text = if found.is_empty() {
             answer.text.clone()
         } else {
             insert_markers(&answer.text, g, Unit::Utf8) + &sources_block(g, "No URI")
         };
-        let list: Vec<Value> =
-            sources(g).into_iter().map(|(t, u)| json!({"title": t, "uri": u})).collect();
-        ToolResult {
-            data: Some(json!({"sources": list})),
-            ..ToolResult::text(
-                format!("Web search results for \"{}\":\n\n{text}", self.query),
-                format!("Search results for \"{}\" returned.", self.query),
-            )
-        }
+        let list = found.into_iter().map(|(t, u)| json!({"title": t, "uri": u})).collect();
+        self.results(&text, list)
     }
 }

@@ -84,17 +84,24 @@ fn rate_limited(u: &Url) -> bool {
     false
 }
 
+/// `s` cut to `max` characters with `marker` after the cut, if it is longer.
+fn capped(s: String, max: usize, marker: &str) -> String {
+    match s.char_indices().nth(max) {
+        Some((at, _)) => format!("{}{marker}", &s[..at]),
+        None => s,
+    }
+}
+
 /// Cuts each text to a share of the budget, smallest first (water-filling).
 fn share_budget(texts: &mut [(String, String)]) {
-    let mut order: Vec<usize> = (0..texts.len()).collect();
-    order.sort_by_key(|&i| texts[i].1.chars().count());
+    let mut order: Vec<(usize, usize)> =
+        texts.iter().enumerate().map(|(i, t)| (t.1.chars().count(), i)).collect();
+    order.sort_unstable();
     let mut left = BUDGET_CHARS;
-    for (n, &i) in order.iter().enumerate() {
+    for (n, &(len, i)) in order.iter().enumerate() {
         let share = left / (order.len() - n);
-        let len = texts[i].1.chars().count();
         if len > share {
-            let cut: String = texts[i].1.chars().take(share).collect();
-            texts[i].1 = format!("{cut}{TRUNCATED}");
+            texts[i].1 = capped(std::mem::take(&mut texts[i].1), share, TRUNCATED);
             left -= share;
         } else {
             left -= len;
@@ -395,11 +402,7 @@ impl Invocation for DirectCall {
         if f.status >= 400 {
             let headers: serde_json::Map<String, Value> =
                 f.headers.iter().map(|(k, v)| (k.clone(), json!(v))).collect();
-            let mut body = f.text();
-            if body.chars().count() > 10_000 {
-                body = body.chars().take(10_000).collect::<String>()
-                    + "\n\n... [Error response truncated] ...";
-            }
+            let body = capped(f.text(), 10_000, "\n\n... [Error response truncated] ...");
             return ToolResult::text(
                 format!(
                     "Request failed with status {}\nHeaders: {}\nResponse: {body}",
@@ -411,13 +414,7 @@ impl Invocation for DirectCall {
         }
         let mime = f.mime();
         let content_type = f.content_type.clone().unwrap_or_default();
-        let cap = |s: String| -> String {
-            if s.chars().count() > BUDGET_CHARS {
-                s.chars().take(BUDGET_CHARS).collect::<String>() + TRUNCATED
-            } else {
-                s
-            }
-        };
+        let cap = |s: String| capped(s, BUDGET_CHARS, TRUNCATED);
         if mime.starts_with("image/") || mime.starts_with("video/") || mime == "application/pdf" {
             use base64::Engine;
             let data = base64::engine::general_purpose::STANDARD.encode(&f.body);
