@@ -31,14 +31,19 @@ echo "== server scenarios (toolbelt mcp --fixture conformance)"
 "$NODE" "$SUITE" server --url "http://localhost:$PORT/mcp" > "$WORK/server.txt" 2>&1 || status=1
 sed -n '/=== SUMMARY ===/,$p' "$WORK/server.txt"
 echo "== client scenarios (toolbelt mcp probe)"
-# The OAuth scenarios listed pass; not yet: auth/basic-cimd, auth/scope-step-up,
-# auth/scope-retry-limit, auth/pre-registration, auth/2025-03-26-oauth-metadata-backcompat.
+# Every client scenario of the released spec revisions, and the drafts' OAuth ones; not run:
+# the extensions (client credentials, cross-app access), which toolbelt does not implement.
+# The pre-registered client's credentials come from the suite (MCP_CONFORMANCE_CONTEXT); the
+# client metadata document's URL is the one the suite expects a client to host.
+CIMD=https://conformance-test.local/client-metadata.json
 for scenario in initialize tools_call elicitation-sep1034-client-defaults sse-retry \
-  auth/metadata-default auth/metadata-var1 auth/metadata-var2 auth/metadata-var3 \
+  auth/metadata-default auth/metadata-var1 auth/metadata-var2 auth/metadata-var3 auth/basic-cimd \
   auth/scope-from-www-authenticate auth/scope-from-scopes-supported auth/scope-omitted-when-undefined \
+  auth/scope-step-up auth/scope-retry-limit \
   auth/token-endpoint-auth-basic auth/token-endpoint-auth-post auth/token-endpoint-auth-none \
-  auth/2025-03-26-oauth-endpoint-fallback; do
-  if "$NODE" "$SUITE" client --command "$BIN mcp probe" --scenario "$scenario" > "$WORK/client.txt" 2>&1; then
+  auth/pre-registration auth/2025-03-26-oauth-metadata-backcompat auth/2025-03-26-oauth-endpoint-fallback \
+  auth/resource-mismatch auth/offline-access-scope auth/offline-access-not-supported; do
+  if "$NODE" "$SUITE" client --command "$BIN mcp probe --client-metadata-url $CIMD" --scenario "$scenario" > "$WORK/client.txt" 2>&1; then
     echo "✓ $scenario: $(grep -E '^Passed' "$WORK/client.txt")"
   else
     status=1

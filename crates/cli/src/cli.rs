@@ -229,11 +229,26 @@ pub enum McpCommand {
         /// Only print the sign-in URL; do not try to open a browser
         #[arg(long)]
         no_browser: bool,
+        /// Also ask for these scopes (space-separated; may be repeated), beside the
+        /// configured ones and those granted before
+        #[arg(long = "scope", value_name = "SCOPES")]
+        scopes: Vec<String>,
     },
     /// Check a Streamable HTTP MCP server: list its tools and call each with sample arguments
+    /// (signing in with OAuth at once, headless, when the server asks; the client credentials
+    /// default to those of MCP_CONFORMANCE_CONTEXT, which the MCP conformance suite sets)
     Probe {
         /// The server's URL, e.g. http://127.0.0.1:8765/mcp
         url: String,
+        /// A pre-registered OAuth client
+        #[arg(long)]
+        client_id: Option<String>,
+        #[arg(long)]
+        client_secret: Option<String>,
+        /// The HTTPS URL of this client's metadata document (used as the client ID where the
+        /// authorization server accepts such documents)
+        #[arg(long)]
+        client_metadata_url: Option<String>,
     },
 }
 

@@ -124,7 +124,13 @@ async fn list(args: &McpArgs, json: bool) -> anyhow::Result<i32> {
 }
 
 /// `toolbelt mcp auth NAME`: signs in to a server with OAuth, or forgets its tokens.
-async fn auth(args: &McpArgs, name: &str, logout: bool, no_browser: bool) -> anyhow::Result<i32> {
+async fn auth(
+    args: &McpArgs,
+    name: &str,
+    logout: bool,
+    no_browser: bool,
+    scopes: &[String],
+) -> anyhow::Result<i32> {
     let session = match Session::build(&args.session, |_| {}).await {
         Ok(s) => s,
         Err(e) => {
@@ -170,7 +176,9 @@ async fn auth(args: &McpArgs, name: &str, logout: bool, no_browser: bool) -> any
             open_browser(auth_url);
         }
     };
-    match toolbelt_mcp::client::oauth::login(&url, store, &spec.oauth, open).await {
+    let mut options = spec.oauth.clone();
+    options.scopes.extend(scopes.iter().flat_map(|s| s.split_whitespace().map(String::from)));
+    match toolbelt_mcp::client::oauth::login(&url, store, &options, None, open).await {
         Ok(()) => {
             crate::output::out_line(&format!(
                 "Signed in to '{name}'; tokens saved in {}.",
@@ -231,11 +239,22 @@ async fn fixture(args: &McpArgs) -> anyhow::Result<i32> {
 pub async fn run(args: McpArgs) -> anyhow::Result<i32> {
     match &args.command {
         Some(crate::cli::McpCommand::List { json }) => return list(&args, *json).await,
-        Some(crate::cli::McpCommand::Auth { server, logout, no_browser }) => {
-            return auth(&args, server, *logout, *no_browser).await
+        Some(crate::cli::McpCommand::Auth { server, logout, no_browser, scopes }) => {
+            return auth(&args, server, *logout, *no_browser, scopes).await
         }
-        Some(crate::cli::McpCommand::Probe { url }) => {
-            return match toolbelt_mcp::client::probe::probe(url).await {
+        Some(crate::cli::McpCommand::Probe {
+            url,
+            client_id,
+            client_secret,
+            client_metadata_url,
+        }) => {
+            let options = toolbelt_mcp::client::probe::options(
+                client_id.clone(),
+                client_secret.clone(),
+                client_metadata_url.clone(),
+                std::env::var("MCP_CONFORMANCE_CONTEXT").ok().as_deref(),
+            );
+            return match toolbelt_mcp::client::probe::probe(url, &options).await {
                 Ok(results) => {
                     let failed = results.iter().filter(|r| !r.ok).count();
                     for r in &results {

@@ -211,7 +211,7 @@ fn mcp_auth_signs_in_and_the_server_then_connects() {
     assert!(r.stderr.contains("toolbelt mcp auth secure"), "{}", r.stderr);
 
     let mut auth = std::process::Command::new(env!("CARGO_BIN_EXE_toolbelt"))
-        .args(["mcp", "auth", "secure", "--no-browser"])
+        .args(["mcp", "auth", "secure", "--no-browser", "--scope", "files:read files:write"])
         .current_dir(t.root())
         .env("TOOLBELT_HOME", t.home())
         .env("HOME", t.home())
@@ -234,6 +234,14 @@ fn mcp_auth_signs_in_and_the_server_then_connects() {
     let out = auth.wait_with_output().unwrap();
     assert!(out.status.success());
     assert!(String::from_utf8_lossy(&out.stdout).contains("Signed in to 'secure'"));
+    // The scopes given with --scope were asked for.
+    let stats = std::process::Command::new("python3")
+        .args(["-c", "import sys, urllib.request; print(urllib.request.urlopen(sys.argv[1]).read().decode())"])
+        .arg(format!("http://127.0.0.1:{port}/stats"))
+        .output()
+        .unwrap();
+    let stats: serde_json::Value = serde_json::from_slice(&stats.stdout).unwrap();
+    assert_eq!(stats["authorizations"][0]["scope"], "files:read files:write");
 
     let r = crate::toolbelt(&t, &["mcp", "list", "--json"], None);
     assert_eq!(r.json()[0]["state"], "connected", "{}", r.stderr);

@@ -105,7 +105,8 @@ pub struct ServerSpec {
     pub exclude: Vec<String>,
     /// Where OAuth tokens are kept (`~/.toolbelt/mcp-oauth`); none: OAuth is off.
     pub oauth_dir: Option<PathBuf>,
-    /// How to sign in (`oauth.scopes`, `oauth.clientId`, `oauth.clientSecret`).
+    /// How to sign in (`oauth.scopes`, `oauth.clientId`, `oauth.clientSecret`,
+    /// `oauth.clientMetadataUrl`).
     pub oauth: oauth::OAuthOptions,
 }
 
@@ -203,6 +204,10 @@ pub fn spec(s: &McpServerSettings) -> Result<ServerSpec, String> {
             scopes: strings(d.get("oauth").and_then(|o| o.get("scopes"))),
             client_id: d.pointer("/oauth/clientId").and_then(Value::as_str).map(String::from),
             client_secret: d.pointer("/oauth/clientSecret").and_then(Value::as_str).map(expand_env),
+            client_metadata_url: d
+                .pointer("/oauth/clientMetadataUrl")
+                .and_then(Value::as_str)
+                .map(String::from),
         },
     })
 }
@@ -325,13 +330,10 @@ async fn connect_http(
         None => handler.serve(StreamableHttpClientTransport::from_config(config)).await,
     };
     served.map_err(|e| {
-        let text = e.to_string();
-        let hint = if text.contains("Auth required") || text.contains("401") {
-            format!(" — the server wants OAuth: sign in with `toolbelt mcp auth {}`", spec.name)
-        } else {
-            String::new()
-        };
-        format!("cannot connect to {url}: {text}{hint}")
+        let hint = oauth::Refusal::of_initialize(&e)
+            .map(|r| format!(" — {}", r.advice(&spec.name)))
+            .unwrap_or_default();
+        format!("cannot connect to {url}: {e}{hint}")
     })
 }
 
@@ -350,8 +352,12 @@ async fn start(
     let work = async {
         let client = connect(&spec, cwd).await?;
         // Every page, not only the first.
-        let listed =
-            client.list_all_tools().await.map_err(|e| format!("tools/list failed: {e}"))?;
+        let listed = client.list_all_tools().await.map_err(|e| {
+            let hint = oauth::Refusal::of_request(&e)
+                .map(|r| format!(" — {}", r.advice(&spec.name)))
+                .unwrap_or_default();
+            format!("tools/list failed: {e}{hint}")
+        })?;
         Ok::<_, String>((client, listed))
     };
     let (client, listed) = match tokio::time::timeout(connect_timeout, work).await {

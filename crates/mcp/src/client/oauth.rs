@@ -11,10 +11,13 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use async_trait::async_trait;
+use rmcp::service::ClientInitializeError;
 use rmcp::transport::auth::{
-    AuthError, AuthorizationManager, AuthorizationRequest, CredentialStore, OAuthState,
-    StoredCredentials,
+    AuthError, AuthorizationManager, AuthorizationMetadata, AuthorizationRequest,
+    AuthorizationSession, CredentialStore, OAuthState, StoredCredentials, WWWAuthenticateParams,
 };
+use rmcp::transport::streamable_http_client::{AuthRequiredError, InsufficientScopeError};
+use rmcp::ServiceError;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 /// How long `login` waits for the browser to come back.
@@ -95,12 +98,94 @@ pub async fn saved_manager(
     }
 }
 
+/// A server's refusal for want of authorization, with the `WWW-Authenticate` challenge of its
+/// answer: a 401 (sign in) or a 403 `insufficient_scope` (sign in again with more scopes).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Refusal {
+    pub challenge: String,
+    pub insufficient_scope: bool,
+}
+
+impl Refusal {
+    /// The scopes the challenge asks for.
+    pub fn scopes(&self) -> Vec<String> {
+        let base = url::Url::parse("http://localhost/").ok();
+        let params = base.map(|b| WWWAuthenticateParams::parse(&self.challenge, &b));
+        params.and_then(|p| p.scope).map(|s| split_scopes(&s)).unwrap_or_default()
+    }
+
+    /// What the user should do about it, for server `name`.
+    pub fn advice(&self, name: &str) -> String {
+        let scopes = self.scopes();
+        if self.insufficient_scope && !scopes.is_empty() {
+            let list = scopes.join(" ");
+            format!(
+                "the server needs more OAuth scopes ({list}): sign in again with `toolbelt mcp auth {name} --scope '{list}'`"
+            )
+        } else {
+            format!("the server wants an OAuth sign-in: run `toolbelt mcp auth {name}`")
+        }
+    }
+
+    /// The refusal behind an error of rmcp's HTTP transport, found among its sources.
+    pub fn of(error: &(dyn std::error::Error + 'static)) -> Option<Self> {
+        let mut next = Some(error);
+        while let Some(e) = next {
+            if let Some(a) = e.downcast_ref::<AuthRequiredError>() {
+                let challenge = a.www_authenticate_header.clone();
+                return Some(Self { challenge, insufficient_scope: false });
+            }
+            if let Some(s) = e.downcast_ref::<InsufficientScopeError>() {
+                let challenge = s.www_authenticate_header.clone();
+                return Some(Self { challenge, insufficient_scope: true });
+            }
+            next = e.source();
+        }
+        None
+    }
+
+    /// The refusal behind a failed request.
+    pub fn of_request(error: &ServiceError) -> Option<Self> {
+        match error {
+            ServiceError::TransportSend(e) => Self::of(e),
+            _ => None,
+        }
+    }
+
+    /// The refusal behind a failed initialization.
+    pub fn of_initialize(error: &ClientInitializeError) -> Option<Self> {
+        match error {
+            ClientInitializeError::TransportError { error, .. } => Self::of(error),
+            _ => None,
+        }
+    }
+}
+
+fn split_scopes(s: &str) -> Vec<String> {
+    s.split_whitespace().map(String::from).collect()
+}
+
+/// `a` followed by what `b` adds to it.
+fn union(mut a: Vec<String>, b: impl IntoIterator<Item = String>) -> Vec<String> {
+    for s in b {
+        if !a.contains(&s) {
+            a.push(s);
+        }
+    }
+    a
+}
+
 /// Signs in to the server at `url`: `open` is given the authorization URL (to launch a browser
 /// or print it); the flow completes when the browser is redirected to the local callback.
+/// `refusal` is the server's answer that asked for it, if there was one (otherwise the server
+/// is asked with an unauthenticated initialize). The scopes asked for are the configured ones,
+/// those granted before and those the refusal names; none at all lets the SDK choose from the
+/// server's metadata.
 pub async fn login(
     url: &str,
     store: FileCredentialStore,
     options: &OAuthOptions,
+    refusal: Option<&Refusal>,
     open: impl FnOnce(&str),
 ) -> Result<(), String> {
     // Each flow has its own port, so concurrent sign-ins never collide on a callback.
@@ -109,13 +194,15 @@ pub async fn login(
         .map_err(|e| format!("cannot open a local callback port: {e}"))?;
     let port = listener.local_addr().map_err(|e| e.to_string())?.port();
     let redirect = format!("http://127.0.0.1:{port}/oauth/callback");
-    let mut manager =
-        AuthorizationManager::new(url).await.map_err(|e| format!("OAuth set-up failed: {e}"))?;
-    manager.set_credential_store(store);
-    let mut state = OAuthState::Unauthorized(manager);
+    let granted = match store.load().await {
+        Ok(Some(saved)) => saved.granted_scopes,
+        _ => Vec::new(),
+    };
+    let challenged = refusal.map(Refusal::scopes).unwrap_or_default();
+    let scopes = union(union(options.scopes.clone(), granted), challenged);
     let mut request = AuthorizationRequest::new(redirect.clone()).with_client_name("toolbelt");
-    if !options.scopes.is_empty() {
-        request = request.with_scopes(options.scopes.iter().cloned());
+    if !scopes.is_empty() {
+        request = request.with_scopes(scopes);
     }
     if let Some(id) = &options.client_id {
         request = request.with_preregistered_client(id.clone());
@@ -123,11 +210,39 @@ pub async fn login(
             request = request.with_client_secret(secret.clone());
         }
     }
+    if let Some(doc) = &options.client_metadata_url {
+        request = request.with_client_metadata_url(doc.clone());
+    }
     // The server's own 401 names its metadata and the scopes it wants.
-    if let Some(challenge) = challenge(url).await {
+    let challenge = match refusal {
+        Some(r) => Some(r.challenge.clone()),
+        None => challenge(url).await,
+    };
+    if let Some(challenge) = challenge {
         request = request.with_challenge(challenge);
     }
-    state.start_authorization(request).await.map_err(|e| {
+    let new_manager = || async {
+        let mut manager = AuthorizationManager::new(url)
+            .await
+            .map_err(|e| format!("OAuth set-up failed: {e}"))?;
+        manager.set_credential_store(store.clone());
+        Ok::<_, String>(manager)
+    };
+    let mut state = OAuthState::Unauthorized(new_manager().await?);
+    let started = match state.start_authorization(request.clone()).await {
+        Err(AuthError::AuthorizationServerMismatch { expected_issuer, received_issuer }) => {
+            let manager = new_manager().await?;
+            let session = legacy_session(url, manager, request, &expected_issuer, &received_issuer)
+                .await
+                .ok_or_else(|| {
+                    format!("the authorization server's metadata names issuer {received_issuer}, not {expected_issuer}")
+                })?;
+            state = OAuthState::Session(session?);
+            Ok(())
+        }
+        other => other.map_err(|e| e.to_string()),
+    };
+    started.map_err(|e| {
         format!("cannot start OAuth with {url}: {e} (does the server support OAuth discovery?)")
     })?;
     let auth_url = state.get_authorization_url().await.map_err(|e| e.to_string())?;
@@ -143,6 +258,49 @@ pub async fn login(
     Ok(())
 }
 
+/// A server of the 2025-03-26 revision publishes no protected-resource metadata, and serves its
+/// authorization-server metadata at its origin's root, where some name an issuer on a path
+/// of that same origin (`https://host/oauth`), which RFC 8414's check refuses. Such metadata is
+/// accepted only then: no resource metadata led there, and the issuer, the server and the
+/// metadata share one origin, so no other party is named (the same holds when resource
+/// metadata names that origin's root as the authorization server). `None`: not that case.
+async fn legacy_session(
+    url: &str,
+    mut manager: AuthorizationManager,
+    request: AuthorizationRequest,
+    expected_issuer: &str,
+    received_issuer: &str,
+) -> Option<Result<AuthorizationSession, String>> {
+    let server = url::Url::parse(url).ok()?;
+    let origin = server.origin();
+    let expected = url::Url::parse(expected_issuer).ok()?;
+    let received = url::Url::parse(received_issuer).ok()?;
+    let at_root = expected.path().trim_end_matches('/').is_empty();
+    if !at_root || expected.origin() != origin || received.origin() != origin {
+        return None;
+    }
+    let mut metadata_url = server.clone();
+    metadata_url.set_path("/.well-known/oauth-authorization-server");
+    metadata_url.set_query(None);
+    let fetched = async {
+        let r = reqwest::Client::new()
+            .get(metadata_url.clone())
+            .timeout(Duration::from_secs(10))
+            .send()
+            .await
+            .and_then(reqwest::Response::error_for_status)
+            .map_err(|e| e.to_string())?;
+        r.json::<AuthorizationMetadata>().await.map_err(|e| e.to_string())
+    };
+    let metadata = match fetched.await {
+        Ok(m) if m.issuer.as_deref() == Some(received_issuer) => m,
+        Ok(_) => return None,
+        Err(e) => return Some(Err(format!("cannot read {metadata_url}: {e}"))),
+    };
+    manager.set_metadata(metadata);
+    Some(AuthorizationSession::new(manager, request).await.map_err(|(_, e)| e.to_string()))
+}
+
 /// How to sign in, from the server's `oauth` settings.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct OAuthOptions {
@@ -151,6 +309,9 @@ pub struct OAuthOptions {
     /// A client registered beforehand; none: dynamic registration.
     pub client_id: Option<String>,
     pub client_secret: Option<String>,
+    /// The HTTPS URL of this client's metadata document, used as its client ID by
+    /// authorization servers that accept such documents instead of registration.
+    pub client_metadata_url: Option<String>,
 }
 
 /// The `WWW-Authenticate` header of the server's answer to an unauthenticated initialize.

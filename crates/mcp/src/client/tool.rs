@@ -79,6 +79,17 @@ struct McpCall {
     conn: Arc<Connection>,
 }
 
+impl McpCall {
+    /// The message of a call that failed, with what to do when the server wants a sign-in or
+    /// more OAuth scopes.
+    fn failed(&self, e: &rmcp::ServiceError) -> String {
+        let hint = super::oauth::Refusal::of_request(e)
+            .map(|r| format!(" — {}", r.advice(&self.server)))
+            .unwrap_or_default();
+        format!("MCP tool '{}' on server '{}' failed: {e}{hint}", self.original, self.server)
+    }
+}
+
 #[async_trait]
 impl Invocation for McpCall {
     fn description(&self) -> String {
@@ -106,8 +117,7 @@ impl Invocation for McpCall {
         {
             Ok(h) => h,
             Err(e) => {
-                let msg =
-                    format!("MCP tool '{}' on server '{}' failed: {e}", self.original, self.server);
+                let msg = self.failed(&e);
                 return ToolResult::error(
                     ErrorType::McpToolError,
                     msg.clone(),
@@ -176,10 +186,7 @@ impl Invocation for McpCall {
                 self.server,
                 serde_json::to_string(&other).unwrap_or_default()
             )),
-            Ok(Err(e)) => failure(format!(
-                "MCP tool '{}' on server '{}' failed: {e}",
-                self.original, self.server
-            )),
+            Ok(Err(e)) => failure(self.failed(&e)),
             Err(msg) => failure(msg),
         }
     }

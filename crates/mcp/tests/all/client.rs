@@ -256,6 +256,152 @@ fn oauth_fixture(expires_s: u32) -> (std::process::Child, String) {
     http_fixture("oauth_server.py", &["--expires", &expires_s.to_string()])
 }
 
+/// What the OAuth fixture saw: the authorization requests (client ID and scope) and the number
+/// of dynamic registrations.
+async fn oauth_stats(base: &str) -> (Vec<(String, String)>, u64) {
+    let v: Value = reqwest::get(format!("{base}/stats")).await.unwrap().json().await.unwrap();
+    let auths = v["authorizations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| {
+            (a["client_id"].as_str().unwrap().to_string(), a["scope"].as_str().unwrap().to_string())
+        })
+        .collect();
+    (auths, v["registrations"].as_u64().unwrap())
+}
+
+/// Signs in to `url` as `toolbelt mcp auth` does, with the fixture approving at once.
+async fn sign_in(
+    url: &str,
+    store: &toolbelt_mcp::client::oauth::FileCredentialStore,
+    options: &toolbelt_mcp::client::oauth::OAuthOptions,
+) -> Result<(), String> {
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let login = toolbelt_mcp::client::oauth::login(url, store.clone(), options, None, move |u| {
+        let _ = tx.send(u.to_string());
+    });
+    let browser = async move {
+        if let Ok(u) = rx.await {
+            browse(u).await;
+        }
+    };
+    tokio::join!(login, browser).0
+}
+
+fn kill(mut child: std::process::Child) {
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+#[tokio::test]
+async fn a_call_refused_for_want_of_scopes_names_them_and_a_new_sign_in_adds_them() {
+    let (child, base) = http_fixture("oauth_server.py", &["--call-scopes", "mcp:basic mcp:write"]);
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("{base}/mcp");
+    let server = ServerSpec {
+        oauth_dir: Some(dir.path().to_path_buf()),
+        ..remote("secure", Transport::Http { url: url.clone(), headers: Default::default() })
+    };
+    let store = server.oauth_store().unwrap();
+    // The first sign-in asks for what the server's 401 names: mcp:basic.
+    sign_in(&url, &store, &Default::default()).await.unwrap();
+    let c = clients(vec![server.clone()]).await;
+    assert!(matches!(c.servers[0].1, ServerState::Connected { .. }), "{:?}", c.servers);
+    let r = call(&c, "mcp_secure_whoami", json!({}), ctx()).await;
+    let error = r.error.expect("a 403 is an error");
+    assert!(
+        error.message.contains("needs more OAuth scopes (mcp:basic mcp:write)")
+            && error.message.contains("`toolbelt mcp auth secure --scope 'mcp:basic mcp:write'`"),
+        "{}",
+        error.message
+    );
+    c.shutdown().await;
+
+    // `toolbelt mcp auth secure --scope mcp:write`: the scopes granted before are kept.
+    let options = toolbelt_mcp::client::oauth::OAuthOptions {
+        scopes: vec!["mcp:write".into()],
+        ..Default::default()
+    };
+    sign_in(&url, &store, &options).await.unwrap();
+    let (auths, _) = oauth_stats(&base).await;
+    let scopes: Vec<&str> = auths.iter().map(|(_, s)| s.as_str()).collect();
+    assert_eq!(scopes, ["mcp:basic", "mcp:write mcp:basic"]);
+    let c = clients(vec![server]).await;
+    let r = call(&c, "mcp_secure_whoami", json!({}), ctx()).await;
+    assert!(r.error.is_none(), "{:?}", r.error);
+    assert!(format!("{:?}", r.llm_content).contains("at-2"), "{:?}", r.llm_content);
+    c.shutdown().await;
+    kill(child);
+}
+
+#[tokio::test]
+async fn the_probe_signs_in_again_for_more_scopes_and_gives_up_after_three_refusals() {
+    use toolbelt_mcp::client::probe::probe;
+    let (child, base) = http_fixture("oauth_server.py", &["--call-scopes", "mcp:basic mcp:write"]);
+    let probed = probe(&format!("{base}/mcp"), &Default::default()).await.unwrap();
+    assert_eq!(probed.len(), 1);
+    assert!(probed[0].ok, "{probed:?}");
+    let (auths, _) = oauth_stats(&base).await;
+    let scopes: Vec<&str> = auths.iter().map(|(_, s)| s.as_str()).collect();
+    assert_eq!(scopes, ["mcp:basic", "mcp:basic mcp:write"]);
+    kill(child);
+
+    let (child, base) = http_fixture("oauth_server.py", &["--never-enough"]);
+    let e = probe(&format!("{base}/mcp"), &Default::default()).await.unwrap_err();
+    assert!(e.contains("the server still refuses after 3 sign-ins"), "{e}");
+    let (auths, _) = oauth_stats(&base).await;
+    assert_eq!(auths.len(), 3, "{auths:?}");
+    kill(child);
+}
+
+#[tokio::test]
+async fn pre_registered_clients_and_client_metadata_documents_replace_registration() {
+    use toolbelt_mcp::client::probe::{options, probe};
+    let (child, base) = http_fixture("oauth_server.py", &["--preregistered", "pre-id:pre-secret"]);
+    // The conformance suite's way of handing over the credentials.
+    let context = r#"{"name": "auth/pre-registration", "client_id": "pre-id", "client_secret": "pre-secret"}"#;
+    let with_context = options(None, None, None, Some(context));
+    let probed = probe(&format!("{base}/mcp"), &with_context).await.unwrap();
+    assert!(probed[0].ok, "{probed:?}");
+    let (auths, registrations) = oauth_stats(&base).await;
+    assert_eq!((auths[0].0.as_str(), registrations), ("pre-id", 0));
+    // Wrong credentials: the token endpoint refuses, and the probe says so.
+    let wrong = options(Some("pre-id".into()), Some("nope".into()), None, Some(context));
+    let e = probe(&format!("{base}/mcp"), &wrong).await.unwrap_err();
+    assert!(e.contains("OAuth sign-in failed"), "{e}");
+    kill(child);
+
+    let (child, base) = http_fixture("oauth_server.py", &["--cimd"]);
+    let document = "https://toolbelt.example/oauth/client.json";
+    let probed =
+        probe(&format!("{base}/mcp"), &options(None, None, Some(document.into()), None)).await;
+    assert!(probed.unwrap()[0].ok);
+    let (auths, registrations) = oauth_stats(&base).await;
+    assert_eq!((auths[0].0.as_str(), registrations), (document, 0));
+    kill(child);
+}
+
+#[tokio::test]
+async fn legacy_metadata_is_accepted_from_the_servers_own_origin_only() {
+    use toolbelt_mcp::client::probe::probe;
+    // 2025-03-26: no resource metadata; the root's metadata names <origin>/oauth as issuer.
+    let (child, base) = http_fixture("oauth_server.py", &["--legacy"]);
+    let probed = probe(&format!("{base}/mcp"), &Default::default()).await.unwrap();
+    assert!(probed[0].ok, "{probed:?}");
+    kill(child);
+    // The same metadata naming an issuer elsewhere is refused.
+    let (child, base) = http_fixture("oauth_server.py", &["--foreign-issuer"]);
+    let e = probe(&format!("{base}/mcp"), &Default::default()).await.unwrap_err();
+    assert!(
+        e.contains("the authorization server's metadata names issuer http://evil.example"),
+        "{e}"
+    );
+    let (auths, _) = oauth_stats(&base).await;
+    assert!(auths.is_empty(), "{auths:?}");
+    kill(child);
+}
+
 /// Plays the browser: follows the authorization URL's redirect to the local callback.
 async fn browse(url: String) {
     let r = reqwest::get(&url).await.unwrap();
@@ -279,7 +425,7 @@ async fn oauth_sign_in_saves_tokens_that_later_connections_use_and_refresh() {
     let store = server.oauth_store().unwrap();
     let (tx, rx) = tokio::sync::oneshot::channel();
     let options = toolbelt_mcp::client::oauth::OAuthOptions::default();
-    let login = toolbelt_mcp::client::oauth::login(&url, store.clone(), &options, move |u| {
+    let login = toolbelt_mcp::client::oauth::login(&url, store.clone(), &options, None, move |u| {
         let _ = tx.send(u.to_string());
     });
     let browser = async move { browse(rx.await.unwrap()).await };

@@ -350,7 +350,10 @@ async fn probe_calls_every_tool_of_an_http_server() {
         .await;
     });
     let addr = rx.await.unwrap();
-    let results = toolbelt_mcp::client::probe::probe(&format!("http://{addr}/mcp")).await.unwrap();
+    let results =
+        toolbelt_mcp::client::probe::probe(&format!("http://{addr}/mcp"), &Default::default())
+            .await
+            .unwrap();
     let ok = |name: &str| results.iter().find(|r| r.tool == name).unwrap().ok;
     assert!(
         ok("test_simple_text")
