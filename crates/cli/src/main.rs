@@ -20,7 +20,11 @@ fn main() {
         }
     };
     init_logging();
-    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .on_thread_park(toolbelt_mcp::server::stdio::before_park)
+        .build()
+    {
         Ok(r) => r,
         Err(e) => {
             output::err_line(&format!("toolbelt: cannot start the async runtime: {e}"));

@@ -78,6 +78,61 @@ async fn stdio_serves_the_builtin_tools() {
     client.cancel().await.unwrap();
 }
 
+/// CPU time (user + system, in clock ticks) a process has used so far.
+#[cfg(target_os = "linux")]
+fn cpu_ticks(pid: u32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    // Fields after the command name (which is in parentheses): state is the 1st, utime the
+    // 12th and stime the 13th.
+    let after = &stat[stat.rfind(')').unwrap() + 2..];
+    let fields: Vec<&str> = after.split(' ').collect();
+    fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap()
+}
+
+/// After each answer the stdio server polls briefly for the next request instead of going
+/// straight to sleep; calls in a row are answered, and once they stop it uses no CPU.
+#[cfg(target_os = "linux")]
+#[test]
+fn stdio_server_answers_calls_in_a_row_and_then_idles() {
+    use std::io::BufRead;
+    let t = TempTree::new();
+    t.file("notes.txt", "line one\n");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_toolbelt"))
+        .arg("mcp")
+        .current_dir(t.root())
+        .env("TOOLBELT_HOME", t.home())
+        .env("HOME", t.home())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
+    writeln!(stdin, "{init}").unwrap();
+    stdout.read_line(&mut line).unwrap();
+    writeln!(stdin, r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#).unwrap();
+    for id in 1..=300 {
+        let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": "read_file", "arguments": {"file_path": "notes.txt"}}});
+        writeln!(stdin, "{call}").unwrap();
+        line.clear();
+        stdout.read_line(&mut line).unwrap();
+        let answer: serde_json::Value = serde_json::from_str(&line).unwrap();
+        assert_eq!(answer["id"], id);
+        assert_eq!(answer["result"]["content"][0]["text"], "line one\n", "{line}");
+    }
+    let before = cpu_ticks(child.id());
+    std::thread::sleep(Duration::from_secs(1));
+    let idle = cpu_ticks(child.id()) - before;
+    // A clock tick is 10 ms: polling on after the last answer would show up as ~100.
+    assert!(idle <= 2, "{idle} ticks of CPU in one idle second");
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+}
+
 #[tokio::test]
 async fn yolo_mode_serves_everything() {
     let t = TempTree::new();
