@@ -182,6 +182,7 @@ impl ServerHandler for ToolbeltServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
+        let _running = stdio::RunningCall::start();
         let conn = self.connection(&context.peer);
         let n = self.next_id.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let call_id = format!("mcp_{}_{n}", request.name);

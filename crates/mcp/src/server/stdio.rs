@@ -10,12 +10,13 @@
 //! A client that calls tools one after another sends its next request a few tens of
 //! microseconds after reading an answer. Sleeping in the meantime costs the most on virtual
 //! machines, where an idle CPU is halted and waking it again takes about as long as the whole
-//! call. So after writing an answer, before the runtime goes to sleep, [`before_park`] polls
-//! stdin for up to [`ANSWER_POLL`], yielding the CPU between polls (to the client itself when
-//! both share a CPU): at most that much CPU time per answer, nothing while idle.
+//! call. So after writing an answer, when no call is running any more, [`before_park`] polls
+//! stdin for up to [`ANSWER_POLL`] before the runtime goes to sleep, yielding the CPU between
+//! polls (to the client itself when both share a CPU): at most that much CPU time per answer,
+//! none for progress notifications of a running call, none while idle.
 
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -27,11 +28,30 @@ pub const ANSWER_POLL: Duration = Duration::from_micros(50);
 /// Set by the writer when it has written an answer; the next [`before_park`] takes it.
 static ANSWERED: AtomicBool = AtomicBool::new(false);
 
-/// The runtime's park hook (`on_thread_park`): after an answer on the non-blocking stdio,
-/// waits up to [`ANSWER_POLL`] for the next request before the thread sleeps. Returns at once
-/// otherwise, and as soon as stdin is readable.
+/// Tool calls being run (by any transport; the poll only matters for stdio).
+static RUNNING: AtomicUsize = AtomicUsize::new(0);
+
+/// Marks a tool call as running until dropped.
+pub(crate) struct RunningCall;
+
+impl RunningCall {
+    pub(crate) fn start() -> Self {
+        RUNNING.fetch_add(1, Ordering::Relaxed);
+        Self
+    }
+}
+
+impl Drop for RunningCall {
+    fn drop(&mut self) {
+        RUNNING.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// The runtime's park hook (`on_thread_park`): after an answer on the non-blocking stdio, with
+/// no call running, waits up to [`ANSWER_POLL`] for the next request before the thread sleeps.
+/// Returns at once otherwise, and as soon as stdin is readable.
 pub fn before_park() {
-    if !ANSWERED.swap(false, Ordering::Relaxed) {
+    if !ANSWERED.swap(false, Ordering::Relaxed) || RUNNING.load(Ordering::Relaxed) > 0 {
         return;
     }
     #[cfg(unix)]
@@ -43,7 +63,7 @@ pub fn before_park() {
     }
 }
 
-/// A writer that marks each write as an answer for [`before_park`].
+/// A writer that marks each write as a possible answer for [`before_park`].
 struct Answering<W>(W);
 
 impl<W: AsyncWrite + Unpin> AsyncWrite for Answering<W> {
