@@ -109,6 +109,7 @@ pub struct Refusal {
 impl Refusal {
     /// The scopes the challenge asks for.
     pub fn scopes(&self) -> Vec<String> {
+        // The base only resolves a relative `resource_metadata`, which is not used here.
         let base = url::Url::parse("http://localhost/").ok();
         let params = base.map(|b| WWWAuthenticateParams::parse(&self.challenge, &b));
         params.and_then(|p| p.scope).map(|s| split_scopes(&s)).unwrap_or_default()
@@ -261,9 +262,8 @@ pub async fn login(
 /// A server of the 2025-03-26 revision publishes no protected-resource metadata, and serves its
 /// authorization-server metadata at its origin's root, where some name an issuer on a path
 /// of that same origin (`https://host/oauth`), which RFC 8414's check refuses. Such metadata is
-/// accepted only then: no resource metadata led there, and the issuer, the server and the
-/// metadata share one origin, so no other party is named (the same holds when resource
-/// metadata names that origin's root as the authorization server). `None`: not that case.
+/// accepted only when it was looked for at the root of the server's origin and the issuer it
+/// names is on that origin too, so that no other party is named. `None`: not that case.
 async fn legacy_session(
     url: &str,
     mut manager: AuthorizationManager,
