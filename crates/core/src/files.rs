@@ -28,15 +28,11 @@ pub fn atomic_write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     Ok(())
 }
 
-/// Replaces `path` with `text` (creating its folder): written next to it, then renamed over it.
-/// For toolbelt's own state files (saved approvals, trusted folders).
-pub fn replace_file(path: &Path, text: &[u8]) -> std::io::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir)?;
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-    std::fs::write(&tmp, text)?;
-    std::fs::rename(&tmp, path)
+/// [`atomic_write`], creating the file's folder first: for toolbelt's own state files (saved
+/// approvals, trusted folders, OAuth tokens). A new file is private to the user (0600).
+pub fn replace_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    std::fs::create_dir_all(path.parent().unwrap_or(Path::new(".")))?;
+    atomic_write(path, bytes)
 }
 
 /// FNV-1a, 64 bits, of a byte sequence (stable across runs and platforms).

@@ -30,17 +30,23 @@ impl Run {
     }
 }
 
-/// Runs `toolbelt ARGS` in the tree's root, with stdin from `input` (not a terminal).
-pub fn toolbelt(tree: &TempTree, args: &[&str], input: Option<&str>) -> Run {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_toolbelt"))
-        .args(args)
+/// `toolbelt ARGS` in the tree's root, with the tree's home as toolbelt's and the user's.
+pub fn command(tree: &TempTree, args: &[&str]) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_toolbelt"));
+    c.args(args)
         .current_dir(tree.root())
         .env("TOOLBELT_HOME", tree.home())
         // No ~/.gemini settings or policies of the machine's user leak into a test.
         .env("HOME", tree.home())
         .env_remove("TOOLBELT_TRUST_WORKSPACE")
         .env_remove("TOOLBELT_TOOL_CALL_TIMEOUT_MS")
-        .env_remove("TOOLBELT_ALLOW_SENSITIVE_PATHS")
+        .env_remove("TOOLBELT_ALLOW_SENSITIVE_PATHS");
+    c
+}
+
+/// Runs `toolbelt ARGS` in the tree's root, with stdin from `input` (not a terminal).
+pub fn toolbelt(tree: &TempTree, args: &[&str], input: Option<&str>) -> Run {
+    let mut child = command(tree, args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

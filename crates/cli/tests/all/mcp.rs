@@ -21,12 +21,8 @@ fn command(t: &TempTree, extra: &[&str]) -> tokio::process::Command {
 
 /// Starts `toolbelt mcp --http 127.0.0.1:0 EXTRA...` and returns it with the URL it announced.
 fn http_server(t: &TempTree, extra: &[&str]) -> (std::process::Child, String) {
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_toolbelt"))
-        .args(["mcp", "--http", "127.0.0.1:0"])
+    let mut child = crate::command(t, &["mcp", "--http", "127.0.0.1:0"])
         .args(extra)
-        .current_dir(t.root())
-        .env("TOOLBELT_HOME", t.home())
-        .env("HOME", t.home())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
@@ -97,11 +93,7 @@ fn stdio_server_answers_calls_in_a_row_and_then_idles() {
     use std::io::BufRead;
     let t = TempTree::new();
     t.file("notes.txt", "line one\n");
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_toolbelt"))
-        .arg("mcp")
-        .current_dir(t.root())
-        .env("TOOLBELT_HOME", t.home())
-        .env("HOME", t.home())
+    let mut child = crate::command(&t, &["mcp"])
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .spawn()
@@ -265,15 +257,14 @@ fn mcp_auth_signs_in_and_the_server_then_connects() {
     assert_eq!(r.json()[0]["state"], "failed");
     assert!(r.stderr.contains("toolbelt mcp auth secure"), "{}", r.stderr);
 
-    let mut auth = std::process::Command::new(env!("CARGO_BIN_EXE_toolbelt"))
-        .args(["mcp", "auth", "secure", "--no-browser", "--scope", "files:read files:write"])
-        .current_dir(t.root())
-        .env("TOOLBELT_HOME", t.home())
-        .env("HOME", t.home())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut auth = crate::command(
+        &t,
+        &["mcp", "auth", "secure", "--no-browser", "--scope", "files:read files:write"],
+    )
+    .stdout(std::process::Stdio::piped())
+    .stderr(std::process::Stdio::piped())
+    .spawn()
+    .unwrap();
     let mut stderr = std::io::BufReader::new(auth.stderr.take().unwrap());
     let mut url = String::new();
     while !url.trim_start().starts_with("http") {

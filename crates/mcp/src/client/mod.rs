@@ -330,9 +330,7 @@ async fn connect_http(
         None => handler.serve(StreamableHttpClientTransport::from_config(config)).await,
     };
     served.map_err(|e| {
-        let hint = oauth::Refusal::of_initialize(&e)
-            .map(|r| format!(" — {}", r.advice(&spec.name)))
-            .unwrap_or_default();
+        let hint = oauth::Refusal::hint(oauth::Refusal::of_initialize(&e), &spec.name);
         format!("cannot connect to {url}: {e}{hint}")
     })
 }
@@ -353,9 +351,7 @@ async fn start(
         let client = connect(&spec, cwd).await?;
         // Every page, not only the first.
         let listed = client.list_all_tools().await.map_err(|e| {
-            let hint = oauth::Refusal::of_request(&e)
-                .map(|r| format!(" — {}", r.advice(&spec.name)))
-                .unwrap_or_default();
+            let hint = oauth::Refusal::hint(oauth::Refusal::of_request(&e), &spec.name);
             format!("tools/list failed: {e}{hint}")
         })?;
         Ok::<_, String>((client, listed))

@@ -66,8 +66,7 @@ impl CredentialStore for FileCredentialStore {
     async fn save(&self, credentials: StoredCredentials) -> Result<(), AuthError> {
         let bytes = serde_json::to_vec_pretty(&credentials).map_err(store_error)?;
         // A new file gets the temporary file's 0600; a replaced one keeps its permissions.
-        std::fs::create_dir_all(self.path.parent().unwrap_or(Path::new(".")))
-            .and_then(|()| toolbelt_core::files::atomic_write(&self.path, &bytes))
+        toolbelt_core::files::replace_file(&self.path, &bytes)
             .map_err(|e| store_error(format!("{}: {e}", self.path.display())))
     }
 
@@ -80,6 +79,17 @@ impl CredentialStore for FileCredentialStore {
     }
 }
 
+/// A manager for the server at `url` that keeps its tokens in `store`.
+pub async fn manager(
+    url: &str,
+    store: FileCredentialStore,
+) -> Result<AuthorizationManager, String> {
+    let mut manager =
+        AuthorizationManager::new(url).await.map_err(|e| format!("OAuth set-up failed: {e}"))?;
+    manager.set_credential_store(store);
+    Ok(manager)
+}
+
 /// A manager with the saved tokens of a server, if there are any.
 pub async fn saved_manager(
     url: &str,
@@ -88,9 +98,7 @@ pub async fn saved_manager(
     if !store.exists() {
         return Ok(None);
     }
-    let mut manager =
-        AuthorizationManager::new(url).await.map_err(|e| format!("OAuth set-up failed: {e}"))?;
-    manager.set_credential_store(store);
+    let mut manager = manager(url, store).await?;
     match manager.initialize_from_store().await {
         Ok(true) => Ok(Some(manager)),
         Ok(false) => Ok(None),
@@ -126,6 +134,12 @@ impl Refusal {
         } else {
             format!("the server wants an OAuth sign-in: run `toolbelt mcp auth {name}`")
         }
+    }
+
+    /// ` — <advice>` for server `name` when there was a refusal, else nothing: the tail of an
+    /// error message.
+    pub fn hint(refusal: Option<Self>, name: &str) -> String {
+        refusal.map(|r| format!(" — {}", r.advice(name))).unwrap_or_default()
     }
 
     /// The refusal behind an error of rmcp's HTTP transport, found among its sources.
@@ -222,18 +236,11 @@ pub async fn login(
     if let Some(challenge) = challenge {
         request = request.with_challenge(challenge);
     }
-    let new_manager = || async {
-        let mut manager = AuthorizationManager::new(url)
-            .await
-            .map_err(|e| format!("OAuth set-up failed: {e}"))?;
-        manager.set_credential_store(store.clone());
-        Ok::<_, String>(manager)
-    };
-    let mut state = OAuthState::Unauthorized(new_manager().await?);
+    let mut state = OAuthState::Unauthorized(manager(url, store.clone()).await?);
     let started = match state.start_authorization(request.clone()).await {
         Err(AuthError::AuthorizationServerMismatch { expected_issuer, received_issuer }) => {
-            let manager = new_manager().await?;
-            let session = legacy_session(url, manager, request, &expected_issuer, &received_issuer)
+            let fresh = manager(url, store).await?;
+            let session = legacy_session(url, fresh, request, &expected_issuer, &received_issuer)
                 .await
                 .ok_or_else(|| {
                     format!("the authorization server's metadata names issuer {received_issuer}, not {expected_issuer}")

@@ -147,10 +147,7 @@ impl SignIn {
     async fn transport(
         &self,
     ) -> Result<StreamableHttpClientTransport<AuthClient<reqwest::Client>>, String> {
-        let mut manager = rmcp::transport::auth::AuthorizationManager::new(self.url.as_str())
-            .await
-            .map_err(|e| format!("OAuth set-up failed: {e}"))?;
-        manager.set_credential_store(self.store.clone());
+        let manager = super::oauth::manager(&self.url, self.store.clone()).await?;
         let client = AuthClient::new(reqwest::Client::new(), manager);
         let config = StreamableHttpClientTransportConfig::with_uri(self.url.clone());
         Ok(StreamableHttpClientTransport::with_client(client, config))

@@ -83,9 +83,8 @@ impl McpCall {
     /// The message of a call that failed, with what to do when the server wants a sign-in or
     /// more OAuth scopes.
     fn failed(&self, e: &rmcp::ServiceError) -> String {
-        let hint = super::oauth::Refusal::of_request(e)
-            .map(|r| format!(" — {}", r.advice(&self.server)))
-            .unwrap_or_default();
+        use super::oauth::Refusal;
+        let hint = Refusal::hint(Refusal::of_request(e), &self.server);
         format!("MCP tool '{}' on server '{}' failed: {e}{hint}", self.original, self.server)
     }
 }
