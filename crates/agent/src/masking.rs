@@ -1,4 +1,4 @@
-//! History masking (engine-spec 8.3): before each model request, old function responses
+//! History masking: before each model request, old function responses
 //! beyond the newest ~50,000 tokens of tool output are saved to files and replaced by a short
 //! preview with the file's path, once at least ~30,000 tokens can be saved that way. The
 //! latest turn and the responses of question/plan tools are never masked.

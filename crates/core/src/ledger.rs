@@ -1,6 +1,7 @@
 //! What the model has seen of each file in this session, so edits can tell when a file changed
 //! on disk behind its back.
 
+use crate::sync::LockExt;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -30,15 +31,12 @@ pub struct FileLedger {
 impl FileLedger {
     /// Records the content the model now knows for `path`.
     pub fn record(&self, path: &Path, bytes: &[u8]) {
-        self.seen
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(path.to_path_buf(), fingerprint(bytes));
+        self.seen.locked().insert(path.to_path_buf(), fingerprint(bytes));
     }
 
     /// `true` when the model saw this file and its content has changed since.
     pub fn is_stale(&self, path: &Path, current: &[u8]) -> bool {
-        let seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
+        let seen = self.seen.locked();
         seen.get(path).is_some_and(|f| *f != fingerprint(current))
     }
 }

@@ -3,6 +3,7 @@
 //! - [`tool`]: the `Tool` / `Invocation` traits, declarations, model families
 //! - [`result`]: `ToolResult`, content parts, upstream's error types
 //! - [`schema`]: argument validation with Ajv-compatible messages
+//! - [`names`]: tool names the engine and policy share (aliases, the MCP prefix, shell names)
 //! - [`registry`]: the read-only tool registry, legacy aliases, "did you mean"
 //! - [`scheduler`]: build -> policy -> confirmation -> execution, with deadlines and cancellation
 //! - [`shell`]: shell commands parsed with the bash grammar, wrappers, safe and dangerous lists
@@ -22,6 +23,7 @@ pub mod hooks;
 pub mod kind;
 pub mod ledger;
 pub mod model;
+pub mod names;
 pub mod policy;
 pub mod registry;
 pub mod response;
@@ -30,6 +32,7 @@ pub mod scheduler;
 pub mod schema;
 pub mod settings;
 pub mod shell;
+pub mod sync;
 pub mod testing;
 pub mod tool;
 pub mod truncate;

@@ -5,12 +5,10 @@ use std::sync::{Arc, OnceLock};
 
 use serde_json::Value;
 
+use crate::names;
 use crate::result::ErrorType;
 use crate::schema::ParamValidator;
 use crate::tool::{Declaration, Invocation, ModelFamily, Tool, ToolEnv};
-
-/// Names models trained on older versions still call (`search_file_content` is `grep_search`).
-pub const LEGACY_ALIASES: &[(&str, &str)] = &[("search_file_content", "grep_search")];
 
 #[derive(Debug, thiserror::Error)]
 pub enum RegistryError {
@@ -99,12 +97,10 @@ impl Registry {
     }
 
     fn index(&self, name: &str) -> Option<usize> {
-        self.by_name.get(name).copied().or_else(|| {
-            LEGACY_ALIASES
-                .iter()
-                .find(|(old, _)| *old == name)
-                .and_then(|(_, new)| self.by_name.get(*new).copied())
-        })
+        self.by_name
+            .get(name)
+            .copied()
+            .or_else(|| self.by_name.get(names::canonical(name)).copied())
     }
 
     /// Registered names in registration order.

@@ -1,5 +1,6 @@
 //! Small tools with predictable behaviour, for the engine's tests and benchmarks.
 
+use crate::sync::LockExt;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -198,11 +199,7 @@ impl Invocation for FakeInvocation {
             Behaviour::Panic => panic!("fake tool panicked on {}", self.text),
             Behaviour::Big { n } => ToolResult::text("x".repeat(*n), ""),
         };
-        self.journal.runs.lock().unwrap_or_else(|e| e.into_inner()).push((
-            self.text.clone(),
-            started,
-            Instant::now(),
-        ));
+        self.journal.runs.locked().push((self.text.clone(), started, Instant::now()));
         result
     }
 }

@@ -91,6 +91,20 @@ pub trait Tool: Send + Sync {
     fn server_name(&self) -> Option<&str> {
         None
     }
+    /// Whether this call changes the world: a mutating call never runs alongside others.
+    /// Default: the tool's [`Kind`].
+    fn is_mutating(&self, _args: &Value) -> bool {
+        self.kind().is_mutating()
+    }
+    /// Whether this call waits until every earlier call of its batch has finished. Default:
+    /// upstream's `wait_for_previous` argument, which any tool may be sent.
+    fn waits_for_previous(&self, args: &Value) -> bool {
+        args.get(crate::names::WAIT_FOR_PREVIOUS).and_then(Value::as_bool).unwrap_or(false)
+    }
+    /// What an "always allow" answer for this tool covers (upstream's policy update options).
+    fn always_allow(&self) -> AlwaysAllow {
+        AlwaysAllow::default()
+    }
     /// MCP tool annotations (e.g. `readOnlyHint`), matched by policy rules.
     fn annotations(&self) -> Option<&serde_json::Map<String, Value>> {
         None
@@ -104,6 +118,28 @@ pub trait Tool: Send + Sync {
     /// Checks values the schema cannot express and binds typed parameters.
     /// The error string is what the model receives.
     fn build(&self, params: Value, env: &ToolEnv) -> Result<Box<dyn Invocation>, String>;
+}
+
+/// What an "always allow" answer covers: the scope of the session rule it adds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum AlwaysScope {
+    /// Every call of the tool.
+    #[default]
+    Tool,
+    /// Calls with the same value of this argument; without the argument nothing is remembered.
+    Argument(&'static str),
+    /// Shell commands with the same root commands as the command in this argument; an
+    /// unparsable command is not remembered.
+    CommandRoots(&'static str),
+}
+
+/// How a tool's approvals are remembered.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AlwaysAllow {
+    /// What the session rule covers.
+    pub scope: AlwaysScope,
+    /// "Always allow" also switches the session to `auto_edit` (upstream's edit tools).
+    pub enables_auto_edit: bool,
 }
 
 /// A place a call touches, for front ends.

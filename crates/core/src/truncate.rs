@@ -1,4 +1,4 @@
-//! Output truncation (engine-spec 8.1): text over the threshold keeps its first 20% and last 80%
+//! Output truncation: text over the threshold keeps its first 20% and last 80%
 //! and the full text is saved to a file the notice names.
 
 use std::path::{Path, PathBuf};

@@ -1,4 +1,4 @@
-//! Tools discovered by a command (engine-spec 2.3): `tools.discoveryCommand` prints function
+//! Tools discovered by a command: `tools.discoveryCommand` prints function
 //! declarations as JSON; each becomes `discovered_tool_<name>`, run through
 //! `tools.callCommand <name>` with the arguments as JSON on stdin. Unlike upstream, discovery
 //! and calls have a timeout and a cancelled call kills its process.

@@ -4,6 +4,7 @@
 use async_trait::async_trait;
 use serde_json::{json, Value};
 use toolbelt_core::result::{ErrorType, ToolResult};
+use toolbelt_core::tool::{AlwaysAllow, AlwaysScope};
 use toolbelt_core::tool::{Declaration, ExecContext, Invocation, ModelFamily, Tool, ToolEnv};
 use toolbelt_core::Kind;
 
@@ -20,6 +21,9 @@ impl Tool for UnsupportedShell {
     }
     fn kind(&self) -> Kind {
         Kind::Execute
+    }
+    fn always_allow(&self) -> AlwaysAllow {
+        AlwaysAllow { scope: AlwaysScope::CommandRoots("command"), enables_auto_edit: false }
     }
     fn declaration(&self, _family: ModelFamily) -> Declaration {
         Declaration {

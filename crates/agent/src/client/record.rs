@@ -6,6 +6,7 @@ use std::collections::VecDeque;
 use std::io::Write;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
+use toolbelt_core::sync::LockExt;
 
 use async_trait::async_trait;
 use tokio_util::sync::CancellationToken;
@@ -53,7 +54,7 @@ impl ModelClient for Recorder {
     ) -> Result<ModelTurn, ModelError> {
         let turn = self.inner.generate(request, on_event, cancel).await?;
         let line = serde_json::to_string(&turn).map_err(|e| ModelError::Replay(e.to_string()))?;
-        let mut f = self.file.lock().unwrap_or_else(|e| e.into_inner());
+        let mut f = self.file.locked();
         if let Err(e) = writeln!(f, "{line}").and_then(|()| f.flush()) {
             tracing::warn!("cannot write the session recording: {e}");
         }
@@ -107,9 +108,9 @@ impl ModelClient for Replay {
         if cancel.is_cancelled() {
             return Err(ModelError::Cancelled.into());
         }
-        let mut served = self.served.lock().unwrap_or_else(|e| e.into_inner());
+        let mut served = self.served.locked();
         *served += 1;
-        let Some(turn) = self.turns.lock().unwrap_or_else(|e| e.into_inner()).pop_front() else {
+        let Some(turn) = self.turns.locked().pop_front() else {
             return Err(ModelError::Replay(format!(
                 "{}: no recorded answer left for model call {} (the session went differently from the recording)",
                 self.name, *served

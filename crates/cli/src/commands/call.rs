@@ -45,7 +45,7 @@ pub async fn run(args: CallArgs) -> anyhow::Result<i32> {
             return Ok(EXIT_USAGE);
         }
     };
-    if args.tool.starts_with("mcp_") {
+    if toolbelt_core::names::is_mcp(&args.tool) {
         if let Err(e) = session.connect_mcp().await {
             err_line(&format!("toolbelt: {e:#}"));
             return Ok(EXIT_USAGE);

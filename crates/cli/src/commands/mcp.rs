@@ -2,6 +2,7 @@
 //! carries only the protocol; logs go to stderr. SIGHUP reloads settings and policies.
 
 use std::sync::Arc;
+use toolbelt_core::sync::{LockExt, RwLockExt};
 
 use rmcp::ServiceExt;
 use tokio_util::sync::CancellationToken;
@@ -61,8 +62,8 @@ fn reload_on_hangup(
             }
             match parts(&args).await {
                 Ok((p, s)) => {
-                    *shared.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(p);
-                    services.lock().unwrap_or_else(|e| e.into_inner()).push(s);
+                    *shared.writing() = Arc::new(p);
+                    services.locked().push(s);
                     tracing::warn!("settings and policies reloaded");
                 }
                 Err(e) => warn(&format!("reload failed, keeping the previous settings: {e:#}")),
@@ -328,7 +329,7 @@ pub async fn run(args: McpArgs) -> anyhow::Result<i32> {
         None => serve_stdio(shared, stop.clone()).await,
     };
     stop.cancel();
-    let kept: Vec<_> = all_services.lock().unwrap_or_else(|e| e.into_inner()).drain(..).collect();
+    let kept: Vec<_> = all_services.locked().drain(..).collect();
     for s in kept {
         s.services.shutdown(grace).await;
         if let Some(m) = &s.mcp {

@@ -121,7 +121,7 @@ async fn check(
             return Ok(EXIT_USAGE);
         }
     };
-    if tool.starts_with("mcp_") {
+    if toolbelt_core::names::is_mcp(&tool) {
         session.connect_mcp().await?;
     }
     let interactive = session.interactive;

@@ -1,4 +1,4 @@
-//! Hooks (engine-spec 6): commands that see every tool call before it runs (`BeforeTool`) and
+//! Hooks: commands that see every tool call before it runs (`BeforeTool`) and
 //! its result after (`AfterTool`), as Gemini CLI runs them: JSON on stdin, JSON or an exit code
 //! back. A hook can block a call, rewrite its arguments, ask for confirmation, stop the agent,
 //! add context to the result, or request a tail call. Each hook has a timeout (60 s) and a

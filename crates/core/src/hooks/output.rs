@@ -1,4 +1,4 @@
-//! One hook's output (engine-spec 6.3) and the merge of several (6.5).
+//! One hook's output and the merge of several hooks' outputs.
 
 use serde_json::{Map, Value};
 

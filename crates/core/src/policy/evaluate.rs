@@ -6,7 +6,7 @@ use serde_json::{Map, Value};
 
 use super::rule::{ApprovalMode, Decision, Rule};
 use super::stringify::stable_stringify;
-use crate::registry::LEGACY_ALIASES;
+use crate::names::{self, LEGACY_ALIASES, MCP_PREFIX};
 
 /// The call as policy sees it.
 #[derive(Clone, Copy, Debug)]
@@ -69,7 +69,7 @@ pub(super) fn evaluate_at(
     ctx: &PolicyContext<'_>,
     depth: usize,
 ) -> Verdict {
-    let shell = crate::shell::SHELL_TOOL_NAMES.contains(&call.name).then(|| {
+    let shell = names::SHELL_TOOL_NAMES.contains(&call.name).then(|| {
         let command = call.args.get("command").and_then(Value::as_str).unwrap_or("");
         (command, call.args.get("dir_path").and_then(Value::as_str))
     });
@@ -182,7 +182,7 @@ pub(super) fn may_apply(rule: &Rule, name: &str, server_name: Option<&str>) -> b
 }
 
 fn server_from_name(name: &str) -> Option<String> {
-    let rest = name.strip_prefix("mcp_")?;
+    let rest = name.strip_prefix(MCP_PREFIX)?;
     let (server, tool) = rest.split_once('_')?;
     (!server.is_empty() && !tool.is_empty()).then(|| server.to_string())
 }
@@ -253,11 +253,11 @@ fn name_matches(rule: &Rule, name: &str, server: Option<&str>) -> bool {
         return true;
     }
     if pat.contains('*') {
-        if pat == "mcp_*" {
+        if pat == names::MCP_WILDCARD {
             return server.is_some();
         }
-        if let Some(srv) = pat.strip_prefix("mcp_").and_then(|r| r.strip_suffix("_*")) {
-            return server == Some(srv) && name.starts_with(&format!("mcp_{srv}_"));
+        if let Some(srv) = pat.strip_prefix(MCP_PREFIX).and_then(|r| r.strip_suffix("_*")) {
+            return server == Some(srv) && name.starts_with(&names::mcp_tool(srv, ""));
         }
         return wildcard(pat, name);
     }
@@ -266,11 +266,11 @@ fn name_matches(rule: &Rule, name: &str, server: Option<&str>) -> bool {
     }
     let Some(srv) = server else { return false };
     if let Some(m) = &rule.mcp_name {
-        if !pat.starts_with("mcp_") && name == format!("mcp_{m}_{pat}") {
+        if !names::is_mcp(pat) && name == names::mcp_tool(m, pat) {
             return true;
         }
     }
-    pat.starts_with("mcp_") && pat == format!("mcp_{srv}_{name}")
+    names::is_mcp(pat) && pat == names::mcp_tool(srv, name)
 }
 
 /// `*` matches any run of characters (upstream compares such names literally, so its

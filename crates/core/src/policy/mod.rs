@@ -9,6 +9,7 @@ pub mod sources;
 mod stringify;
 pub mod toml;
 
+use crate::sync::{LockExt, RwLockExt};
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex, RwLock};
@@ -100,15 +101,15 @@ impl PolicyEngine {
 
     /// Adds a rule (e.g. a session "always allow"), keeping the order.
     pub fn add_rule(&self, rule: Rule) {
-        let mut rules = self.rules.write().unwrap_or_else(|e| e.into_inner());
+        let mut rules = self.rules.writing();
         rules.push(rule);
         sort_rules(&mut rules);
-        self.by_tool.lock().unwrap_or_else(|e| e.into_inner()).clear();
+        self.by_tool.locked().clear();
     }
 
     /// A copy of the current rules, in evaluation order.
     pub fn rules(&self) -> Vec<Rule> {
-        self.rules.read().unwrap_or_else(|e| e.into_inner()).clone()
+        self.rules.reading().clone()
     }
 
     /// The session facts rules are matched against, in `mode`.
@@ -123,7 +124,7 @@ impl PolicyEngine {
         }
     }
 
-    /// The tools policy denies whatever their arguments in `mode` (engine-spec 4.8): they are
+    /// The tools policy denies whatever their arguments in `mode`: they are
     /// left out of the declarations the model sees.
     pub fn excluded_tools<'a>(
         &self,
@@ -131,7 +132,7 @@ impl PolicyEngine {
         mode: ApprovalMode,
     ) -> Vec<String> {
         let ctx = self.context(mode);
-        let rules = self.rules.read().unwrap_or_else(|e| e.into_inner());
+        let rules = self.rules.reading();
         tools
             .into_iter()
             .filter(|t| sources::is_excluded(t, &rules, &ctx))
@@ -150,8 +151,8 @@ impl PolicyEngine {
     fn rules_for(&self, name: &str, server: Option<&str>) -> Arc<[Rule]> {
         /// Past this many names the cache starts again (names come from the registry).
         const MAX_NAMES: usize = 4096;
-        let rules = self.rules.read().unwrap_or_else(|e| e.into_inner());
-        let mut cache = self.by_tool.lock().unwrap_or_else(|e| e.into_inner());
+        let rules = self.rules.reading();
+        let mut cache = self.by_tool.locked();
         if let Some(hit) = cache
             .get(name)
             .and_then(|v| v.iter().find(|(s, _)| s.as_deref() == server))

@@ -26,7 +26,7 @@ impl SavedRule {
     /// What the rule allows, in words.
     pub fn summary(&self) -> String {
         let tool = match &self.mcp_name {
-            Some(m) => format!("mcp_{m}_{}", self.tool_name),
+            Some(m) => crate::names::mcp_tool(m, &self.tool_name),
             None => self.tool_name.clone(),
         };
         let what = match (&self.command_prefix, &self.args_pattern) {
@@ -167,9 +167,11 @@ fn render(rule: &Rule, tool: &str) -> String {
 pub fn save(file: &Path, rule: &Rule) -> std::io::Result<()> {
     let text = std::fs::read_to_string(file).unwrap_or_default();
     let tool = match &rule.mcp_name {
-        Some(m) => {
-            rule.tool_name.strip_prefix(&format!("mcp_{m}_")).unwrap_or(&rule.tool_name).to_string()
-        }
+        Some(m) => rule
+            .tool_name
+            .strip_prefix(&crate::names::mcp_tool(m, ""))
+            .unwrap_or(&rule.tool_name)
+            .to_string(),
         None => rule.tool_name.clone(),
     };
     let pattern = if rule.command_prefix.is_some() {

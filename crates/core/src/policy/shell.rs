@@ -1,4 +1,4 @@
-//! The shell part of the policy engine (engine-spec 4.4-4.6): heuristics that turn "ask" into
+//! The shell part of the policy engine: heuristics that turn "ask" into
 //! "allow" for known-safe commands and "allow" into "ask" for dangerous ones, and the compound
 //! check that makes a command as strict as its strictest sub-command.
 //!

@@ -1,4 +1,4 @@
-//! Where a session's rules come from (engine-spec 4.7): the bundled defaults (tier 1), the
+//! Where a session's rules come from: the bundled defaults (tier 1), the
 //! workspace folders (tier 3, trusted folders only for rules that allow), the user folders and
 //! `--policy` paths (tier 4), the admin folders (tier 5, only when owned by root and not
 //! writable by others), and rules derived from settings at upstream's tier-4 fractions. Also
@@ -11,6 +11,7 @@ use serde_json::{Map, Value};
 use super::rule::{ApprovalMode, Decision, Rule, Tier};
 use super::toml::{command_prefix_pattern, load_path, Loaded};
 use super::{default_rules, evaluate::rule_matches_ignoring_args, ArgsPattern, PolicyContext};
+use crate::names;
 use crate::settings::ToolSettings;
 
 /// The policy folders and files of a session.
@@ -95,8 +96,6 @@ pub fn load_sources(s: &PolicySources) -> Loaded {
     out
 }
 
-const SHELL_ALIASES: &[&str] = &["run_shell_command", "ShellTool", "Shell"];
-
 /// `name(args)` -> (name, Some(args)).
 fn split_call(entry: &str) -> (&str, Option<&str>) {
     match entry.split_once('(') {
@@ -109,16 +108,16 @@ fn rule(tool: &str, decision: Decision, priority: f64, source: &str) -> Rule {
     Rule::new(tool, decision, priority, source)
 }
 
-/// Rules derived from settings, at upstream's priorities (engine-spec 4.7's table).
+/// Rules derived from settings, at upstream's priorities.
 pub fn settings_rules(t: &ToolSettings, interactive: bool) -> Vec<Rule> {
     let src = "Settings";
     let not_plan = vec![ApprovalMode::Default, ApprovalMode::AutoEdit, ApprovalMode::Yolo];
     let mut out = Vec::new();
     for s in &t.mcp_excluded {
         let mut r = if s == "*" {
-            rule("mcp_*", Decision::Deny, 4.9, src)
+            rule(names::MCP_WILDCARD, Decision::Deny, 4.9, src)
         } else {
-            let mut r = rule(&format!("mcp_{s}_*"), Decision::Deny, 4.9, src);
+            let mut r = rule(&names::mcp_server_wildcard(s), Decision::Deny, 4.9, src);
             r.mcp_name = Some(s.clone());
             r
         };
@@ -135,13 +134,17 @@ pub fn settings_rules(t: &ToolSettings, interactive: bool) -> Vec<Rule> {
     }
     for e in &t.confirmation_required {
         let (name, _) = split_call(e);
-        let name = if SHELL_ALIASES.contains(&name) { "run_shell_command" } else { name };
+        let name = if names::SHELL_SETTING_NAMES.contains(&name) {
+            names::SHELL_TOOL_NAMES[0]
+        } else {
+            name
+        };
         out.push(rule(name, Decision::AskUser, 4.35, src));
     }
     let mut shell_narrowed = false;
     for e in &t.allowed {
         let (name, args) = split_call(e);
-        if SHELL_ALIASES.contains(&name) {
+        if names::SHELL_SETTING_NAMES.contains(&name) {
             if let Some(prefix) = args.map(str::trim).filter(|a| !a.is_empty()) {
                 let mut r = rule("run_shell_command", Decision::Allow, 4.3, src);
                 if let Ok(p) = ArgsPattern::new(command_prefix_pattern(prefix)) {
@@ -172,14 +175,14 @@ pub fn settings_rules(t: &ToolSettings, interactive: bool) -> Vec<Rule> {
     }
     for s in &t.mcp_servers {
         if s.definition.get("trust").and_then(Value::as_bool) == Some(true) {
-            let mut r = rule(&format!("mcp_{}_*", s.name), Decision::Allow, 4.2, src);
+            let mut r = rule(&names::mcp_server_wildcard(&s.name), Decision::Allow, 4.2, src);
             r.mcp_name = Some(s.name.clone());
             r.modes = not_plan.clone();
             out.push(r);
         }
     }
     for s in &t.mcp_allowed {
-        let mut r = rule(&format!("mcp_{s}_*"), Decision::Allow, 4.1, src);
+        let mut r = rule(&names::mcp_server_wildcard(s), Decision::Allow, 4.1, src);
         r.mcp_name = Some(s.clone());
         r.modes = not_plan.clone();
         out.push(r);
@@ -195,7 +198,7 @@ pub struct ToolFacts<'a> {
     pub annotations: Option<&'a Map<String, Value>>,
 }
 
-/// Whether policy denies the tool whatever its arguments (engine-spec 4.8). `rules` must be in
+/// Whether policy denies the tool whatever its arguments. `rules` must be in
 /// evaluation order ([`super::sort_rules`]). The first rule
 /// that applies ignoring arguments decides — with an args pattern and not deny: kept; with an
 /// args pattern and deny: look further; without: excluded iff deny. No rule: excluded iff the

@@ -285,8 +285,8 @@ fn compile(
     for tool in &raw.tool_names {
         let tool_name = match raw.mcp_name.as_deref() {
             None => tool.clone(),
-            Some("*") if tool == "*" => "mcp_*".to_string(),
-            Some(m) => format!("mcp_{m}_{tool}"),
+            Some("*") if tool == "*" => crate::names::MCP_WILDCARD.to_string(),
+            Some(m) => crate::names::mcp_tool(m, tool),
         };
         for (pattern, prefix) in &compiled {
             out.push(Rule {

@@ -1,38 +1,19 @@
-//! "Always allow" answers become session rules, narrowed to what was approved.
+//! "Always allow" answers become session rules, narrowed to what the tool says an approval
+//! covers ([`AlwaysScope`]).
 
 use serde_json::Value;
 
 use crate::approver::Outcome;
 use crate::policy::toml::{command_prefix_pattern, escape_regex};
 use crate::policy::{ApprovalMode, ArgsPattern, Decision, Rule};
-
-/// The parameter an approval of a tool is narrowed to (upstream's `getPolicyUpdateOptions`).
-fn narrowing_param(tool: &str) -> Option<&'static str> {
-    match tool {
-        "read_file" | "write_file" | "replace" => Some("file_path"),
-        "list_directory" => Some("dir_path"),
-        "glob" | "grep_search" | "search_file_content" => Some("pattern"),
-        "read_many_files" => Some("include"),
-        _ => None,
-    }
-}
-
-/// Tools whose approvals must be narrowed; without narrowing no rule is added.
-const MUST_NARROW: &[&str] = &[
-    "glob",
-    "grep_search",
-    "read_many_files",
-    "read_file",
-    "list_directory",
-    "write_file",
-    "replace",
-    "run_shell_command",
-];
+use crate::tool::AlwaysScope;
 
 /// The rules an outcome adds, if any. Session approvals sit at 3.95, saved ones at 4.95.
+/// `tool` is the name the call used, `scope` what the tool says an approval covers.
 pub fn rules_for(
     outcome: Outcome,
     tool: &str,
+    scope: AlwaysScope,
     server: Option<&str>,
     args: &Value,
     mode: ApprovalMode,
@@ -47,32 +28,27 @@ pub fn rules_for(
     if let Some(srv) = server {
         rule.mcp_name = Some(srv.to_string());
         if outcome == Outcome::ProceedAlwaysServer {
-            rule.tool_name = format!("mcp_{srv}_*");
+            rule.tool_name = crate::names::mcp_server_wildcard(srv);
         }
         return Some(vec![rule]);
     }
-    if crate::shell::SHELL_TOOL_NAMES.contains(&tool) {
-        return shell_rules(rule, args);
+    match scope {
+        AlwaysScope::Tool => Some(vec![rule]),
+        AlwaysScope::CommandRoots(param) => shell_rules(rule, param, args),
+        AlwaysScope::Argument(param) => {
+            let value = args.get(param)?;
+            let encoded = serde_json::to_string(value).ok()?;
+            let pattern = format!("\\x00{}\\x00", escape_regex(&format!("\"{param}\":{encoded}")));
+            rule.args_pattern = Some(ArgsPattern::new(pattern).ok()?);
+            Some(vec![rule])
+        }
     }
-    let pattern = if let Some(param) = narrowing_param(tool) {
-        let value = args.get(param)?;
-        let encoded = serde_json::to_string(value).ok()?;
-        Some(format!("\\x00{}\\x00", escape_regex(&format!("\"{param}\":{encoded}"))))
-    } else {
-        None
-    };
-    match pattern {
-        Some(p) => rule.args_pattern = Some(ArgsPattern::new(p).ok()?),
-        None if MUST_NARROW.contains(&tool) => return None,
-        None => {}
-    }
-    Some(vec![rule])
 }
 
 /// One rule per root command of the (wrapper-stripped) command, allowing redirection when the
 /// approved command redirected. An unparsable command adds nothing.
-fn shell_rules(template: Rule, args: &Value) -> Option<Vec<Rule>> {
-    let command = crate::shell::strip_shell_wrapper(args.get("command").and_then(Value::as_str)?);
+fn shell_rules(template: Rule, param: &str, args: &Value) -> Option<Vec<Rule>> {
+    let command = crate::shell::strip_shell_wrapper(args.get(param).and_then(Value::as_str)?);
     let mut roots = crate::shell::command_roots(&command);
     let mut seen = std::collections::HashSet::new();
     roots.retain(|r| seen.insert(r.clone()));
@@ -98,13 +74,21 @@ mod tests {
     use crate::policy::{evaluate, PolicyCall, PolicyContext};
     use serde_json::json;
 
+    const FILE: AlwaysScope = AlwaysScope::Argument("file_path");
+
     #[test]
     fn file_approvals_are_narrowed_to_that_path_and_actually_match() {
         let args = json!({"file_path": "src/a.rs", "content": "x"});
-        let rule =
-            rules_for(Outcome::ProceedAlways, "write_file", None, &args, ApprovalMode::Default)
-                .unwrap()
-                .remove(0);
+        let rule = rules_for(
+            Outcome::ProceedAlways,
+            "write_file",
+            FILE,
+            None,
+            &args,
+            ApprovalMode::Default,
+        )
+        .unwrap()
+        .remove(0);
         assert_eq!(
             rule.modes,
             vec![ApprovalMode::Default, ApprovalMode::AutoEdit, ApprovalMode::Yolo]
@@ -128,6 +112,7 @@ mod tests {
         let rules = rules_for(
             Outcome::ProceedAlways,
             "run_shell_command",
+            AlwaysScope::CommandRoots("command"),
             None,
             &json!({"command": "bash -c 'git status && npm test > log'"}),
             ApprovalMode::Default,
@@ -161,6 +146,7 @@ mod tests {
         assert!(rules_for(
             Outcome::ProceedAlways,
             "read_file",
+            FILE,
             None,
             &json!({}),
             ApprovalMode::Default
@@ -169,6 +155,7 @@ mod tests {
         assert!(rules_for(
             Outcome::ProceedOnce,
             "write_todos",
+            AlwaysScope::Tool,
             None,
             &json!({}),
             ApprovalMode::Default
@@ -177,6 +164,7 @@ mod tests {
         let r = rules_for(
             Outcome::ProceedAlwaysAndSave,
             "write_todos",
+            AlwaysScope::Tool,
             None,
             &json!({}),
             ApprovalMode::Default,
@@ -187,6 +175,7 @@ mod tests {
         let r = rules_for(
             Outcome::ProceedAlwaysServer,
             "mcp_gh_issues",
+            AlwaysScope::Tool,
             Some("gh"),
             &json!({}),
             ApprovalMode::Plan,

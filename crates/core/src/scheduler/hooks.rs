@@ -1,6 +1,7 @@
-//! Hooks around calls (engine-spec 6.6, 3.8): BeforeTool before policy, AfterTool after a
+//! Hooks around calls: BeforeTool before policy, AfterTool after a
 //! returned result, and the tail calls AfterTool may ask for.
 
+use crate::sync::LockExt;
 use std::time::Instant;
 
 use tokio_util::sync::CancellationToken;
@@ -21,8 +22,7 @@ impl Scheduler {
         cancel: &CancellationToken,
     ) -> Vec<CompletedCall> {
         for done in &mut out {
-            let tail =
-                self.tails.lock().unwrap_or_else(|e| e.into_inner()).remove(&done.request.call_id);
+            let tail = self.tails.locked().remove(&done.request.call_id);
             let Some((name, args)) = tail else { continue };
             if done.request.tail_depth >= MAX_TAIL_CALLS {
                 tracing::warn!(call = %done.request.call_id, "tail call chain longer than {MAX_TAIL_CALLS}; stopped");
@@ -134,10 +134,7 @@ impl Scheduler {
         let call = HookCall { name: &p.request.name, args: &p.built.args, original_name: original };
         let after = hooks.after_tool(&call, &result).await;
         if let Some(tail) = after.tail {
-            self.tails
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .insert(p.request.call_id.clone(), tail);
+            self.tails.locked().insert(p.request.call_id.clone(), tail);
         }
         if let Some(reason) = after.stop {
             return Err((ToolError::new(ErrorType::StopExecution, reason), result));

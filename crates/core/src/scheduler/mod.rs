@@ -11,6 +11,7 @@ mod events;
 mod hooks;
 mod outcome;
 
+use crate::sync::LockExt;
 use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
 use std::path::PathBuf;
@@ -189,12 +190,12 @@ impl Scheduler {
     }
 
     pub fn mode(&self) -> ApprovalMode {
-        *self.mode.lock().unwrap_or_else(|e| e.into_inner())
+        *self.mode.locked()
     }
 
     /// Cancels one pending or running call. Returns whether it was found.
     pub fn cancel_call(&self, call_id: &str) -> bool {
-        let mut active = self.active.lock().unwrap_or_else(|e| e.into_inner());
+        let mut active = self.active.locked();
         match active.get_mut(call_id) {
             Some((token, reason)) => {
                 reason.get_or_insert(REASON_USER);
@@ -208,13 +209,13 @@ impl Scheduler {
     /// Cancels every pending and running call of every batch.
     pub fn cancel_all(&self) {
         {
-            let mut active = self.active.lock().unwrap_or_else(|e| e.into_inner());
+            let mut active = self.active.locked();
             for (token, reason) in active.values_mut() {
                 reason.get_or_insert(REASON_USER);
                 token.cancel();
             }
         }
-        for b in self.batches.lock().unwrap_or_else(|e| e.into_inner()).values() {
+        for b in self.batches.locked().values() {
             b.cancel();
         }
     }
@@ -233,9 +234,9 @@ impl Scheduler {
     ) -> Vec<CompletedCall> {
         let batch = cancel.child_token();
         let batch_id = self.next_batch.fetch_add(1, Ordering::Relaxed);
-        self.batches.lock().unwrap_or_else(|e| e.into_inner()).insert(batch_id, batch.clone());
+        self.batches.locked().insert(batch_id, batch.clone());
         {
-            let mut active = self.active.lock().unwrap_or_else(|e| e.into_inner());
+            let mut active = self.active.locked();
             for r in &requests {
                 active.insert(r.call_id.clone(), (batch.child_token(), None));
             }
@@ -274,7 +275,7 @@ impl Scheduler {
             }
             i = end;
         }
-        self.batches.lock().unwrap_or_else(|e| e.into_inner()).remove(&batch_id);
+        self.batches.locked().remove(&batch_id);
         let out: Vec<CompletedCall> = slots
             .into_iter()
             .map(|s| match s {
@@ -284,7 +285,7 @@ impl Scheduler {
             })
             .collect();
         {
-            let mut active = self.active.lock().unwrap_or_else(|e| e.into_inner());
+            let mut active = self.active.locked();
             for c in &out {
                 active.remove(&c.request.call_id);
             }
@@ -293,31 +294,17 @@ impl Scheduler {
     }
 
     fn reason_for(&self, id: &str, default: &'static str) -> &'static str {
-        self.active
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(id)
-            .and_then(|(_, r)| *r)
-            .unwrap_or(default)
+        self.active.locked().get(id).and_then(|(_, r)| *r).unwrap_or(default)
     }
 
     fn token_for(&self, call_id: &str) -> CancellationToken {
-        self.active
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(call_id)
-            .map(|(t, _)| t.clone())
-            .unwrap_or_default()
+        self.active.locked().get(call_id).map(|(t, _)| t.clone()).unwrap_or_default()
     }
 
     fn parallel(&self, slot: &Slot) -> bool {
         let Slot::Ready(p) = slot else { return false };
         let b = &p.built;
-        let name = b.tool.name();
-        let waits = b.args.get("wait_for_previous").and_then(Value::as_bool).unwrap_or(false);
-        !b.tool.kind().is_mutating()
-            && !matches!(name, "update_topic" | "replace" | "write_file")
-            && !waits
+        !b.tool.is_mutating(&b.args) && !b.tool.waits_for_previous(&b.args)
     }
 
     /// Build phase: unknown tools and invalid arguments end here.
@@ -505,8 +492,15 @@ impl Scheduler {
     fn remember(&self, outcome: Outcome, p: &Pending) {
         let b = &p.built;
         let mode = self.mode();
-        let rules =
-            always::rules_for(outcome, &p.request.name, b.tool.server_name(), &b.args, mode);
+        let always = b.tool.always_allow();
+        let rules = always::rules_for(
+            outcome,
+            &p.request.name,
+            always.scope,
+            b.tool.server_name(),
+            &b.args,
+            mode,
+        );
         for rule in rules.into_iter().flatten() {
             if outcome == Outcome::ProceedAlwaysAndSave {
                 let file = self.env.config.home_dir.join("policies").join("auto-saved.toml");
@@ -517,10 +511,10 @@ impl Scheduler {
             self.policy.add_rule(rule);
         }
         if matches!(outcome, Outcome::ProceedAlways | Outcome::ProceedAlwaysAndSave)
-            && matches!(b.tool.name(), "replace" | "write_file")
+            && always.enables_auto_edit
             && mode < ApprovalMode::AutoEdit
         {
-            *self.mode.lock().unwrap_or_else(|e| e.into_inner()) = ApprovalMode::AutoEdit;
+            *self.mode.locked() = ApprovalMode::AutoEdit;
         }
     }
 

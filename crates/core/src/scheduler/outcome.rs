@@ -81,7 +81,7 @@ impl Scheduler {
     }
 
     /// Cancelled while running but the tool returned: its output plus the cancellation error.
-    /// The engine's truncation (engine-spec 8.1) for tools that opt in; returns where the full
+    /// The engine's truncation for tools that opt in; returns where the full
     /// text is.
     pub(super) fn bound_output(
         &self,

@@ -11,4 +11,4 @@ pub use parse::{command_roots, has_redirection, parse_command, CommandDetail, Pa
 pub use words::{has_command_substitution, split_words, strip_shell_wrapper};
 
 /// The tool names that are shell tools for policy purposes.
-pub const SHELL_TOOL_NAMES: &[&str] = &["run_shell_command", "ShellTool"];
+pub use crate::names::SHELL_TOOL_NAMES;

@@ -2,6 +2,7 @@
 //! `.git/info/exclude`, only inside git repositories) and `.geminiignore` at the root, with the
 //! `ignore` crate's gitignore matcher. Per-directory files are loaded lazily and cached.
 
+use crate::sync::LockExt;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -86,7 +87,7 @@ impl IgnoreService {
     }
 
     fn gitignore_in(&self, dir: &Path) -> Option<Arc<Gitignore>> {
-        let mut cache = self.per_dir.lock().unwrap_or_else(|e| e.into_inner());
+        let mut cache = self.per_dir.locked();
         cache
             .entry(dir.to_path_buf())
             .or_insert_with(|| load(dir, &dir.join(".gitignore")).map(Arc::new))

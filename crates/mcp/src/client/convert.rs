@@ -1,4 +1,4 @@
-//! An MCP tool result as the model receives it (engine-spec 2.8): text wrapped as untrusted
+//! An MCP tool result as the model receives it: text wrapped as untrusted
 //! content, images and audio as inline data with a note, resources and links described;
 //! `isError` becomes an `mcp_tool_error`.
 

@@ -1,12 +1,14 @@
-//! Tool names for MCP tools (engine-spec 2.7): `mcp_<server>_<tool>`, characters outside
+//! Tool names for MCP tools: `mcp_<server>_<tool>`, characters outside
 //! `[A-Za-z0-9_\-.:]` replaced by `_`, and names over 63 characters shortened to the first 30,
 //! `...` and the last 30.
+
+use toolbelt_core::names;
 
 pub const MAX_NAME: usize = 63;
 
 pub fn qualified_name(server: &str, tool: &str) -> String {
     let raw = format!("{server}_{tool}");
-    let raw = if raw.starts_with("mcp_") { raw } else { format!("mcp_{raw}") };
+    let raw = if names::is_mcp(&raw) { raw } else { format!("{}{raw}", names::MCP_PREFIX) };
     let mut name: String = raw
         .chars()
         .map(|c| if c.is_ascii_alphanumeric() || "_-.:".contains(c) { c } else { '_' })

@@ -3,6 +3,7 @@
 //! elicitation-capable client the session is headless and nothing is ever asked here.
 
 use std::sync::Mutex;
+use toolbelt_core::sync::LockExt;
 
 use async_trait::async_trait;
 use rmcp::model::{ElicitRequestParams, ElicitationAction, ElicitationSchema, EnumSchema};
@@ -23,11 +24,11 @@ pub struct ElicitingApprover {
 
 impl ElicitingApprover {
     pub fn set_peer(&self, peer: Peer<RoleServer>) {
-        *self.peer.lock().unwrap_or_else(|e| e.into_inner()) = Some(peer);
+        *self.peer.locked() = Some(peer);
     }
 
     fn peer(&self) -> Option<Peer<RoleServer>> {
-        self.peer.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        self.peer.locked().clone()
     }
 }
 

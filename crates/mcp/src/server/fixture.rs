@@ -8,6 +8,7 @@
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use toolbelt_core::sync::LockExt;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
@@ -40,7 +41,7 @@ pub struct ConformanceServer {
 
 impl ConformanceServer {
     async fn log(&self, peer: &Peer<RoleServer>, level: &str, message: &str) {
-        let min = self.level.lock().unwrap_or_else(|e| e.into_inner()).unwrap_or(0);
+        let min = self.level.locked().unwrap_or(0);
         let rank = LEVELS.iter().position(|l| *l == level).unwrap_or(0);
         if rank < min {
             return;
@@ -292,7 +293,7 @@ impl ServerHandler for ConformanceServer {
         request: SubscribeRequestParams,
         _c: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        self.subscriptions.lock().unwrap_or_else(|e| e.into_inner()).push(request.uri.to_string());
+        self.subscriptions.locked().push(request.uri.to_string());
         Ok(())
     }
 
@@ -302,10 +303,7 @@ impl ServerHandler for ConformanceServer {
         request: UnsubscribeRequestParams,
         _c: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        self.subscriptions
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .retain(|u| u.as_str() != request.uri.as_ref() as &str);
+        self.subscriptions.locked().retain(|u| u.as_str() != request.uri.as_ref() as &str);
         Ok(())
     }
 
@@ -386,8 +384,7 @@ impl ServerHandler for ConformanceServer {
             .ok()
             .and_then(|v| v.get("level").and_then(Value::as_str).map(String::from))
             .unwrap_or_default();
-        *self.level.lock().unwrap_or_else(|e| e.into_inner()) =
-            LEVELS.iter().position(|l| *l == level);
+        *self.level.locked() = LEVELS.iter().position(|l| *l == level);
         Ok(())
     }
 }

@@ -13,6 +13,7 @@ pub mod stdio;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
+use toolbelt_core::sync::{LockExt, RwLockExt};
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ListToolsResult,
@@ -74,10 +75,6 @@ pub struct ToolbeltServer {
     next_id: Arc<std::sync::atomic::AtomicU64>,
 }
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
-
 impl ToolbeltServer {
     pub fn new(parts: SharedParts) -> Self {
         Self {
@@ -92,8 +89,8 @@ impl ToolbeltServer {
     /// The connection's scheduler, made on first use from what the client declared (and again
     /// after the parts were reloaded).
     fn connection(&self, peer: &Peer<RoleServer>) -> Arc<Connection> {
-        let parts = self.parts.read().unwrap_or_else(|e| e.into_inner()).clone();
-        let mut slot = lock(&self.connection);
+        let parts = self.parts.reading().clone();
+        let mut slot = self.connection.locked();
         if let Some(c) = slot.as_ref().filter(|c| Arc::ptr_eq(&c.parts, &parts)) {
             return c.clone();
         }
@@ -108,7 +105,7 @@ impl ToolbeltServer {
             let progress = self.progress.clone();
             let sink = Arc::new(move |e: &Event| {
                 let Event::Output { call_id, chunk } = e else { return };
-                let mut map = lock(&progress);
+                let mut map = progress.locked();
                 let Some((token, peer, n)) = map.get_mut(call_id) else { return };
                 *n += 1.0;
                 let param =
@@ -192,14 +189,14 @@ impl ServerHandler for ToolbeltServer {
             .map(Value::Object)
             .unwrap_or_else(|| Value::Object(Default::default()));
         if let Some(token) = context.meta.get_progress_token() {
-            lock(&self.progress).insert(call_id.clone(), (token, context.peer.clone(), 0.0));
+            self.progress.locked().insert(call_id.clone(), (token, context.peer.clone(), 0.0));
         }
         let cancel: CancellationToken = context.ct.clone();
         let req = CallRequest::new(call_id.clone(), request.name.to_string(), args);
         // Boxed: the scheduler's future is large, and rmcp moves the request's future into a
         // task of its own.
         let done = Box::pin(conn.scheduler.schedule(vec![req], cancel)).await;
-        lock(&self.progress).remove(&call_id);
+        self.progress.locked().remove(&call_id);
         let Some(done) = done.into_iter().next() else {
             return Ok(CallToolResult::error(vec![ContentBlock::text(
                 "the call produced no response",

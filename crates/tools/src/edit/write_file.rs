@@ -6,6 +6,7 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{json, Value};
 use toolbelt_core::result::{ErrorType, ToolResult};
+use toolbelt_core::tool::{AlwaysAllow, AlwaysScope};
 use toolbelt_core::tool::{
     ConfirmationDetails, Declaration, ExecContext, Invocation, Location, ModelFamily, Tool, ToolEnv,
 };
@@ -38,6 +39,9 @@ impl Tool for WriteFile {
     }
     fn kind(&self) -> Kind {
         Kind::Edit
+    }
+    fn always_allow(&self) -> AlwaysAllow {
+        AlwaysAllow { scope: AlwaysScope::Argument("file_path"), enables_auto_edit: true }
     }
 
     fn declaration(&self, family: ModelFamily) -> Declaration {

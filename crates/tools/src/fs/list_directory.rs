@@ -8,6 +8,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 use toolbelt_core::result::{ErrorType, ToolResult};
 use toolbelt_core::schema::rename_params;
+use toolbelt_core::tool::{AlwaysAllow, AlwaysScope};
 use toolbelt_core::tool::{
     Declaration, ExecContext, Invocation, Location, ModelFamily, Tool, ToolEnv,
 };
@@ -44,6 +45,9 @@ impl Tool for ListDirectory {
     }
     fn kind(&self) -> Kind {
         Kind::Search
+    }
+    fn always_allow(&self) -> AlwaysAllow {
+        AlwaysAllow { scope: AlwaysScope::Argument("dir_path"), enables_auto_edit: false }
     }
 
     fn declaration(&self, _family: ModelFamily) -> Declaration {

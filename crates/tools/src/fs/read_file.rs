@@ -10,6 +10,7 @@ use serde_json::{json, Value};
 use toolbelt_core::ledger::FileLedger;
 use toolbelt_core::result::{Content, ErrorType, Part, ToolResult};
 use toolbelt_core::schema::rename_params;
+use toolbelt_core::tool::{AlwaysAllow, AlwaysScope};
 use toolbelt_core::tool::{
     Declaration, ExecContext, Invocation, Location, ModelFamily, Tool, ToolEnv,
 };
@@ -47,6 +48,9 @@ impl Tool for ReadFile {
     }
     fn kind(&self) -> Kind {
         Kind::Read
+    }
+    fn always_allow(&self) -> AlwaysAllow {
+        AlwaysAllow { scope: AlwaysScope::Argument("file_path"), enables_auto_edit: false }
     }
 
     fn declaration(&self, family: ModelFamily) -> Declaration {

@@ -2,6 +2,8 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
+use toolbelt_core::sync::LockExt;
+use toolbelt_core::tool::{AlwaysAllow, AlwaysScope};
 
 use async_trait::async_trait;
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
@@ -99,6 +101,9 @@ impl Tool for ReadManyFiles {
     }
     fn kind(&self) -> Kind {
         Kind::Read
+    }
+    fn always_allow(&self) -> AlwaysAllow {
+        AlwaysAllow { scope: AlwaysScope::Argument("include"), enables_auto_edit: false }
     }
 
     fn declaration(&self, _family: ModelFamily) -> Declaration {
@@ -268,16 +273,13 @@ impl Job {
                         return WalkState::Continue;
                     };
                     if includes.is_match(rel) && !ex.is_match(rel) {
-                        found
-                            .lock()
-                            .unwrap_or_else(|e| e.into_inner())
-                            .push((entry.path().to_path_buf(), entry.path_is_symlink()));
+                        found.locked().push((entry.path().to_path_buf(), entry.path_is_symlink()));
                     }
                     WalkState::Continue
                 })
             });
         }
-        let mut files = found.into_inner().unwrap_or_else(|e| e.into_inner());
+        let mut files = found.into_value();
         files.sort();
         files.dedup_by(|a, b| a.0 == b.0);
         Ok(files)

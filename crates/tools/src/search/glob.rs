@@ -4,6 +4,8 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicUsize;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
+use toolbelt_core::sync::LockExt;
+use toolbelt_core::tool::{AlwaysAllow, AlwaysScope};
 
 use async_trait::async_trait;
 use globset::{GlobBuilder, GlobMatcher};
@@ -44,6 +46,9 @@ impl Tool for Glob {
     }
     fn kind(&self) -> Kind {
         Kind::Search
+    }
+    fn always_allow(&self) -> AlwaysAllow {
+        AlwaysAllow { scope: AlwaysScope::Argument("pattern"), enables_auto_edit: false }
     }
 
     fn declaration(&self, _family: ModelFamily) -> Declaration {
@@ -219,15 +224,12 @@ impl Job {
                         return WalkState::Continue;
                     }
                     let mtime = entry.metadata().ok().and_then(|m| m.modified().ok());
-                    found
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .push((path.to_path_buf(), mtime));
+                    found.locked().push((path.to_path_buf(), mtime));
                     WalkState::Continue
                 })
             });
         }
-        let mut files = found.into_inner().unwrap_or_else(|e| e.into_inner());
+        let mut files = found.into_value();
         let ignored = ignored.into_inner();
         let place = if self.dirs.len() == 1 {
             format!("within {}", self.dirs[0].display())

@@ -4,6 +4,8 @@
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+use toolbelt_core::sync::LockExt;
+use toolbelt_core::tool::{AlwaysAllow, AlwaysScope};
 
 use async_trait::async_trait;
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
@@ -63,6 +65,9 @@ impl Tool for GrepSearch {
     }
     fn kind(&self) -> Kind {
         Kind::Search
+    }
+    fn always_allow(&self) -> AlwaysAllow {
+        AlwaysAllow { scope: AlwaysScope::Argument("pattern"), enables_auto_edit: false }
     }
 
     fn declaration(&self, family: ModelFamily) -> Declaration {
@@ -350,13 +355,13 @@ impl Job {
                     };
                     if n > 0 && !ignored() {
                         found.fetch_add(n, Ordering::Relaxed);
-                        results.lock().unwrap_or_else(|e| e.into_inner()).push(hits);
+                        results.locked().push(hits);
                     }
                 }
                 WalkState::Continue
             })
         });
-        let mut files = results.into_inner().unwrap_or_else(|e| e.into_inner());
+        let mut files = results.into_value();
         files.sort_by(|a, b| a.absolute.cmp(&b.absolute));
         Ok(files)
     }

@@ -4,6 +4,7 @@ use async_trait::async_trait;
 use serde_json::{json, Value};
 use toolbelt_core::policy::ApprovalMode;
 use toolbelt_core::result::{ErrorType, ToolResult};
+use toolbelt_core::sync::LockExt;
 use toolbelt_core::tool::{
     ConfirmationDetails, Declaration, ExecContext, Invocation, ModelFamily, Tool, ToolEnv,
 };
@@ -76,7 +77,7 @@ impl Invocation for EnterCall {
             );
         }
         if let Some(m) = &ctx.mode {
-            *m.lock().unwrap_or_else(|e| e.into_inner()) = ApprovalMode::Plan;
+            *m.locked() = ApprovalMode::Plan;
         }
         let display = match &self.reason {
             Some(r) => format!("Switching to Plan mode: {r}"),

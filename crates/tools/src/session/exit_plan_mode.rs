@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use toolbelt_core::sync::LockExt;
 
 use async_trait::async_trait;
 use serde_json::{json, Value};
@@ -153,7 +154,7 @@ impl Invocation for ExitCall {
         match mode {
             Some(m) => {
                 if let Some(h) = &ctx.mode {
-                    *h.lock().unwrap_or_else(|e| e.into_inner()) = m;
+                    *h.locked() = m;
                 }
                 ToolResult::text(
                     format!("Plan approved. Switching to {}.\n\nThe approved implementation plan is stored at: {shown}\nRead and follow the plan strictly during implementation.", describe(m)),

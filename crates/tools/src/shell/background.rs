@@ -10,6 +10,7 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use toolbelt_core::sync::LockExt;
 
 use tokio_util::sync::CancellationToken;
 
@@ -55,10 +56,6 @@ pub struct BackgroundRegistry {
     keep: std::sync::atomic::AtomicBool,
 }
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
-
 /// Opens a log for writing without following a symlink planted at its path.
 fn create_log(path: &Path) -> std::io::Result<File> {
     if let Some(dir) = path.parent() {
@@ -91,7 +88,7 @@ impl BackgroundRegistry {
     }
 
     fn remember(&self, entry: Entry) {
-        let mut e = lock(&self.entries);
+        let mut e = self.entries.locked();
         e.retain(|x| x.pid != entry.pid);
         e.push(entry);
         if e.len() > HISTORY {
@@ -119,7 +116,7 @@ impl BackgroundRegistry {
         tokio::spawn(async move {
             let file = Mutex::new(file);
             let live = |text: &str| {
-                if let Some(f) = lock(&file).as_mut() {
+                if let Some(f) = file.locked().as_mut() {
                     let _ = f.write_all(strip_ansi(text).as_bytes());
                 }
             };
@@ -139,7 +136,7 @@ impl BackgroundRegistry {
                 PumpEnd::Exited(e) | PumpEnd::Stopped(_, e) => e,
                 PumpEnd::StillRunning => Exit::default(),
             };
-            *lock(&status) = Status::Exited(exit);
+            *status.locked() = Status::Exited(exit);
         });
         pid
     }
@@ -157,19 +154,20 @@ impl BackgroundRegistry {
 
     /// Remembers a process group a foreground command left running.
     pub fn track_group(&self, pgid: i32) {
-        let mut l = lock(&self.leftovers);
+        let mut l = self.leftovers.locked();
         if !l.contains(&pgid) {
             l.push(pgid);
         }
     }
 
     pub fn list(&self) -> Vec<Info> {
-        lock(&self.entries)
+        self.entries
+            .locked()
             .iter()
             .map(|e| Info {
                 pid: e.pid,
                 command: e.command.clone(),
-                status: *lock(&e.status),
+                status: *e.status.locked(),
                 log: e.log.clone(),
             })
             .collect()
@@ -180,12 +178,14 @@ impl BackgroundRegistry {
     }
 
     fn running_groups(&self) -> Vec<i32> {
-        let mut groups: Vec<i32> = lock(&self.entries)
+        let mut groups: Vec<i32> = self
+            .entries
+            .locked()
             .iter()
-            .filter(|e| *lock(&e.status) == Status::Running)
+            .filter(|e| *e.status.locked() == Status::Running)
             .map(|e| e.pid)
             .collect();
-        groups.extend(lock(&self.leftovers).drain(..));
+        groups.extend(self.leftovers.locked().drain(..));
         groups
     }
 

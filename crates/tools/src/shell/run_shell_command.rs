@@ -15,6 +15,7 @@ use toolbelt_core::result::{untrusted, ErrorType, FullOutput, ToolResult};
 use toolbelt_core::shell::{
     command_roots, has_command_substitution, parse_command, strip_shell_wrapper,
 };
+use toolbelt_core::tool::{AlwaysAllow, AlwaysScope};
 use toolbelt_core::tool::{
     ConfirmationDetails, Declaration, ExecContext, Invocation, ModelFamily, Tool, ToolEnv,
 };
@@ -61,6 +62,9 @@ impl Tool for RunShellCommand {
     }
     fn kind(&self) -> Kind {
         Kind::Execute
+    }
+    fn always_allow(&self) -> AlwaysAllow {
+        AlwaysAllow { scope: AlwaysScope::CommandRoots("command"), enables_auto_edit: false }
     }
     fn truncates_output(&self) -> bool {
         true

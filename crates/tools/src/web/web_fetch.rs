@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
+use toolbelt_core::sync::LockExt;
 
 use async_trait::async_trait;
 use serde_json::{json, Value};
@@ -74,7 +75,7 @@ fn xml_escape(s: &str) -> String {
 fn rate_limited(u: &Url) -> bool {
     static HITS: OnceLock<Mutex<HashMap<String, Vec<Instant>>>> = OnceLock::new();
     let key = format!("{}:{}", u.host_str().unwrap_or(""), u.port_or_known_default().unwrap_or(0));
-    let mut hits = HITS.get_or_init(Mutex::default).lock().unwrap_or_else(|e| e.into_inner());
+    let mut hits = HITS.get_or_init(Mutex::default).locked();
     let list = hits.entry(key).or_default();
     list.retain(|t| t.elapsed() < Duration::from_secs(60));
     if list.len() >= 10 {

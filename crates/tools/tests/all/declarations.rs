@@ -64,3 +64,37 @@ fn declarations_are_unique_valid_and_stable() {
         }
     }
 }
+
+/// The engine knows no tool by name: each tool says what an "always allow" covers and whether
+/// it runs alone. These are upstream's choices (`getPolicyUpdateOptions`, the edit tools'
+/// switch to auto_edit, sequential edits), which the scheduler used to hold in a name table.
+#[test]
+fn tools_describe_their_approval_scope_and_scheduling() {
+    use toolbelt_core::tool::{AlwaysAllow, AlwaysScope};
+    let tools = toolbelt_tools::builtin_tools();
+    let find = |n: &str| {
+        tools.iter().find(|t| t.name() == n).unwrap_or_else(|| panic!("no tool {n}")).clone()
+    };
+    let arg = |a| AlwaysAllow { scope: AlwaysScope::Argument(a), enables_auto_edit: false };
+    let edit = AlwaysAllow { scope: AlwaysScope::Argument("file_path"), enables_auto_edit: true };
+    assert_eq!(find("read_file").always_allow(), arg("file_path"));
+    assert_eq!(find("write_file").always_allow(), edit);
+    assert_eq!(find("replace").always_allow(), edit);
+    assert_eq!(find("list_directory").always_allow(), arg("dir_path"));
+    assert_eq!(find("glob").always_allow(), arg("pattern"));
+    assert_eq!(find("grep_search").always_allow(), arg("pattern"));
+    assert_eq!(find("read_many_files").always_allow(), arg("include"));
+    assert_eq!(
+        find("run_shell_command").always_allow().scope,
+        AlwaysScope::CommandRoots("command")
+    );
+    assert_eq!(find("write_todos").always_allow(), AlwaysAllow::default());
+    let args = serde_json::json!({"file_path": "a", "content": ""});
+    for n in ["write_file", "replace", "run_shell_command"] {
+        assert!(find(n).is_mutating(&args), "{n} must run alone");
+    }
+    assert!(!find("read_file").is_mutating(&args));
+    let waits = serde_json::json!({"wait_for_previous": true});
+    assert!(find("list_background_processes").waits_for_previous(&waits));
+    assert!(!find("list_background_processes").waits_for_previous(&serde_json::json!({})));
+}
