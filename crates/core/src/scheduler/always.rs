@@ -74,6 +74,8 @@ mod tests {
     use crate::policy::{evaluate, PolicyCall, PolicyContext};
     use serde_json::json;
 
+    const SHELL: &str = crate::names::SHELL_TOOL_NAMES[0];
+
     const FILE: AlwaysScope = AlwaysScope::Argument("file_path");
 
     #[test]
@@ -81,7 +83,7 @@ mod tests {
         let args = json!({"file_path": "src/a.rs", "content": "x"});
         let rule = rules_for(
             Outcome::ProceedAlways,
-            "write_file",
+            "an_edit_tool",
             FILE,
             None,
             &args,
@@ -97,7 +99,7 @@ mod tests {
         let ctx = PolicyContext::default();
         let c = |a: &Value| {
             evaluate(
-                &PolicyCall { name: "write_file", args: a, server_name: None, annotations: None },
+                &PolicyCall { name: "an_edit_tool", args: a, server_name: None, annotations: None },
                 &rules,
                 &ctx,
             )
@@ -111,7 +113,7 @@ mod tests {
     fn shell_approvals_are_narrowed_to_the_root_command() {
         let rules = rules_for(
             Outcome::ProceedAlways,
-            "run_shell_command",
+            SHELL,
             AlwaysScope::CommandRoots("command"),
             None,
             &json!({"command": "bash -c 'git status && npm test > log'"}),
@@ -124,12 +126,7 @@ mod tests {
         let c = |cmd: &str| {
             let a = json!({"command": cmd});
             evaluate(
-                &PolicyCall {
-                    name: "run_shell_command",
-                    args: &a,
-                    server_name: None,
-                    annotations: None,
-                },
+                &PolicyCall { name: SHELL, args: &a, server_name: None, annotations: None },
                 &rules,
                 &ctx,
             )
@@ -145,7 +142,7 @@ mod tests {
     fn unnarrowable_calls_add_nothing_and_others_allow_the_tool() {
         assert!(rules_for(
             Outcome::ProceedAlways,
-            "read_file",
+            "a_reader",
             FILE,
             None,
             &json!({}),
@@ -154,7 +151,7 @@ mod tests {
         .is_none());
         assert!(rules_for(
             Outcome::ProceedOnce,
-            "write_todos",
+            "a_plain_tool",
             AlwaysScope::Tool,
             None,
             &json!({}),
@@ -163,7 +160,7 @@ mod tests {
         .is_none());
         let r = rules_for(
             Outcome::ProceedAlwaysAndSave,
-            "write_todos",
+            "a_plain_tool",
             AlwaysScope::Tool,
             None,
             &json!({}),

@@ -91,7 +91,7 @@ impl Scheduler {
                 continue;
             }
             if let Some(args) = before.tool_input {
-                match self.registry.build_call(&p.request.name, args, &self.env) {
+                match self.registry.build_call(&p.request.name, args, &self.env()) {
                     Ok(rebuilt) => {
                         p.built = rebuilt;
                         p.args_modified = true;

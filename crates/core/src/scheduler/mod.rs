@@ -7,106 +7,31 @@
 //! Mutating calls form groups of one.
 
 mod always;
+mod approval;
 mod events;
+mod execute;
 mod hooks;
 mod outcome;
+mod types;
 
-use crate::sync::LockExt;
 use std::collections::HashMap;
-use std::panic::AssertUnwindSafe;
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
-use futures::FutureExt;
-use serde::Serialize;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 pub use self::events::{CallState, Event, EventSink};
-use crate::approver::{Approver, ConfirmationRequest, Outcome};
+pub use self::types::{CallRequest, CompletedCall, Refusal, SchedulerOptions};
+use crate::approver::Approver;
 use crate::hooks::ToolHooks;
-use crate::policy::{ApprovalMode, Decision, PolicyCall, PolicyEngine};
+use crate::policy::{ApprovalMode, PolicyEngine};
 use crate::registry::{Built, Registry};
-use crate::response::ResponseParts;
-use crate::result::{ErrorType, ToolError, ToolResult};
-use crate::tool::{ConfirmationDetails, ExecContext, ModelFamily, OutputSink, ToolEnv};
-use outcome::content_text;
-
-/// One call as the model sent it.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct CallRequest {
-    pub call_id: String,
-    pub name: String,
-    pub args: Value,
-    /// For tail calls: the name the chain started with (the response carries it).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub original_name: Option<String>,
-    /// How many tail calls led to this one.
-    #[serde(skip)]
-    pub tail_depth: usize,
-}
-
-impl CallRequest {
-    pub fn new(call_id: impl Into<String>, name: impl Into<String>, args: Value) -> Self {
-        Self {
-            call_id: call_id.into(),
-            name: name.into(),
-            args,
-            original_name: None,
-            tail_depth: 0,
-        }
-    }
-}
-
-/// Why a call did not run because someone said no (the CLI exits with 3 for these).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Refusal {
-    /// A policy rule (or the default) denied it.
-    Policy,
-    /// It needed a person's confirmation and nobody can answer.
-    NoConfirmation,
-    /// The person said no.
-    UserDenied,
-}
-
-/// A call in a terminal state, with what the model receives.
-#[derive(Clone, Debug, Serialize)]
-pub struct CompletedCall {
-    pub request: CallRequest,
-    pub status: CallState,
-    /// What goes back to the model.
-    pub response: ResponseParts,
-    /// What the tool returned, when it ran.
-    pub result: Option<ToolResult>,
-    /// The error behind an `error` or `cancelled` status.
-    pub error: Option<ToolError>,
-    pub refusal: Option<Refusal>,
-    /// Where the full output was saved when it was truncated.
-    pub output_file: Option<PathBuf>,
-    pub duration_ms: u64,
-}
-
-/// Scheduler settings that are not tool settings.
-#[derive(Clone, Debug)]
-pub struct SchedulerOptions {
-    pub family: ModelFamily,
-    pub mode: ApprovalMode,
-    /// How long a cancelled or timed-out tool gets to wind down before it is abandoned.
-    pub grace: Duration,
-}
-
-impl Default for SchedulerOptions {
-    fn default() -> Self {
-        Self {
-            family: ModelFamily::Legacy,
-            mode: ApprovalMode::Default,
-            grace: Duration::from_secs(2),
-        }
-    }
-}
+use crate::result::ToolError;
+use crate::sync::{LockExt, RwLockExt};
+use crate::tool::{ModelFamily, ToolEnv};
+use crate::workspace::Workspace;
 
 const REASON_ABORT: &str = "Operation cancelled";
 const REASON_USER: &str = "Operation cancelled by user";
@@ -118,7 +43,9 @@ pub struct Scheduler {
     registry: Arc<Registry>,
     policy: Arc<PolicyEngine>,
     approver: Arc<dyn Approver>,
-    env: ToolEnv,
+    /// Swapped whole when the session's roots change; each call takes the one current when
+    /// it is built.
+    env: RwLock<ToolEnv>,
     family: ModelFamily,
     grace: Duration,
     mode: crate::tool::ModeHandle,
@@ -160,7 +87,7 @@ impl Scheduler {
             registry,
             policy,
             approver,
-            env,
+            env: RwLock::new(env),
             family: options.family,
             grace: options.grace,
             mode: Arc::new(Mutex::new(options.mode)),
@@ -183,6 +110,17 @@ impl Scheduler {
     pub fn with_events(mut self, sink: EventSink) -> Self {
         self.events = Some(sink);
         self
+    }
+
+    /// The tool environment new calls are built with.
+    pub fn env(&self) -> ToolEnv {
+        self.env.reading().clone()
+    }
+
+    /// Replaces the workspace for calls built from now on (calls already built keep theirs);
+    /// what the model has seen of files is kept.
+    pub fn set_workspace(&self, workspace: Workspace) {
+        self.env.writing().workspace = Arc::new(workspace);
     }
 
     pub fn registry(&self) -> &Arc<Registry> {
@@ -310,7 +248,7 @@ impl Scheduler {
     /// Build phase: unknown tools and invalid arguments end here.
     fn prepare(&self, request: CallRequest) -> Slot {
         let start = Instant::now();
-        match self.registry.build_call(&request.name, request.args.clone(), &self.env) {
+        match self.registry.build_call(&request.name, request.args.clone(), &self.env()) {
             Ok(built) => {
                 self.emit(&request.call_id, &request.name, CallState::Validating, None);
                 Slot::Ready(Box::new(Pending {
@@ -334,289 +272,10 @@ impl Scheduler {
     async fn run_group(&self, group: &mut [Slot], batch: &CancellationToken) -> bool {
         let start = Instant::now();
         self.before_hooks(group, start).await;
-        let mode = self.mode();
-        // Policy for the whole group first.
-        let mut needs_approval = Vec::new();
-        for (idx, slot) in group.iter_mut().enumerate() {
-            let Slot::Ready(p) = slot else { continue };
-            let b = &p.built;
-            let verdict = self.policy.check(
-                &PolicyCall {
-                    name: &p.request.name,
-                    args: &b.args,
-                    server_name: b.tool.server_name(),
-                    annotations: b.tool.annotations(),
-                },
-                mode,
-            );
-            tracing::debug!(call = %p.request.call_id, decision = verdict.decision.as_str(), reason = %verdict.reason, "policy");
-            let decision = match verdict.decision {
-                Decision::Allow if p.hook_ask.is_some() => Decision::AskUser,
-                d => d,
-            };
-            match decision {
-                Decision::Allow => {}
-                Decision::Deny => {
-                    let mut msg = "Tool execution denied by policy.".to_string();
-                    if let Some(m) = verdict.rule.as_ref().and_then(|r| r.deny_message.as_ref()) {
-                        msg.push(' ');
-                        msg.push_str(m);
-                    }
-                    let req = p.request.clone();
-                    let mut done = self.failed(
-                        req,
-                        ToolError::new(ErrorType::PolicyViolation, msg),
-                        None,
-                        start,
-                    );
-                    done.refusal = Some(Refusal::Policy);
-                    *slot = Slot::Done(Box::new(done));
-                }
-                Decision::AskUser
-                    if b.invocation.respects_auto_edit() && mode == ApprovalMode::AutoEdit => {}
-                Decision::AskUser
-                    if b.invocation.confirms_itself() && self.policy.interactive() => {}
-                Decision::AskUser if !self.policy.interactive() => {
-                    let msg = format!(
-                        "Tool execution for \"{}\" requires user confirmation, which is not supported in non-interactive mode.",
-                        b.tool.display_name()
-                    );
-                    let req = p.request.clone();
-                    let mut done = self.failed(
-                        req,
-                        ToolError::new(ErrorType::UnhandledException, msg),
-                        None,
-                        start,
-                    );
-                    done.refusal = Some(Refusal::NoConfirmation);
-                    *slot = Slot::Done(Box::new(done));
-                }
-                Decision::AskUser => needs_approval.push(idx),
-            }
-        }
-        // Then approval, one question at a time, before anything in the group runs.
-        let mut user_cancelled = false;
-        for idx in needs_approval {
-            let Slot::Ready(p) = &mut group[idx] else { continue };
-            let token = self.token_for(&p.request.call_id);
-            if let Some(h) = &self.hooks {
-                h.tool_permission(&self.confirmation_request(p)).await;
-            }
-            let outcome = self.ask(p, &token).await;
-            let req = p.request.clone();
-            if token.is_cancelled() || batch.is_cancelled() {
-                let reason = self.reason_for(&req.call_id, REASON_ABORT);
-                group[idx] = Slot::Done(Box::new(self.cancelled(req, reason, None, start)));
-                continue;
-            }
-            match outcome {
-                Outcome::Cancel | Outcome::ModifyWithEditor => {
-                    user_cancelled = true;
-                    let mut done = self.cancelled(req, REASON_DENIED, None, start);
-                    done.refusal = Some(Refusal::UserDenied);
-                    group[idx] = Slot::Done(Box::new(done));
-                }
-                other => self.remember(other, p),
-            }
-        }
-        // Then run everything still standing, together.
-        let runs = group.iter().filter_map(|slot| match slot {
-            Slot::Ready(p) => Some(self.execute(p, batch)),
-            Slot::Done(_) => None,
-        });
-        let mut finished = futures::future::join_all(runs).await.into_iter();
-        for slot in group.iter_mut() {
-            if matches!(slot, Slot::Ready(_)) {
-                if let Some(done) = finished.next() {
-                    *slot = Slot::Done(Box::new(done));
-                }
-            }
-        }
+        let needs_approval = self.check_policy(group, start);
+        let user_cancelled = self.approve(group, needs_approval, batch, start).await;
+        self.run_ready(group, batch).await;
         user_cancelled
-    }
-
-    fn confirmation_request(&self, p: &Pending) -> ConfirmationRequest {
-        let b = &p.built;
-        let details = b.invocation.confirmation().unwrap_or_else(|| ConfirmationDetails::Info {
-            title: format!("Confirm: {}", b.tool.display_name()),
-            prompt: b.invocation.description(),
-            urls: Vec::new(),
-        });
-        ConfirmationRequest {
-            call_id: p.request.call_id.clone(),
-            tool_name: p.request.name.clone(),
-            display_name: b.tool.display_name().to_string(),
-            args: b.args.clone(),
-            details,
-            server_name: b.tool.server_name().map(String::from),
-        }
-    }
-
-    /// Asks until the answer is not "modify": an edited proposal rebuilds the call with the
-    /// person's content and asks again; without an editor the same question is asked again.
-    async fn ask(&self, p: &mut Pending, token: &CancellationToken) -> Outcome {
-        let mut outcome = Outcome::Cancel;
-        for _ in 0..MAX_REPROMPTS {
-            let request = self.confirmation_request(p);
-            self.emit(
-                &p.request.call_id,
-                &p.request.name,
-                CallState::AwaitingApproval,
-                Some(request.details.title().to_string()),
-            );
-            outcome = tokio::select! {
-                o = self.approver.confirm(&request, token) => o,
-                () = token.cancelled() => Outcome::Cancel,
-            };
-            if outcome != Outcome::ModifyWithEditor || token.is_cancelled() {
-                break;
-            }
-            let Some((current, proposed)) = p.built.invocation.proposal() else { continue };
-            let Some(edited) = self.approver.edit(&request, &proposed, token).await else {
-                continue;
-            };
-            let Some(args) = p.built.tool.modified_args(&p.built.args, &current, &edited) else {
-                continue;
-            };
-            match self.registry.build_call(&p.request.name, args, &self.env) {
-                Ok(rebuilt) => p.built = rebuilt,
-                Err(e) => {
-                    tracing::warn!(call = %p.request.call_id, "edited proposal rejected: {}", e.message)
-                }
-            }
-        }
-        outcome
-    }
-
-    /// Applies "always allow" answers: a session rule, and auto_edit after approving an edit.
-    fn remember(&self, outcome: Outcome, p: &Pending) {
-        let b = &p.built;
-        let mode = self.mode();
-        let always = b.tool.always_allow();
-        let rules = always::rules_for(
-            outcome,
-            &p.request.name,
-            always.scope,
-            b.tool.server_name(),
-            &b.args,
-            mode,
-        );
-        for rule in rules.into_iter().flatten() {
-            if outcome == Outcome::ProceedAlwaysAndSave {
-                let file = self.env.config.home_dir.join("policies").join("auto-saved.toml");
-                if let Err(e) = crate::policy::saved::save(&file, &rule) {
-                    tracing::warn!("could not save the rule to {}: {e}", file.display());
-                }
-            }
-            self.policy.add_rule(rule);
-        }
-        if matches!(outcome, Outcome::ProceedAlways | Outcome::ProceedAlwaysAndSave)
-            && always.enables_auto_edit
-            && mode < ApprovalMode::AutoEdit
-        {
-            *self.mode.locked() = ApprovalMode::AutoEdit;
-        }
-    }
-
-    async fn execute(&self, p: &Pending, batch: &CancellationToken) -> CompletedCall {
-        let start = Instant::now();
-        let b = &p.built;
-        let req = p.request.clone();
-        let token = self.token_for(&req.call_id);
-        if token.is_cancelled() || batch.is_cancelled() {
-            let reason = self.reason_for(&req.call_id, REASON_ABORT);
-            return self.cancelled(req, reason, None, start);
-        }
-        self.emit(&req.call_id, &req.name, CallState::Scheduled, None);
-        self.emit(&req.call_id, &req.name, CallState::Executing, None);
-        let output: Option<OutputSink> = self.events.clone().map(|sink| {
-            let id = req.call_id.clone();
-            Arc::new(move |chunk: &str| {
-                sink(&Event::Output { call_id: id.clone(), chunk: chunk.to_string() })
-            }) as OutputSink
-        });
-        let deadline_passed = Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let ctx = ExecContext {
-            call_id: req.call_id.clone(),
-            cancel: token.clone(),
-            output,
-            deadline_passed: deadline_passed.clone(),
-            mode: Some(self.mode.clone()),
-        };
-        let timeout_ms = self.env.config.timeout_ms_for(b.tool.name());
-        let fut = AssertUnwindSafe(b.invocation.execute(ctx)).catch_unwind();
-        tokio::pin!(fut);
-        let deadline = async {
-            if timeout_ms == 0 {
-                std::future::pending::<()>().await;
-            }
-            tokio::time::sleep(Duration::from_millis(timeout_ms)).await;
-        };
-        enum Ended {
-            Done(std::thread::Result<ToolResult>),
-            TimedOut(Option<ToolResult>),
-            Cancelled(Option<ToolResult>),
-        }
-        let ended = tokio::select! {
-            r = &mut fut => Ended::Done(r),
-            () = deadline => {
-                tracing::warn!(call = %req.call_id, tool = %req.name, timeout_ms, "tool call timed out; cancelling it");
-                deadline_passed.store(true, std::sync::atomic::Ordering::SeqCst);
-                token.cancel();
-                Ended::TimedOut(tokio::time::timeout(self.grace, &mut fut).await.ok().and_then(Result::ok))
-            }
-            () = token.cancelled() => {
-                Ended::Cancelled(tokio::time::timeout(self.grace, &mut fut).await.ok().and_then(Result::ok))
-            }
-        };
-        match ended {
-            Ended::Done(Err(panic)) => {
-                let what = panic
-                    .downcast_ref::<&str>()
-                    .map(|s| s.to_string())
-                    .or_else(|| panic.downcast_ref::<String>().cloned())
-                    .unwrap_or_else(|| "unknown panic".into());
-                let msg = format!("Tool \"{}\" crashed: {what}", req.name);
-                self.failed(req, ToolError::new(ErrorType::UnhandledException, msg), None, start)
-            }
-            Ended::Done(Ok(result)) if token.is_cancelled() => {
-                self.cancelled_with_output(req, result, b.tool.truncates_output(), start)
-            }
-            Ended::Done(Ok(result)) => {
-                let result = self.after_hooks(p, result).await;
-                match result {
-                    Ok(r) => self.finish(b, req, r, start),
-                    Err((error, r)) => self.failed(req, error, Some(r), start),
-                }
-            }
-            Ended::TimedOut(mut partial) => {
-                if let Some(r) = partial.as_mut() {
-                    self.bound_output(b.tool.truncates_output(), &req, r);
-                }
-                let mut msg = format!(
-                    "Tool \"{}\" timed out after {timeout_ms} ms and was stopped. Break the work into smaller steps, or raise tool_call_timeout_ms.",
-                    req.name
-                );
-                if let Some(text) = partial
-                    .as_ref()
-                    .filter(|r| r.error.is_none())
-                    .map(|r| content_text(&r.llm_content))
-                {
-                    if !text.is_empty() {
-                        msg.push_str("\nOutput before the timeout:\n");
-                        msg.push_str(&text);
-                    }
-                }
-                self.failed(req, ToolError::new(ErrorType::ToolCallTimeout, msg), partial, start)
-            }
-            Ended::Cancelled(Some(result)) => {
-                self.cancelled_with_output(req, result, b.tool.truncates_output(), start)
-            }
-            Ended::Cancelled(None) => {
-                let reason = self.reason_for(&req.call_id, REASON_USER);
-                self.cancelled(req, reason, None, start)
-            }
-        }
     }
 }
 

@@ -96,11 +96,11 @@ impl Scheduler {
             [Part::Text { text }] => text.clone(),
             _ => return None,
         };
-        let threshold = self.env.config.truncate_tool_output_threshold_chars;
+        let threshold = self.env().config.truncate_tool_output_threshold_chars;
         let t = match &result.full_output {
             Some(full) => truncate::truncate_saved(&text, threshold, &full.path, full.chars),
             None => {
-                let dir = self.env.workspace.temp_dir().join("tool-outputs");
+                let dir = self.env().workspace.temp_dir().join("tool-outputs");
                 truncate::truncate(&text, threshold, &dir, &req.name, &req.call_id)
             }
         }?;

@@ -6,9 +6,11 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use super::*;
+use crate::approver::Outcome;
 use crate::approver::{ChannelApprover, FixedApprover};
 use crate::kind::Kind;
-use crate::policy::Rule;
+use crate::policy::{Decision, Rule};
+use crate::result::ErrorType;
 use crate::testing::{test_env, Behaviour, FakeTool, Journal};
 use crate::tool::Tool;
 

@@ -1,0 +1,200 @@
+//! Policy and approval of a group: every call is checked before any is asked about, every
+//! question is asked before any call runs; "always allow" answers become session rules.
+
+use std::time::Instant;
+
+use tokio_util::sync::CancellationToken;
+
+use super::{always, CallState, Pending, Refusal, Scheduler, Slot};
+use super::{MAX_REPROMPTS, REASON_ABORT, REASON_DENIED};
+use crate::approver::{ConfirmationRequest, Outcome};
+use crate::policy::{ApprovalMode, Decision, PolicyCall};
+use crate::result::{ErrorType, ToolError};
+use crate::sync::LockExt;
+use crate::tool::ConfirmationDetails;
+
+impl Scheduler {
+    /// Policy for the whole group, before anything is asked or run: denied and unanswerable
+    /// calls end here. Returns the indexes of the calls a person must approve.
+    pub(super) fn check_policy(&self, group: &mut [Slot], start: Instant) -> Vec<usize> {
+        let mode = self.mode();
+        let mut needs_approval = Vec::new();
+        for (idx, slot) in group.iter_mut().enumerate() {
+            let Slot::Ready(p) = slot else { continue };
+            let b = &p.built;
+            let verdict = self.policy.check(
+                &PolicyCall {
+                    name: &p.request.name,
+                    args: &b.args,
+                    server_name: b.tool.server_name(),
+                    annotations: b.tool.annotations(),
+                },
+                mode,
+            );
+            tracing::debug!(call = %p.request.call_id, decision = verdict.decision.as_str(), reason = %verdict.reason, "policy");
+            let decision = match verdict.decision {
+                Decision::Allow if p.hook_ask.is_some() => Decision::AskUser,
+                d => d,
+            };
+            match decision {
+                Decision::Allow => {}
+                Decision::Deny => {
+                    let mut msg = "Tool execution denied by policy.".to_string();
+                    if let Some(m) = verdict.rule.as_ref().and_then(|r| r.deny_message.as_ref()) {
+                        msg.push(' ');
+                        msg.push_str(m);
+                    }
+                    let req = p.request.clone();
+                    let mut done = self.failed(
+                        req,
+                        ToolError::new(ErrorType::PolicyViolation, msg),
+                        None,
+                        start,
+                    );
+                    done.refusal = Some(Refusal::Policy);
+                    *slot = Slot::Done(Box::new(done));
+                }
+                Decision::AskUser
+                    if b.invocation.respects_auto_edit() && mode == ApprovalMode::AutoEdit => {}
+                Decision::AskUser
+                    if b.invocation.confirms_itself() && self.policy.interactive() => {}
+                Decision::AskUser if !self.policy.interactive() => {
+                    let msg = format!(
+                        "Tool execution for \"{}\" requires user confirmation, which is not supported in non-interactive mode.",
+                        b.tool.display_name()
+                    );
+                    let req = p.request.clone();
+                    let mut done = self.failed(
+                        req,
+                        ToolError::new(ErrorType::UnhandledException, msg),
+                        None,
+                        start,
+                    );
+                    done.refusal = Some(Refusal::NoConfirmation);
+                    *slot = Slot::Done(Box::new(done));
+                }
+                Decision::AskUser => needs_approval.push(idx),
+            }
+        }
+        needs_approval
+    }
+
+    /// Approval, one question at a time, before anything in the group runs. Returns true when
+    /// the person cancelled.
+    pub(super) async fn approve(
+        &self,
+        group: &mut [Slot],
+        needs_approval: Vec<usize>,
+        batch: &CancellationToken,
+        start: Instant,
+    ) -> bool {
+        let mut user_cancelled = false;
+        for idx in needs_approval {
+            let Slot::Ready(p) = &mut group[idx] else { continue };
+            let token = self.token_for(&p.request.call_id);
+            if let Some(h) = &self.hooks {
+                h.tool_permission(&self.confirmation_request(p)).await;
+            }
+            let outcome = self.ask(p, &token).await;
+            let req = p.request.clone();
+            if token.is_cancelled() || batch.is_cancelled() {
+                let reason = self.reason_for(&req.call_id, REASON_ABORT);
+                group[idx] = Slot::Done(Box::new(self.cancelled(req, reason, None, start)));
+                continue;
+            }
+            match outcome {
+                Outcome::Cancel | Outcome::ModifyWithEditor => {
+                    user_cancelled = true;
+                    let mut done = self.cancelled(req, REASON_DENIED, None, start);
+                    done.refusal = Some(Refusal::UserDenied);
+                    group[idx] = Slot::Done(Box::new(done));
+                }
+                other => self.remember(other, p),
+            }
+        }
+        user_cancelled
+    }
+
+    pub(super) fn confirmation_request(&self, p: &Pending) -> ConfirmationRequest {
+        let b = &p.built;
+        let details = b.invocation.confirmation().unwrap_or_else(|| ConfirmationDetails::Info {
+            title: format!("Confirm: {}", b.tool.display_name()),
+            prompt: b.invocation.description(),
+            urls: Vec::new(),
+        });
+        ConfirmationRequest {
+            call_id: p.request.call_id.clone(),
+            tool_name: p.request.name.clone(),
+            display_name: b.tool.display_name().to_string(),
+            args: b.args.clone(),
+            details,
+            server_name: b.tool.server_name().map(String::from),
+        }
+    }
+
+    /// Asks until the answer is not "modify": an edited proposal rebuilds the call with the
+    /// person's content and asks again; without an editor the same question is asked again.
+    async fn ask(&self, p: &mut Pending, token: &CancellationToken) -> Outcome {
+        let mut outcome = Outcome::Cancel;
+        for _ in 0..MAX_REPROMPTS {
+            let request = self.confirmation_request(p);
+            self.emit(
+                &p.request.call_id,
+                &p.request.name,
+                CallState::AwaitingApproval,
+                Some(request.details.title().to_string()),
+            );
+            outcome = tokio::select! {
+                o = self.approver.confirm(&request, token) => o,
+                () = token.cancelled() => Outcome::Cancel,
+            };
+            if outcome != Outcome::ModifyWithEditor || token.is_cancelled() {
+                break;
+            }
+            let Some((current, proposed)) = p.built.invocation.proposal() else { continue };
+            let Some(edited) = self.approver.edit(&request, &proposed, token).await else {
+                continue;
+            };
+            let Some(args) = p.built.tool.modified_args(&p.built.args, &current, &edited) else {
+                continue;
+            };
+            match self.registry.build_call(&p.request.name, args, &self.env()) {
+                Ok(rebuilt) => p.built = rebuilt,
+                Err(e) => {
+                    tracing::warn!(call = %p.request.call_id, "edited proposal rejected: {}", e.message)
+                }
+            }
+        }
+        outcome
+    }
+
+    /// Applies "always allow" answers: a session rule, and auto_edit after approving an edit.
+    fn remember(&self, outcome: Outcome, p: &Pending) {
+        let b = &p.built;
+        let mode = self.mode();
+        let always = b.tool.always_allow();
+        let rules = always::rules_for(
+            outcome,
+            &p.request.name,
+            always.scope,
+            b.tool.server_name(),
+            &b.args,
+            mode,
+        );
+        for rule in rules.into_iter().flatten() {
+            if outcome == Outcome::ProceedAlwaysAndSave {
+                let file = self.env().config.home_dir.join("policies").join("auto-saved.toml");
+                if let Err(e) = crate::policy::saved::save(&file, &rule) {
+                    tracing::warn!("could not save the rule to {}: {e}", file.display());
+                }
+            }
+            self.policy.add_rule(rule);
+        }
+        if matches!(outcome, Outcome::ProceedAlways | Outcome::ProceedAlwaysAndSave)
+            && always.enables_auto_edit
+            && mode < ApprovalMode::AutoEdit
+        {
+            *self.mode.locked() = ApprovalMode::AutoEdit;
+        }
+    }
+}

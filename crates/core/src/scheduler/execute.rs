@@ -1,0 +1,134 @@
+//! Execution: the calls of a group run together, each raced against its deadline and its
+//! cancellation token; a panic, a timeout or a cancellation still ends in one response.
+
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures::FutureExt;
+use tokio_util::sync::CancellationToken;
+
+use super::outcome::content_text;
+use super::{CallState, CompletedCall, Event, Pending, Scheduler, Slot};
+use super::{REASON_ABORT, REASON_USER};
+use crate::result::{ErrorType, ToolError, ToolResult};
+use crate::tool::{ExecContext, OutputSink};
+
+impl Scheduler {
+    /// Runs every call of the group still standing, together.
+    pub(super) async fn run_ready(&self, group: &mut [Slot], batch: &CancellationToken) {
+        let runs = group.iter().filter_map(|slot| match slot {
+            Slot::Ready(p) => Some(self.execute(p, batch)),
+            Slot::Done(_) => None,
+        });
+        let mut finished = futures::future::join_all(runs).await.into_iter();
+        for slot in group.iter_mut() {
+            if matches!(slot, Slot::Ready(_)) {
+                if let Some(done) = finished.next() {
+                    *slot = Slot::Done(Box::new(done));
+                }
+            }
+        }
+    }
+
+    async fn execute(&self, p: &Pending, batch: &CancellationToken) -> CompletedCall {
+        let start = Instant::now();
+        let b = &p.built;
+        let req = p.request.clone();
+        let token = self.token_for(&req.call_id);
+        if token.is_cancelled() || batch.is_cancelled() {
+            let reason = self.reason_for(&req.call_id, REASON_ABORT);
+            return self.cancelled(req, reason, None, start);
+        }
+        self.emit(&req.call_id, &req.name, CallState::Scheduled, None);
+        self.emit(&req.call_id, &req.name, CallState::Executing, None);
+        let output: Option<OutputSink> = self.events.clone().map(|sink| {
+            let id = req.call_id.clone();
+            Arc::new(move |chunk: &str| {
+                sink(&Event::Output { call_id: id.clone(), chunk: chunk.to_string() })
+            }) as OutputSink
+        });
+        let deadline_passed = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let ctx = ExecContext {
+            call_id: req.call_id.clone(),
+            cancel: token.clone(),
+            output,
+            deadline_passed: deadline_passed.clone(),
+            mode: Some(self.mode.clone()),
+        };
+        let timeout_ms = self.env().config.timeout_ms_for(b.tool.name());
+        let fut = AssertUnwindSafe(b.invocation.execute(ctx)).catch_unwind();
+        tokio::pin!(fut);
+        let deadline = async {
+            if timeout_ms == 0 {
+                std::future::pending::<()>().await;
+            }
+            tokio::time::sleep(Duration::from_millis(timeout_ms)).await;
+        };
+        enum Ended {
+            Done(std::thread::Result<ToolResult>),
+            TimedOut(Option<ToolResult>),
+            Cancelled(Option<ToolResult>),
+        }
+        let ended = tokio::select! {
+            r = &mut fut => Ended::Done(r),
+            () = deadline => {
+                tracing::warn!(call = %req.call_id, tool = %req.name, timeout_ms, "tool call timed out; cancelling it");
+                deadline_passed.store(true, std::sync::atomic::Ordering::SeqCst);
+                token.cancel();
+                Ended::TimedOut(tokio::time::timeout(self.grace, &mut fut).await.ok().and_then(Result::ok))
+            }
+            () = token.cancelled() => {
+                Ended::Cancelled(tokio::time::timeout(self.grace, &mut fut).await.ok().and_then(Result::ok))
+            }
+        };
+        match ended {
+            Ended::Done(Err(panic)) => {
+                let what = panic
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| panic.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "unknown panic".into());
+                let msg = format!("Tool \"{}\" crashed: {what}", req.name);
+                self.failed(req, ToolError::new(ErrorType::UnhandledException, msg), None, start)
+            }
+            Ended::Done(Ok(result)) if token.is_cancelled() => {
+                self.cancelled_with_output(req, result, b.tool.truncates_output(), start)
+            }
+            Ended::Done(Ok(result)) => {
+                let result = self.after_hooks(p, result).await;
+                match result {
+                    Ok(r) => self.finish(b, req, r, start),
+                    Err((error, r)) => self.failed(req, error, Some(r), start),
+                }
+            }
+            Ended::TimedOut(mut partial) => {
+                if let Some(r) = partial.as_mut() {
+                    self.bound_output(b.tool.truncates_output(), &req, r);
+                }
+                let mut msg = format!(
+                    "Tool \"{}\" timed out after {timeout_ms} ms and was stopped. Break the work into smaller steps, or raise tool_call_timeout_ms.",
+                    req.name
+                );
+                if let Some(text) = partial
+                    .as_ref()
+                    .filter(|r| r.error.is_none())
+                    .map(|r| content_text(&r.llm_content))
+                {
+                    if !text.is_empty() {
+                        msg.push_str("\nOutput before the timeout:\n");
+                        msg.push_str(&text);
+                    }
+                }
+                self.failed(req, ToolError::new(ErrorType::ToolCallTimeout, msg), partial, start)
+            }
+            Ended::Cancelled(Some(result)) => {
+                self.cancelled_with_output(req, result, b.tool.truncates_output(), start)
+            }
+            Ended::Cancelled(None) => {
+                let reason = self.reason_for(&req.call_id, REASON_USER);
+                self.cancelled(req, reason, None, start)
+            }
+        }
+    }
+}

@@ -1,0 +1,88 @@
+//! What goes into the scheduler and what comes out: a call as the model sent it, a call in a
+//! terminal state, why a call was refused, and the scheduler's own options.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::CallState;
+use crate::policy::ApprovalMode;
+use crate::response::ResponseParts;
+use crate::result::{ToolError, ToolResult};
+use crate::tool::ModelFamily;
+
+/// One call as the model sent it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct CallRequest {
+    pub call_id: String,
+    pub name: String,
+    pub args: Value,
+    /// For tail calls: the name the chain started with (the response carries it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub original_name: Option<String>,
+    /// How many tail calls led to this one.
+    #[serde(skip)]
+    pub tail_depth: usize,
+}
+
+impl CallRequest {
+    pub fn new(call_id: impl Into<String>, name: impl Into<String>, args: Value) -> Self {
+        Self {
+            call_id: call_id.into(),
+            name: name.into(),
+            args,
+            original_name: None,
+            tail_depth: 0,
+        }
+    }
+}
+
+/// Why a call did not run because someone said no (the CLI exits with 3 for these).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Refusal {
+    /// A policy rule (or the default) denied it.
+    Policy,
+    /// It needed a person's confirmation and nobody can answer.
+    NoConfirmation,
+    /// The person said no.
+    UserDenied,
+}
+
+/// A call in a terminal state, with what the model receives.
+#[derive(Clone, Debug, Serialize)]
+pub struct CompletedCall {
+    pub request: CallRequest,
+    pub status: CallState,
+    /// What goes back to the model.
+    pub response: ResponseParts,
+    /// What the tool returned, when it ran.
+    pub result: Option<ToolResult>,
+    /// The error behind an `error` or `cancelled` status.
+    pub error: Option<ToolError>,
+    pub refusal: Option<Refusal>,
+    /// Where the full output was saved when it was truncated.
+    pub output_file: Option<PathBuf>,
+    pub duration_ms: u64,
+}
+
+/// Scheduler settings that are not tool settings.
+#[derive(Clone, Debug)]
+pub struct SchedulerOptions {
+    pub family: ModelFamily,
+    pub mode: ApprovalMode,
+    /// How long a cancelled or timed-out tool gets to wind down before it is abandoned.
+    pub grace: Duration,
+}
+
+impl Default for SchedulerOptions {
+    fn default() -> Self {
+        Self {
+            family: ModelFamily::Legacy,
+            mode: ApprovalMode::Default,
+            grace: Duration::from_secs(2),
+        }
+    }
+}
