@@ -18,7 +18,7 @@ fi
 NODE="$CACHE/node_modules/node/bin/node"
 SUITE="$CACHE/node_modules/@modelcontextprotocol/conformance/dist/index.js"
 INSPECTOR="$CACHE/node_modules/@modelcontextprotocol/inspector/cli/build/cli.js"
-cargo build -q
+cargo build -q --features conformance-fixture
 BIN=$PWD/target/debug/toolbelt
 WORK=$(mktemp -d)
 PORT=${PORT:-18765}

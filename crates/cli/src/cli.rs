@@ -2,7 +2,10 @@
 
 use std::path::PathBuf;
 
+use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use toolbelt_core::policy::ApprovalMode;
+use toolbelt_core::ModelFamily;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -51,28 +54,30 @@ pub enum Command {
     },
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Mode {
-    Default,
-    #[value(name = "auto_edit", alias = "auto-edit", alias = "autoEdit")]
-    AutoEdit,
-    Yolo,
-    Plan,
+/// `--approval-mode`: the engine's own [`ApprovalMode`], by its names (and two spellings more).
+fn approval_mode() -> impl TypedValueParser<Value = ApprovalMode> {
+    PossibleValuesParser::new([
+        PossibleValue::new("default"),
+        PossibleValue::new("auto_edit").aliases(["auto-edit", "autoEdit"]),
+        PossibleValue::new("yolo"),
+        PossibleValue::new("plan"),
+    ])
+    // Only the names above get here, and each parses.
+    .map(|name| ApprovalMode::parse(&name).unwrap_or_default())
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Family {
-    Legacy,
-    #[value(name = "gemini-3")]
-    Gemini3,
+/// `--model-family`: the engine's own [`ModelFamily`].
+fn model_family() -> impl TypedValueParser<Value = ModelFamily> {
+    PossibleValuesParser::new(["legacy", "gemini-3"])
+        .map(|name| ModelFamily::parse(&name).unwrap_or_default())
 }
 
 /// Options every command that builds a session shares.
 #[derive(Debug, Args)]
 pub struct SessionArgs {
     /// Approval mode (default: `general.defaultApprovalMode` from settings, else default)
-    #[arg(long, value_enum)]
-    pub approval_mode: Option<Mode>,
+    #[arg(long, value_parser = approval_mode())]
+    pub approval_mode: Option<ApprovalMode>,
     /// Workspace root (repeatable; the first is where relative paths start and whose project
     /// settings apply; default: .)
     #[arg(long = "root", value_name = "DIR")]
@@ -102,8 +107,8 @@ pub struct CallArgs {
     #[arg(long, value_name = "N")]
     pub timeout_ms: Option<u64>,
     /// Which declarations and response shape to use
-    #[arg(long, value_enum, default_value = "legacy")]
-    pub model_family: Family,
+    #[arg(long, value_parser = model_family(), default_value = "legacy")]
+    pub model_family: ModelFamily,
     /// Let tools touch paths that match this sensitive-path pattern (repeatable)
     #[arg(long = "allow-sensitive", value_name = "GLOB")]
     pub allow_sensitive: Vec<String>,
@@ -172,8 +177,8 @@ pub enum ToolsCommand {
     /// Function declarations as JSON, as the model gets them (all tools, or one)
     Schema {
         tool: Option<String>,
-        #[arg(long, value_enum, default_value = "legacy")]
-        model_family: Family,
+        #[arg(long, value_parser = model_family(), default_value = "legacy")]
+        model_family: ModelFamily,
         /// Include tools that policy hides in this mode
         #[arg(long)]
         all: bool,
@@ -262,6 +267,7 @@ pub struct McpArgs {
     pub proxy: bool,
     /// Serve a test fixture instead of the tools: `conformance` (what the official MCP
     /// conformance suite calls)
+    #[cfg(feature = "conformance-fixture")]
     #[arg(long, value_name = "NAME", value_parser = ["conformance"])]
     pub fixture: Option<String>,
     /// Serve Streamable HTTP at this address (e.g. 127.0.0.1:8765) instead of stdio
@@ -277,8 +283,8 @@ pub struct McpArgs {
     #[arg(long, value_name = "N")]
     pub timeout_ms: Option<u64>,
     /// Which declarations to serve
-    #[arg(long, value_enum, default_value = "legacy")]
-    pub model_family: Family,
+    #[arg(long, value_parser = model_family(), default_value = "legacy")]
+    pub model_family: ModelFamily,
     #[command(flatten)]
     pub session: SessionArgs,
 }

@@ -1,9 +1,12 @@
-//! The `toolbelt` binary: `call`, `tools`, `policy`, `config`, `trust`, `untrust`.
+//! The `toolbelt` binary: argument parsing, terminal I/O and exit codes. Each command in
+//! [`commands`] (`call`, `run`, `mcp`, `tools`, `policy`, `config`, `trust`, `untrust`) builds its
+//! session with `toolbelt-session` and returns an exit status or a [`error::CliError`].
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 mod approver;
 mod cli;
 mod commands;
+mod error;
 mod output;
 mod questions;
 mod session;
@@ -20,11 +23,13 @@ fn main() {
         }
     };
     init_logging();
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .on_thread_park(toolbelt_mcp::server::stdio::before_park)
-        .build()
-    {
+    let mut builder = tokio::runtime::Builder::new_current_thread();
+    builder.enable_all();
+    // Only the stdio MCP server polls for a client's next request before the runtime sleeps.
+    if matches!(&cli.command, cli::Command::Mcp(a) if a.command.is_none() && a.http.is_none()) {
+        builder.on_thread_park(toolbelt_mcp::server::stdio::before_park);
+    }
+    let runtime = match builder.build() {
         Ok(r) => r,
         Err(e) => {
             output::err_line(&format!("toolbelt: cannot start the async runtime: {e}"));
@@ -46,8 +51,8 @@ fn main() {
     let code = match result {
         Ok(code) => code,
         Err(e) => {
-            output::err_line(&format!("toolbelt: {e:#}"));
-            commands::EXIT_TOOL_FAILED
+            output::err_line(&format!("toolbelt: {}", e.message));
+            e.code
         }
     };
     // Do not wait for blocking workers a cancelled or timed-out tool may have left behind.

@@ -33,6 +33,7 @@ pub mod schema;
 pub mod settings;
 pub mod shell;
 pub mod sync;
+#[cfg(any(test, feature = "testing"))]
 pub mod testing;
 pub mod tool;
 pub mod truncate;

@@ -26,7 +26,7 @@ pub const FAST_RETRY: RetryPolicy = RetryPolicy {
 
 /// Tools `echo`, `slow` (5 s, 200 ms deadline) and `forbidden` (denied by policy); everything
 /// else is allowed, headless.
-pub fn scheduler() -> (tempfile::TempDir, Arc<Scheduler>) {
+pub fn scheduler() -> (toolbelt_core::testing::TempTree, Arc<Scheduler>) {
     let (dir, mut env) = test_env();
     let mut config = (*env.config).clone();
     config.tool_timeouts_ms.insert("slow".into(), 200);

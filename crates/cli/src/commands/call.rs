@@ -9,10 +9,11 @@ use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 use toolbelt_core::scheduler::{CallRequest, CallState, Event};
 
-use super::{read_args, EXIT_OK, EXIT_REFUSED, EXIT_TOOL_FAILED, EXIT_USAGE};
+use super::{read_args, EXIT_OK, EXIT_REFUSED, EXIT_TOOL_FAILED};
 use crate::cli::CallArgs;
+use crate::error::{CliError, CliResult};
 use crate::output::{err_line, out};
-use crate::session::{self, Session};
+use crate::session;
 
 static COUNTER: AtomicU64 = AtomicU64::new(0);
 
@@ -22,51 +23,29 @@ fn call_id(name: &str) -> String {
     format!("{name}__{name}_{ms}_{}", COUNTER.fetch_add(1, Ordering::Relaxed))
 }
 
-pub async fn run(args: CallArgs) -> anyhow::Result<i32> {
-    let call_args = match read_args(&args.args) {
-        Ok(v) => v,
-        Err(msg) => {
-            err_line(&format!("toolbelt: {msg}"));
-            return Ok(EXIT_USAGE);
-        }
-    };
-    let mut session = match Session::build(&args.session, |c| {
-        if let Some(t) = args.timeout_ms {
-            c.tool_call_timeout_ms = t;
-        }
-        c.allow_sensitive_paths.extend(args.allow_sensitive.iter().cloned());
-        c.shell_pty |= args.pty;
-    })
-    .await
-    {
-        Ok(s) => s,
-        Err(e) => {
-            err_line(&format!("toolbelt: {e:#}"));
-            return Ok(EXIT_USAGE);
-        }
-    };
-    if toolbelt_core::names::is_mcp(&args.tool) {
-        if let Err(e) = session.connect_mcp().await {
-            err_line(&format!("toolbelt: {e:#}"));
-            return Ok(EXIT_USAGE);
-        }
-    }
-    let env = match session.env(&args.session.roots) {
-        Ok(e) => e,
-        Err(e) => {
-            err_line(&format!("toolbelt: {e:#}"));
-            return Ok(EXIT_USAGE);
-        }
-    };
-    session.services.keep_background(args.keep_background);
-    let mut scheduler = session.scheduler(env, session::family(args.model_family));
+pub async fn run(args: CallArgs) -> CliResult {
+    let call_args = read_args(&args.args).map_err(CliError::usage)?;
+    let (timeout, allow_sensitive, pty) = (args.timeout_ms, args.allow_sensitive.clone(), args.pty);
+    let mut builder = session::builder(&args.session)
+        .model_family(args.model_family)
+        .mcp_servers(toolbelt_core::names::is_mcp(&args.tool))
+        .configure(move |c| {
+            if let Some(t) = timeout {
+                c.tool_call_timeout_ms = t;
+            }
+            c.allow_sensitive_paths.extend(allow_sensitive);
+            c.shell_pty |= pty;
+        });
     if args.events {
-        scheduler = scheduler.with_events(Arc::new(|e: &Event| {
+        builder = builder.events(Arc::new(|e: &Event| {
             if let Ok(line) = serde_json::to_string(e) {
                 err_line(&line);
             }
         }));
     }
+    let session = session::build(builder).await?;
+    session.services.keep_background(args.keep_background);
+    let scheduler = session.scheduler();
     let cancel = CancellationToken::new();
     let on_signal = cancel.clone();
     tokio::spawn(async move {
@@ -78,7 +57,7 @@ pub async fn run(args: CallArgs) -> anyhow::Result<i32> {
     // Nothing the call started outlives toolbelt unless --keep-background was given.
     session.shutdown().await;
     let Some(call) = done.pop() else {
-        anyhow::bail!("the scheduler returned no response for the call")
+        return Err(CliError::failed("the scheduler returned no response for the call"));
     };
 
     if args.json {

@@ -2,22 +2,18 @@
 
 use serde_json::json;
 
-use super::{EXIT_OK, EXIT_USAGE};
-use crate::cli::ConfigCommand;
-use crate::output::{err_line, out_line};
-use crate::session::{load_settings, primary_root};
+use toolbelt_session::{load_settings, primary_root};
 
-pub fn run(cmd: ConfigCommand) -> anyhow::Result<i32> {
+use super::EXIT_OK;
+use crate::cli::ConfigCommand;
+use crate::error::{CliError, CliResult};
+use crate::output::out_line;
+
+pub fn run(cmd: ConfigCommand) -> CliResult {
     let ConfigCommand::Show { json, root } = cmd;
     let home = toolbelt_core::config::default_home_dir();
-    let root = primary_root(&root.into_iter().collect::<Vec<_>>())?;
-    let (settings, trusted) = match load_settings(&home, &root) {
-        Ok(x) => x,
-        Err(e) => {
-            err_line(&format!("toolbelt: {e:#}"));
-            return Ok(EXIT_USAGE);
-        }
-    };
+    let root = primary_root(&root.into_iter().collect::<Vec<_>>()).map_err(CliError::failed)?;
+    let (settings, trusted) = load_settings(&home, &root)?;
     if json {
         let files: Vec<_> = settings
             .files

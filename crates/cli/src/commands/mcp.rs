@@ -8,10 +8,11 @@ use rmcp::ServiceExt;
 use tokio_util::sync::CancellationToken;
 use toolbelt_mcp::server::{self, http, ServerParts, SharedParts, ToolbeltServer};
 
-use super::{EXIT_OK, EXIT_USAGE};
+use super::EXIT_OK;
 use crate::cli::McpArgs;
+use crate::error::{CliError, CliResult};
 use crate::output::{err_line, warn};
-use crate::session::{self, Session};
+use crate::session;
 
 /// What a session leaves running: background processes and proxied MCP servers.
 struct Running {
@@ -19,28 +20,18 @@ struct Running {
     mcp: Option<toolbelt_mcp::client::McpClients>,
 }
 
-async fn parts(args: &McpArgs) -> anyhow::Result<(ServerParts, Running)> {
-    let mut session = Session::build(&args.session, |c| {
-        if let Some(t) = args.timeout_ms {
-            c.tool_call_timeout_ms = t;
-        }
-    })
-    .await?;
-    if args.proxy {
-        session.connect_mcp().await?;
-    }
-    let env = session.env(&args.session.roots)?;
-    let parts = ServerParts {
-        registry: session.registry.clone(),
-        rules: session.policy.rules(),
-        workspace: session.root.clone(),
-        trusted: session.trusted,
-        env,
-        hooks: session.hooks.clone().map(|h| h as Arc<dyn toolbelt_core::hooks::ToolHooks>),
-        mode: session.mode,
-        family: session::family(args.model_family),
-        excluded: session.tool_settings.exclude.clone(),
-    };
+async fn parts(args: &McpArgs) -> Result<(ServerParts, Running), CliError> {
+    let timeout = args.timeout_ms;
+    let builder = session::builder(&args.session)
+        .model_family(args.model_family)
+        .mcp_servers(args.proxy)
+        .configure(move |c| {
+            if let Some(t) = timeout {
+                c.tool_call_timeout_ms = t;
+            }
+        });
+    let mut session = session::build(builder).await?;
+    let parts = session.server_parts();
     Ok((parts, Running { services: session.services.clone(), mcp: session.mcp.take() }))
 }
 
@@ -66,7 +57,9 @@ fn reload_on_hangup(
                     services.locked().push(s);
                     tracing::warn!("settings and policies reloaded");
                 }
-                Err(e) => warn(&format!("reload failed, keeping the previous settings: {e:#}")),
+                Err(e) => {
+                    warn(&format!("reload failed, keeping the previous settings: {}", e.message))
+                }
             }
         }
     });
@@ -75,16 +68,9 @@ fn reload_on_hangup(
 }
 
 /// `toolbelt mcp list`: each configured server's state and tools.
-async fn list(args: &McpArgs, json: bool) -> anyhow::Result<i32> {
+async fn list(args: &McpArgs, json: bool) -> CliResult {
     use toolbelt_mcp::client::ServerState;
-    let mut session = match Session::build(&args.session, |_| {}).await {
-        Ok(s) => s,
-        Err(e) => {
-            err_line(&format!("toolbelt: {e:#}"));
-            return Ok(EXIT_USAGE);
-        }
-    };
-    session.connect_mcp().await?;
+    let session = session::build(session::builder(&args.session).mcp_servers(true)).await?;
     let Some(clients) = &session.mcp else {
         crate::output::out_line("No MCP servers are configured (settings key mcpServers).");
         return Ok(EXIT_OK);
@@ -131,39 +117,26 @@ async fn auth(
     logout: bool,
     no_browser: bool,
     scopes: &[String],
-) -> anyhow::Result<i32> {
-    let session = match Session::build(&args.session, |_| {}).await {
-        Ok(s) => s,
-        Err(e) => {
-            err_line(&format!("toolbelt: {e:#}"));
-            return Ok(EXIT_USAGE);
-        }
-    };
+) -> CliResult {
+    let session = session::build(session::builder(&args.session)).await?;
     let Some(entry) = session.tool_settings.mcp_servers.iter().find(|s| s.name == name) else {
         let known: Vec<_> =
             session.tool_settings.mcp_servers.iter().map(|s| s.name.as_str()).collect();
-        err_line(&format!(
-            "toolbelt: no MCP server named '{name}' in the settings (configured: {})",
+        return Err(CliError::usage(format!(
+            "no MCP server named '{name}' in the settings (configured: {})",
             if known.is_empty() { "none".to_string() } else { known.join(", ") }
-        ));
-        return Ok(EXIT_USAGE);
+        )));
     };
-    let spec = match toolbelt_mcp::client::spec(entry) {
-        Ok(s) => s,
-        Err(e) => {
-            err_line(&format!("toolbelt: MCP server '{name}': {e}"));
-            return Ok(EXIT_USAGE);
-        }
-    };
+    let spec = toolbelt_mcp::client::spec(entry)
+        .map_err(|e| CliError::usage(format!("MCP server '{name}': {e}")))?;
     let (Some(url), Some(store)) = (spec.url().map(String::from), spec.oauth_store()) else {
-        err_line(&format!(
-            "toolbelt: MCP server '{name}' is a stdio server; OAuth applies to HTTP servers only"
-        ));
-        return Ok(EXIT_USAGE);
+        return Err(CliError::usage(format!(
+            "MCP server '{name}' is a stdio server; OAuth applies to HTTP servers only"
+        )));
     };
     if logout {
         use rmcp::transport::auth::CredentialStore;
-        store.clear().await.map_err(|e| anyhow::anyhow!("{e}"))?;
+        store.clear().await.map_err(CliError::failed)?;
         crate::output::out_line(&format!(
             "Signed out of '{name}' (removed {}).",
             store.path().display()
@@ -187,10 +160,7 @@ async fn auth(
             ));
             Ok(EXIT_OK)
         }
-        Err(e) => {
-            err_line(&format!("toolbelt: sign-in to '{name}' failed: {e}"));
-            Ok(super::EXIT_TOOL_FAILED)
-        }
+        Err(e) => Err(CliError::failed(format!("sign-in to '{name}' failed: {e}"))),
     }
 }
 
@@ -206,7 +176,8 @@ fn open_browser(url: &str) {
 }
 
 /// `--fixture conformance`: the conformance suite's test server, over stdio or HTTP.
-async fn fixture(args: &McpArgs) -> anyhow::Result<i32> {
+#[cfg(feature = "conformance-fixture")]
+async fn fixture(args: &McpArgs) -> CliResult {
     use toolbelt_mcp::server::fixture::ConformanceServer;
     let stop = CancellationToken::new();
     let on_signal = stop.clone();
@@ -226,18 +197,21 @@ async fn fixture(args: &McpArgs) -> anyhow::Result<i32> {
                     "toolbelt: serving the conformance fixture at http://{a}/mcp"
                 ));
             })
-            .await?;
+            .await
+            .map_err(CliError::failed)?;
         }
         None => {
-            let service =
-                ConformanceServer::default().serve(toolbelt_mcp::server::stdio::stdio()).await?;
-            service.waiting().await?;
+            let service = ConformanceServer::default()
+                .serve(toolbelt_mcp::server::stdio::stdio())
+                .await
+                .map_err(CliError::failed)?;
+            service.waiting().await.map_err(CliError::failed)?;
         }
     }
     Ok(EXIT_OK)
 }
 
-pub async fn run(args: McpArgs) -> anyhow::Result<i32> {
+pub async fn run(args: McpArgs) -> CliResult {
     match &args.command {
         Some(crate::cli::McpCommand::List { json }) => return list(&args, *json).await,
         Some(crate::cli::McpCommand::Auth { server, logout, no_browser, scopes }) => {
@@ -269,24 +243,16 @@ pub async fn run(args: McpArgs) -> anyhow::Result<i32> {
                     crate::output::out_line(&format!("{} tool(s), {failed} failed", results.len()));
                     Ok(if failed == 0 { EXIT_OK } else { super::EXIT_TOOL_FAILED })
                 }
-                Err(e) => {
-                    err_line(&format!("toolbelt: {e}"));
-                    Ok(super::EXIT_TOOL_FAILED)
-                }
+                Err(e) => Err(CliError::failed(e)),
             };
         }
         None => {}
     }
+    #[cfg(feature = "conformance-fixture")]
     if args.fixture.is_some() {
         return fixture(&args).await;
     }
-    let (p, services) = match parts(&args).await {
-        Ok(x) => x,
-        Err(e) => {
-            err_line(&format!("toolbelt: {e:#}"));
-            return Ok(EXIT_USAGE);
-        }
-    };
+    let (p, services) = parts(&args).await?;
     let grace = std::time::Duration::from_millis(p.env.config.shell_kill_grace_ms);
     let shared = server::shared(p);
     let all_services = Arc::new(std::sync::Mutex::new(vec![services]));
@@ -324,7 +290,7 @@ pub async fn run(args: McpArgs) -> anyhow::Result<i32> {
                 crate::output::err_line(&format!("toolbelt: serving MCP at http://{a}/mcp"));
             })
             .await
-            .map_err(anyhow::Error::from)
+            .map_err(CliError::failed)
         }
         None => serve_stdio(shared, stop.clone()).await,
     };
@@ -340,11 +306,14 @@ pub async fn run(args: McpArgs) -> anyhow::Result<i32> {
     Ok(EXIT_OK)
 }
 
-async fn serve_stdio(shared: SharedParts, stop: CancellationToken) -> anyhow::Result<()> {
-    let service = ToolbeltServer::new(shared).serve(toolbelt_mcp::server::stdio::stdio()).await?;
+async fn serve_stdio(shared: SharedParts, stop: CancellationToken) -> Result<(), CliError> {
+    let service = ToolbeltServer::new(shared)
+        .serve(toolbelt_mcp::server::stdio::stdio())
+        .await
+        .map_err(CliError::failed)?;
     let ct = service.cancellation_token();
     tokio::select! {
-        r = service.waiting() => { r?; }
+        r = service.waiting() => { r.map_err(CliError::failed)?; }
         () = stop.cancelled() => ct.cancel(),
     }
     Ok(())

@@ -4,12 +4,13 @@
 use serde_json::json;
 use toolbelt_core::policy::{format_priority, saved, PolicyCall};
 
-use super::{read_args, EXIT_OK, EXIT_TOOL_FAILED, EXIT_USAGE};
+use super::{read_args, EXIT_OK, EXIT_TOOL_FAILED};
 use crate::cli::PolicyCommand;
+use crate::error::{CliError, CliResult};
 use crate::output::{err_line, out_line};
-use crate::session::Session;
+use crate::session;
 
-pub async fn run(cmd: PolicyCommand) -> anyhow::Result<i32> {
+pub async fn run(cmd: PolicyCommand) -> CliResult {
     match cmd {
         PolicyCommand::Check { tool, args, json, session } => {
             check(tool, args, json, session).await
@@ -23,15 +24,9 @@ fn saved_file() -> std::path::PathBuf {
     toolbelt_core::config::default_home_dir().join("policies").join("auto-saved.toml")
 }
 
-async fn list(all: bool, json: bool, s: crate::cli::SessionArgs) -> anyhow::Result<i32> {
+async fn list(all: bool, json: bool, s: crate::cli::SessionArgs) -> CliResult {
     if all {
-        let session = match Session::build(&s, |_| {}).await {
-            Ok(x) => x,
-            Err(e) => {
-                err_line(&format!("toolbelt: {e:#}"));
-                return Ok(EXIT_USAGE);
-            }
-        };
+        let session = session::build(session::builder(&s)).await?;
         let rules = session.policy.rules();
         if json {
             let v: Vec<_> = rules
@@ -65,7 +60,7 @@ async fn list(all: bool, json: bool, s: crate::cli::SessionArgs) -> anyhow::Resu
         return Ok(EXIT_OK);
     }
     let file = saved_file();
-    let rules = saved::list(&file)?;
+    let rules = saved::list(&file).map_err(CliError::failed)?;
     if json {
         let v: Vec<_> = rules
             .iter()
@@ -85,9 +80,9 @@ async fn list(all: bool, json: bool, s: crate::cli::SessionArgs) -> anyhow::Resu
     Ok(EXIT_OK)
 }
 
-fn revoke(id: &str) -> anyhow::Result<i32> {
+fn revoke(id: &str) -> CliResult {
     let file = saved_file();
-    match saved::revoke(&file, id)? {
+    match saved::revoke(&file, id).map_err(CliError::failed)? {
         Some(r) => {
             out_line(&format!("Revoked {}: {}", r.id, r.summary()));
             Ok(EXIT_OK)
@@ -101,29 +96,10 @@ fn revoke(id: &str) -> anyhow::Result<i32> {
     }
 }
 
-async fn check(
-    tool: String,
-    args: String,
-    json: bool,
-    s: crate::cli::SessionArgs,
-) -> anyhow::Result<i32> {
-    let args = match read_args(&args) {
-        Ok(v) => v,
-        Err(msg) => {
-            err_line(&format!("toolbelt: {msg}"));
-            return Ok(EXIT_USAGE);
-        }
-    };
-    let mut session = match Session::build(&s, |_| {}).await {
-        Ok(x) => x,
-        Err(e) => {
-            err_line(&format!("toolbelt: {e:#}"));
-            return Ok(EXIT_USAGE);
-        }
-    };
-    if toolbelt_core::names::is_mcp(&tool) {
-        session.connect_mcp().await?;
-    }
+async fn check(tool: String, args: String, json: bool, s: crate::cli::SessionArgs) -> CliResult {
+    let args = read_args(&args).map_err(CliError::usage)?;
+    let builder = session::builder(&s).mcp_servers(toolbelt_core::names::is_mcp(&tool));
+    let session = session::build(builder).await?;
     let interactive = session.interactive;
     let engine = &session.policy;
     let mode = session.mode;

@@ -18,8 +18,10 @@ use toolbelt_core::ModelFamily;
 
 use super::{EXIT_OK, EXIT_TOOL_FAILED};
 use crate::cli::{OutputFormat, RunArgs};
+use crate::error::CliResult;
 use crate::output::{err_line, out, out_line};
-use crate::session::Session;
+use crate::session;
+use toolbelt_session::session::excluded_tools;
 
 pub const EXIT_AUTH: i32 = 41;
 pub const EXIT_INPUT: i32 = 42;
@@ -191,7 +193,7 @@ fn verdict(o: &RunOutcome) -> (i32, Option<(&'static str, String)>) {
     }
 }
 
-pub async fn run(args: RunArgs) -> anyhow::Result<i32> {
+pub async fn run(args: RunArgs) -> CliResult {
     let Some(prompt) = prompt(&args) else {
         err_line("toolbelt: no prompt: give it as an argument or on stdin");
         return Ok(EXIT_INPUT);
@@ -206,15 +208,11 @@ pub async fn run(args: RunArgs) -> anyhow::Result<i32> {
     // A replay answers whatever was recorded, so it "has" grounding when the recording did.
     let grounding = args.base_url.is_none();
     let bridge = Arc::new(toolbelt_agent::bridge::ModelBridge::new(client.clone(), grounding));
-    let mut session = match Session::build_with_model(&args.session, |_| {}, Some(bridge)).await {
-        Ok(s) => s,
-        Err(e) => {
-            err_line(&format!("toolbelt: {e:#}"));
-            return Ok(super::EXIT_USAGE);
-        }
-    };
-    session.connect_mcp().await?;
-    let env = session.env(&args.session.roots)?;
+    let family = ModelFamily::for_model(client.model());
+    let builder =
+        session::builder(&args.session).model(bridge).model_family(family).mcp_servers(true);
+    let session = session::build(builder).await?;
+    let env = session.env();
     let context_names = vec!["GEMINI.md".to_string()];
     let home = toolbelt_core::files::user_home();
     let roots: Vec<_> = env.workspace.roots().iter().map(|r| r.real.clone()).collect();
@@ -222,12 +220,11 @@ pub async fn run(args: RunArgs) -> anyhow::Result<i32> {
     let system = toolbelt_agent::context::system_instruction(
         toolbelt_agent::context::load(&files).as_deref(),
     );
-    let family = ModelFamily::for_model(client.model());
     // What the model is shown follows the session's mode (plan-mode tools switch it).
     let (registry, exclude) = (session.registry.clone(), session.tool_settings.exclude.clone());
     let shown_policy = session.policy.clone();
     let declare = move |mode| {
-        let excluded = crate::session::excluded_tools(&shown_policy, &registry, mode, &exclude);
+        let excluded = excluded_tools(&shown_policy, &registry, mode, &exclude);
         registry
             .declarations(family)
             .into_iter()
@@ -241,7 +238,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<i32> {
     session.services.keep_background(args.keep_background);
     let agent = Agent {
         client: client.clone(),
-        scheduler: Arc::new(session.scheduler(env, family)),
+        scheduler: session.scheduler().clone(),
         declare: Arc::new(declare),
         system_instruction: Some(system),
         max_turns: args.max_turns,

@@ -3,25 +3,19 @@
 
 use serde_json::{json, Value};
 
-use super::{EXIT_OK, EXIT_USAGE};
+use super::EXIT_OK;
 use crate::cli::ToolsCommand;
-use crate::output::{err_line, out_line};
-use crate::session::{self, Session};
+use crate::error::{CliError, CliResult};
+use crate::output::out_line;
+use crate::session;
 
-pub async fn run(cmd: ToolsCommand) -> anyhow::Result<i32> {
+pub async fn run(cmd: ToolsCommand) -> CliResult {
     let s = match &cmd {
         ToolsCommand::List { session, .. } | ToolsCommand::Schema { session, .. } => session,
     };
-    let mut session = match Session::build(s, |_| {}).await {
-        Ok(s) => s,
-        Err(e) => {
-            err_line(&format!("toolbelt: {e:#}"));
-            return Ok(EXIT_USAGE);
-        }
-    };
-    session.connect_mcp().await?;
+    let session = session::build(session::builder(s).mcp_servers(true)).await?;
     let registry = &session.registry;
-    let excluded = session.excluded_tools();
+    let excluded = session.excluded_tools(session.mode);
     match cmd {
         ToolsCommand::List { json, .. } => {
             if json {
@@ -58,7 +52,7 @@ pub async fn run(cmd: ToolsCommand) -> anyhow::Result<i32> {
             Ok(EXIT_OK)
         }
         ToolsCommand::Schema { tool, model_family, all, .. } => {
-            let family = session::family(model_family);
+            let family = model_family;
             match tool {
                 None => {
                     let decls: Vec<_> = registry
@@ -70,10 +64,7 @@ pub async fn run(cmd: ToolsCommand) -> anyhow::Result<i32> {
                 }
                 Some(name) => match registry.get(&name) {
                     Some(t) => out_line(&serde_json::to_string_pretty(&t.declaration(family))?),
-                    None => {
-                        err_line(&format!("toolbelt: {}", registry.not_found_message(&name)));
-                        return Ok(EXIT_USAGE);
-                    }
+                    None => return Err(CliError::usage(registry.not_found_message(&name))),
                 },
             }
             if let Some(m) = &session.mcp {

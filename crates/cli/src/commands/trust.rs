@@ -5,25 +5,23 @@ use std::path::PathBuf;
 
 use toolbelt_core::trust::{Level, TrustStore};
 
-use super::{EXIT_OK, EXIT_USAGE};
-use crate::output::{err_line, out_line};
+use super::EXIT_OK;
+use crate::error::{CliError, CliResult};
+use crate::output::out_line;
 
-pub fn run(dir: Option<PathBuf>, trust: bool) -> anyhow::Result<i32> {
+pub fn run(dir: Option<PathBuf>, trust: bool) -> CliResult {
     let dir = match dir {
         Some(d) => d,
         None => std::env::current_dir()?,
     };
     let dir = match std::fs::canonicalize(&dir) {
         Ok(d) if d.is_dir() => d,
-        _ => {
-            err_line(&format!("toolbelt: {} is not a folder", dir.display()));
-            return Ok(EXIT_USAGE);
-        }
+        _ => return Err(CliError::usage(format!("{} is not a folder", dir.display()))),
     };
     let home = toolbelt_core::config::default_home_dir();
-    let mut store = TrustStore::load(&home)?;
+    let mut store = TrustStore::load(&home).map_err(CliError::failed)?;
     store.set(&dir, if trust { Level::TrustFolder } else { Level::DoNotTrust });
-    store.save()?;
+    store.save().map_err(CliError::failed)?;
     if trust {
         out_line(&format!(
             "Trusted {}: its project settings may now run hooks, tool discovery and MCP servers.",

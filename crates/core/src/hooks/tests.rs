@@ -35,7 +35,7 @@ fn settings(event: &str, matcher: Option<&str>, hooks: Vec<HookEntry>) -> HookSe
 
 struct H {
     scheduler: Scheduler,
-    _dir: tempfile::TempDir,
+    _dir: crate::testing::TempTree,
 }
 
 fn harness(hooks: HookSettings, interactive: bool, approver: Outcome) -> H {

@@ -57,7 +57,7 @@ pub struct Verdict {
 /// Rules must be sorted by priority, highest first (ties in load order); the first that matches
 /// decides. With none: yolo allows, otherwise ask_user interactively and deny headless.
 ///
-/// Shell calls also go through the heuristics and the compound-command check ([`super::shell`]).
+/// Shell calls also go through the heuristics and the compound-command check (the policy's `shell` module).
 pub fn evaluate(call: &PolicyCall<'_>, rules: &[Rule], ctx: &PolicyContext<'_>) -> Verdict {
     evaluate_at(call, rules, ctx, 0)
 }

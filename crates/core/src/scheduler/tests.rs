@@ -18,7 +18,7 @@ struct Harness {
     scheduler: Arc<Scheduler>,
     journal: Arc<Journal>,
     events: Arc<Mutex<Vec<Event>>>,
-    _dir: tempfile::TempDir,
+    _dir: crate::testing::TempTree,
 }
 
 fn tools(journal: &Arc<Journal>) -> Vec<Arc<dyn Tool>> {
@@ -436,7 +436,7 @@ async fn always_allow_and_save_persists_a_rule_for_later_sessions() {
     let h = harness(vec![], true, Arc::new(FixedApprover(Outcome::ProceedAlwaysAndSave)), 10_000);
     let done = h.scheduler.schedule(vec![call("1", "quick", "a")], CancellationToken::new()).await;
     assert_eq!(done[0].status, CallState::Success);
-    let dir = h._dir.path().join("home/policies");
+    let dir = h._dir.home().join("policies");
     let text = std::fs::read_to_string(dir.join("auto-saved.toml")).unwrap();
     assert!(text.contains("toolName = \"quick\"") && text.contains("priority = 950"), "{text}");
     let (engine, errors) = PolicyEngine::load(&[(dir.as_path(), crate::policy::Tier::User)], true);

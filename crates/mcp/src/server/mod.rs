@@ -7,6 +7,7 @@
 
 mod approval;
 mod convert;
+#[cfg(feature = "conformance-fixture")]
 pub mod fixture;
 pub mod http;
 pub mod stdio;

@@ -16,7 +16,7 @@ use toolbelt_core::testing::{test_env, Behaviour, EchoTool, FakeTool, Journal};
 use toolbelt_core::{Kind, ModelFamily, Registry, Tool};
 use toolbelt_mcp::server::{self, ServerParts, ToolbeltServer};
 
-fn parts(rules: Vec<Rule>, mode: ApprovalMode) -> (tempfile::TempDir, ServerParts) {
+fn parts(rules: Vec<Rule>, mode: ApprovalMode) -> (toolbelt_core::testing::TempTree, ServerParts) {
     parts_with(rules, mode, Arc::new(Journal::default()))
 }
 
@@ -24,7 +24,7 @@ fn parts_with(
     rules: Vec<Rule>,
     mode: ApprovalMode,
     journal: Arc<Journal>,
-) -> (tempfile::TempDir, ServerParts) {
+) -> (toolbelt_core::testing::TempTree, ServerParts) {
     let (dir, env) = test_env();
     let tools: Vec<Arc<dyn Tool>> = vec![
         Arc::new(EchoTool::named("read_file")),
@@ -293,6 +293,7 @@ async fn streamable_http_with_a_bearer_token() {
     stop.cancel();
 }
 
+#[cfg(feature = "conformance-fixture")]
 #[tokio::test]
 async fn the_conformance_fixture_answers_as_the_suite_expects() {
     use rmcp::model::{GetPromptRequestParams, ReadResourceRequestParams};
@@ -328,6 +329,7 @@ async fn the_conformance_fixture_answers_as_the_suite_expects() {
     );
 }
 
+#[cfg(feature = "conformance-fixture")]
 #[tokio::test]
 async fn probe_calls_every_tool_of_an_http_server() {
     let stop = tokio_util::sync::CancellationToken::new();

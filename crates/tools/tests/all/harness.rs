@@ -1,9 +1,8 @@
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
-use toolbelt_core::config::Config;
 use toolbelt_core::response;
 use toolbelt_core::tool::ExecContext;
-use toolbelt_core::{ModelFamily, Registry, ToolEnv, ToolResult, Workspace};
+use toolbelt_core::{ModelFamily, Registry, ToolEnv, ToolResult};
 use toolbelt_test_support::TempTree;
 
 pub struct Outcome {
@@ -29,15 +28,7 @@ impl Outcome {
 }
 
 pub fn env_for(tree: &TempTree, extra_roots: &[&std::path::Path]) -> ToolEnv {
-    let config = Config {
-        home_dir: tree.home().to_path_buf(),
-        memory_file: tree.home().join(".gemini/GEMINI.md"),
-        ..Config::default()
-    };
-    let mut roots = vec![tree.root().to_path_buf()];
-    roots.extend(extra_roots.iter().map(|p| p.to_path_buf()));
-    let workspace = Workspace::new(&roots, &config).unwrap();
-    ToolEnv::new(workspace, config)
+    tree.env(extra_roots)
 }
 
 pub fn run(tree: &TempTree, tool: &str, args: Value) -> Outcome {

@@ -1,4 +1,4 @@
-//! Small tools with predictable behaviour, for the engine's tests and benchmarks.
+//! Tools with predictable behaviour, for the engine's tests and benchmarks.
 
 use crate::sync::LockExt;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -8,26 +8,10 @@ use std::time::{Duration, Instant};
 use async_trait::async_trait;
 use serde_json::{json, Value};
 
-use crate::config::Config;
 use crate::kind::Kind;
 use crate::result::{ErrorType, ToolResult};
 use crate::schema::rename_params;
 use crate::tool::{Declaration, ExecContext, Invocation, ModelFamily, Tool, ToolEnv};
-use crate::workspace::Workspace;
-
-/// A temporary workspace with settings whose state folder lives inside it.
-pub fn test_env() -> (tempfile::TempDir, ToolEnv) {
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("temp dir: {e}"));
-    let root = dir.path().join("root");
-    std::fs::create_dir_all(&root).unwrap_or_else(|e| panic!("mkdir: {e}"));
-    let config = Config {
-        home_dir: dir.path().join("home"),
-        memory_file: dir.path().join("home/.gemini/GEMINI.md"),
-        ..Config::default()
-    };
-    let workspace = Workspace::new(&[root], &config).unwrap_or_else(|e| panic!("workspace: {e}"));
-    (dir, ToolEnv::new(workspace, config))
-}
 
 /// What a [`FakeTool`] does when run.
 #[derive(Clone, Debug)]

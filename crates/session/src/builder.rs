@@ -1,0 +1,365 @@
+//! [`SessionBuilder`]: everything a front end knows (roots, policy paths, approval mode, model,
+//! who answers questions and approvals, overrides of the settings) goes in; a [`Session`] with a
+//! ready scheduler comes out. The layers are applied in one order, in one place.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use toolbelt_core::approver::{Approver, FixedApprover, Outcome, Questioner};
+use toolbelt_core::config::Config;
+use toolbelt_core::hooks::{CommandHooks, HookContext, ToolHooks};
+use toolbelt_core::model::ModelAccess;
+use toolbelt_core::policy::sources::{load_sources, settings_rules, standard_sources};
+use toolbelt_core::policy::{toml::load_path, ApprovalMode, PolicyEngine, Tier};
+use toolbelt_core::scheduler::EventSink;
+use toolbelt_core::settings::ToolSettings;
+use toolbelt_core::{ModelFamily, Registry, Scheduler, SchedulerOptions, Tool, ToolEnv, Workspace};
+
+use crate::session::Session;
+use crate::settings::{load_settings_from, primary_root};
+use crate::SessionError;
+
+/// An override the front end applies to the settings last (its command-line flags).
+type Override = Box<dyn FnOnce(&mut Config) + Send>;
+
+/// Collects what a front end knows; [`SessionBuilder::build`] assembles the session.
+pub struct SessionBuilder {
+    roots: Vec<PathBuf>,
+    policy_paths: Vec<PathBuf>,
+    approval_mode: Option<ApprovalMode>,
+    interactive: bool,
+    family: ModelFamily,
+    model: Option<Arc<dyn ModelAccess>>,
+    questioner: Option<Arc<dyn Questioner>>,
+    approver: Option<Arc<dyn Approver>>,
+    events: Option<EventSink>,
+    overrides: Vec<Override>,
+    mcp_servers: bool,
+    sources: Option<SettingsSources>,
+}
+
+/// Where settings, policies and trust decisions are read from.
+#[derive(Clone, Debug)]
+pub struct SettingsSources {
+    /// toolbelt's state folder (`~/.toolbelt`, or `TOOLBELT_HOME`): its settings, policies,
+    /// trusted folders and saved approvals.
+    pub state_dir: PathBuf,
+    /// The user's home folder, for `~/.gemini` (`None`: no user-level Gemini CLI files).
+    pub user_home: Option<PathBuf>,
+}
+
+impl Default for SettingsSources {
+    /// The state folder from the environment, the user's home folder from the system.
+    fn default() -> Self {
+        Self {
+            state_dir: toolbelt_core::config::default_home_dir(),
+            user_home: toolbelt_core::files::user_home(),
+        }
+    }
+}
+
+impl Default for SessionBuilder {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl SessionBuilder {
+    /// A headless session over the current folder, in the settings' approval mode.
+    pub fn new() -> Self {
+        Self {
+            roots: Vec::new(),
+            policy_paths: Vec::new(),
+            approval_mode: None,
+            interactive: false,
+            family: ModelFamily::Legacy,
+            model: None,
+            questioner: None,
+            approver: None,
+            events: None,
+            overrides: Vec::new(),
+            mcp_servers: false,
+            sources: None,
+        }
+    }
+
+    /// The workspace roots. The first is where relative paths start and whose project settings
+    /// and policies apply; none means the current folder.
+    pub fn roots(mut self, roots: impl IntoIterator<Item = PathBuf>) -> Self {
+        self.roots = roots.into_iter().collect();
+        self
+    }
+
+    /// Policy files or folders loaded at the user tier, after the standard ones.
+    pub fn policy_paths(mut self, paths: impl IntoIterator<Item = PathBuf>) -> Self {
+        self.policy_paths = paths.into_iter().collect();
+        self
+    }
+
+    /// The approval mode; `None` takes `general.defaultApprovalMode` from settings.
+    pub fn approval_mode(mut self, mode: Option<ApprovalMode>) -> Self {
+        self.approval_mode = mode;
+        self
+    }
+
+    /// Whether a person can answer: policy's "ask" is asked instead of denied, and ask_user
+    /// gets the questioner.
+    pub fn interactive(mut self, interactive: bool) -> Self {
+        self.interactive = interactive;
+        self
+    }
+
+    /// Which declarations and response shape the scheduler uses.
+    pub fn model_family(mut self, family: ModelFamily) -> Self {
+        self.family = family;
+        self
+    }
+
+    /// The session's model, for the tools that ask one (web_fetch, google_web_search).
+    pub fn model(mut self, model: Arc<dyn ModelAccess>) -> Self {
+        self.model = Some(model);
+        self
+    }
+
+    /// Who answers ask_user's questions (only used in interactive sessions).
+    pub fn questioner(mut self, questioner: Arc<dyn Questioner>) -> Self {
+        self.questioner = Some(questioner);
+        self
+    }
+
+    /// Who answers confirmations (default: nobody; every question is refused).
+    pub fn approver(mut self, approver: Arc<dyn Approver>) -> Self {
+        self.approver = Some(approver);
+        self
+    }
+
+    /// Where the scheduler's state changes and live output go.
+    pub fn events(mut self, sink: EventSink) -> Self {
+        self.events = Some(sink);
+        self
+    }
+
+    /// Changes the settings after every other layer (defaults, files, environment): the front
+    /// end's flags. May be called more than once; applied in order.
+    pub fn configure(mut self, f: impl FnOnce(&mut Config) + Send + 'static) -> Self {
+        self.overrides.push(Box::new(f));
+        self
+    }
+
+    /// Where settings, policies and trust come from (default: [`SettingsSources::default`]).
+    pub fn settings_sources(mut self, sources: SettingsSources) -> Self {
+        self.sources = Some(sources);
+        self
+    }
+
+    /// Also connects the MCP servers configured in settings; their tools join the registry.
+    pub fn mcp_servers(mut self, connect: bool) -> Self {
+        self.mcp_servers = connect;
+        self
+    }
+
+    /// Assembles the session. What could not be used but did not stop it (a skipped policy
+    /// file, a discovery command that failed, an MCP server that is down) is in
+    /// [`Session::notices`].
+    pub async fn build(self) -> Result<Session, SessionError> {
+        let mut notices = Vec::new();
+        let sources = self.sources.unwrap_or_default();
+        let mut config = Config { home_dir: sources.state_dir.clone(), ..Config::default() };
+        let root = primary_root(&self.roots)?;
+        let (settings, trusted) =
+            load_settings_from(&sources.state_dir, sources.user_home.as_deref(), &root)?;
+        notices.extend(settings.skipped_notice());
+        settings.apply_to(&mut config);
+        config.apply_env()?;
+        for f in self.overrides {
+            f(&mut config);
+        }
+        let tool_settings = settings.tools();
+        let interactive = self.interactive;
+        let mode = match (self.approval_mode, tool_settings.default_approval_mode.as_deref()) {
+            (Some(m), _) => m,
+            (None, Some(m)) => ApprovalMode::parse(m).unwrap_or(ApprovalMode::Default),
+            (None, None) => ApprovalMode::Default,
+        };
+
+        let policy = policy(
+            &sources,
+            &root,
+            trusted,
+            &self.policy_paths,
+            &tool_settings,
+            interactive,
+            &mut notices,
+        );
+
+        let services = toolbelt_tools::Services {
+            model: self.model,
+            web_fetch_direct: config.web_fetch_direct,
+            custom_search: config.google_api_key.is_some() && config.google_cse_id.is_some(),
+            questioner: self.questioner.filter(|_| interactive),
+            ..toolbelt_tools::Services::default()
+        };
+        let mut tools: Vec<Arc<dyn Tool>> = toolbelt_tools::builtin_tools_with(&services);
+        tools.extend(discovered(&tool_settings, &root, &mut config, &mut notices).await);
+        let mcp = if self.mcp_servers {
+            connect_mcp(&tool_settings, &root, &mut config, &mut tools, &mut notices).await
+        } else {
+            None
+        };
+        let registry = Arc::new(Registry::builder().tools(tools).build()?);
+        let hooks = (!tool_settings.hooks.events.is_empty()).then(|| {
+            CommandHooks::new(
+                tool_settings.hooks.clone(),
+                HookContext {
+                    project_dir: root.clone(),
+                    session_id: session_id(),
+                    transcript_path: String::new(),
+                },
+            )
+        });
+
+        let roots = if self.roots.is_empty() { vec![root.clone()] } else { self.roots };
+        let workspace = Workspace::new(&roots, &config)?;
+        let env = ToolEnv::new(workspace, config.clone());
+        let approver = self.approver.unwrap_or_else(|| Arc::new(FixedApprover(Outcome::Cancel)));
+        let options = SchedulerOptions { family: self.family, mode, ..SchedulerOptions::default() };
+        let mut scheduler =
+            Scheduler::new(registry.clone(), policy.clone(), approver, env, options);
+        if let Some(h) = &hooks {
+            scheduler = scheduler.with_hooks(h.clone() as Arc<dyn ToolHooks>);
+        }
+        if let Some(sink) = self.events {
+            scheduler = scheduler.with_events(sink);
+        }
+        Ok(Session {
+            config,
+            tool_settings,
+            root,
+            roots,
+            trusted,
+            policy,
+            registry,
+            services,
+            hooks,
+            mode,
+            interactive,
+            family: self.family,
+            mcp,
+            notices,
+            scheduler: Arc::new(scheduler),
+        })
+    }
+}
+
+/// The policy engine: the standard sources of every tier, the front end's paths at the user
+/// tier, then the rules the settings imply.
+fn policy(
+    sources: &SettingsSources,
+    root: &std::path::Path,
+    trusted: bool,
+    paths: &[PathBuf],
+    tool_settings: &ToolSettings,
+    interactive: bool,
+    notices: &mut Vec<String>,
+) -> Arc<PolicyEngine> {
+    let standard =
+        standard_sources(&sources.state_dir, sources.user_home.as_deref(), Some(root), trusted);
+    let mut loaded = load_sources(&standard);
+    for p in paths {
+        if !p.exists() {
+            notices.push(format!("policy path {} does not exist", p.display()));
+        }
+        loaded.extend(load_path(p, Tier::User));
+    }
+    for e in &loaded.errors {
+        notices.push(format!("policy file skipped in part: {e}"));
+    }
+    let mut rules = loaded.rules;
+    rules.extend(settings_rules(tool_settings, interactive));
+    Arc::new(
+        PolicyEngine::new(rules, interactive).with_workspace(root).with_trusted_folder(trusted),
+    )
+}
+
+/// The tools `tools.discoveryCommand` prints, if set. Their calls get `tools.callTimeoutMs`
+/// when set, else the engine's tool-call deadline (upstream: none).
+async fn discovered(
+    t: &ToolSettings,
+    root: &std::path::Path,
+    config: &mut Config,
+    notices: &mut Vec<String>,
+) -> Vec<Arc<dyn Tool>> {
+    let Some(cmd) = &t.discovery_command else { return Vec::new() };
+    let cfg = toolbelt_tools::discovered::DiscoveryConfig {
+        discovery_command: cmd.clone(),
+        call_command: t.call_command.clone(),
+        cwd: root.to_path_buf(),
+        discovery_timeout_ms: t.discovery_timeout_ms,
+    };
+    match toolbelt_tools::discovered::discover(&cfg).await {
+        Ok(found) => {
+            if let Some(ms) = t.call_timeout_ms {
+                for tool in &found {
+                    config.tool_timeouts_ms.insert(tool.name().to_string(), ms);
+                }
+            }
+            found.into_iter().map(|t| t as Arc<dyn Tool>).collect()
+        }
+        Err(e) => {
+            notices.push(format!("no discovered tools: {e}"));
+            Vec::new()
+        }
+    }
+}
+
+/// Connects the configured MCP servers (in parallel; the slow and the broken become notices)
+/// and adds their tools. Servers in `mcp.excluded`, or missing from a non-empty `mcp.allowed`,
+/// are not started.
+async fn connect_mcp(
+    t: &ToolSettings,
+    root: &std::path::Path,
+    config: &mut Config,
+    tools: &mut Vec<Arc<dyn Tool>>,
+    notices: &mut Vec<String>,
+) -> Option<toolbelt_mcp::client::McpClients> {
+    use toolbelt_mcp::client::{connect_all, spec, ServerState, DEFAULT_CONNECT_TIMEOUT_MS};
+    if t.mcp_servers.is_empty() {
+        return None;
+    }
+    let specs = t
+        .mcp_servers
+        .iter()
+        .filter(|s| !t.mcp_excluded.iter().any(|e| e == &s.name || e == "*"))
+        .filter(|s| t.mcp_allowed.is_empty() || t.mcp_allowed.contains(&s.name))
+        .map(|s| spec(s).map_err(|e| (s.name.clone(), e)))
+        .collect();
+    let clients =
+        connect_all(specs, root, std::time::Duration::from_millis(DEFAULT_CONNECT_TIMEOUT_MS))
+            .await;
+    for (name, state) in &clients.servers {
+        match state {
+            ServerState::Failed(why) => {
+                notices.push(format!("MCP server '{name}' is unavailable: {why}"))
+            }
+            ServerState::Connected { dropped, .. } => {
+                for (tool, why) in dropped {
+                    notices.push(format!("MCP server '{name}': tool '{tool}' left out: {why}"));
+                }
+            }
+        }
+    }
+    for tool in &clients.tools {
+        // MCP calls have their own timeout, extended by progress.
+        config.tool_timeouts_ms.insert(tool.name().to_string(), 0);
+        tools.push(tool.clone() as Arc<dyn Tool>);
+    }
+    Some(clients)
+}
+
+fn session_id() -> String {
+    let ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis())
+        .unwrap_or(0);
+    format!("toolbelt-{}-{ms}", std::process::id())
+}
