@@ -4,13 +4,14 @@
 //! the turn limit is reached, a hook stops the run, or the run is cancelled.
 
 use std::sync::Arc;
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::time::Instant;
 
 use serde::Serialize;
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 use toolbelt_core::policy::ApprovalMode;
 use toolbelt_core::response::{ResponseParts, BINARY_INJECTION_KEY};
+use toolbelt_core::scheduler::new_call_id;
 use toolbelt_core::{CallRequest, CompletedCall, Declaration, ErrorType, Scheduler};
 
 use crate::client::{ModelClient, ModelError, ModelRequest, StreamEvent};
@@ -97,11 +98,6 @@ pub fn fixed(declarations: Vec<Declaration>) -> DeclareForMode {
 
 /// Upstream bounds internal continuations at 100 even without a configured limit.
 pub const MAX_TURNS: u32 = 100;
-
-fn call_id(name: &str, index: usize) -> String {
-    let ms = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis()).unwrap_or(0);
-    format!("{name}_{ms}_{index}")
-}
 
 /// The parts sent back for one call: the function response, then any sibling parts. Audio
 /// and video that read_file stashed under `__binary_injection__` are taken out of the response
@@ -191,10 +187,7 @@ impl Agent {
     ) -> (Vec<Value>, Option<String>) {
         let ids: Vec<String> = calls
             .iter()
-            .enumerate()
-            .map(|(i, c)| {
-                c.id.clone().filter(|s| !s.is_empty()).unwrap_or_else(|| call_id(&c.name, i))
-            })
+            .map(|c| c.id.clone().filter(|s| !s.is_empty()).unwrap_or_else(|| new_call_id(&c.name)))
             .collect();
         let mut requests = Vec::new();
         for (c, id) in calls.iter().zip(&ids) {

@@ -1,16 +1,17 @@
-//! The `data:` payloads of a server-sent-events body, one event at a time.
+//! The `data:` payloads of a server-sent-events body, one event at a time, parsed by
+//! `sse-stream` (the parser rmcp and the MCP client use: one SSE parser in the workspace).
 
 use futures::stream::BoxStream;
 use futures::StreamExt;
-
+use sse_stream::SseStream;
 use tokio_util::sync::CancellationToken;
 
 use super::{connect_error, http_failure, Attempt, ModelError};
 
+type Body = BoxStream<'static, Result<bytes::Bytes, reqwest::Error>>;
+
 pub(super) struct Events {
-    body: BoxStream<'static, Result<bytes::Bytes, reqwest::Error>>,
-    buf: Vec<u8>,
-    data: Vec<String>,
+    events: SseStream<sse_stream::ByteStreamBody<Body, bytes::Bytes>>,
 }
 
 impl Events {
@@ -28,7 +29,8 @@ impl Events {
         if !response.status().is_success() {
             return Err(http_failure(response).await);
         }
-        Ok(Self { body: response.bytes_stream().boxed(), buf: Vec::new(), data: Vec::new() })
+        let body: Body = response.bytes_stream().boxed();
+        Ok(Self { events: SseStream::from_bytes_stream(body) })
     }
 
     /// The next event's data, unless `cancel` fires first.
@@ -42,38 +44,19 @@ impl Events {
         }
     }
 
-    /// The next event's data; `None` at the end of the body.
+    /// The next event that carries data; `None` at the end of the body. A broken body or a
+    /// line that is not server-sent events ends the attempt as a cut stream.
     async fn next(&mut self) -> Result<Option<String>, ModelError> {
         loop {
-            while let Some(i) = self.buf.iter().position(|&b| b == b'\n') {
-                let raw: Vec<u8> = self.buf.drain(..=i).collect();
-                let line = String::from_utf8_lossy(&raw);
-                let line = line.trim_end_matches(['\n', '\r']);
-                if line.is_empty() {
-                    if !self.data.is_empty() {
-                        let data = self.data.join("\n");
-                        self.data.clear();
-                        return Ok(Some(data));
-                    }
-                } else if let Some(d) = line.strip_prefix("data:") {
-                    self.data.push(d.strip_prefix(' ').unwrap_or(d).to_string());
+            match self.events.next().await {
+                Some(Ok(event)) => match event.data {
+                    Some(data) => return Ok(Some(data)),
+                    None => continue,
+                },
+                Some(Err(e)) => {
+                    return Err(ModelError::Stream(toolbelt_core::result::error_chain(&e)))
                 }
-            }
-            match self.body.next().await {
-                Some(Ok(chunk)) => self.buf.extend_from_slice(&chunk),
-                Some(Err(e)) => return Err(ModelError::Stream(e.to_string())),
-                None => {
-                    if !self.buf.is_empty() {
-                        self.buf.push(b'\n');
-                        continue;
-                    }
-                    if !self.data.is_empty() {
-                        let data = self.data.join("\n");
-                        self.data.clear();
-                        return Ok(Some(data));
-                    }
-                    return Ok(None);
-                }
+                None => return Ok(None),
             }
         }
     }

@@ -1,27 +1,17 @@
 //! `toolbelt call TOOL [ARGS]`: one call through the whole pipeline.
 
 use std::io::IsTerminal;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
-use toolbelt_core::scheduler::{CallRequest, CallState, Event};
+use toolbelt_core::scheduler::{new_call_id, CallRequest, CallState, Event};
 
 use super::{read_args, EXIT_OK, EXIT_REFUSED, EXIT_TOOL_FAILED};
 use crate::cli::CallArgs;
 use crate::error::{CliError, CliResult};
 use crate::output::{err_line, out};
 use crate::session;
-
-static COUNTER: AtomicU64 = AtomicU64::new(0);
-
-/// Upstream's synthesized id: `<name>__<name>_<epochMs>_<counter>`.
-fn call_id(name: &str) -> String {
-    let ms = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis()).unwrap_or(0);
-    format!("{name}__{name}_{ms}_{}", COUNTER.fetch_add(1, Ordering::Relaxed))
-}
 
 pub async fn run(args: CallArgs) -> CliResult {
     let call_args = read_args(&args.args).map_err(CliError::usage)?;
@@ -52,7 +42,7 @@ pub async fn run(args: CallArgs) -> CliResult {
         super::stop_signal().await;
         on_signal.cancel();
     });
-    let request = CallRequest::new(call_id(&args.tool), args.tool.clone(), call_args);
+    let request = CallRequest::new(new_call_id(&args.tool), args.tool.clone(), call_args);
     let mut done = scheduler.schedule(vec![request], cancel).await;
     // Nothing the call started outlives toolbelt unless --keep-background was given.
     session.shutdown().await;

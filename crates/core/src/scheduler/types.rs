@@ -27,6 +27,19 @@ pub struct CallRequest {
     pub tail_depth: usize,
 }
 
+static NEXT_CALL: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// A new call id, for calls that came without one: upstream's synthesized form
+/// `<name>__<name>_<epochMs>_<counter>`, unique within the process.
+pub fn new_call_id(name: &str) -> String {
+    let ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis())
+        .unwrap_or(0);
+    let n = NEXT_CALL.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    format!("{name}__{name}_{ms}_{n}")
+}
+
 impl CallRequest {
     pub fn new(call_id: impl Into<String>, name: impl Into<String>, args: Value) -> Self {
         Self {

@@ -73,7 +73,6 @@ pub struct ToolbeltServer {
     connection: Arc<Mutex<Option<Arc<Connection>>>>,
     approver: Arc<ElicitingApprover>,
     progress: ProgressMap,
-    next_id: Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl ToolbeltServer {
@@ -83,7 +82,6 @@ impl ToolbeltServer {
             connection: Arc::default(),
             approver: Arc::new(ElicitingApprover::default()),
             progress: Arc::default(),
-            next_id: Arc::default(),
         }
     }
 
@@ -182,8 +180,7 @@ impl ServerHandler for ToolbeltServer {
     ) -> Result<CallToolResponse, McpError> {
         let _running = stdio::RunningCall::start();
         let conn = self.connection(&context.peer);
-        let n = self.next_id.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let call_id = format!("mcp_{}_{n}", request.name);
+        let call_id = toolbelt_core::scheduler::new_call_id(&request.name);
         let args = request
             .arguments
             .clone()
