@@ -7,10 +7,10 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use serde::Serialize;
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 use toolbelt_core::policy::ApprovalMode;
-use toolbelt_core::response::{ResponseParts, BINARY_INJECTION_KEY};
+use toolbelt_core::response::{BINARY_INJECTION_KEY, ResponseParts};
 use toolbelt_core::scheduler::new_call_id;
 use toolbelt_core::{CallRequest, CompletedCall, Declaration, ErrorType, Scheduler};
 
@@ -207,20 +207,25 @@ impl Agent {
                 (_, Some(raw)) => ResponseParts::error(
                     id,
                     &c.name,
-                    &format!("The arguments of this function call are not a JSON object: {raw}. Call the tool again with its arguments as a JSON object."),
+                    &format!(
+                        "The arguments of this function call are not a JSON object: {raw}. Call the tool again with its arguments as a JSON object."
+                    ),
                 ),
                 (Some(d), None) => d.response.clone(),
                 // The scheduler answers every request; should one be missing, the model still
                 // gets a response, so that the history stays valid.
-                (None, None) => ResponseParts::error(id, &c.name, "The tool call was lost before it ran."),
+                (None, None) => {
+                    ResponseParts::error(id, &c.name, "The tool call was lost before it ran.")
+                }
             };
             if response.function_response.response.contains_key("error") {
                 stats.tool_errors += 1;
             }
-            if let Some(e) = done.and_then(|d| d.error.as_ref()) {
-                if e.kind == ErrorType::StopExecution && stop.is_none() {
-                    stop = Some(e.message.clone());
-                }
+            if let Some(e) = done.and_then(|d| d.error.as_ref())
+                && e.kind == ErrorType::StopExecution
+                && stop.is_none()
+            {
+                stop = Some(e.message.clone());
             }
             on_event(AgentEvent::ToolResult {
                 id,

@@ -3,7 +3,7 @@
 //! code does not know (thought signatures, for one) go back to the model untouched.
 
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 
 /// One message: `user` or `model`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -93,14 +93,14 @@ impl ModelTurn {
             p.as_object()
                 .is_some_and(|m| m.len() == 1 && m.get("text").is_some_and(Value::is_string))
         };
-        if plain(&part) {
-            if let Some(last) = self.parts.last_mut().filter(|l| plain(l)) {
-                let add = part["text"].as_str().unwrap_or_default().to_string();
-                if let Some(Value::String(s)) = last.get_mut("text") {
-                    s.push_str(&add);
-                }
-                return;
+        if plain(&part)
+            && let Some(last) = self.parts.last_mut().filter(|l| plain(l))
+        {
+            let add = part["text"].as_str().unwrap_or_default().to_string();
+            if let Some(Value::String(s)) = last.get_mut("text") {
+                s.push_str(&add);
             }
+            return;
         }
         self.parts.push(part);
     }

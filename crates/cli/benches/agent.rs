@@ -15,9 +15,9 @@ use toolbelt_agent::agent::{Agent, Finish};
 use toolbelt_agent::client::GeminiClient;
 use toolbelt_core::approver::{FixedApprover, Outcome};
 use toolbelt_core::policy::{Decision, PolicyEngine, Rule};
-use toolbelt_core::testing::{test_env, Behaviour, FakeTool, Journal};
+use toolbelt_core::testing::{Behaviour, FakeTool, Journal, test_env};
 use toolbelt_core::{Kind, ModelFamily, Registry, Scheduler, SchedulerOptions};
-use toolbelt_test_support::fake_model::{gemini_answer, FakeModel};
+use toolbelt_test_support::fake_model::{FakeModel, gemini_answer};
 
 fn median(mut v: Vec<Duration>) -> Duration {
     v.sort();

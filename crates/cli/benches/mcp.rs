@@ -8,9 +8,9 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
 use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
-use rmcp::ServiceExt;
 
 fn median(mut v: Vec<Duration>) -> Duration {
     v.sort();
@@ -132,7 +132,7 @@ async fn run() {
 fn pin_to_first_cpu() {
     #[cfg(target_os = "linux")]
     {
-        use nix::sched::{sched_getaffinity, sched_setaffinity, CpuSet};
+        use nix::sched::{CpuSet, sched_getaffinity, sched_setaffinity};
         use nix::unistd::Pid;
         let Ok(allowed) = sched_getaffinity(Pid::from_raw(0)) else { return };
         let Some(cpu) = (0..CpuSet::count()).find(|c| allowed.is_set(*c).unwrap_or(false)) else {

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 use toolbelt_core::approver::{FixedApprover, Outcome};
-use toolbelt_core::policy::{default_rules, ApprovalMode, PolicyCall, PolicyEngine};
+use toolbelt_core::policy::{ApprovalMode, PolicyCall, PolicyEngine, default_rules};
 use toolbelt_core::scheduler::CallRequest;
 use toolbelt_core::tool::ExecContext;
 use toolbelt_core::workspace::Access;

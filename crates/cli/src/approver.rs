@@ -91,11 +91,7 @@ fn edit_blocking(file_name: String, proposed: String) -> Option<String> {
         .ok()?;
     let edited = std::fs::read_to_string(&path).ok();
     let _ = std::fs::remove_dir_all(&dir);
-    if status.success() {
-        edited
-    } else {
-        None
-    }
+    if status.success() { edited } else { None }
 }
 
 fn tempfile_dir() -> Option<std::path::PathBuf> {

@@ -4,8 +4,8 @@ use std::path::PathBuf;
 
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use toolbelt_core::policy::ApprovalMode;
 use toolbelt_core::ModelFamily;
+use toolbelt_core::policy::ApprovalMode;
 
 #[derive(Debug, Parser)]
 #[command(

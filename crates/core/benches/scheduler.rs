@@ -3,12 +3,12 @@
 
 use std::sync::Arc;
 
-use criterion::{criterion_group, criterion_main, Criterion};
+use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 use toolbelt_core::approver::{FixedApprover, Outcome};
-use toolbelt_core::policy::{default_rules, ApprovalMode, PolicyCall, PolicyEngine};
-use toolbelt_core::testing::{test_env, EchoTool};
+use toolbelt_core::policy::{ApprovalMode, PolicyCall, PolicyEngine, default_rules};
+use toolbelt_core::testing::{EchoTool, test_env};
 use toolbelt_core::{CallRequest, Registry, Scheduler, SchedulerOptions};
 
 fn bench(c: &mut Criterion) {

@@ -203,7 +203,7 @@ impl Config {
                         key: "TOOLBELT_SHELL_PTY".into(),
                         expected: "1 or 0",
                         value: v,
-                    })
+                    });
                 }
             };
         }

@@ -184,7 +184,7 @@ pub fn levenshtein(a: &str, b: &str) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{test_env, EchoTool};
+    use crate::testing::{EchoTool, test_env};
 
     fn registry() -> Registry {
         Registry::builder()

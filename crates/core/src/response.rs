@@ -86,10 +86,10 @@ pub fn success(id: &str, name: &str, content: &Content, family: ModelFamily) -> 
     if !unsupported.is_empty() {
         let mut mimes: Vec<String> = Vec::new();
         for p in &unsupported {
-            if let Part::InlineData { inline_data } = p {
-                if !mimes.contains(&inline_data.mime_type) {
-                    mimes.push(inline_data.mime_type.clone());
-                }
+            if let Part::InlineData { inline_data } = p
+                && !mimes.contains(&inline_data.mime_type)
+            {
+                mimes.push(inline_data.mime_type.clone());
             }
         }
         let mimes = mimes.join(", ");

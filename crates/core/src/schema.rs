@@ -1,8 +1,8 @@
 //! Argument validation: JSON Schema checks with the `jsonschema` crate, reported as Ajv does
 //! (`params/start_line must be >= 1`), first error only, in Ajv's keyword order.
 
-use jsonschema::error::{TypeKind, ValidationErrorKind};
 use jsonschema::Validator;
+use jsonschema::error::{TypeKind, ValidationErrorKind};
 use serde_json::Value;
 
 /// A compiled parameter schema. A schema that does not compile is skipped (upstream logs a
@@ -73,10 +73,10 @@ pub fn parse_params<P: serde::de::DeserializeOwned>(params: Value) -> Result<P, 
 pub fn rename_params(params: &mut Value, renames: &[(&str, &str)]) {
     let Value::Object(map) = params else { return };
     for (old, new) in renames {
-        if !map.contains_key(*new) {
-            if let Some(v) = map.remove(*old) {
-                map.insert((*new).to_string(), v);
-            }
+        if !map.contains_key(*new)
+            && let Some(v) = map.remove(*old)
+        {
+            map.insert((*new).to_string(), v);
         }
     }
 }

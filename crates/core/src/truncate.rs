@@ -33,11 +33,7 @@ pub fn output_file_name(tool: &str, call_id: &str) -> String {
             .to_lowercase()
     };
     let (t, id) = (clean(tool), clean(call_id));
-    if id.starts_with(&t) {
-        format!("{id}.txt")
-    } else {
-        format!("{t}_{id}.txt")
-    }
+    if id.starts_with(&t) { format!("{id}.txt") } else { format!("{t}_{id}.txt") }
 }
 
 /// Cuts `text` when it has more than `threshold` characters (0 disables). The full text is

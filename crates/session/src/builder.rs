@@ -10,14 +10,14 @@ use toolbelt_core::config::Config;
 use toolbelt_core::hooks::{CommandHooks, HookContext, ToolHooks};
 use toolbelt_core::model::ModelAccess;
 use toolbelt_core::policy::sources::{load_sources, settings_rules, standard_sources};
-use toolbelt_core::policy::{toml::load_path, ApprovalMode, PolicyEngine, Tier};
+use toolbelt_core::policy::{ApprovalMode, PolicyEngine, Tier, toml::load_path};
 use toolbelt_core::scheduler::EventSink;
 use toolbelt_core::settings::ToolSettings;
 use toolbelt_core::{ModelFamily, Registry, Scheduler, SchedulerOptions, Tool, ToolEnv, Workspace};
 
+use crate::SessionError;
 use crate::session::Session;
 use crate::settings::{load_settings_from, primary_root};
-use crate::SessionError;
 
 /// An override the front end applies to the settings last (its command-line flags).
 type Override = Box<dyn FnOnce(&mut Config) + Send>;
@@ -322,7 +322,7 @@ async fn connect_mcp(
     tools: &mut Vec<Arc<dyn Tool>>,
     notices: &mut Vec<String>,
 ) -> Option<toolbelt_mcp::client::McpClients> {
-    use toolbelt_mcp::client::{connect_all, spec, ServerState, DEFAULT_CONNECT_TIMEOUT_MS};
+    use toolbelt_mcp::client::{DEFAULT_CONNECT_TIMEOUT_MS, ServerState, connect_all, spec};
     if t.mcp_servers.is_empty() {
         return None;
     }

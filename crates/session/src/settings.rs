@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use toolbelt_core::settings::{candidate_files, Settings};
+use toolbelt_core::settings::{Settings, candidate_files};
 
 use crate::SessionError;
 

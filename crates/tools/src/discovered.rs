@@ -9,14 +9,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use toolbelt_core::Kind;
 use toolbelt_core::result::{ErrorType, ToolResult};
 use toolbelt_core::shell::split_words;
 use toolbelt_core::tool::{
     ConfirmationDetails, Declaration, ExecContext, Invocation, ModelFamily, Tool, ToolEnv,
 };
-use toolbelt_core::Kind;
 
 pub const PREFIX: &str = "discovered_tool_";
 /// Each output stream of the discovery command is limited to this (upstream's limit).
@@ -51,11 +51,7 @@ fn stderr_excerpt(s: &str) -> String {
 }
 
 fn detail_excerpt(s: &str) -> String {
-    if s.is_empty() {
-        String::new()
-    } else {
-        format!(" ({s})")
-    }
+    if s.is_empty() { String::new() } else { format!(" ({s})") }
 }
 
 /// How to discover and call the tools.
@@ -260,10 +256,10 @@ impl Tool for DiscoveredTool {
     }
     fn declaration(&self, _family: ModelFamily) -> Declaration {
         let mut schema = self.schema.clone();
-        if schema.get("type").is_none() {
-            if let Some(o) = schema.as_object_mut() {
-                o.insert("type".into(), json!("object"));
-            }
+        if schema.get("type").is_none()
+            && let Some(o) = schema.as_object_mut()
+        {
+            o.insert("type".into(), json!("object"));
         }
         Declaration {
             name: self.full_name.clone(),
@@ -351,10 +347,10 @@ impl Invocation for DiscoveredCall {
                     Some("the call was cancelled or timed out and its process was stopped"),
                     None,
                     None,
-                )
+                );
             }
             Err(e) => {
-                return failure("", "", Some(&format!("could not start {call}: {e}")), None, None)
+                return failure("", "", Some(&format!("could not start {call}: {e}")), None, None);
             }
         };
         let stdout = String::from_utf8_lossy(&out.stdout).into_owned();

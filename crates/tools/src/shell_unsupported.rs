@@ -2,11 +2,11 @@
 //! model's call gets a clear answer instead of "tool not found", and it runs nothing.
 
 use async_trait::async_trait;
-use serde_json::{json, Value};
+use serde_json::{Value, json};
+use toolbelt_core::Kind;
 use toolbelt_core::result::{ErrorType, ToolResult};
 use toolbelt_core::tool::{AlwaysAllow, AlwaysScope};
 use toolbelt_core::tool::{Declaration, ExecContext, Invocation, ModelFamily, Tool, ToolEnv};
-use toolbelt_core::Kind;
 
 pub const MESSAGE: &str = "run_shell_command is not supported on this platform yet (toolbelt runs shell commands on Linux and macOS). Use the file tools instead.";
 

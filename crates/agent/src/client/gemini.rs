@@ -1,7 +1,7 @@
 //! The Gemini API: `models/{model}:streamGenerateContent?alt=sse` with function declarations.
 
 use async_trait::async_trait;
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::sse::Events;
@@ -9,7 +9,7 @@ use super::{Attempt, ModelClient, ModelError, ModelRequest};
 use super::{RetryPolicy, StreamEvent};
 use toolbelt_core::tool::Declaration;
 
-use crate::content::{text, Content, ModelTurn, Usage};
+use crate::content::{Content, ModelTurn, Usage, text};
 
 /// The public endpoint; `GOOGLE_GEMINI_BASE_URL` or `--base-url` replace it.
 pub const DEFAULT_BASE_URL: &str = "https://generativelanguage.googleapis.com";

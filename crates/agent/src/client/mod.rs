@@ -15,7 +15,7 @@ use toolbelt_core::tool::Declaration;
 
 pub use gemini::GeminiClient;
 pub use openai::OpenAiClient;
-pub use record::{Recorder, Replay, REPLAY_DEMO};
+pub use record::{REPLAY_DEMO, Recorder, Replay};
 
 use crate::content::{Content, ModelTurn};
 

@@ -2,13 +2,13 @@
 //! calls: llama.cpp, Ollama, vLLM and other local servers, or OpenAI itself.
 
 use async_trait::async_trait;
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::sse::Events;
 use super::{Attempt, ModelClient, ModelError, ModelRequest};
 use super::{RetryPolicy, StreamEvent};
-use crate::content::{function_call, text, Content, ModelTurn, Usage};
+use crate::content::{Content, ModelTurn, Usage, function_call, text};
 
 pub struct OpenAiClient {
     http: reqwest::Client,
@@ -154,11 +154,11 @@ impl ModelClient for OpenAiClient {
             }
             let Some(choice) = chunk.pointer("/choices/0") else { continue };
             let delta = choice.get("delta").cloned().unwrap_or(Value::Null);
-            if let Some(t) = delta.get("content").and_then(Value::as_str) {
-                if !t.is_empty() {
-                    on_event(StreamEvent::Text(t.to_string()));
-                    content.push_str(t);
-                }
+            if let Some(t) = delta.get("content").and_then(Value::as_str)
+                && !t.is_empty()
+            {
+                on_event(StreamEvent::Text(t.to_string()));
+                content.push_str(t);
             }
             for tc in delta.get("tool_calls").and_then(Value::as_array).into_iter().flatten() {
                 let i =

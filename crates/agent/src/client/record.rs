@@ -12,7 +12,7 @@ use async_trait::async_trait;
 use tokio_util::sync::CancellationToken;
 
 use super::{Attempt, ModelClient, ModelError, ModelRequest, RetryPolicy, StreamEvent};
-use crate::content::{text, ModelTurn};
+use crate::content::{ModelTurn, text};
 
 /// The demo session shipped in the binary (`toolbelt run --replay` without a file).
 pub const REPLAY_DEMO: &str = include_str!("../../sessions/demo.jsonl");

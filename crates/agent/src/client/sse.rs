@@ -1,12 +1,12 @@
 //! The `data:` payloads of a server-sent-events body, one event at a time, parsed by
 //! `sse-stream` (the parser rmcp and the MCP client use: one SSE parser in the workspace).
 
-use futures::stream::BoxStream;
 use futures::StreamExt;
+use futures::stream::BoxStream;
 use sse_stream::SseStream;
 use tokio_util::sync::CancellationToken;
 
-use super::{connect_error, http_failure, Attempt, ModelError};
+use super::{Attempt, ModelError, connect_error, http_failure};
 
 type Body = BoxStream<'static, Result<bytes::Bytes, reqwest::Error>>;
 
@@ -54,7 +54,7 @@ impl Events {
                     None => continue,
                 },
                 Some(Err(e)) => {
-                    return Err(ModelError::Stream(toolbelt_core::result::error_chain(&e)))
+                    return Err(ModelError::Stream(toolbelt_core::result::error_chain(&e)));
                 }
                 None => return Ok(None),
             }

@@ -3,13 +3,13 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 use toolbelt_agent::agent::Finish;
 use toolbelt_agent::client::GeminiClient;
-use toolbelt_test_support::fake_model::{gemini_answer, gemini_chunk, FakeModel, Reply};
+use toolbelt_test_support::fake_model::{FakeModel, Reply, gemini_answer, gemini_chunk};
 
-use crate::{agent, run, scheduler, FAST_RETRY};
+use crate::{FAST_RETRY, agent, run, scheduler};
 
 fn client(fake: &FakeModel) -> Arc<GeminiClient> {
     Arc::new(

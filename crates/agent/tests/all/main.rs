@@ -14,7 +14,7 @@ use toolbelt_agent::agent::{Agent, AgentEvent, RunOutcome};
 use toolbelt_agent::client::{ModelClient, RetryPolicy};
 use toolbelt_core::approver::{FixedApprover, Outcome};
 use toolbelt_core::policy::{Decision, PolicyEngine, Rule};
-use toolbelt_core::testing::{test_env, Behaviour, FakeTool, Journal};
+use toolbelt_core::testing::{Behaviour, FakeTool, Journal, test_env};
 use toolbelt_core::tool::Tool;
 use toolbelt_core::{Kind, ModelFamily, Registry, Scheduler, SchedulerOptions};
 

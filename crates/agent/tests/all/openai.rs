@@ -6,9 +6,9 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 use toolbelt_agent::agent::Finish;
 use toolbelt_agent::client::OpenAiClient;
-use toolbelt_test_support::fake_model::{openai_answer, FakeModel, Reply};
+use toolbelt_test_support::fake_model::{FakeModel, Reply, openai_answer};
 
-use crate::{agent, run, scheduler, FAST_RETRY};
+use crate::{FAST_RETRY, agent, run, scheduler};
 
 fn client(fake: &FakeModel, key: Option<&str>) -> Arc<OpenAiClient> {
     Arc::new(
@@ -76,7 +76,7 @@ async fn malformed_arguments_get_an_error_response_and_the_raw_text_goes_back() 
 #[tokio::test]
 async fn a_stream_without_done_is_retried() {
     let cut = Reply::Raw(vec![
-        json!({"choices": [{"index": 0, "delta": {"content": "half"}}]}).to_string()
+        json!({"choices": [{"index": 0, "delta": {"content": "half"}}]}).to_string(),
     ]);
     let fake = FakeModel::start(vec![cut, openai_answer(&["whole"], &[])]).await;
     let (_d, s) = scheduler();

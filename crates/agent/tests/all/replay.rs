@@ -5,8 +5,8 @@ use std::sync::Arc;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 use toolbelt_agent::agent::Finish;
-use toolbelt_agent::client::{GeminiClient, ModelClient, Recorder, Replay, REPLAY_DEMO};
-use toolbelt_test_support::fake_model::{gemini_answer, FakeModel};
+use toolbelt_agent::client::{GeminiClient, ModelClient, REPLAY_DEMO, Recorder, Replay};
+use toolbelt_test_support::fake_model::{FakeModel, gemini_answer};
 
 use crate::{agent, run, scheduler};
 

@@ -3,11 +3,11 @@
 use std::io::IsTerminal;
 use std::sync::Arc;
 
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
-use toolbelt_core::scheduler::{new_call_id, CallRequest, CallState, Event};
+use toolbelt_core::scheduler::{CallRequest, CallState, Event, new_call_id};
 
-use super::{read_args, EXIT_OK, EXIT_REFUSED, EXIT_TOOL_FAILED};
+use super::{EXIT_OK, EXIT_REFUSED, EXIT_TOOL_FAILED, read_args};
 use crate::cli::CallArgs;
 use crate::error::{CliError, CliResult};
 use crate::output::{err_line, out};

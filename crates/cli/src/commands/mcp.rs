@@ -6,7 +6,7 @@ use toolbelt_core::sync::{LockExt, RwLockExt};
 
 use rmcp::ServiceExt;
 use tokio_util::sync::CancellationToken;
-use toolbelt_mcp::server::{self, http, ServerParts, SharedParts, ToolbeltServer};
+use toolbelt_mcp::server::{self, ServerParts, SharedParts, ToolbeltServer, http};
 
 use super::EXIT_OK;
 use crate::cli::McpArgs;
@@ -44,7 +44,7 @@ fn reload_on_hangup(
 ) {
     #[cfg(unix)]
     tokio::spawn(async move {
-        use tokio::signal::unix::{signal, SignalKind};
+        use tokio::signal::unix::{SignalKind, signal};
         let Ok(mut hup) = signal(SignalKind::hangup()) else { return };
         loop {
             tokio::select! {
@@ -215,7 +215,7 @@ pub async fn run(args: McpArgs) -> CliResult {
     match &args.command {
         Some(crate::cli::McpCommand::List { json }) => return list(&args, *json).await,
         Some(crate::cli::McpCommand::Auth { server, logout, no_browser, scopes }) => {
-            return auth(&args, server, *logout, *no_browser, scopes).await
+            return auth(&args, server, *logout, *no_browser, scopes).await;
         }
         Some(crate::cli::McpCommand::Probe {
             url,
@@ -268,7 +268,7 @@ pub async fn run(args: McpArgs) -> CliResult {
     {
         let on_term = stop.clone();
         tokio::spawn(async move {
-            use tokio::signal::unix::{signal, SignalKind};
+            use tokio::signal::unix::{SignalKind, signal};
             if let Ok(mut term) = signal(SignalKind::terminate()) {
                 term.recv().await;
                 on_term.cancel();

@@ -35,7 +35,7 @@ pub fn read_args(raw: &str) -> Result<serde_json::Value, String> {
 pub async fn stop_signal() {
     #[cfg(unix)]
     {
-        use tokio::signal::unix::{signal, SignalKind};
+        use tokio::signal::unix::{SignalKind, signal};
         let term = signal(SignalKind::terminate());
         let hup = signal(SignalKind::hangup());
         if let (Ok(mut term), Ok(mut hup)) = (term, hup) {

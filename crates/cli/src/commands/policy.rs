@@ -2,9 +2,9 @@
 //! saved "always allow" rules.
 
 use serde_json::json;
-use toolbelt_core::policy::{format_priority, saved, PolicyCall};
+use toolbelt_core::policy::{PolicyCall, format_priority, saved};
 
-use super::{read_args, EXIT_OK, EXIT_TOOL_FAILED};
+use super::{EXIT_OK, EXIT_TOOL_FAILED, read_args};
 use crate::cli::PolicyCommand;
 use crate::error::{CliError, CliResult};
 use crate::output::{err_line, out_line};

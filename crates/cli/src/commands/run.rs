@@ -6,15 +6,15 @@ use std::io::{IsTerminal, Read};
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 use toolbelt_agent::agent::{Agent, AgentEvent, Finish, RunOutcome};
 use toolbelt_agent::client::{
-    GeminiClient, ModelClient, ModelError, OpenAiClient, Recorder, Replay, REPLAY_DEMO,
+    GeminiClient, ModelClient, ModelError, OpenAiClient, REPLAY_DEMO, Recorder, Replay,
 };
 // Events carry RFC 3339 UTC times with milliseconds, as upstream's do (the hooks' clock).
-use toolbelt_core::hooks::run::timestamp as now_iso;
 use toolbelt_core::ModelFamily;
+use toolbelt_core::hooks::run::timestamp as now_iso;
 
 use super::{EXIT_OK, EXIT_TOOL_FAILED};
 use crate::cli::{OutputFormat, RunArgs};

@@ -1,7 +1,7 @@
 //! `toolbelt tools list|schema`: the tools of a session (built-in and discovered). `schema`
 //! shows what the model is given: tools that policy denies outright are left out, as upstream.
 
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 
 use super::EXIT_OK;
 use crate::cli::ToolsCommand;

@@ -65,10 +65,12 @@ fn unknown_tools_and_invalid_parameters_exit_1() {
     assert_eq!(r.code, 1);
     let v = r.json();
     assert_eq!(v["error"]["type"], "tool_not_registered");
-    assert!(v["response"]["error"]
-        .as_str()
-        .unwrap()
-        .starts_with("Tool \"read_fil\" not found. Did you mean"));
+    assert!(
+        v["response"]["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("Tool \"read_fil\" not found. Did you mean")
+    );
     assert_eq!(v["llmContent"], serde_json::Value::Null);
     let r = toolbelt(&t, &["call", "read_file", r#"{"file_path": 3}"#], None);
     assert_eq!((r.code, r.stderr.trim()), (1, "params/file_path must be string"));

@@ -201,7 +201,7 @@ fn untrusted_projects_run_no_hooks_or_discovery_until_trusted() {
 #[cfg(unix)]
 #[test]
 fn always_allow_and_save_persists_across_runs_and_can_be_revoked() {
-    use portable_pty::{native_pty_system, CommandBuilder, PtySize};
+    use portable_pty::{CommandBuilder, PtySize, native_pty_system};
     use std::io::{Read, Write};
     let t = TempTree::new();
     // Run 1, on a terminal: the person answers "s" (always allow and save). `printf` is not on

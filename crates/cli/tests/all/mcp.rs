@@ -3,9 +3,9 @@
 use std::io::{Read, Write};
 use std::time::{Duration, Instant};
 
+use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
 use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
-use rmcp::ServiceExt;
 use serde_json::json;
 use toolbelt_test_support::TempTree;
 

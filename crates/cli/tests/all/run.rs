@@ -4,9 +4,9 @@
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use serde_json::{json, Value};
-use toolbelt_test_support::fake_model::{gemini_answer, openai_answer, FakeModel};
+use serde_json::{Value, json};
 use toolbelt_test_support::TempTree;
+use toolbelt_test_support::fake_model::{FakeModel, gemini_answer, openai_answer};
 
 /// `toolbelt run ARGS` with the fake Gemini server as the API, stdin closed.
 fn command(t: &TempTree, args: &[&str], base: Option<&str>) -> tokio::process::Command {
@@ -221,7 +221,7 @@ async fn ctrl_c_cancels_the_running_call_answers_it_and_exits_130() {
 
 #[tokio::test]
 async fn google_web_search_asks_the_model_with_search_grounding() {
-    use toolbelt_test_support::fake_model::{gemini_chunk, Reply};
+    use toolbelt_test_support::fake_model::{Reply, gemini_chunk};
     let t = TempTree::new();
     let mut grounded = gemini_chunk(json!([{"text": "Rust 1.95 is out."}]), Some("STOP"));
     grounded["candidates"][0]["groundingMetadata"] = json!({

@@ -15,11 +15,11 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value, json};
 
 use crate::result::ToolResult;
 use crate::settings::{FailMode, HookEntry, HookSettings};
-use output::{merge, HookOutput};
+use output::{HookOutput, merge};
 
 /// A tool call as hooks see it.
 #[derive(Clone, Debug)]
@@ -159,13 +159,12 @@ impl CommandHooks {
             let mut input = input;
             for h in &hooks {
                 let out = self.run_one(h, &input, event).await;
-                if let Some(ti) = out.tool_input() {
-                    if let (Some(Value::Object(cur)), Value::Object(new)) =
+                if let Some(ti) = out.tool_input()
+                    && let (Some(Value::Object(cur)), Value::Object(new)) =
                         (input.get_mut("tool_input"), ti)
-                    {
-                        for (k, v) in new {
-                            cur.insert(k.clone(), v.clone());
-                        }
+                {
+                    for (k, v) in new {
+                        cur.insert(k.clone(), v.clone());
                     }
                 }
                 outputs.push(out);

@@ -90,7 +90,7 @@ async fn read_capped<R: AsyncReadExt + Unpin>(r: Option<R>) -> String {
 
 #[cfg(unix)]
 fn signal_group(pid: u32, kill: bool) {
-    use nix::sys::signal::{killpg, Signal};
+    use nix::sys::signal::{Signal, killpg};
     if let Ok(p) = i32::try_from(pid) {
         let sig = if kill { Signal::SIGKILL } else { Signal::SIGTERM };
         let _ = killpg(nix::unistd::Pid::from_raw(p), sig);

@@ -3,7 +3,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::*;
@@ -12,7 +12,7 @@ use crate::policy::{Decision, PolicyEngine, Rule};
 use crate::registry::Registry;
 use crate::scheduler::{CallRequest, CallState, CompletedCall, Scheduler, SchedulerOptions};
 use crate::settings::{HookGroup, HookSettings};
-use crate::testing::{test_env, EchoTool};
+use crate::testing::{EchoTool, test_env};
 
 fn hook(command: &str) -> HookEntry {
     HookEntry {
@@ -137,10 +137,12 @@ async fn arguments_can_be_rewritten_and_the_model_is_told() {
     let bad = hook(r#"echo '{"hookSpecificOutput": {"tool_input": {"text": "invalid"}}}'"#);
     let h = harness(settings("BeforeTool", None, vec![bad]), false, Outcome::Cancel);
     let c = run(&h, "echo", "original").await;
-    assert!(response(&c)["error"]
-        .as_str()
-        .unwrap()
-        .starts_with("Tool parameter modification by hook failed validation: "));
+    assert!(
+        response(&c)["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("Tool parameter modification by hook failed validation: ")
+    );
 }
 
 #[tokio::test]

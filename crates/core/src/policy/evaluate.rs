@@ -147,11 +147,7 @@ fn shell_verdict(
         decision = d;
     }
     let v = super::shell::check_command(call, command, dir, decision, rule, rules, ctx, depth);
-    if v.reason.is_empty() || v.decision == decision {
-        Verdict { reason, ..v }
-    } else {
-        v
-    }
+    if v.reason.is_empty() || v.decision == decision { Verdict { reason, ..v } } else { v }
 }
 
 /// `4.3`, `1.05`, `4.95` ...
@@ -198,10 +194,10 @@ fn rule_matches(
     if !rule.modes.is_empty() && !rule.modes.contains(&ctx.mode) {
         return false;
     }
-    if let Some(s) = &rule.subagent {
-        if Some(s.as_str()) != ctx.subagent {
-            return false;
-        }
+    if let Some(s) = &rule.subagent
+        && Some(s.as_str()) != ctx.subagent
+    {
+        return false;
     }
     if let Some(m) = &rule.mcp_name {
         match server {
@@ -265,10 +261,11 @@ fn name_matches(rule: &Rule, name: &str, server: Option<&str>) -> bool {
         return true;
     }
     let Some(srv) = server else { return false };
-    if let Some(m) = &rule.mcp_name {
-        if !names::is_mcp(pat) && name == names::mcp_tool(m, pat) {
-            return true;
-        }
+    if let Some(m) = &rule.mcp_name
+        && !names::is_mcp(pat)
+        && name == names::mcp_tool(m, pat)
+    {
+        return true;
     }
     names::is_mcp(pat) && pat == names::mcp_tool(srv, name)
 }

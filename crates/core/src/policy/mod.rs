@@ -14,7 +14,7 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex, RwLock};
 
-pub use evaluate::{evaluate, format_priority, PolicyCall, PolicyContext, Verdict};
+pub use evaluate::{PolicyCall, PolicyContext, Verdict, evaluate, format_priority};
 pub use rule::{ApprovalMode, ArgsPattern, Decision, Rule, RuleSource, Tier};
 pub use stringify::stable_stringify;
 pub use toml::{Loaded, PolicyFileError};
@@ -321,12 +321,13 @@ mod tests {
         );
         let v = decide(&h, "write_file", json!({"file_path": "src/main.rs"}), ApprovalMode::Plan);
         assert_eq!(v.decision, Decision::Deny);
-        assert!(v
-            .rule
-            .unwrap()
-            .deny_message
-            .unwrap()
-            .starts_with("You are in Plan Mode and cannot modify"));
+        assert!(
+            v.rule
+                .unwrap()
+                .deny_message
+                .unwrap()
+                .starts_with("You are in Plan Mode and cannot modify")
+        );
         let v = decide(&h, "exit_plan_mode", json!({}), ApprovalMode::Default);
         assert_eq!(
             v.rule.unwrap().deny_message.unwrap(),

@@ -41,11 +41,7 @@ impl SavedRule {
         if !self.modes.is_empty() {
             extra.push(format!("modes {}", self.modes.join(", ")));
         }
-        if extra.is_empty() {
-            what
-        } else {
-            format!("{what} ({})", extra.join("; "))
-        }
+        if extra.is_empty() { what } else { format!("{what} ({})", extra.join("; ")) }
     }
 }
 
@@ -230,7 +226,10 @@ mod tests {
         assert_eq!(rules.len(), 2, "the second git approval updated the first");
         assert_eq!(rules[0].command_prefix.as_deref(), Some("git"));
         assert!(rules[0].allow_redirection);
-        assert_eq!(rules[0].summary(), "run_shell_command for commands starting with `git` (redirection allowed; modes default, autoEdit, yolo)");
+        assert_eq!(
+            rules[0].summary(),
+            "run_shell_command for commands starting with `git` (redirection allowed; modes default, autoEdit, yolo)"
+        );
         let loaded = load_path(&f, Tier::User);
         assert!(loaded.errors.is_empty(), "{:?}", loaded.errors);
         assert_eq!(loaded.rules.len(), 2);

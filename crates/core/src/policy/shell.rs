@@ -9,7 +9,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::evaluate::{evaluate_at, PolicyCall, PolicyContext, Verdict};
+use super::evaluate::{PolicyCall, PolicyContext, Verdict, evaluate_at};
 use super::rule::{ApprovalMode, Decision, Rule};
 use crate::shell::safety::{self, Place};
 use crate::shell::words::{canonical_command, unwrap_command};
@@ -24,19 +24,11 @@ fn strictest(a: Decision, b: Decision) -> Decision {
         Decision::AskUser => 1,
         Decision::Deny => 2,
     };
-    if rank(b) > rank(a) {
-        b
-    } else {
-        a
-    }
+    if rank(b) > rank(a) { b } else { a }
 }
 
 fn default_decision(ctx: &PolicyContext<'_>) -> Decision {
-    if ctx.interactive {
-        Decision::AskUser
-    } else {
-        Decision::Deny
-    }
+    if ctx.interactive { Decision::AskUser } else { Decision::Deny }
 }
 
 fn workspace(ctx: &PolicyContext<'_>) -> PathBuf {

@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 
 use super::rule::{ApprovalMode, Decision, Rule, Tier};
-use super::toml::{command_prefix_pattern, load_path, Loaded};
-use super::{default_rules, evaluate::rule_matches_ignoring_args, ArgsPattern, PolicyContext};
+use super::toml::{Loaded, command_prefix_pattern, load_path};
+use super::{ArgsPattern, PolicyContext, default_rules, evaluate::rule_matches_ignoring_args};
 use crate::names;
 use crate::settings::ToolSettings;
 
@@ -144,17 +144,17 @@ pub fn settings_rules(t: &ToolSettings, interactive: bool) -> Vec<Rule> {
     let mut shell_narrowed = false;
     for e in &t.allowed {
         let (name, args) = split_call(e);
-        if names::SHELL_SETTING_NAMES.contains(&name) {
-            if let Some(prefix) = args.map(str::trim).filter(|a| !a.is_empty()) {
-                let mut r = rule("run_shell_command", Decision::Allow, 4.3, src);
-                if let Ok(p) = ArgsPattern::new(command_prefix_pattern(prefix)) {
-                    r.args_pattern = Some(p);
-                    r.command_prefix = Some(prefix.to_string());
-                    out.push(r);
-                    shell_narrowed = true;
-                }
-                continue;
+        if names::SHELL_SETTING_NAMES.contains(&name)
+            && let Some(prefix) = args.map(str::trim).filter(|a| !a.is_empty())
+        {
+            let mut r = rule("run_shell_command", Decision::Allow, 4.3, src);
+            if let Ok(p) = ArgsPattern::new(command_prefix_pattern(prefix)) {
+                r.args_pattern = Some(p);
+                r.command_prefix = Some(prefix.to_string());
+                out.push(r);
+                shell_narrowed = true;
             }
+            continue;
         }
         out.push(rule(name, Decision::Allow, 4.3, src));
     }
@@ -416,15 +416,17 @@ mod tests {
         assert!(l.rules.iter().any(|r| r.tool_name == "glob"
             && r.decision == Decision::Deny
             && r.source.label.starts_with("Workspace")));
-        assert!(!l
-            .rules
-            .iter()
-            .any(|r| r.source.label.starts_with("Workspace") && r.decision == Decision::Allow));
+        assert!(
+            !l.rules
+                .iter()
+                .any(|r| r.source.label.starts_with("Workspace") && r.decision == Decision::Allow)
+        );
         assert!(l.errors.iter().any(|e| e.message.contains("not trusted")));
         let l = load_sources(&PolicySources { trusted: true, ..s });
-        assert!(l
-            .rules
-            .iter()
-            .any(|r| r.source.label.starts_with("Workspace") && r.decision == Decision::Allow));
+        assert!(
+            l.rules
+                .iter()
+                .any(|r| r.source.label.starts_with("Workspace") && r.decision == Decision::Allow)
+        );
     }
 }

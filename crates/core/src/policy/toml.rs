@@ -359,7 +359,12 @@ type = "in-process"
             "[[rule]]\ntoolName = \"a\"\ndecision = \"allow\"\n",
             "this is not toml",
         ] {
-            let l = load_str(&format!("[[rule]]\ntoolName = \"ok\"\ndecision = \"allow\"\npriority = 1\n{bad}"), Tier::User, "f.toml", None);
+            let l = load_str(
+                &format!("[[rule]]\ntoolName = \"ok\"\ndecision = \"allow\"\npriority = 1\n{bad}"),
+                Tier::User,
+                "f.toml",
+                None,
+            );
             assert!(l.rules.is_empty(), "{bad}");
             assert_eq!(l.errors.len(), 1, "{bad}");
             assert!(l.errors[0].to_string().starts_with("f.toml: "), "{}", l.errors[0]);

@@ -71,7 +71,7 @@ fn shell_rules(template: Rule, param: &str, args: &Value) -> Option<Vec<Rule>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policy::{evaluate, PolicyCall, PolicyContext};
+    use crate::policy::{PolicyCall, PolicyContext, evaluate};
     use serde_json::json;
 
     const SHELL: &str = crate::names::SHELL_TOOL_NAMES[0];
@@ -140,24 +140,28 @@ mod tests {
 
     #[test]
     fn unnarrowable_calls_add_nothing_and_others_allow_the_tool() {
-        assert!(rules_for(
-            Outcome::ProceedAlways,
-            "a_reader",
-            FILE,
-            None,
-            &json!({}),
-            ApprovalMode::Default
-        )
-        .is_none());
-        assert!(rules_for(
-            Outcome::ProceedOnce,
-            "a_plain_tool",
-            AlwaysScope::Tool,
-            None,
-            &json!({}),
-            ApprovalMode::Default
-        )
-        .is_none());
+        assert!(
+            rules_for(
+                Outcome::ProceedAlways,
+                "a_reader",
+                FILE,
+                None,
+                &json!({}),
+                ApprovalMode::Default
+            )
+            .is_none()
+        );
+        assert!(
+            rules_for(
+                Outcome::ProceedOnce,
+                "a_plain_tool",
+                AlwaysScope::Tool,
+                None,
+                &json!({}),
+                ApprovalMode::Default
+            )
+            .is_none()
+        );
         let r = rules_for(
             Outcome::ProceedAlwaysAndSave,
             "a_plain_tool",

@@ -5,7 +5,7 @@ use std::time::Instant;
 
 use tokio_util::sync::CancellationToken;
 
-use super::{always, CallState, Pending, Refusal, Scheduler, Slot};
+use super::{CallState, Pending, Refusal, Scheduler, Slot, always};
 use super::{MAX_REPROMPTS, REASON_ABORT, REASON_DENIED};
 use crate::approver::{ConfirmationRequest, Outcome};
 use crate::policy::{ApprovalMode, Decision, PolicyCall};

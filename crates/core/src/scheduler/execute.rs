@@ -23,10 +23,10 @@ impl Scheduler {
         });
         let mut finished = futures::future::join_all(runs).await.into_iter();
         for slot in group.iter_mut() {
-            if matches!(slot, Slot::Ready(_)) {
-                if let Some(done) = finished.next() {
-                    *slot = Slot::Done(Box::new(done));
-                }
+            if matches!(slot, Slot::Ready(_))
+                && let Some(done) = finished.next()
+            {
+                *slot = Slot::Done(Box::new(done));
             }
         }
     }
@@ -114,11 +114,10 @@ impl Scheduler {
                     .as_ref()
                     .filter(|r| r.error.is_none())
                     .map(|r| content_text(&r.llm_content))
+                    && !text.is_empty()
                 {
-                    if !text.is_empty() {
-                        msg.push_str("\nOutput before the timeout:\n");
-                        msg.push_str(&text);
-                    }
+                    msg.push_str("\nOutput before the timeout:\n");
+                    msg.push_str(&text);
                 }
                 self.failed(req, ToolError::new(ErrorType::ToolCallTimeout, msg), partial, start)
             }

@@ -122,12 +122,13 @@ impl Scheduler {
         p: &Pending,
         mut result: ToolResult,
     ) -> Result<ToolResult, (ToolError, ToolResult)> {
-        if p.args_modified && result.error.is_none() {
-            if let Content::Text(t) = &mut result.llm_content {
-                t.push_str(
-                    "\n\n[System] Tool input parameters were modified by a hook before execution.",
-                );
-            }
+        if p.args_modified
+            && result.error.is_none()
+            && let Content::Text(t) = &mut result.llm_content
+        {
+            t.push_str(
+                "\n\n[System] Tool input parameters were modified by a hook before execution.",
+            );
         }
         let Some(hooks) = &self.hooks else { return Ok(result) };
         let original = p.request.original_name.as_deref();

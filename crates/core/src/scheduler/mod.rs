@@ -23,7 +23,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 pub use self::events::{CallState, Event, EventSink};
-pub use self::types::{new_call_id, CallRequest, CompletedCall, Refusal, SchedulerOptions};
+pub use self::types::{CallRequest, CompletedCall, Refusal, SchedulerOptions, new_call_id};
 use crate::approver::Approver;
 use crate::hooks::ToolHooks;
 use crate::policy::{ApprovalMode, PolicyEngine};

@@ -11,7 +11,7 @@ use crate::approver::{ChannelApprover, FixedApprover};
 use crate::kind::Kind;
 use crate::policy::{Decision, Rule};
 use crate::result::ErrorType;
-use crate::testing::{test_env, Behaviour, FakeTool, Journal};
+use crate::testing::{Behaviour, FakeTool, Journal, test_env};
 use crate::tool::Tool;
 
 struct Harness {
@@ -129,10 +129,12 @@ async fn unknown_tools_and_bad_arguments_answer_without_stopping_the_batch() {
     let done = h.scheduler.schedule(calls, CancellationToken::new()).await;
     assert_eq!(done.len(), 5);
     assert_eq!(done[0].error.as_ref().unwrap().kind, ErrorType::ToolNotRegistered);
-    assert!(output(&done[0])["error"]
-        .as_str()
-        .unwrap()
-        .starts_with("Tool \"raed\" not found. Did you mean one of: \"read\""));
+    assert!(
+        output(&done[0])["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("Tool \"raed\" not found. Did you mean one of: \"read\"")
+    );
     assert_eq!(output(&done[1]), json!({"error": "params must have required property 'text'"}));
     assert_eq!(done[1].error.as_ref().unwrap().kind, ErrorType::InvalidToolParams);
     assert_eq!(output(&done[2]), json!({"error": "The 'text' parameter must not be \"invalid\"."}));

@@ -134,7 +134,7 @@ pub fn load_file(path: &Path, scope: Scope) -> Result<Option<SettingsFile>, Sett
                 line: None,
                 key: None,
                 message: format!("cannot be read: {e}"),
-            })
+            });
         }
     };
     parse_file(&text, path, scope).map(Some)
@@ -158,10 +158,10 @@ pub fn parse_file(text: &str, path: &Path, scope: Scope) -> Result<SettingsFile,
         });
     };
     for (old, new) in LEGACY_KEYS {
-        if let Some(v) = map.remove(*old) {
-            if get_path(&map, new).is_none() {
-                set_path(&mut map, new, v);
-            }
+        if let Some(v) = map.remove(*old)
+            && get_path(&map, new).is_none()
+        {
+            set_path(&mut map, new, v);
         }
     }
     model::validate(&map).map_err(|(key, message)| SettingsError {

@@ -162,13 +162,13 @@ fn check(v: &Value, ty: Ty, key: &str) -> Result<(), Bad> {
                         if let Some(x) = h.get("env") {
                             string_map(x, &format!("{hk}.env"))?;
                         }
-                        if let Some(x) = h.get("fail") {
-                            if !matches!(x.as_str(), Some("open" | "closed")) {
-                                return Err((
-                                    format!("{hk}.fail"),
-                                    "must be \"open\" or \"closed\"".into(),
-                                ));
-                            }
+                        if let Some(x) = h.get("fail")
+                            && !matches!(x.as_str(), Some("open" | "closed"))
+                        {
+                            return Err((
+                                format!("{hk}.fail"),
+                                "must be \"open\" or \"closed\"".into(),
+                            ));
                         }
                     }
                 }
@@ -185,13 +185,15 @@ pub fn validate(map: &Map<String, Value>) -> Result<(), Bad> {
             check(v, *ty, key)?;
         }
     }
-    if let Some(m) = get_path(map, "general.defaultApprovalMode").and_then(Value::as_str) {
-        if !matches!(m, "default" | "auto_edit" | "autoEdit" | "plan") {
-            return Err((
-                "general.defaultApprovalMode".into(),
-                format!("must be \"default\", \"auto_edit\" or \"plan\" (yolo cannot be set in settings), got {m:?}"),
-            ));
-        }
+    if let Some(m) = get_path(map, "general.defaultApprovalMode").and_then(Value::as_str)
+        && !matches!(m, "default" | "auto_edit" | "autoEdit" | "plan")
+    {
+        return Err((
+            "general.defaultApprovalMode".into(),
+            format!(
+                "must be \"default\", \"auto_edit\" or \"plan\" (yolo cannot be set in settings), got {m:?}"
+            ),
+        ));
     }
     Ok(())
 }

@@ -42,7 +42,11 @@ fn layers_merge_in_order_and_remember_their_file() {
         r#"{"tools": {"exclude": ["b"], "truncateToolOutputThreshold": 200}}"#,
     );
     let gp = file(&l.root, ".gemini/settings.json", r#"{"tools": {"toolCallTimeoutMs": 5000}}"#);
-    let p = file(&l.root, ".toolbelt/settings.json", "{\n  // project\n  \"tools\": {\"toolCallTimeoutMs\": 7000, \"exclude\": [\"a\", \"c\"]},\n  \"somethingElse\": {\"kept\": true}\n}");
+    let p = file(
+        &l.root,
+        ".toolbelt/settings.json",
+        "{\n  // project\n  \"tools\": {\"toolCallTimeoutMs\": 7000, \"exclude\": [\"a\", \"c\"]},\n  \"somethingElse\": {\"kept\": true}\n}",
+    );
     let s = Settings::load(&l.candidates(), true).unwrap();
     assert_eq!(s.get("tools.truncateToolOutputThreshold"), Some(&serde_json::json!(200)));
     assert_eq!(s.get("tools.toolCallTimeoutMs"), Some(&serde_json::json!(7000)));
@@ -98,10 +102,9 @@ fn malformed_files_name_the_file_line_and_key() {
     assert_eq!(e.key.as_deref(), Some("hooks.BeforeTool[0].hooks[0].fail"));
 
     file(&l.home, "settings.json", r#"{"general": {"defaultApprovalMode": "yolo"}}"#);
-    assert!(Settings::load(&l.candidates(), true)
-        .unwrap_err()
-        .message
-        .contains("yolo cannot be set"));
+    assert!(
+        Settings::load(&l.candidates(), true).unwrap_err().message.contains("yolo cannot be set")
+    );
 }
 
 #[test]

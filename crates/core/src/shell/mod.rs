@@ -7,7 +7,7 @@ pub mod parse;
 pub mod safety;
 pub mod words;
 
-pub use parse::{command_roots, has_redirection, parse_command, CommandDetail, ParsedCommand};
+pub use parse::{CommandDetail, ParsedCommand, command_roots, has_redirection, parse_command};
 pub use words::{has_command_substitution, split_words, strip_shell_wrapper};
 
 /// The tool names that are shell tools for policy purposes.

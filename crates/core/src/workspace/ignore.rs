@@ -7,8 +7,8 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use ignore::Match;
+use ignore::gitignore::{Gitignore, GitignoreBuilder};
 
 /// Which ignore sources a call honours.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -78,10 +78,10 @@ impl IgnoreService {
                 }
             }
         }
-        if opts.respect_gemini_ignore {
-            if let Some(g) = &self.gemini {
-                ignored = apply(ignored, g.matched_path_or_any_parents(rel, is_dir));
-            }
+        if opts.respect_gemini_ignore
+            && let Some(g) = &self.gemini
+        {
+            ignored = apply(ignored, g.matched_path_or_any_parents(rel, is_dir));
         }
         ignored
     }

@@ -7,7 +7,7 @@ mod sensitive;
 
 use std::path::{Path, PathBuf};
 
-pub use self::ignore::{IgnoreOptions, IgnoreService, GEMINI_IGNORE};
+pub use self::ignore::{GEMINI_IGNORE, IgnoreOptions, IgnoreService};
 pub use self::sensitive::{SensitiveHit, SensitiveRules};
 use crate::config::Config;
 
@@ -40,9 +40,13 @@ pub enum PathError {
     Invalid(String),
     #[error("Failed to resolve path: {0}")]
     Resolve(String),
-    #[error("Path not in workspace: Attempted path \"{path}\" resolves outside the allowed workspace directories: {dirs} or the project temp directory: {temp}")]
+    #[error(
+        "Path not in workspace: Attempted path \"{path}\" resolves outside the allowed workspace directories: {dirs} or the project temp directory: {temp}"
+    )]
     Outside { path: String, dirs: String, temp: String },
-    #[error("Access to \"{path}\" is refused: it matches the {origin} sensitive-path rule \"{rule}\". To allow it, add \"{rule}\" to allow_sensitive_paths (environment: TOOLBELT_ALLOW_SENSITIVE_PATHS='{rule}', or the --allow-sensitive '{rule}' flag).")]
+    #[error(
+        "Access to \"{path}\" is refused: it matches the {origin} sensitive-path rule \"{rule}\". To allow it, add \"{rule}\" to allow_sensitive_paths (environment: TOOLBELT_ALLOW_SENSITIVE_PATHS='{rule}', or the --allow-sensitive '{rule}' flag)."
+    )]
     Sensitive { path: String, rule: String, origin: &'static str },
 }
 
@@ -211,11 +215,7 @@ fn strip_at_prefix(p: &str, base: &Path) -> String {
         return if stripped.is_empty() { p.to_string() } else { stripped.to_string() };
     }
     let first = p.split(['/', '\\']).next().unwrap_or(p);
-    if base.join(first).exists() {
-        p.to_string()
-    } else {
-        rest.to_string()
-    }
+    if base.join(first).exists() { p.to_string() } else { rest.to_string() }
 }
 
 /// A stable id for a project folder (FNV-1a of its path), used to name its temp folder.
@@ -245,9 +245,9 @@ mod tests {
         assert_eq!(p.real, root.join("a.txt"));
         let err = w.resolve_checked("../../../etc/passwd", Access::Read).unwrap_err();
         assert!(matches!(err, PathError::Outside { .. }), "{err}");
-        assert!(err
-            .to_string()
-            .starts_with("Path not in workspace: Attempted path \"/etc/passwd\""));
+        assert!(
+            err.to_string().starts_with("Path not in workspace: Attempted path \"/etc/passwd\"")
+        );
     }
 
     #[cfg(unix)]

@@ -5,7 +5,7 @@
 use serde_json::json;
 use toolbelt_core::policy::toml::load_str;
 use toolbelt_core::policy::{
-    default_rules, ApprovalMode, Decision, PolicyCall, PolicyEngine, Tier,
+    ApprovalMode, Decision, PolicyCall, PolicyEngine, Tier, default_rules,
 };
 
 const RULES: &str = r#"

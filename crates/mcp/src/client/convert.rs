@@ -2,8 +2,8 @@
 //! content, images and audio as inline data with a note, resources and links described;
 //! `isError` becomes an `mcp_tool_error`.
 
-use serde_json::{json, Value};
-use toolbelt_core::result::{untrusted, Content, ErrorType, Part, ToolError, ToolResult};
+use serde_json::{Value, json};
+use toolbelt_core::result::{Content, ErrorType, Part, ToolError, ToolResult, untrusted};
 
 /// `result` is the JSON of a `CallToolResult`.
 pub fn to_tool_result(tool: &str, args: &Value, result: &Value) -> ToolResult {

@@ -20,7 +20,7 @@ use rmcp::model::{ClientCapabilities, ClientConfig, Implementation, ProgressNoti
 use rmcp::service::{NotificationContext, RunningService};
 use rmcp::transport::{ConfigureCommandExt, StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value, json};
 use toolbelt_core::settings::McpServerSettings;
 
 pub use tool::McpTool;
@@ -141,6 +141,11 @@ fn string_map(v: Option<&Value>) -> HashMap<String, String> {
 
 /// `$VAR` and `${VAR}` from the environment (missing: empty), as upstream.
 pub fn expand_env(s: &str) -> String {
+    expand_with(s, |name| std::env::var(name).ok())
+}
+
+/// [`expand_env`] with the variables looked up by `lookup`.
+fn expand_with(s: &str, lookup: impl Fn(&str) -> Option<String>) -> String {
     let mut out = String::new();
     let mut rest = s;
     while let Some(i) = rest.find('$') {
@@ -161,7 +166,7 @@ pub fn expand_env(s: &str) -> String {
             out.push('$');
             rest = after;
         } else {
-            out.push_str(&std::env::var(name).unwrap_or_default());
+            out.push_str(&lookup(name).unwrap_or_default());
             rest = &after[len..];
         }
     }
@@ -360,7 +365,7 @@ async fn start(
         Ok(Ok(x)) => x,
         Ok(Err(e)) => return (name, Err(e)),
         Err(_) => {
-            return (name, Err(format!("no answer within {} ms", connect_timeout.as_millis())))
+            return (name, Err(format!("no answer within {} ms", connect_timeout.as_millis())));
         }
     };
     let progress = client.service().progress.clone();
@@ -387,10 +392,10 @@ async fn start(
             }
         };
         let mut annotations = Map::new();
-        if let Some(a) = &t.annotations {
-            if let Ok(Value::Object(m)) = serde_json::to_value(a) {
-                annotations = m;
-            }
+        if let Some(a) = &t.annotations
+            && let Ok(Value::Object(m)) = serde_json::to_value(a)
+        {
+            annotations = m;
         }
         annotations.insert("_serverName".into(), json!(spec.name));
         tools.push(Arc::new(McpTool {
@@ -487,10 +492,11 @@ mod tests {
 
     #[test]
     fn env_expansion() {
-        std::env::set_var("TOOLBELT_TEST_X", "v");
+        let lookup = |name: &str| (name == "TOOLBELT_TEST_X").then(|| "v".to_string());
         assert_eq!(
-            expand_env("a-$TOOLBELT_TEST_X-${TOOLBELT_TEST_X}-$NOPE_TOOLBELT-$"),
+            expand_with("a-$TOOLBELT_TEST_X-${TOOLBELT_TEST_X}-$NOPE_TOOLBELT-$", lookup),
             "a-v-v--$"
         );
+        assert_eq!(expand_env("${TOOLBELT_SURELY_UNSET_VARIABLE}x"), "x");
     }
 }

@@ -11,13 +11,13 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use async_trait::async_trait;
+use rmcp::ServiceError;
 use rmcp::service::ClientInitializeError;
 use rmcp::transport::auth::{
     AuthError, AuthorizationManager, AuthorizationMetadata, AuthorizationRequest,
     AuthorizationSession, CredentialStore, OAuthState, StoredCredentials, WWWAuthenticateParams,
 };
 use rmcp::transport::streamable_http_client::{AuthRequiredError, InsufficientScopeError};
-use rmcp::ServiceError;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 /// How long `login` waits for the browser to come back.

@@ -4,7 +4,7 @@
 //! turned into strings, and a missing or non-object root replaced. A schema that still cannot
 //! be used is reported, and only that tool is dropped.
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value, json};
 
 const MAX_DEPTH: usize = 32;
 
@@ -105,15 +105,15 @@ fn fix(v: &Value, defs: &Value, depth: usize) -> Result<Value, BadSchema> {
         }
     }
     // Enums of numbers or booleans become strings (model APIs take string enums).
-    if let Some(Value::Array(values)) = out.get("enum").cloned() {
-        if values.iter().any(|x| !x.is_string()) {
-            let strings: Vec<Value> = values
-                .iter()
-                .map(|x| json!(x.as_str().map(String::from).unwrap_or_else(|| x.to_string())))
-                .collect();
-            out.insert("enum".into(), Value::Array(strings));
-            out.insert("type".into(), json!("string"));
-        }
+    if let Some(Value::Array(values)) = out.get("enum").cloned()
+        && values.iter().any(|x| !x.is_string())
+    {
+        let strings: Vec<Value> = values
+            .iter()
+            .map(|x| json!(x.as_str().map(String::from).unwrap_or_else(|| x.to_string())))
+            .collect();
+        out.insert("enum".into(), Value::Array(strings));
+        out.insert("type".into(), json!("string"));
     }
     if !out.contains_key("type")
         && !out.contains_key("anyOf")

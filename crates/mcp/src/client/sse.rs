@@ -7,9 +7,9 @@ use std::collections::HashMap;
 
 use futures::StreamExt;
 use reqwest::header::{ACCEPT, CONTENT_TYPE};
+use rmcp::RoleClient;
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
-use rmcp::RoleClient;
 use sse_stream::SseStream;
 use tokio::sync::mpsc;
 
@@ -60,12 +60,12 @@ impl SseTransport {
                 }
                 Some(Ok(_)) => continue,
                 Some(Err(e)) => {
-                    return Err(SseError::Protocol(format!("bad event stream from {url}: {e}")))
+                    return Err(SseError::Protocol(format!("bad event stream from {url}: {e}")));
                 }
                 None => {
                     return Err(SseError::Protocol(format!(
                         "{url} closed the event stream before naming its message endpoint"
-                    )))
+                    )));
                 }
             }
         };

@@ -10,14 +10,14 @@ use rmcp::model::{
     CallToolRequestParams, CancelledNotificationParam, ClientRequest, Request, ServerResult,
 };
 use rmcp::service::PeerRequestOptions;
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value, json};
+use toolbelt_core::Kind;
 use toolbelt_core::result::{ErrorType, ToolResult};
 use toolbelt_core::tool::{
     ConfirmationDetails, Declaration, ExecContext, Invocation, ModelFamily, Tool, ToolEnv,
 };
-use toolbelt_core::Kind;
 
-use super::{convert, Connection};
+use super::{Connection, convert};
 
 /// One remote tool.
 pub struct McpTool {

@@ -19,7 +19,7 @@ use rmcp::model::{
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, Peer, RoleServer, ServerHandler};
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 
 /// A 1×1 red PNG.
 const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
@@ -279,7 +279,7 @@ impl ServerHandler for ConformanceServer {
                     return Err(McpError::resource_not_found(
                         format!("Resource not found: {uri}"),
                         None,
-                    ))
+                    ));
                 }
             },
         };
@@ -354,7 +354,7 @@ impl ServerHandler for ConformanceServer {
                 user_text("Please analyze the image above.")
             ]),
             other => {
-                return Err(McpError::invalid_params(format!("Unknown prompt: {other}"), None))
+                return Err(McpError::invalid_params(format!("Unknown prompt: {other}"), None));
             }
         };
         let r: GetPromptResult = parse(json!({ "messages": messages }))?;

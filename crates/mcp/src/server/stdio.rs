@@ -152,7 +152,7 @@ mod unix {
 
     /// Whether a read of stdin would return at once (data, end of file or an error).
     pub(super) fn stdin_readable() -> bool {
-        use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+        use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
         let stdin = std::io::stdin();
         let mut fds = [PollFd::new(stdin.as_fd(), PollFlags::POLLIN)];
         poll(&mut fds, PollTimeout::ZERO).map_or(true, |n| n > 0)

@@ -5,12 +5,12 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 use toolbelt_core::testing::test_env;
 use toolbelt_core::tool::ExecContext;
 use toolbelt_core::{Content, ErrorType, Tool};
-use toolbelt_mcp::client::{connect_all, spec, McpClients, ServerSpec, ServerState, Transport};
+use toolbelt_mcp::client::{McpClients, ServerSpec, ServerState, Transport, connect_all, spec};
 
 fn fixture() -> String {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/server.py").display().to_string()

@@ -10,9 +10,9 @@ use rmcp::model::{
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ClientHandler, ErrorData, RoleClient, ServiceExt};
-use serde_json::{json, Value};
-use toolbelt_core::policy::{default_rules, ApprovalMode, Decision, Rule};
-use toolbelt_core::testing::{test_env, Behaviour, EchoTool, FakeTool, Journal};
+use serde_json::{Value, json};
+use toolbelt_core::policy::{ApprovalMode, Decision, Rule, default_rules};
+use toolbelt_core::testing::{Behaviour, EchoTool, FakeTool, Journal, test_env};
 use toolbelt_core::{Kind, ModelFamily, Registry, Tool};
 use toolbelt_mcp::server::{self, ServerParts, ToolbeltServer};
 
@@ -251,8 +251,8 @@ async fn cancellation_from_the_client_stops_the_call() {
 
 #[tokio::test]
 async fn streamable_http_with_a_bearer_token() {
-    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
     use rmcp::transport::StreamableHttpClientTransport;
+    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
     let allow = vec![Rule::new("*", Decision::Allow, 1.0, "test")];
     let (_d, p) = parts(allow, ApprovalMode::Default);
     let stop = tokio_util::sync::CancellationToken::new();
@@ -286,10 +286,9 @@ async fn streamable_http_with_a_bearer_token() {
     c.cancel().await.unwrap();
 
     let bad = StreamableHttpClientTransportConfig::with_uri(url).auth_header("wrong");
-    assert!(Client::default()
-        .serve(StreamableHttpClientTransport::from_config(bad))
-        .await
-        .is_err());
+    assert!(
+        Client::default().serve(StreamableHttpClientTransport::from_config(bad)).await.is_err()
+    );
     stop.cancel();
 }
 

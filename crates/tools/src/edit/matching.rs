@@ -325,7 +325,7 @@ pub fn nearest_region(content: &str, old: &str) -> Option<String> {
 
 #[cfg(test)]
 mod properties {
-    use super::{replace, Strategy as Matched};
+    use super::{Strategy as Matched, replace};
     use proptest::prelude::*;
 
     fn line() -> impl Strategy<Value = String> {

@@ -36,11 +36,7 @@ impl FileStyle {
         } else {
             body.to_string()
         };
-        if self.bom {
-            format!("{UTF8_BOM}{body}")
-        } else {
-            body
-        }
+        if self.bom { format!("{UTF8_BOM}{body}") } else { body }
     }
 }
 
@@ -375,7 +371,10 @@ mod tests {
         let mut new = old.clone();
         new[50] = "Line 51 Modified".into();
         let s = context_snippet(&old.join("\n"), &new.join("\n"), 5);
-        assert_eq!(s, "...\nLine 46\nLine 47\nLine 48\nLine 49\nLine 50\nLine 51 Modified\nLine 52\nLine 53\nLine 54\nLine 55\nLine 56\n...");
+        assert_eq!(
+            s,
+            "...\nLine 46\nLine 47\nLine 48\nLine 49\nLine 50\nLine 51 Modified\nLine 52\nLine 53\nLine 54\nLine 55\nLine 56\n..."
+        );
         assert_eq!(context_snippet("", "all new", 5), "all new");
     }
 

@@ -4,17 +4,17 @@ use std::path::{Path, PathBuf};
 
 use async_trait::async_trait;
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::{Value, json};
+use toolbelt_core::Kind;
 use toolbelt_core::result::{ErrorType, ToolResult};
 use toolbelt_core::tool::{AlwaysAllow, AlwaysScope};
 use toolbelt_core::tool::{
     ConfirmationDetails, Declaration, ExecContext, Invocation, Location, ModelFamily, Tool, ToolEnv,
 };
 use toolbelt_core::workspace::Access;
-use toolbelt_core::Kind;
 
 use super::matching::{self, Replacement};
-use super::{atomic_write, create_patch, is_build_file, placeholder, stale_message, DiffView};
+use super::{DiffView, atomic_write, create_patch, is_build_file, placeholder, stale_message};
 use crate::fs::shorten_path;
 
 pub const NAME: &str = "replace";
@@ -216,7 +216,9 @@ impl ReplaceCall {
         let Replacement { content: after, occurrences, fuzzy_lines, .. } =
             matching::replace(&before, &old, &new, p.allow_multiple);
         if occurrences == 0 {
-            let mut m = format!("Could not find an exact match for 'old_string' in '{given}'. If previous edits modified the file or you are modifying lines outside your recent read window, please use ReadFile to inspect the target lines before retrying with an exact 'old_string'.");
+            let mut m = format!(
+                "Could not find an exact match for 'old_string' in '{given}'. If previous edits modified the file or you are modifying lines outside your recent read window, please use ReadFile to inspect the target lines before retrying with an exact 'old_string'."
+            );
             if let Some(hint) = matching::nearest_region(&before, &old) {
                 m.push('\n');
                 m.push_str(&hint);
@@ -230,14 +232,18 @@ impl ReplaceCall {
         if !p.allow_multiple && occurrences != 1 {
             return Err(Failure {
                 kind: ErrorType::EditExpectedOccurrenceMismatch,
-                raw: format!("Failed to edit, Expected 1 occurrence but found {occurrences} for old_string in file: {given}. If you intended to replace multiple occurrences, set 'allow_multiple' to true."),
+                raw: format!(
+                    "Failed to edit, Expected 1 occurrence but found {occurrences} for old_string in file: {given}. If you intended to replace multiple occurrences, set 'allow_multiple' to true."
+                ),
                 display: format!("Failed to edit, expected 1 occurrence but found {occurrences}."),
             });
         }
         if old == new {
             return Err(Failure {
                 kind: ErrorType::EditNoChange,
-                raw: format!("No changes to apply. The old_string and new_string are identical in file: {given}"),
+                raw: format!(
+                    "No changes to apply. The old_string and new_string are identical in file: {given}"
+                ),
                 display: "No changes to apply. The old_string and new_string are identical.".into(),
             });
         }
@@ -252,11 +258,7 @@ impl ReplaceCall {
 fn first_line(s: &str) -> String {
     let line = s.split('\n').next().unwrap_or("");
     let cut: String = line.chars().take(30).collect();
-    if s.chars().count() > 30 {
-        format!("{cut}...")
-    } else {
-        cut
-    }
+    if s.chars().count() > 30 { format!("{cut}...") } else { cut }
 }
 
 fn write(path: &Path, edit: &Edit, seen: &toolbelt_core::ledger::FileLedger) -> Result<(), String> {
@@ -330,7 +332,7 @@ impl Invocation for ReplaceCall {
                     f.raw.clone(),
                     f.raw,
                     format!("Error: {}", f.display),
-                )
+                );
             }
         };
         if let Err(msg) = write(&self.path, &edit, &self.seen) {

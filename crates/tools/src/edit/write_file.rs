@@ -4,17 +4,17 @@ use std::path::PathBuf;
 
 use async_trait::async_trait;
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::{Value, json};
+use toolbelt_core::Kind;
 use toolbelt_core::result::{ErrorType, ToolResult};
 use toolbelt_core::tool::{AlwaysAllow, AlwaysScope};
 use toolbelt_core::tool::{
     ConfirmationDetails, Declaration, ExecContext, Invocation, Location, ModelFamily, Tool, ToolEnv,
 };
 use toolbelt_core::workspace::Access;
-use toolbelt_core::Kind;
 
 use super::{
-    atomic_write, create_patch, is_build_file, placeholder, stale_message, DiffView, FileStyle,
+    DiffView, FileStyle, atomic_write, create_patch, is_build_file, placeholder, stale_message,
 };
 use crate::fs::shorten_path;
 
@@ -97,13 +97,13 @@ impl Tool for WriteFile {
         let path = ws.resolve_checked(&p.file_path, Access::Write).map_err(|e| e.to_string())?;
         match std::fs::symlink_metadata(&path.real) {
             Ok(m) if m.is_dir() => {
-                return Err(format!("Path is a directory, not a file: {}", path.real.display()))
+                return Err(format!("Path is a directory, not a file: {}", path.real.display()));
             }
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
                 return Err(format!(
                     "Error accessing path properties for validation: {}. Reason: {e}",
                     path.real.display()
-                ))
+                ));
             }
             _ => {}
         }

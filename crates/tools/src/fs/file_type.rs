@@ -224,11 +224,7 @@ pub fn detect_with(path: &Path, binary_content: impl FnOnce() -> bool) -> FileTy
     if BINARY.contains(ext.as_str()) {
         return FileType::Binary;
     }
-    if binary_content() {
-        FileType::Binary
-    } else {
-        FileType::Text
-    }
+    if binary_content() { FileType::Binary } else { FileType::Text }
 }
 
 const MAX_BYTES: usize = 512;

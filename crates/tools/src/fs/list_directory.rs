@@ -5,15 +5,15 @@ use std::path::PathBuf;
 
 use async_trait::async_trait;
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::{Value, json};
+use toolbelt_core::Kind;
 use toolbelt_core::result::{ErrorType, ToolResult};
 use toolbelt_core::schema::rename_params;
 use toolbelt_core::tool::{AlwaysAllow, AlwaysScope};
 use toolbelt_core::tool::{
     Declaration, ExecContext, Invocation, Location, ModelFamily, Tool, ToolEnv,
 };
-use toolbelt_core::workspace::{paths, Access, IgnoreOptions, PathError, ResolvedPath, Workspace};
-use toolbelt_core::Kind;
+use toolbelt_core::workspace::{Access, IgnoreOptions, PathError, ResolvedPath, Workspace, paths};
 
 use super::{node_error, shorten_path};
 
@@ -167,7 +167,7 @@ fn list(
     let meta = match std::fs::metadata(dir) {
         Ok(m) => m,
         Err(e) => {
-            return failed(format!("Error listing directory: {}", node_error(&e, "stat", dir)))
+            return failed(format!("Error listing directory: {}", node_error(&e, "stat", dir)));
         }
     };
     if !meta.is_dir() {
@@ -189,7 +189,7 @@ fn list(
             })
             .collect(),
         Err(e) => {
-            return failed(format!("Error listing directory: {}", node_error(&e, "scandir", dir)))
+            return failed(format!("Error listing directory: {}", node_error(&e, "scandir", dir)));
         }
     };
     if names.is_empty() {

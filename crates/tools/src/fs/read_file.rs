@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 use async_trait::async_trait;
 use base64::Engine;
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::{Value, json};
+use toolbelt_core::Kind;
 use toolbelt_core::ledger::FileLedger;
 use toolbelt_core::result::{Content, ErrorType, Part, ToolResult};
 use toolbelt_core::schema::rename_params;
@@ -15,7 +16,6 @@ use toolbelt_core::tool::{
     Declaration, ExecContext, Invocation, Location, ModelFamily, Tool, ToolEnv,
 };
 use toolbelt_core::workspace::Access;
-use toolbelt_core::Kind;
 
 use super::file_type::{self, FileType};
 use super::text::{decode, split_lines, utf16_len, utf16_prefix};
@@ -102,10 +102,10 @@ impl Tool for ReadFile {
         }
         let ws = &env.workspace;
         let path = ws.resolve_checked(&p.file_path, Access::Read).map_err(|e| e.to_string())?;
-        if let (Some(s), Some(e)) = (p.start_line, p.end_line) {
-            if s > e {
-                return Err("start_line cannot be greater than end_line".into());
-            }
+        if let (Some(s), Some(e)) = (p.start_line, p.end_line)
+            && s > e
+        {
+            return Err("start_line cannot be greater than end_line".into());
         }
         let opts = ws.ignore_options(None, None);
         if ws.is_ignored(&path, false, opts) {
@@ -205,7 +205,7 @@ impl Opened {
                     format!("File not found: {}", path.display()),
                     "Could not read file because no file was found at the specified path.",
                     "File not found.",
-                )))
+                )));
             }
             // Sockets (and, elsewhere, folders) can't be opened: say what the path is.
             Err(e) => {
@@ -214,7 +214,7 @@ impl Opened {
                         unreadable(path, &meta).unwrap_or_else(|| read_error(path, shown, &e))
                     }
                     Err(_) => read_error(path, shown, &e),
-                }))
+                }));
             }
         };
         if let Some(refused) = unreadable(path, &meta) {
@@ -298,23 +298,28 @@ fn read_opened(
             return ToolResult::text(
                 format!("Cannot display content of binary file: {shown}"),
                 format!("Skipped binary file: {shown}"),
-            )
+            );
         }
         FileType::Svg if len > MAX_SVG_BYTES => {
             return ToolResult::text(
                 format!("Cannot display content of SVG file larger than 1MB: {shown}"),
                 format!("Skipped large SVG file (>1MB): {shown}"),
-            )
+            );
         }
         FileType::Svg => Show::Svg,
         FileType::Text => Show::Text,
         FileType::Audio => match file_type::supported_audio_mime(path) {
-            None => return ToolResult::error(
-                ErrorType::ReadContentFailure,
-                format!("Unsupported audio file format for {}. Supported audio formats are MP3, WAV, AIFF, AAC, OGG, and FLAC.", path.display()),
-                "Could not read audio file because its format is not supported. Supported audio formats are MP3, WAV, AIFF, AAC, OGG, and FLAC.",
-                format!("Unsupported audio file format: {shown}"),
-            ),
+            None => {
+                return ToolResult::error(
+                    ErrorType::ReadContentFailure,
+                    format!(
+                        "Unsupported audio file format for {}. Supported audio formats are MP3, WAV, AIFF, AAC, OGG, and FLAC.",
+                        path.display()
+                    ),
+                    "Could not read audio file because its format is not supported. Supported audio formats are MP3, WAV, AIFF, AAC, OGG, and FLAC.",
+                    format!("Unsupported audio file format: {shown}"),
+                );
+            }
             Some(mime) => Show::Inline { mime, label: "audio" },
         },
         kind @ (FileType::Image | FileType::Pdf | FileType::Video) => Show::Inline {

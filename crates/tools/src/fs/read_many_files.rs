@@ -9,12 +9,12 @@ use async_trait::async_trait;
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use ignore::{WalkBuilder, WalkState};
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
+use toolbelt_core::Kind;
 use toolbelt_core::result::{Content, ErrorType, Part, ToolResult};
 use toolbelt_core::tool::{Declaration, ExecContext, Invocation, ModelFamily, Tool, ToolEnv};
-use toolbelt_core::workspace::{paths, Access, IgnoreOptions, ResolvedPath, Workspace};
-use toolbelt_core::Kind;
+use toolbelt_core::workspace::{Access, IgnoreOptions, ResolvedPath, Workspace, paths};
 
 use super::file_type::{self, FileType};
 use super::read_file::{read, select_lines};
@@ -68,8 +68,7 @@ pub const DEFAULT_EXCLUDES: &[&str] = &[
 
 const NOTHING: &str = "No files matching the criteria were found or all were skipped.";
 const END: &str = "\n--- End of content ---";
-const TRUNCATION_WARNING: &str =
-    "[WARNING: This file was truncated. To view the full content, use the 'read_file' tool on this specific file.]\n\n";
+const TRUNCATION_WARNING: &str = "[WARNING: This file was truncated. To view the full content, use the 'read_file' tool on this specific file.]\n\n";
 const ASSET_SKIP: &str =
     "asset file (image/pdf/audio) was not explicitly requested by name or extension";
 

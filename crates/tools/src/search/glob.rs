@@ -11,13 +11,13 @@ use async_trait::async_trait;
 use globset::{GlobBuilder, GlobMatcher};
 use ignore::{WalkBuilder, WalkState};
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
+use toolbelt_core::Kind;
 use toolbelt_core::result::{ErrorType, ToolResult};
 use toolbelt_core::schema::rename_params;
 use toolbelt_core::tool::{Declaration, ExecContext, Invocation, ModelFamily, Tool, ToolEnv};
-use toolbelt_core::workspace::{paths, Access, IgnoreOptions, Workspace};
-use toolbelt_core::Kind;
+use toolbelt_core::workspace::{Access, IgnoreOptions, Workspace, paths};
 
 use super::GLOB_EXCLUDED_DIRS;
 use crate::fs::shorten_path;
@@ -81,11 +81,14 @@ impl Tool for Glob {
                 let r = ws.resolve_checked(d, Access::Read).map_err(|e| e.to_string())?;
                 match std::fs::metadata(&r.real) {
                     Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                        return Err(format!("Search path does not exist {}", r.real.display()))
+                        return Err(format!("Search path does not exist {}", r.real.display()));
                     }
                     Err(e) => return Err(format!("Error accessing search path: {e}")),
                     Ok(m) if !m.is_dir() => {
-                        return Err(format!("Search path is not a directory: {}", r.real.display()))
+                        return Err(format!(
+                            "Search path is not a directory: {}",
+                            r.real.display()
+                        ));
                     }
                     Ok(_) => {}
                 }

@@ -15,17 +15,17 @@ use grep_searcher::{
 use ignore::overrides::OverrideBuilder;
 use ignore::{WalkBuilder, WalkState};
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
+use toolbelt_core::Kind;
 use toolbelt_core::result::{ErrorType, ToolResult};
 use toolbelt_core::schema::rename_params;
 use toolbelt_core::tool::{
     Declaration, ExecContext, Invocation, Location, ModelFamily, Tool, ToolEnv,
 };
-use toolbelt_core::workspace::{paths, Access, IgnoreOptions, Workspace, GEMINI_IGNORE};
-use toolbelt_core::Kind;
+use toolbelt_core::workspace::{Access, GEMINI_IGNORE, IgnoreOptions, Workspace, paths};
 
-use super::{format_grep, GrepFile, GrepLine, GrepReport, GREP_EXCLUDES};
+use super::{GREP_EXCLUDES, GrepFile, GrepLine, GrepReport, format_grep};
 use crate::fs::shorten_path;
 
 pub const NAME: &str = "grep_search";
@@ -136,19 +136,19 @@ impl Tool for GrepSearch {
             .map_err(|e| e.to_string())?;
         match std::fs::metadata(&search.real) {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Err(format!("Path does not exist: {}", search.real.display()))
+                return Err(format!("Path does not exist: {}", search.real.display()));
             }
             Err(e) => {
                 return Err(format!(
                     "Failed to access path stats for {}: {e}",
                     search.real.display()
-                ))
+                ));
             }
             Ok(m) if !m.is_dir() && !m.is_file() => {
                 return Err(format!(
                     "Path is not a valid directory or file: {}",
                     search.real.display()
-                ))
+                ));
             }
             Ok(_) => {}
         }
@@ -308,10 +308,10 @@ impl Job {
             }
             if self.opts.respect_gemini_ignore {
                 let gi = self.workspace.primary().join(GEMINI_IGNORE);
-                if gi.is_file() {
-                    if let Some(e) = walk.add_ignore(&gi) {
-                        tracing::warn!("{}: {e}", gi.display());
-                    }
+                if gi.is_file()
+                    && let Some(e) = walk.add_ignore(&gi)
+                {
+                    tracing::warn!("{}: {e}", gi.display());
                 }
             }
         }

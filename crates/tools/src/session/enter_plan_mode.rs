@@ -1,14 +1,14 @@
 //! `enter_plan_mode`: the session switches to Plan Mode (read-only tools, plus writing plans).
 
 use async_trait::async_trait;
-use serde_json::{json, Value};
+use serde_json::{Value, json};
+use toolbelt_core::Kind;
 use toolbelt_core::policy::ApprovalMode;
 use toolbelt_core::result::{ErrorType, ToolResult};
 use toolbelt_core::sync::LockExt;
 use toolbelt_core::tool::{
     ConfirmationDetails, Declaration, ExecContext, Invocation, ModelFamily, Tool, ToolEnv,
 };
-use toolbelt_core::Kind;
 
 pub const NAME: &str = "enter_plan_mode";
 

@@ -6,13 +6,13 @@ use std::sync::Arc;
 use toolbelt_core::sync::LockExt;
 
 use async_trait::async_trait;
-use serde_json::{json, Value};
+use serde_json::{Value, json};
+use toolbelt_core::Kind;
 use toolbelt_core::approver::Questioner;
 use toolbelt_core::policy::ApprovalMode;
 use toolbelt_core::result::ToolResult;
 use toolbelt_core::tool::{Declaration, ExecContext, Invocation, ModelFamily, Tool, ToolEnv};
 use toolbelt_core::workspace::paths;
-use toolbelt_core::Kind;
 
 pub const NAME: &str = "exit_plan_mode";
 
@@ -116,7 +116,10 @@ impl Invocation for ExitCall {
         let shown = self.path.display().to_string();
         let invalid = |msg: String| ToolResult::text(msg, "Error: Invalid plan");
         let Ok(bytes) = std::fs::read(&self.path) else {
-            return invalid(format!("Plan file does not exist: {}. You must create the plan file before requesting approval.", self.name));
+            return invalid(format!(
+                "Plan file does not exist: {}. You must create the plan file before requesting approval.",
+                self.name
+            ));
         };
         let sample = String::from_utf8_lossy(&bytes[..bytes.len().min(1024)]).into_owned();
         if sample.trim_start_matches('\u{feff}').trim().is_empty() {
@@ -138,7 +141,7 @@ impl Invocation for ExitCall {
                         return ToolResult::text(
                             "User cancelled the plan approval dialog. The plan was not approved and you are still in Plan Mode.",
                             "Cancelled",
-                        )
+                        );
                     }
                     Some(a) => Some(a.get("0").and_then(Value::as_str).unwrap_or("").to_string()),
                 }
@@ -157,16 +160,23 @@ impl Invocation for ExitCall {
                     *h.locked() = m;
                 }
                 ToolResult::text(
-                    format!("Plan approved. Switching to {}.\n\nThe approved implementation plan is stored at: {shown}\nRead and follow the plan strictly during implementation.", describe(m)),
+                    format!(
+                        "Plan approved. Switching to {}.\n\nThe approved implementation plan is stored at: {shown}\nRead and follow the plan strictly during implementation.",
+                        describe(m)
+                    ),
                     format!("Plan approved: {shown}"),
                 )
             }
             None if choice.trim().is_empty() => ToolResult::text(
-                format!("Plan rejected. No feedback provided.\n\nThe plan is stored at: {shown}\nAsk the user for specific feedback on how to improve the plan."),
+                format!(
+                    "Plan rejected. No feedback provided.\n\nThe plan is stored at: {shown}\nAsk the user for specific feedback on how to improve the plan."
+                ),
                 "Rejected (no feedback)",
             ),
             None => ToolResult::text(
-                format!("Plan rejected. User feedback: {choice}\n\nThe plan is stored at: {shown}\nRevise the plan based on the feedback."),
+                format!(
+                    "Plan rejected. User feedback: {choice}\n\nThe plan is stored at: {shown}\nRevise the plan based on the feedback."
+                ),
                 format!("Feedback: {choice}"),
             ),
         }

@@ -14,7 +14,7 @@ use toolbelt_core::sync::LockExt;
 
 use tokio_util::sync::CancellationToken;
 
-use super::output::{strip_ansi, Capture};
+use super::output::{Capture, strip_ansi};
 use super::running::{Exit, Limits, PumpEnd, Running};
 use super::spawn::{kill_group_now, terminate_group};
 
@@ -104,11 +104,11 @@ impl BackgroundRegistry {
         let log = Self::log_path(home, pid);
         let status = Arc::new(Mutex::new(Status::Running));
         let mut file = create_log(&log).ok();
-        if let Some(f) = &mut file {
-            if !initial.is_empty() {
-                let _ = f.write_all(strip_ansi(initial).as_bytes());
-                let _ = f.write_all(b"\n");
-            }
+        if let Some(f) = &mut file
+            && !initial.is_empty()
+        {
+            let _ = f.write_all(strip_ansi(initial).as_bytes());
+            let _ = f.write_all(b"\n");
         }
         self.remember(Entry { pid, command: command.to_string(), status: status.clone(), log });
         let stop = self.stop.clone();

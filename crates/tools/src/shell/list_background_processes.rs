@@ -3,10 +3,10 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use serde_json::{json, Value};
+use serde_json::{Value, json};
+use toolbelt_core::Kind;
 use toolbelt_core::result::ToolResult;
 use toolbelt_core::tool::{Declaration, ExecContext, Invocation, ModelFamily, Tool, ToolEnv};
-use toolbelt_core::Kind;
 
 use super::background::{BackgroundRegistry, Status};
 

@@ -112,11 +112,11 @@ impl Capture {
         if self.spill.is_none() && self.head.len() + self.tail.len() + text.len() > self.cap {
             self.start_spill();
         }
-        if let Some((_, f)) = &mut self.spill {
-            if let Err(e) = f.write_all(text.as_bytes()) {
-                self.spill_error = Some(e.to_string());
-                self.spill = None;
-            }
+        if let Some((_, f)) = &mut self.spill
+            && let Err(e) = f.write_all(text.as_bytes())
+        {
+            self.spill_error = Some(e.to_string());
+            self.spill = None;
         }
         let mut rest = text;
         if self.head.len() < half {

@@ -7,10 +7,10 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::{Value, json};
+use toolbelt_core::Kind;
 use toolbelt_core::result::{ErrorType, ToolResult};
 use toolbelt_core::tool::{Declaration, ExecContext, Invocation, ModelFamily, Tool, ToolEnv};
-use toolbelt_core::Kind;
 
 use super::background::BackgroundRegistry;
 
@@ -94,7 +94,9 @@ impl Invocation for ReadCall {
         let pid = self.p.pid;
         let Some(info) = i32::try_from(pid).ok().and_then(|p| self.background.get(p)) else {
             return failure(
-                format!("Access denied. Background process ID {pid} not found in this session's history."),
+                format!(
+                    "Access denied. Background process ID {pid} not found in this session's history."
+                ),
                 "Access denied.",
                 format!("Background process history lookup failed for PID {pid}"),
             );
@@ -106,17 +108,23 @@ impl Invocation for ReadCall {
             Ok(f) => f,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 return failure(
-                    format!("No output log found for process ID {pid}. It might not have produced output or was cleaned up."),
+                    format!(
+                        "No output log found for process ID {pid}. It might not have produced output or was cleaned up."
+                    ),
                     &format!("No log found for PID {pid}"),
                     format!("Log file not found at {}", log.display()),
-                )
+                );
             }
             Err(e) if e.raw_os_error() == Some(nix::libc::ELOOP) => {
                 let m = "Symbolic link detected at predicted log path. Access is denied for security reasons.";
                 return failure(m.into(), m, m.into());
             }
             Err(e) => {
-                return failure(format!("Error reading background log: {e}"), "Failed to read log.", e.to_string())
+                return failure(
+                    format!("Error reading background log: {e}"),
+                    "Failed to read log.",
+                    e.to_string(),
+                );
             }
         };
         let read = (|| -> std::io::Result<(String, bool)> {
@@ -134,7 +142,7 @@ impl Invocation for ReadCall {
                     format!("Error reading background log: {e}"),
                     "Failed to read log.",
                     e.to_string(),
-                )
+                );
             }
         };
         let mut lines: Vec<&str> = text.split('\n').collect();

@@ -9,9 +9,10 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::{Value, json};
+use toolbelt_core::Kind;
 use toolbelt_core::config::Config;
-use toolbelt_core::result::{untrusted, ErrorType, FullOutput, ToolResult};
+use toolbelt_core::result::{ErrorType, FullOutput, ToolResult, untrusted};
 use toolbelt_core::shell::{
     command_roots, has_command_substitution, parse_command, strip_shell_wrapper,
 };
@@ -20,10 +21,9 @@ use toolbelt_core::tool::{
     ConfirmationDetails, Declaration, ExecContext, Invocation, ModelFamily, Tool, ToolEnv,
 };
 use toolbelt_core::workspace::Access;
-use toolbelt_core::Kind;
 
 use super::background::BackgroundRegistry;
-use super::output::{render_terminal, strip_ansi, Capture};
+use super::output::{Capture, render_terminal, strip_ansi};
 use super::running::{Exit, Limits, PumpEnd, Running, Stopped};
 use super::spawn::{spawn, spawn_terminal, wrap_command};
 
@@ -134,11 +134,7 @@ pub fn root_command_label(command: &str) -> String {
             .join(", "),
         None => {
             let first = command.split_whitespace().next().unwrap_or("").to_string();
-            if command.contains(['<', '>']) {
-                format!("{first}, redirection")
-            } else {
-                first
-            }
+            if command.contains(['<', '>']) { format!("{first}, redirection") } else { first }
         }
     }
 }
@@ -241,7 +237,7 @@ impl Invocation for ShellCall {
         let temp = match tempfile::Builder::new().prefix("toolbelt-shell-").tempdir() {
             Ok(t) => t,
             Err(e) => {
-                return self.spawn_error(format!("could not create a temporary directory: {e}"))
+                return self.spawn_error(format!("could not create a temporary directory: {e}"));
             }
         };
         let bgpids = temp.path().join("bgpids.tmp");
@@ -266,7 +262,7 @@ impl Invocation for ShellCall {
             Ok(Some(r)) => r,
             Ok(None) => {
                 return self
-                    .spawn_error("the shell exited before its process id could be read".into())
+                    .spawn_error("the shell exited before its process id could be read".into());
             }
             Err(e) => return self.spawn_error(format!("could not start bash: {e}")),
         };

@@ -14,7 +14,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::output::{Capture, Decoder};
-use super::spawn::{terminate_group, GroupGuard};
+use super::spawn::{GroupGuard, terminate_group};
 
 /// How long output may keep arriving after the shell exits (a background job can hold the
 /// pipes open forever; we stop waiting instead of hanging).

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
-use nix::sys::signal::{kill, killpg, Signal};
+use nix::sys::signal::{Signal, kill, killpg};
 use nix::unistd::Pid;
 use tokio::process::{Child, Command};
 
@@ -125,7 +125,7 @@ const ROWS: u16 = 30;
 /// controlling terminal and stdin/stdout/stderr). An end-of-file is typed first, so a command
 /// that reads its input gets EOF instead of waiting.
 pub fn spawn_terminal(script: &str, cwd: &Path) -> std::io::Result<Terminal> {
-    use portable_pty::{native_pty_system, CommandBuilder, PtySize};
+    use portable_pty::{CommandBuilder, PtySize, native_pty_system};
     let pair = native_pty_system()
         .openpty(PtySize { rows: ROWS, cols: COLS, pixel_width: 0, pixel_height: 0 })
         .map_err(other)?;

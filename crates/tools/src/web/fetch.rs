@@ -196,15 +196,14 @@ pub async fn get(
             () = cancel.cancelled() => return Err(FetchError::Cancelled),
         };
         let status = response.status();
-        if status.is_redirection() {
-            if let Some(loc) =
+        if status.is_redirection()
+            && let Some(loc) =
                 response.headers().get(reqwest::header::LOCATION).and_then(|l| l.to_str().ok())
-            {
-                current = current
-                    .join(loc)
-                    .map_err(|e| FetchError::Other(format!("bad redirect to {loc}: {e}")))?;
-                continue;
-            }
+        {
+            current = current
+                .join(loc)
+                .map_err(|e| FetchError::Other(format!("bad redirect to {loc}: {e}")))?;
+            continue;
         }
         if response.content_length().is_some_and(|n| n > limits.max_bytes) {
             return Err(FetchError::TooLarge(limits.max_bytes));
@@ -235,10 +234,10 @@ pub async fn get(
                     body.extend_from_slice(&chunk);
                 }
                 Some(Err(e)) if e.is_timeout() => {
-                    return Err(FetchError::Timeout(limits.timeout.as_millis()))
+                    return Err(FetchError::Timeout(limits.timeout.as_millis()));
                 }
                 Some(Err(e)) => {
-                    return Err(FetchError::Other(toolbelt_core::result::error_chain(&e)))
+                    return Err(FetchError::Other(toolbelt_core::result::error_chain(&e)));
                 }
             }
         }

@@ -6,13 +6,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use serde_json::{json, Value};
-use toolbelt_core::model::{Grounding, ModelAccess};
-use toolbelt_core::result::{untrusted, ErrorType, ToolResult};
-use toolbelt_core::tool::{Declaration, ExecContext, Invocation, ModelFamily, Tool, ToolEnv};
+use serde_json::{Value, json};
 use toolbelt_core::Kind;
+use toolbelt_core::model::{Grounding, ModelAccess};
+use toolbelt_core::result::{ErrorType, ToolResult, untrusted};
+use toolbelt_core::tool::{Declaration, ExecContext, Invocation, ModelFamily, Tool, ToolEnv};
 
-use super::cite::{insert_markers, sources, sources_block, Unit};
+use super::cite::{Unit, insert_markers, sources, sources_block};
 
 pub const NAME: &str = "google_web_search";
 pub const DEFAULT_RESULTS: u64 = 10;
@@ -43,7 +43,10 @@ impl Tool for GoogleWebSearch {
 
     fn declaration(&self, family: ModelFamily) -> Declaration {
         let (description, query) = match family {
-            ModelFamily::Legacy => (include_str!("descriptions/google_web_search.legacy.md"), "What to search the web for."),
+            ModelFamily::Legacy => (
+                include_str!("descriptions/google_web_search.legacy.md"),
+                "What to search the web for.",
+            ),
             ModelFamily::Gemini3 => (
                 include_str!("descriptions/google_web_search.gemini3.md"),
                 "The search: a question in plain words (e.g. 'What changed in React 19?') or precise technical terms.",

@@ -7,16 +7,16 @@ use std::time::{Duration, Instant};
 use toolbelt_core::sync::LockExt;
 
 use async_trait::async_trait;
-use serde_json::{json, Value};
+use serde_json::{Value, json};
+use toolbelt_core::Kind;
 use toolbelt_core::model::{Grounding, ModelAccess};
-use toolbelt_core::result::{untrusted, Content, ErrorType, Part, ToolResult};
+use toolbelt_core::result::{Content, ErrorType, Part, ToolResult, untrusted};
 use toolbelt_core::tool::{
     ConfirmationDetails, Declaration, ExecContext, Invocation, ModelFamily, Tool, ToolEnv,
 };
-use toolbelt_core::Kind;
 use url::Url;
 
-use super::cite::{insert_markers, sources, sources_block, Unit};
+use super::cite::{Unit, insert_markers, sources, sources_block};
 use super::fetch::{self, FetchError, FetchLimits};
 
 pub const NAME: &str = "web_fetch";
@@ -391,13 +391,13 @@ impl Invocation for DirectCall {
         let f = match fetch::get(&url, Some(DIRECT_ACCEPT), &self.limits, &ctx.cancel).await {
             Ok(f) => f,
             Err(e @ FetchError::Blocked(_)) => {
-                return fail(ErrorType::WebFetchProcessingError, e.to_string())
+                return fail(ErrorType::WebFetchProcessingError, e.to_string());
             }
             Err(e) => {
                 return fail(
                     ErrorType::WebFetchFallbackFailed,
                     format!("Error during experimental fetch for {url}: {e}"),
-                )
+                );
             }
         };
         if f.status >= 400 {
@@ -452,7 +452,13 @@ mod tests {
             urls.iter().map(normalize).collect::<Vec<_>>(),
             ["https://example.com/a", "http://x.org,/"]
         );
-        assert_eq!(errors, ["Unsupported protocol in URL: \"ftp://f.org/z\". Only http and https are supported.", "Malformed URL detected: \"(https://bad)\"."]);
+        assert_eq!(
+            errors,
+            [
+                "Unsupported protocol in URL: \"ftp://f.org/z\". Only http and https are supported.",
+                "Malformed URL detected: \"(https://bad)\"."
+            ]
+        );
     }
 
     #[test]

@@ -2,8 +2,8 @@
 
 use std::collections::HashSet;
 
-use toolbelt_core::schema::ParamValidator;
 use toolbelt_core::ModelFamily;
+use toolbelt_core::schema::ParamValidator;
 
 struct Grounded;
 

@@ -8,7 +8,7 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 use toolbelt_core::tool::{ExecContext, ModelFamily, Tool};
 use toolbelt_test_support::TempTree;
-use toolbelt_tools::discovered::{discover, DiscoveryConfig, DiscoveryError};
+use toolbelt_tools::discovered::{DiscoveryConfig, DiscoveryError, discover};
 
 fn script(dir: &Path, name: &str, body: &str) -> String {
     let p = dir.join(name);
@@ -47,9 +47,10 @@ fn discovery_registers_prefixed_tools_of_kind_other() {
     assert_eq!(names, ["discovered_tool_deploy", "discovered_tool_lint"]);
     assert_eq!(tools[0].kind(), toolbelt_core::Kind::Other);
     let decl = tools[0].declaration(ModelFamily::Legacy);
-    assert!(decl
-        .description
-        .starts_with("Deploys it.\n\nThis tool comes from the project's discovery command"));
+    assert!(
+        decl.description
+            .starts_with("Deploys it.\n\nThis tool comes from the project's discovery command")
+    );
     assert_eq!(decl.parameters["required"], json!(["env"]));
     assert_eq!(
         tools[1].declaration(ModelFamily::Legacy).parameters,

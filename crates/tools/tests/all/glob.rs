@@ -40,9 +40,11 @@ fn gl01_simple_pattern_and_gl03_case() {
     );
     assert_eq!(o.display(), json!("Found 2 matching file(s)"));
     assert!(run(&t, "glob", json!({"pattern": "*.TXT"})).output().starts_with("Found 2 file(s)"));
-    assert!(run(&t, "glob", json!({"pattern": "*.TXT", "case_sensitive": true}))
-        .output()
-        .starts_with("Found 1 file(s)"));
+    assert!(
+        run(&t, "glob", json!({"pattern": "*.TXT", "case_sensitive": true}))
+            .output()
+            .starts_with("Found 1 file(s)")
+    );
 }
 
 #[test]
@@ -63,9 +65,10 @@ fn old_files_sort_by_path_after_recent_ones() {
 fn gl05_dir_path_and_gl07_no_match() {
     let t = fixture();
     let o = run(&t, "glob", json!({"pattern": "*.md", "dir_path": "sub"}));
-    assert!(o
-        .output()
-        .starts_with(&format!("Found 2 file(s) matching \"*.md\" within {}", t.abs("sub"))));
+    assert!(
+        o.output()
+            .starts_with(&format!("Found 2 file(s) matching \"*.md\" within {}", t.abs("sub")))
+    );
     let o = run(&t, "glob", json!({"pattern": "*.nonexistent"}));
     assert_eq!(
         o.output(),
@@ -86,9 +89,11 @@ fn gl09_literal_brackets_and_parentheses() {
 #[test]
 fn gl11_to_gl15_errors() {
     let t = fixture();
-    assert!(run(&t, "glob", json!({"pattern": "*", "dir_path": "/etc"}))
-        .error()
-        .starts_with("Path not in workspace"));
+    assert!(
+        run(&t, "glob", json!({"pattern": "*", "dir_path": "/etc"}))
+            .error()
+            .starts_with("Path not in workspace")
+    );
     assert_eq!(
         run(&t, "glob", json!({"pattern": "*", "dir_path": 123})).error(),
         "params/dir_path must be string"

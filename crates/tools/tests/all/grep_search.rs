@@ -110,7 +110,10 @@ fn gr15_exclude_pattern_drops_lines() {
         "grep_search",
         json!({"pattern": "Copyright .* Google LLC", "exclude_pattern": "2026", "dir_path": "."}),
     );
-    assert_eq!(o.output(), "Found 1 match for pattern \"Copyright .* Google LLC\" in path \".\":\n---\nFile: copyright.txt\nL1: Copyright 2025 Google LLC\n---");
+    assert_eq!(
+        o.output(),
+        "Found 1 match for pattern \"Copyright .* Google LLC\" in path \".\":\n---\nFile: copyright.txt\nL1: Copyright 2025 Google LLC\n---"
+    );
 }
 
 #[test]
@@ -118,9 +121,9 @@ fn gr17_long_lines_are_cut() {
     let t = TempTree::new();
     t.file("longline.txt", format!("Target match {}", "a".repeat(3000)));
     let o = run(&t, "grep_search", json!({"pattern": "Target"}));
-    assert!(o
-        .output()
-        .contains(&format!("L1: Target match {}... [truncated]\n---", "a".repeat(1987))));
+    assert!(
+        o.output().contains(&format!("L1: Target match {}... [truncated]\n---", "a".repeat(1987)))
+    );
 }
 
 #[test]
@@ -155,7 +158,10 @@ fn rg11_explicit_context() {
     t.file("ctx.txt", "a\nb\nworld\nc\nd\ne");
     let o =
         run(&t, "grep_search", json!({"pattern": "world", "context": 1, "after": 2, "before": 1}));
-    assert_eq!(o.output(), "Found 1 match for pattern \"world\" in path \".\":\n---\nFile: ctx.txt\nL2- b\nL3: world\nL4- c\nL5- d\n---");
+    assert_eq!(
+        o.output(),
+        "Found 1 match for pattern \"world\" in path \".\":\n---\nFile: ctx.txt\nL2- b\nL3: world\nL4- c\nL5- d\n---"
+    );
 }
 
 #[test]
@@ -249,9 +255,11 @@ fn legacy_name_and_parameters() {
 #[test]
 fn outside_paths_are_refused() {
     let t = fixture();
-    assert!(run(&t, "grep_search", json!({"pattern": "x", "dir_path": "/etc"}))
-        .error()
-        .starts_with("Path not in workspace"));
+    assert!(
+        run(&t, "grep_search", json!({"pattern": "x", "dir_path": "/etc"}))
+            .error()
+            .starts_with("Path not in workspace")
+    );
 }
 
 #[test]

@@ -265,7 +265,10 @@ fn rf41_unsupported_binary_audio() {
     let o = run(&t, "read_file", json!({"file_path": "legacy.adp"}));
     assert_eq!(
         o.error(),
-        format!("Unsupported audio file format for {}. Supported audio formats are MP3, WAV, AIFF, AAC, OGG, and FLAC.", t.abs("legacy.adp"))
+        format!(
+            "Unsupported audio file format for {}. Supported audio formats are MP3, WAV, AIFF, AAC, OGG, and FLAC.",
+            t.abs("legacy.adp")
+        )
     );
     assert_eq!(o.error_type.as_deref(), Some("read_content_failure"));
     assert_eq!(o.display(), json!("Unsupported audio file format: legacy.adp"));

@@ -24,10 +24,12 @@ fn rm01_single_file() {
         joined(&o),
         format!("--- {} ---\n\nContent of file1\n\n\n\n--- End of content ---", t.abs("file1.txt"))
     );
-    assert!(o.display()["summary"]
-        .as_str()
-        .unwrap()
-        .contains("Successfully read and concatenated content from **1 file(s)**"));
+    assert!(
+        o.display()["summary"]
+            .as_str()
+            .unwrap()
+            .contains("Successfully read and concatenated content from **1 file(s)**")
+    );
 }
 
 #[test]
@@ -49,10 +51,12 @@ fn rm05_nothing_matched() {
         serde_json::to_value(&o.result().llm_content).unwrap(),
         json!([{"text": "No files matching the criteria were found or all were skipped."}])
     );
-    assert!(o.display()["summary"]
-        .as_str()
-        .unwrap()
-        .contains("No files were read and concatenated based on the criteria."));
+    assert!(
+        o.display()["summary"]
+            .as_str()
+            .unwrap()
+            .contains("No files were read and concatenated based on the criteria.")
+    );
 }
 
 #[test]
@@ -161,8 +165,10 @@ fn ignored_binary_and_sensitive_files_are_reported_as_skipped() {
 fn patterns_are_case_insensitive_and_excludes_apply() {
     let t = tree();
     t.file("README.MD", "r").file("a.log", "log").file("b.txt", "b");
-    assert!(joined(&run(&t, "read_many_files", json!({"include": ["readme.md"]})))
-        .contains("README.MD ---"));
+    assert!(
+        joined(&run(&t, "read_many_files", json!({"include": ["readme.md"]})))
+            .contains("README.MD ---")
+    );
     let text = joined(&run(&t, "read_many_files", json!({"include": ["*"], "exclude": ["*.log"]})));
     assert!(text.contains("b.txt") && !text.contains("a.log"));
 }

@@ -25,7 +25,10 @@ fn ed01_basic_edit() {
     let o = edit(&t, "old", "new", None);
     assert_eq!(
         o.output(),
-        format!("Successfully modified file: {} (1 replacements). Here is the updated code:\nThis is some new text.", t.abs("execute_me.txt"))
+        format!(
+            "Successfully modified file: {} (1 replacements). Here is the updated code:\nThis is some new text.",
+            t.abs("execute_me.txt")
+        )
     );
     assert_eq!(content(&t), b"This is some new text.");
     assert_eq!(o.display()["fileName"], "execute_me.txt");
@@ -90,7 +93,12 @@ fn ed17_identical_strings_and_missing_file() {
     let t = TempTree::new();
     let o = edit(&t, "a", "b", None);
     assert_eq!(o.error(), format!("File not found: {}", t.abs("execute_me.txt")));
-    assert_eq!(o.display(), json!("Error: File not found. Cannot apply edit. Use an empty old_string to create a new file."));
+    assert_eq!(
+        o.display(),
+        json!(
+            "Error: File not found. Cannot apply edit. Use an empty old_string to create a new file."
+        )
+    );
     t.file("execute_me.txt", "abc");
     let o = edit(&t, "abc", "abc", None);
     assert_eq!(
@@ -217,7 +225,10 @@ fn paths_directories_and_placeholders() {
     assert_eq!(o.error_type.as_deref(), Some("edit_preparation_failure"));
     t.file("execute_me.txt", "a\n// rest of methods ...\n");
     let o = edit(&t, "a", "// rest of methods ...", None);
-    assert_eq!(o.error(), "`new_string` contains an omission placeholder (for example 'rest of methods ...'). Provide exact literal replacement text.");
+    assert_eq!(
+        o.error(),
+        "`new_string` contains an omission placeholder (for example 'rest of methods ...'). Provide exact literal replacement text."
+    );
     let o = edit(&t, "a\n// rest of methods ...", "b\n// rest of methods ...", None);
     assert!(
         o.output().starts_with("Successfully modified file"),

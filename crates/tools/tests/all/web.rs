@@ -4,13 +4,13 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 use toolbelt_core::model::{Grounding, ModelAccess, ModelAnswer};
 use toolbelt_core::tool::{ExecContext, Tool};
 use toolbelt_core::{Content, Part, ToolEnv, ToolResult};
-use toolbelt_test_support::web_server::WebServer;
 use toolbelt_test_support::TempTree;
+use toolbelt_test_support::web_server::WebServer;
 use toolbelt_tools::web::google_web_search::GoogleWebSearch;
 use toolbelt_tools::web::web_fetch::WebFetch;
 
@@ -37,11 +37,7 @@ impl ModelAccess for ScriptedModel {
     ) -> Result<ModelAnswer, String> {
         self.asked.lock().unwrap().push((prompt.to_string(), g));
         let mut a = self.answers.lock().unwrap();
-        if a.is_empty() {
-            Err("no answer scripted".into())
-        } else {
-            a.remove(0)
-        }
+        if a.is_empty() { Err("no answer scripted".into()) } else { a.remove(0) }
     }
 }
 
@@ -264,7 +260,10 @@ fn search_through_the_model_with_citations() {
     let m = model(true, vec![answer("This is a test response.", Some(g)), answer("  ", None)]);
     let s = GoogleWebSearch::new(Some(m.clone()), false);
     let r = call(&s, &env, json!({"query": "q"})).unwrap();
-    assert_eq!(text(&r), "Web search results for \"q\":\n\nThis is a test[1] response.[1][2]\n\nSources:\n[1] A (https://a)\n[2] B (No URI)");
+    assert_eq!(
+        text(&r),
+        "Web search results for \"q\":\n\nThis is a test[1] response.[1][2]\n\nSources:\n[1] A (https://a)\n[2] B (No URI)"
+    );
     assert_eq!(r.return_display, json!("Search results for \"q\" returned."));
     assert_eq!(m.asked.lock().unwrap()[0], ("q".to_string(), Grounding::GoogleSearch));
     let r = call(&s, &env, json!({"query": "q"})).unwrap();
@@ -291,9 +290,10 @@ fn search_through_custom_search_pages_and_caps_results() {
     c.google_search_url = format!("{}/customsearch", server.url);
     env.config = Arc::new(c);
     let s = GoogleWebSearch::new(None, true);
-    assert!(s.declaration(toolbelt_core::ModelFamily::Legacy).parameters["properties"]
-        ["num_results"]
-        .is_object());
+    assert!(
+        s.declaration(toolbelt_core::ModelFamily::Legacy).parameters["properties"]["num_results"]
+            .is_object()
+    );
     let r = call(&s, &env, json!({"query": "rust"})).unwrap();
     let out = text(&r);
     assert!(out.starts_with("Web search results for \"rust\":\n\n<untrusted_context>\n1. [Result 1](https://example.com/1)\n   Snippet 1 more\n"), "{out}");

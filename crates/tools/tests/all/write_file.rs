@@ -19,7 +19,10 @@ fn wf01_new_file_with_relative_path() {
     );
     assert_eq!(
         o.output(),
-        format!("Successfully created and wrote to new file: {}. Here is the updated code:\nContent for relative path file.", t.abs("execute_relative_new_file.txt"))
+        format!(
+            "Successfully created and wrote to new file: {}. Here is the updated code:\nContent for relative path file.",
+            t.abs("execute_relative_new_file.txt")
+        )
     );
     assert_eq!(o.result().summary.as_deref(), Some("1 added, 0 removed"));
     assert_eq!(read(&t, "execute_relative_new_file.txt"), b"Content for relative path file.");
@@ -32,9 +35,11 @@ fn wf01_new_file_with_relative_path() {
 #[test]
 fn wf03_wf05_wf07_wf23_refusals_write_nothing() {
     let t = TempTree::new();
-    assert!(run(&t, "write_file", json!({"file_path": "/etc/passwd", "content": "x"}))
-        .error()
-        .starts_with("Path not in workspace"));
+    assert!(
+        run(&t, "write_file", json!({"file_path": "/etc/passwd", "content": "x"}))
+            .error()
+            .starts_with("Path not in workspace")
+    );
     assert_eq!(
         run(&t, "write_file", json!({"file_path": "x.txt", "content": null})).error(),
         "params/content must be string"
@@ -54,9 +59,11 @@ fn wf03_wf05_wf07_wf23_refusals_write_nothing() {
         .error(),
         placeholder
     );
-    assert!(run(&t, "write_file", json!({"file_path": ".git/config", "content": "x"}))
-        .error()
-        .contains("sensitive-path rule \".git\""));
+    assert!(
+        run(&t, "write_file", json!({"file_path": ".git/config", "content": "x"}))
+            .error()
+            .contains("sensitive-path rule \".git\"")
+    );
     assert_eq!(
         run(&t, "write_file", json!({"file_path": "", "content": "x"})).error(),
         "Missing or empty \"file_path\""
@@ -89,9 +96,10 @@ fn wf11_snippet_shows_only_the_change_with_context() {
     new[50] = "Line 51 Modified".into();
     let o =
         run(&t, "write_file", json!({"file_path": "large_update.txt", "content": new.join("\n")}));
-    assert!(o
-        .output()
-        .starts_with(&format!("Successfully overwrote file: {}.", t.abs("large_update.txt"))));
+    assert!(
+        o.output()
+            .starts_with(&format!("Successfully overwrote file: {}.", t.abs("large_update.txt")))
+    );
     assert!(o.output().ends_with("Here is the updated code:\n...\nLine 46\nLine 47\nLine 48\nLine 49\nLine 50\nLine 51 Modified\nLine 52\nLine 53\nLine 54\nLine 55\nLine 56\n..."));
 }
 
@@ -168,9 +176,11 @@ fn symlinks_pointing_outside_cannot_be_written_through() {
     let outside = TempTree::new();
     outside.file("target.txt", "keep");
     t.symlink(outside.root().join("target.txt"), "link.txt");
-    assert!(run(&t, "write_file", json!({"file_path": "link.txt", "content": "x"}))
-        .error()
-        .starts_with("Path not in workspace"));
+    assert!(
+        run(&t, "write_file", json!({"file_path": "link.txt", "content": "x"}))
+            .error()
+            .starts_with("Path not in workspace")
+    );
     assert_eq!(std::fs::read(outside.root().join("target.txt")).unwrap(), b"keep");
 }
 
@@ -178,11 +188,11 @@ fn symlinks_pointing_outside_cannot_be_written_through() {
 /// is told.
 #[test]
 fn modify_with_editor_writes_what_the_person_saved() {
-    use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
     use tokio_util::sync::CancellationToken;
     use toolbelt_core::approver::{Approver, ConfirmationRequest, Outcome};
-    use toolbelt_core::policy::{default_rules, PolicyEngine};
+    use toolbelt_core::policy::{PolicyEngine, default_rules};
     use toolbelt_core::{CallRequest, Registry, Scheduler, SchedulerOptions};
 
     struct Scripted(AtomicUsize);
