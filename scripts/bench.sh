@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 RUNS=${1:-50}
 cargo build --release -q
 echo "== scheduler overhead (cargo bench -p toolbelt-core)"
-cargo bench -q -p toolbelt-core --bench scheduler -- --noplot 2>/dev/null | grep -E "time:|^[a-z]" || true
+cargo bench -q -p toolbelt-core --features testing --bench scheduler -- --noplot 2>/dev/null | grep -E "time:|^[a-z]" || true
 
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT

@@ -1,10 +1,18 @@
-//! toolbelt-tools: the built-in tools, one file per tool.
+//! toolbelt-tools: the built-in tools, one file per tool, and the tools a discovery command
+//! declares. Each tool describes itself to the engine (kind, schema, what an approval covers);
+//! the engine knows none of them by name.
 //!
-//! - [`fs::read_file`], [`fs::list_directory`], [`fs::read_many_files`]
-//! - [`search::grep_search`], [`search::glob`]
-//! - [`edit::replace`], [`edit::write_file`]
-//! - [`shell::run_shell_command`], [`shell::list_background_processes`],
-//!   [`shell::read_background_output`] (Unix only)
+//! - [`fs`]: `read_file`, `list_directory`, `read_many_files`
+//! - [`search`]: `grep_search`, `glob`
+//! - [`edit`]: `replace`, `write_file`
+//! - `shell` (Unix only): `run_shell_command`, `list_background_processes`,
+//!   `read_background_output`; elsewhere a `run_shell_command` that explains it cannot run
+//! - [`web`]: `web_fetch`, `google_web_search`
+//! - [`session`]: `write_todos`, `save_memory`, `ask_user`, `enter_plan_mode`,
+//!   `exit_plan_mode`
+//! - [`discovered`]: tools declared by `tools.discoveryCommand`, run by `tools.callCommand`
+//! - [`collate`]: the sort order upstream's listings use
+//! - [`builtin_tools_with`]: the whole set for one session, sharing [`Services`]
 
 pub mod collate;
 pub mod discovered;
