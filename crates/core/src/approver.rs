@@ -14,16 +14,24 @@ use crate::tool::ConfirmationDetails;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {
+    /// Run this call once.
     ProceedOnce,
+    /// Run it, and allow calls like it for the rest of the session.
     ProceedAlways,
+    /// Run it, and allow calls like it from now on (saved in the user's policies).
     ProceedAlwaysAndSave,
+    /// Run it, and allow every tool of its MCP server for the session.
     ProceedAlwaysServer,
+    /// Run it, and allow every call of this tool for the session.
     ProceedAlwaysTool,
+    /// Let the person change the proposal in an editor, then ask again.
     ModifyWithEditor,
+    /// Do not run it.
     Cancel,
 }
 
 impl Outcome {
+    /// Whether the call runs.
     pub fn proceeds(self) -> bool {
         !matches!(self, Outcome::Cancel | Outcome::ModifyWithEditor)
     }
@@ -33,6 +41,7 @@ impl Outcome {
 /// them (checked); returns `{"<index>": "<answer>"}`, or `None` when the person dismissed them.
 #[async_trait]
 pub trait Questioner: Send + Sync {
+    /// Asks the questions of one `ask_user` call; `None` when they were dismissed.
     async fn ask(
         &self,
         questions: &[Value],
@@ -43,16 +52,22 @@ pub trait Questioner: Send + Sync {
 /// One question to a person.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct ConfirmationRequest {
+    /// The call's id.
     pub call_id: String,
+    /// The name the model called.
     pub tool_name: String,
+    /// The tool's name for people.
     pub display_name: String,
+    /// The arguments after alias renaming.
     pub args: Value,
+    /// What to show.
     pub details: ConfirmationDetails,
     /// The MCP server, for MCP tools (enables the per-server and per-tool outcomes).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub server_name: Option<String>,
 }
 
+/// Answers confirmations: the terminal, an MCP client's elicitation, or a test's channel.
 #[async_trait]
 pub trait Approver: Send + Sync {
     /// Asks about one call. Must return promptly once `cancel` fires (with any outcome; the
@@ -86,11 +101,13 @@ impl Approver for FixedApprover {
 /// A request waiting for its answer.
 #[derive(Debug)]
 pub struct PendingApproval {
+    /// What is asked.
     pub request: ConfirmationRequest,
     reply: oneshot::Sender<Outcome>,
 }
 
 impl PendingApproval {
+    /// Sends the answer (a dropped request counts as `Cancel`).
     pub fn reply(self, outcome: Outcome) {
         // The scheduler may have given up (cancelled); nothing to do then.
         let _ = self.reply.send(outcome);
@@ -105,6 +122,7 @@ pub struct ChannelApprover {
 }
 
 impl ChannelApprover {
+    /// An approver and the receiving end of its requests.
     pub fn new() -> (Self, mpsc::UnboundedReceiver<PendingApproval>) {
         let (tx, rx) = mpsc::unbounded_channel();
         (Self { tx }, rx)

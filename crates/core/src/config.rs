@@ -30,6 +30,7 @@ pub const DEFAULT_SENSITIVE_PATHS: &[&str] = &[
     ".pgpass",
 ];
 
+/// The engine's typed settings: defaults < settings files < environment < flags.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Config {
@@ -64,6 +65,7 @@ pub struct Config {
     /// Google Custom Search credentials (`GOOGLE_API_KEY`, `GOOGLE_CSE_ID`): with both,
     /// google_web_search uses the Custom Search JSON API instead of the model.
     pub google_api_key: Option<String>,
+    /// The Custom Search engine id for google_web_search (with `google_api_key`).
     pub google_cse_id: Option<String>,
     /// The Custom Search endpoint.
     pub google_search_url: String,
@@ -133,9 +135,13 @@ pub fn default_home_dir() -> PathBuf {
 #[derive(Debug, thiserror::Error)]
 #[error("{source_name}: {key} must be {expected}, got {value:?}")]
 pub struct ConfigError {
+    /// Where the value came from (an environment variable's name).
     pub source_name: String,
+    /// The setting it was meant for.
     pub key: String,
+    /// What was expected, e.g. "a whole number".
     pub expected: &'static str,
+    /// The value as given.
     pub value: String,
 }
 

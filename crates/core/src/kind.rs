@@ -6,18 +6,31 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Kind {
+    /// Reads files or folders.
     Read,
+    /// Changes a file.
     Edit,
+    /// Deletes something.
     Delete,
+    /// Moves or renames something.
     Move,
+    /// Searches.
     Search,
+    /// Runs a command.
     Execute,
+    /// Thinks or remembers (no effect outside the session).
     Think,
+    /// Runs an agent.
     Agent,
+    /// Fetches from the network.
     Fetch,
+    /// Talks to the person.
     Communicate,
+    /// Plans.
     Plan,
+    /// Switches the session's mode.
     SwitchMode,
+    /// Anything else.
     Other,
 }
 
@@ -32,6 +45,7 @@ impl Kind {
         matches!(self, Kind::Read | Kind::Search | Kind::Fetch)
     }
 
+    /// Upstream's wire name.
     pub fn as_str(self) -> &'static str {
         match self {
             Kind::Read => "read",

@@ -16,6 +16,8 @@
 //! - [`truncate`]: bounded output with the full text saved to a file
 //! - [`testing`]: small tools for tests and benchmarks
 
+#![warn(missing_docs)]
+
 pub mod approver;
 pub mod config;
 pub mod files;

@@ -19,10 +19,13 @@ pub enum Grounding {
 /// A model's answer: its text and the candidate's `groundingMetadata`, if any.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ModelAnswer {
+    /// The model's answer.
     pub text: String,
+    /// The grounding metadata, as the API sent it.
     pub grounding: Option<Value>,
 }
 
+/// The session's model, for tools that ask it (web_fetch, google_web_search).
 #[async_trait]
 pub trait ModelAccess: Send + Sync {
     /// Whether the model offers search and URL-context grounding (the Gemini API does;

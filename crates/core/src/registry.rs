@@ -10,10 +10,13 @@ use crate::result::ErrorType;
 use crate::schema::ParamValidator;
 use crate::tool::{Declaration, Invocation, ModelFamily, Tool, ToolEnv};
 
+/// A registry that could not be built.
 #[derive(Debug, thiserror::Error)]
 pub enum RegistryError {
+    /// Two tools share this name.
     #[error("tool name {0:?} is registered twice")]
     Duplicate(String),
+    /// A tool has an empty name.
     #[error("tool name must not be empty")]
     EmptyName,
 }
@@ -30,20 +33,24 @@ pub struct RegistryBuilder {
 }
 
 impl RegistryBuilder {
+    /// An empty builder.
     pub fn new() -> Self {
         Self::default()
     }
 
+    /// Adds one tool.
     pub fn tool(mut self, tool: Arc<dyn Tool>) -> Self {
         self.tools.push(tool);
         self
     }
 
+    /// Adds several tools.
     pub fn tools(mut self, tools: impl IntoIterator<Item = Arc<dyn Tool>>) -> Self {
         self.tools.extend(tools);
         self
     }
 
+    /// The registry, or an error for an empty or duplicate name.
     pub fn build(self) -> Result<Registry, RegistryError> {
         let mut by_name = HashMap::with_capacity(self.tools.len());
         let mut entries = Vec::with_capacity(self.tools.len());
@@ -64,17 +71,23 @@ impl RegistryBuilder {
 /// A call that could not be built: the error the model receives.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BuildError {
+    /// The error type the model receives.
     pub kind: ErrorType,
+    /// The message the model receives.
     pub message: String,
 }
 
 /// A built call: the tool, its invocation, and the arguments after alias renaming.
 pub struct Built {
+    /// The tool.
     pub tool: Arc<dyn Tool>,
+    /// The bound call.
     pub invocation: Box<dyn Invocation>,
+    /// The arguments after renaming old parameter names.
     pub args: Value,
 }
 
+/// The tools of a session, by name; read-only once built.
 pub struct Registry {
     entries: Vec<Entry>,
     by_name: HashMap<String, usize>,
@@ -87,6 +100,7 @@ impl std::fmt::Debug for Registry {
 }
 
 impl Registry {
+    /// A builder.
     pub fn builder() -> RegistryBuilder {
         RegistryBuilder::new()
     }
@@ -108,14 +122,17 @@ impl Registry {
         self.entries.iter().map(|e| e.tool.name()).collect()
     }
 
+    /// The tools in registration order.
     pub fn tools(&self) -> impl Iterator<Item = &Arc<dyn Tool>> {
         self.entries.iter().map(|e| &e.tool)
     }
 
+    /// How many tools there are.
     pub fn len(&self) -> usize {
         self.entries.len()
     }
 
+    /// Whether there are none.
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }

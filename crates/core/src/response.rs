@@ -13,8 +13,11 @@ pub const BINARY_INJECTION_KEY: &str = "__binary_injection__";
 /// The `functionResponse` part, in the Gemini API's shape.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct FunctionResponse {
+    /// The call's id.
     pub id: String,
+    /// The tool's name as the model called it.
     pub name: String,
+    /// `{"output": ...}` or `{"error": ...}`.
     pub response: Map<String, Value>,
     /// Inline data nested in the response (models with multimodal function responses).
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -24,8 +27,10 @@ pub struct FunctionResponse {
 /// Everything sent back for one call: the function response and any sibling parts.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct ResponseParts {
+    /// The function response.
     #[serde(rename = "functionResponse")]
     pub function_response: FunctionResponse,
+    /// Parts that follow it (inline data the model should see).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub siblings: Vec<Part>,
 }

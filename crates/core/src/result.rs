@@ -8,45 +8,85 @@ use serde_json::Value;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorType {
+    /// Denied by policy.
     PolicyViolation,
+    /// The arguments do not fit the schema or the tool's checks.
     InvalidToolParams,
+    /// Something unknown went wrong.
     Unknown,
+    /// A failure the tool did not handle (also: confirmation needed with nobody to ask).
     UnhandledException,
+    /// No tool has the name.
     ToolNotRegistered,
+    /// The tool ran and failed.
     ExecutionFailed,
+    /// The file does not exist.
     FileNotFound,
+    /// The file could not be written.
     FileWriteFailure,
+    /// The file could not be read.
     ReadContentFailure,
+    /// The file to create exists already.
     AttemptToCreateExistingFile,
+    /// The file is too large to read.
     FileTooLarge,
+    /// The operating system refused access.
     PermissionDenied,
+    /// The disk is full.
     NoSpaceLeft,
+    /// A folder where a file was expected.
     TargetIsDirectory,
+    /// The path is outside the workspace (or refused by the sensitive-path rules).
     PathNotInWorkspace,
+    /// The search path does not exist.
     SearchPathNotFound,
+    /// The search path is not a folder.
     SearchPathNotADirectory,
+    /// The edit could not be prepared.
     EditPreparationFailure,
+    /// `old_string` was not found.
     EditNoOccurrenceFound,
+    /// `old_string` was found a different number of times than expected.
     EditExpectedOccurrenceMismatch,
+    /// The edit would change nothing.
     EditNoChange,
+    /// The edit was judged to change nothing.
     EditNoChangeLlmJudgement,
+    /// glob failed.
     GlobExecutionError,
+    /// grep_search failed.
     GrepExecutionError,
+    /// list_directory failed.
     LsExecutionError,
+    /// The path is not a folder.
     PathIsNotADirectory,
+    /// The MCP server reported an error.
     McpToolError,
+    /// The MCP resource does not exist.
     McpResourceNotFound,
+    /// save_memory failed.
     MemoryToolExecutionError,
+    /// read_many_files failed.
     ReadManyFilesSearchError,
+    /// The shell command could not be run.
     ShellExecuteError,
+    /// The sandbox would have to be widened.
     SandboxExpansionRequired,
+    /// A discovered tool failed.
     DiscoveredToolExecutionError,
+    /// web_fetch found no URL in the prompt.
     WebFetchNoUrlInPrompt,
+    /// web_fetch's direct fetch failed.
     WebFetchFallbackFailed,
+    /// web_fetch could not process the page.
     WebFetchProcessingError,
+    /// google_web_search failed.
     WebSearchFailed,
+    /// A hook asked to stop the agent.
     StopExecution,
+    /// The call ran out of time and was stopped.
     ToolCallTimeout,
+    /// The call was cancelled.
     Cancelled,
 }
 
@@ -68,12 +108,15 @@ impl ErrorType {
 /// A failed call: the model sees only `message`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ToolError {
+    /// Upstream's error type.
     #[serde(rename = "type")]
     pub kind: ErrorType,
+    /// What the model reads.
     pub message: String,
 }
 
 impl ToolError {
+    /// An error of `kind` with `message`.
     pub fn new(kind: ErrorType, message: impl Into<String>) -> Self {
         Self { kind, message: message.into() }
     }
@@ -83,10 +126,14 @@ impl ToolError {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum Part {
+    /// Text.
     Text {
+        /// The text.
         text: String,
     },
+    /// Base64 data with its MIME type.
     InlineData {
+        /// The data.
         #[serde(rename = "inlineData")]
         inline_data: InlineData,
     },
@@ -95,16 +142,20 @@ pub enum Part {
 /// Base64 data with its MIME type.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct InlineData {
+    /// The MIME type.
     #[serde(rename = "mimeType")]
     pub mime_type: String,
+    /// The data, base64.
     pub data: String,
 }
 
 impl Part {
+    /// A text part.
     pub fn text(s: impl Into<String>) -> Self {
         Part::Text { text: s.into() }
     }
 
+    /// An inline-data part.
     pub fn inline(mime_type: impl Into<String>, data: impl Into<String>) -> Self {
         Part::InlineData {
             inline_data: InlineData { mime_type: mime_type.into(), data: data.into() },
@@ -117,8 +168,11 @@ impl Part {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum Content {
+    /// A plain string.
     Text(String),
+    /// One part.
     Part(Part),
+    /// Several parts.
     Parts(Vec<Part>),
 }
 
@@ -180,7 +234,9 @@ pub struct ToolResult {
 /// Where a tool saved an output too large to keep, and its length in characters.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FullOutput {
+    /// The saved file.
     pub path: std::path::PathBuf,
+    /// The whole output's length in characters.
     pub chars: u64,
 }
 
@@ -215,6 +271,7 @@ impl ToolResult {
         Self::error(kind, m.clone(), m.clone(), m)
     }
 
+    /// Sets the one-line summary shown to people.
     pub fn with_summary(mut self, summary: impl Into<String>) -> Self {
         self.summary = Some(summary.into());
         self

@@ -19,6 +19,7 @@ impl std::fmt::Debug for ParamValidator {
 }
 
 impl ParamValidator {
+    /// A validator for a JSON schema (compiled on first use).
     pub fn new(schema: Value) -> Self {
         // Ajv's default is draft-07; a schema that names its `$schema` gets that draft.
         let built = if schema.get("$schema").is_some() {

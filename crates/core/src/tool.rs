@@ -16,9 +16,11 @@ use crate::workspace::Workspace;
 /// Which family of declarations to send: upstream picks `gemini-3` for `gemini-3*` models.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum ModelFamily {
+    /// Every model before gemini-3.
     #[default]
     #[serde(rename = "legacy")]
     Legacy,
+    /// gemini-3 models.
     #[serde(rename = "gemini-3")]
     Gemini3,
 }
@@ -34,6 +36,7 @@ impl ModelFamily {
         }
     }
 
+    /// The family's name as the command line spells it.
     pub fn parse(s: &str) -> Option<Self> {
         match s {
             "legacy" | "default-legacy" => Some(ModelFamily::Legacy),
@@ -46,8 +49,11 @@ impl ModelFamily {
 /// A function declaration as a Gemini request carries it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Declaration {
+    /// The tool's name.
     pub name: String,
+    /// What the model reads about the tool.
     pub description: String,
+    /// The JSON schema of the arguments.
     #[serde(rename = "parametersJsonSchema")]
     pub parameters: Value,
 }
@@ -55,13 +61,16 @@ pub struct Declaration {
 /// What tools may use while building and running: the workspace and the settings.
 #[derive(Clone, Debug)]
 pub struct ToolEnv {
+    /// The roots and the path rules.
     pub workspace: Arc<Workspace>,
+    /// The settings.
     pub config: Arc<Config>,
     /// File contents the model has seen this session.
     pub files: Arc<crate::ledger::FileLedger>,
 }
 
 impl ToolEnv {
+    /// An environment with a fresh file ledger.
     pub fn new(workspace: Workspace, config: Config) -> Self {
         Self { workspace: Arc::new(workspace), config: Arc::new(config), files: Arc::default() }
     }
@@ -76,6 +85,7 @@ pub trait Tool: Send + Sync {
     fn name(&self) -> &str;
     /// The name shown to people.
     fn display_name(&self) -> &str;
+    /// What the tool does, for scheduling and policy.
     fn kind(&self) -> Kind;
     /// The declaration for a model family (name, description, JSON schema).
     fn declaration(&self, family: ModelFamily) -> Declaration;
@@ -145,7 +155,9 @@ pub struct AlwaysAllow {
 /// A place a call touches, for front ends.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Location {
+    /// The path.
     pub path: String,
+    /// The line, when one is meant.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub line: Option<u64>,
 }
@@ -156,20 +168,47 @@ pub struct Location {
 pub enum ConfirmationDetails {
     /// Generic question with a prompt (upstream `info`).
     Info {
+        /// The question's title.
         title: String,
+        /// What the person is asked.
         prompt: String,
+        /// URLs the call would fetch.
         #[serde(skip_serializing_if = "Vec::is_empty")]
         urls: Vec<String>,
     },
     /// A file change with its unified diff.
-    Edit { title: String, file_name: String, file_path: String, file_diff: String },
+    Edit {
+        /// The question's title.
+        title: String,
+        /// The file's name.
+        file_name: String,
+        /// The file's path.
+        file_path: String,
+        /// The change, as a unified diff.
+        file_diff: String,
+    },
     /// A shell command.
-    Exec { title: String, command: String, root_commands: Vec<String> },
+    Exec {
+        /// The question's title.
+        title: String,
+        /// The command as it would run.
+        command: String,
+        /// The programs it runs (what "always allow" would cover).
+        root_commands: Vec<String>,
+    },
     /// A call to an MCP server's tool.
-    Mcp { title: String, server_name: String, tool_name: String },
+    Mcp {
+        /// The question's title.
+        title: String,
+        /// The MCP server.
+        server_name: String,
+        /// The tool's name on that server.
+        tool_name: String,
+    },
 }
 
 impl ConfirmationDetails {
+    /// The title of any kind of confirmation.
     pub fn title(&self) -> &str {
         match self {
             ConfirmationDetails::Info { title, .. }
@@ -187,8 +226,11 @@ pub type OutputSink = Arc<dyn Fn(&str) + Send + Sync>;
 /// and a channel for live output.
 #[derive(Clone)]
 pub struct ExecContext {
+    /// The call's id.
     pub call_id: String,
+    /// Fired on cancellation and on timeout.
     pub cancel: CancellationToken,
+    /// Where live output goes, if anyone listens.
     pub output: Option<OutputSink>,
     /// Set by the scheduler just before it fires `cancel` because the deadline passed.
     pub deadline_passed: Arc<std::sync::atomic::AtomicBool>,
@@ -200,6 +242,7 @@ pub struct ExecContext {
 pub type ModeHandle = Arc<std::sync::Mutex<crate::policy::ApprovalMode>>;
 
 impl ExecContext {
+    /// A context with no output sink and no mode handle.
     pub fn new(call_id: impl Into<String>, cancel: CancellationToken) -> Self {
         Self {
             call_id: call_id.into(),

@@ -6,7 +6,9 @@ use std::path::{Path, PathBuf};
 /// The shortened text and where the full text went.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Truncated {
+    /// The text to keep.
     pub text: String,
+    /// Where the full output was saved, if it was cut.
     pub output_file: Option<PathBuf>,
 }
 

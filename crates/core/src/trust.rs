@@ -9,13 +9,19 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+/// The file of trust decisions, in toolbelt's state folder.
 pub const FILE_NAME: &str = "trusted-folders.json";
+/// Set to `true` to trust the workspace without a recorded decision (CI).
 pub const ENV_TRUST: &str = "TOOLBELT_TRUST_WORKSPACE";
 
+/// A trust decision for a folder.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Level {
+    /// This folder is trusted.
     TrustFolder,
+    /// This folder's parent, and so its siblings, are trusted.
     TrustParent,
+    /// This folder is not trusted.
     DoNotTrust,
 }
 
@@ -38,12 +44,25 @@ impl Level {
     }
 }
 
+/// Trust decisions that could not be read or saved.
 #[derive(Debug, thiserror::Error)]
 pub enum TrustError {
+    /// The file is not a trust file toolbelt understands.
     #[error("{path}: {message}")]
-    Malformed { path: PathBuf, message: String },
+    Malformed {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// The file could not be written.
     #[error("cannot write {path}: {source}")]
-    Write { path: PathBuf, source: std::io::Error },
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// Why it could not be written.
+        source: std::io::Error,
+    },
 }
 
 /// The recorded decisions.
@@ -96,6 +115,7 @@ impl TrustStore {
         best.map(|(_, t)| t)
     }
 
+    /// Records a decision for `dir`.
     pub fn set(&mut self, dir: &Path, level: Level) {
         self.entries.insert(dir.to_path_buf(), level);
     }

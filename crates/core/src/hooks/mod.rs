@@ -24,7 +24,9 @@ use output::{HookOutput, merge};
 /// A tool call as hooks see it.
 #[derive(Clone, Debug)]
 pub struct HookCall<'a> {
+    /// The tool's name.
     pub name: &'a str,
+    /// The call's arguments.
     pub args: &'a Value,
     /// Set for tail calls: the name the chain started with.
     pub original_name: Option<&'a str>,
@@ -46,8 +48,11 @@ pub struct Before {
 /// What AfterTool decided.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct After {
+    /// A hook asked to stop the agent, with this reason.
     pub stop: Option<String>,
+    /// A hook blocked the call, with this reason.
     pub block: Option<String>,
+    /// Text the hooks add for the model.
     pub additional_context: Option<String>,
     /// `(name, args)` of a call to run in this call's place.
     pub tail: Option<(String, Value)>,
@@ -56,7 +61,9 @@ pub struct After {
 /// The hook points the scheduler calls.
 #[async_trait]
 pub trait ToolHooks: Send + Sync {
+    /// Runs the BeforeTool hooks that match the call.
     async fn before_tool(&self, call: &HookCall<'_>) -> Before;
+    /// Runs the AfterTool hooks that match the call.
     async fn after_tool(&self, call: &HookCall<'_>, result: &ToolResult) -> After;
     /// A call is about to wait for a person's confirmation (advisory; `Notification` hooks
     /// with `notification_type` `ToolPermission`).
@@ -66,8 +73,11 @@ pub trait ToolHooks: Send + Sync {
 /// Where hooks run and what they are told about the session.
 #[derive(Clone, Debug)]
 pub struct HookContext {
+    /// The project folder (`GEMINI_PROJECT_DIR`).
     pub project_dir: PathBuf,
+    /// The session's id, as hooks see it.
     pub session_id: String,
+    /// The transcript's path (empty when there is none).
     pub transcript_path: String,
 }
 
@@ -91,6 +101,7 @@ pub fn matcher_selects(matcher: Option<&str>, tool: &str) -> bool {
 }
 
 impl CommandHooks {
+    /// Hooks from settings, run with this context.
     pub fn new(settings: HookSettings, ctx: HookContext) -> Arc<Self> {
         Arc::new(Self { settings, ctx })
     }

@@ -7,27 +7,35 @@ use serde_json::{Map, Value};
 pub struct HookOutput {
     /// `continue: false` stops the agent.
     pub stop: bool,
+    /// `stopReason`: why the agent should stop.
     pub stop_reason: Option<String>,
+    /// `systemMessage`: a message for the person.
     pub system_message: Option<String>,
     /// `allow`, `approve`, `ask`, `block` or `deny`.
     pub decision: Option<String>,
+    /// `reason`: why the hook decided as it did.
     pub reason: Option<String>,
+    /// `hookSpecificOutput`: fields for one event.
     pub specific: Map<String, Value>,
 }
 
 impl HookOutput {
+    /// An output that blocks the call with `reason`.
     pub fn deny(reason: String) -> Self {
         Self { decision: Some("deny".into()), reason: Some(reason), ..Self::default() }
     }
 
+    /// Whether the hook asks to stop the agent.
     pub fn stops(&self) -> bool {
         self.stop
     }
 
+    /// Whether the hook blocks the call.
     pub fn blocks(&self) -> bool {
         matches!(self.decision.as_deref(), Some("block" | "deny"))
     }
 
+    /// Whether the hook asks for a person's confirmation.
     pub fn asks(&self) -> bool {
         self.decision.as_deref() == Some("ask")
     }
@@ -40,14 +48,17 @@ impl HookOutput {
             .unwrap_or_else(|| "No reason provided".into())
     }
 
+    /// Replacement arguments for the call, if any.
     pub fn tool_input(&self) -> Option<&Value> {
         self.specific.get("tool_input")
     }
 
+    /// Text the hook adds for the model.
     pub fn additional_context(&self) -> Option<String> {
         self.specific.get("additionalContext").and_then(Value::as_str).map(String::from)
     }
 
+    /// A tail call: another tool to run after this one, with its arguments.
     pub fn tail_call(&self) -> Option<(String, Value)> {
         let t = self.specific.get("tailToolCallRequest")?.as_object()?;
         let name = t.get("name")?.as_str()?.to_string();

@@ -18,8 +18,11 @@ const KILL_GRACE: Duration = Duration::from_secs(5);
 /// What a hook printed, how it ended, and — when it did not finish normally — why.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Ran {
+    /// What the hook printed on stdout.
     pub stdout: String,
+    /// What it printed on stderr.
     pub stderr: String,
+    /// Its exit code; `None` when it was killed.
     pub exit_code: Option<i32>,
     /// Could not start, timed out, or was killed by a signal.
     pub failure: Option<String>,

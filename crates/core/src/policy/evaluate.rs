@@ -11,19 +11,24 @@ use crate::names::{self, LEGACY_ALIASES, MCP_PREFIX};
 /// The call as policy sees it.
 #[derive(Clone, Copy, Debug)]
 pub struct PolicyCall<'a> {
+    /// The tool's name as the model called it.
     pub name: &'a str,
+    /// The call's arguments.
     pub args: &'a Value,
     /// The MCP server of the tool, if it is an MCP tool.
     pub server_name: Option<&'a str>,
+    /// The MCP tool's annotations, if any.
     pub annotations: Option<&'a Map<String, Value>>,
 }
 
 /// The session facts rules can depend on.
 #[derive(Clone, Copy, Debug)]
 pub struct PolicyContext<'a> {
+    /// The session's approval mode.
     pub mode: ApprovalMode,
     /// Whether a person can answer a confirmation.
     pub interactive: bool,
+    /// The subagent making the call, if any.
     pub subagent: Option<&'a str>,
     /// Skip "always allow" rules (x.95).
     pub disable_always_allow: bool,
@@ -49,8 +54,11 @@ impl Default for PolicyContext<'_> {
 /// The decision, the rule that made it (none: the default applied), and why.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Verdict {
+    /// What was decided.
     pub decision: Decision,
+    /// The rule that decided; `None` for the default.
     pub rule: Option<Rule>,
+    /// Why, in words.
     pub reason: String,
 }
 

@@ -62,6 +62,7 @@ pub struct PolicyEngine {
 }
 
 impl PolicyEngine {
+    /// An engine over `rules` (sorted by priority here); `interactive` when a person can answer.
     pub fn new(mut rules: Vec<Rule>, interactive: bool) -> Self {
         sort_rules(&mut rules);
         Self {
@@ -95,6 +96,7 @@ impl PolicyEngine {
         (Self::new(loaded.rules, interactive), loaded.errors)
     }
 
+    /// Whether a person can answer questions (else "ask" becomes "deny").
     pub fn interactive(&self) -> bool {
         self.interactive
     }

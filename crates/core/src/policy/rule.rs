@@ -11,12 +11,16 @@ use serde_json::{Map, Value};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Decision {
+    /// Run without asking.
     Allow,
+    /// Refuse.
     Deny,
+    /// Ask a person.
     AskUser,
 }
 
 impl Decision {
+    /// The TOML spelling.
     pub fn as_str(self) -> &'static str {
         match self {
             Decision::Allow => "allow",
@@ -25,6 +29,7 @@ impl Decision {
         }
     }
 
+    /// The TOML spelling, parsed.
     pub fn parse(s: &str) -> Option<Self> {
         match s {
             "allow" => Some(Decision::Allow),
@@ -40,13 +45,17 @@ impl Decision {
     Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
 )]
 pub enum ApprovalMode {
+    /// Read-only planning: tools that change things are denied.
     #[serde(rename = "plan")]
     Plan,
+    /// Ask before anything that changes things.
     #[default]
     #[serde(rename = "default")]
     Default,
+    /// Edits (and web fetches) without asking.
     #[serde(rename = "autoEdit")]
     AutoEdit,
+    /// Everything without asking.
     #[serde(rename = "yolo")]
     Yolo,
 }
@@ -85,14 +94,20 @@ impl ApprovalMode {
 /// Where rules come from; the tier is the integer part of a rule's final priority.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 pub enum Tier {
+    /// The bundled defaults.
     Default = 1,
+    /// Extensions.
     Extension = 2,
+    /// The workspace's `.gemini/policies`.
     Workspace = 3,
+    /// The user's policies and `--policy` paths.
     User = 4,
+    /// The system administrator's policies.
     Admin = 5,
 }
 
 impl Tier {
+    /// The tier's name for people.
     pub fn label(self) -> &'static str {
         match self {
             Tier::Default => "Default",
@@ -149,6 +164,7 @@ impl ArgsPattern {
         Ok(Self { source, compiled: Arc::new(compiled) })
     }
 
+    /// The regular expression's source text.
     pub fn source(&self) -> &str {
         &self.source
     }
@@ -193,23 +209,34 @@ fn has_nested_quantifier(p: &str) -> bool {
 /// One policy rule.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Rule {
+    /// A name for people (shown by `policy list`).
     pub name: Option<String>,
     /// `*`, an exact name, `mcp_<server>_*`, `mcp_*`, or another `*` wildcard.
     pub tool_name: String,
+    /// Only calls to tools of this MCP server.
     pub mcp_name: Option<String>,
+    /// Only calls from this subagent.
     pub subagent: Option<String>,
+    /// A regular expression the call's stable-stringified arguments must match.
     pub args_pattern: Option<ArgsPattern>,
     /// The `commandPrefix` the args pattern was made from, if any (kept for display and for
     /// saving the rule as it was written).
     pub command_prefix: Option<String>,
+    /// Annotations the MCP tool must have, key by key.
     pub tool_annotations: Option<Map<String, Value>>,
+    /// What the rule decides.
     pub decision: Decision,
     /// Final priority: tier + priority/1000.
     pub priority: f64,
+    /// The approval modes the rule applies in (empty: all).
     pub modes: Vec<ApprovalMode>,
+    /// Only in interactive (`Some(true)`) or headless (`Some(false)`) sessions.
     pub interactive: Option<bool>,
+    /// Whether an allowed shell command may redirect output.
     pub allow_redirection: bool,
+    /// Added to the model's message when the rule denies.
     pub deny_message: Option<String>,
+    /// Where the rule came from.
     pub source: RuleSource,
 }
 

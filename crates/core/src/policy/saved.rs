@@ -14,11 +14,17 @@ pub struct SavedRule {
     /// A short id derived from what the rule matches (stable across runs and edits of other
     /// rules).
     pub id: String,
+    /// The tool the approval is for.
     pub tool_name: String,
+    /// The MCP server, for MCP tools.
     pub mcp_name: Option<String>,
+    /// The shell command prefix it covers.
     pub command_prefix: Option<String>,
+    /// The argument pattern it covers.
     pub args_pattern: Option<String>,
+    /// The approval modes it applies in.
     pub modes: Vec<String>,
+    /// Whether shell redirection is allowed.
     pub allow_redirection: bool,
 }
 

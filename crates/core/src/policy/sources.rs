@@ -17,8 +17,11 @@ use crate::settings::ToolSettings;
 /// The policy folders and files of a session.
 #[derive(Clone, Debug, Default)]
 pub struct PolicySources {
+    /// Admin policy folders (tier 5).
     pub admin: Vec<PathBuf>,
+    /// User policy folders (tier 4).
     pub user: Vec<PathBuf>,
+    /// Workspace policy folders (tier 3).
     pub workspace: Vec<PathBuf>,
     /// Whether the workspace folder is trusted (else its allow rules are dropped).
     pub trusted: bool,
@@ -193,8 +196,11 @@ pub fn settings_rules(t: &ToolSettings, interactive: bool) -> Vec<Rule> {
 /// A tool as static exclusion sees it.
 #[derive(Clone, Copy, Debug)]
 pub struct ToolFacts<'a> {
+    /// The tool's name.
     pub name: &'a str,
+    /// Its MCP server, if any.
     pub server_name: Option<&'a str>,
+    /// Its MCP annotations, if any.
     pub annotations: Option<&'a Map<String, Value>>,
 }
 

@@ -4,6 +4,8 @@
 
 use serde_json::Value;
 
+/// Arguments as upstream stringifies them for `argsPattern`: keys sorted, each top-level
+/// pair wrapped in NUL bytes so that patterns can anchor on whole pairs.
 pub fn stable_stringify(args: &Value) -> String {
     let mut out = String::new();
     write_value(args, true, &mut out);

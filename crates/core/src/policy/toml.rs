@@ -12,18 +12,23 @@ use super::rule::{ApprovalMode, ArgsPattern, Decision, Rule, RuleSource, Tier};
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 #[error("{file}: {message}")]
 pub struct PolicyFileError {
+    /// The file.
     pub file: String,
+    /// What is wrong with it.
     pub message: String,
 }
 
 /// Rules loaded from some files, and what went wrong on the way.
 #[derive(Clone, Debug, Default)]
 pub struct Loaded {
+    /// The rules that loaded.
     pub rules: Vec<Rule>,
+    /// What could not be loaded.
     pub errors: Vec<PolicyFileError>,
 }
 
 impl Loaded {
+    /// Adds another load's rules and errors.
     pub fn extend(&mut self, other: Loaded) {
         self.rules.extend(other.rules);
         self.errors.extend(other.errors);

@@ -39,6 +39,7 @@ const REASON_DENIED: &str = "User denied execution.";
 const REASON_QUEUE: &str = "User cancelled operation";
 const MAX_REPROMPTS: usize = 3;
 
+/// Runs a model's tool calls: build, hooks, policy, approval, execution, outcome.
 pub struct Scheduler {
     registry: Arc<Registry>,
     policy: Arc<PolicyEngine>,
@@ -76,6 +77,7 @@ enum Slot {
 }
 
 impl Scheduler {
+    /// A scheduler over one registry, policy engine, approver and tool environment.
     pub fn new(
         registry: Arc<Registry>,
         policy: Arc<PolicyEngine>,
@@ -123,10 +125,12 @@ impl Scheduler {
         self.env.writing().workspace = Arc::new(workspace);
     }
 
+    /// The tools this scheduler runs.
     pub fn registry(&self) -> &Arc<Registry> {
         &self.registry
     }
 
+    /// The approval mode now (plan-mode tools change it).
     pub fn mode(&self) -> ApprovalMode {
         *self.mode.locked()
     }

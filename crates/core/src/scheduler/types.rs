@@ -16,8 +16,11 @@ use crate::tool::ModelFamily;
 /// One call as the model sent it.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct CallRequest {
+    /// The call's id, echoed in its response.
     pub call_id: String,
+    /// The tool's name as the model called it.
     pub name: String,
+    /// The arguments as the model sent them.
     pub args: Value,
     /// For tail calls: the name the chain started with (the response carries it).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -41,6 +44,7 @@ pub fn new_call_id(name: &str) -> String {
 }
 
 impl CallRequest {
+    /// A call with no tail-call history.
     pub fn new(call_id: impl Into<String>, name: impl Into<String>, args: Value) -> Self {
         Self {
             call_id: call_id.into(),
@@ -67,7 +71,9 @@ pub enum Refusal {
 /// A call in a terminal state, with what the model receives.
 #[derive(Clone, Debug, Serialize)]
 pub struct CompletedCall {
+    /// The call as it was requested.
     pub request: CallRequest,
+    /// How it ended.
     pub status: CallState,
     /// What goes back to the model.
     pub response: ResponseParts,
@@ -75,16 +81,20 @@ pub struct CompletedCall {
     pub result: Option<ToolResult>,
     /// The error behind an `error` or `cancelled` status.
     pub error: Option<ToolError>,
+    /// Why it did not run, when someone said no.
     pub refusal: Option<Refusal>,
     /// Where the full output was saved when it was truncated.
     pub output_file: Option<PathBuf>,
+    /// How long it took.
     pub duration_ms: u64,
 }
 
 /// Scheduler settings that are not tool settings.
 #[derive(Clone, Debug)]
 pub struct SchedulerOptions {
+    /// Which declarations and response shape to use.
     pub family: ModelFamily,
+    /// The approval mode the scheduler starts in.
     pub mode: ApprovalMode,
     /// How long a cancelled or timed-out tool gets to wind down before it is abandoned.
     pub grace: Duration,

@@ -20,17 +20,23 @@ pub use model::{FailMode, HookEntry, HookGroup, HookSettings, McpServerSettings,
 /// Where a settings file sits, lowest precedence first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Scope {
+    /// `~/.gemini/settings.json`.
     GeminiUser,
+    /// `~/.toolbelt/settings.json`.
     User,
+    /// `<project>/.gemini/settings.json`.
     GeminiProject,
+    /// `<project>/.toolbelt/settings.json`.
     Project,
 }
 
 impl Scope {
+    /// Whether the file belongs to the project (and needs trust to run commands).
     pub fn is_project(self) -> bool {
         matches!(self, Scope::GeminiProject | Scope::Project)
     }
 
+    /// The scope's name for people.
     pub fn label(self) -> &'static str {
         match self {
             Scope::GeminiUser => "user (Gemini CLI)",
@@ -45,17 +51,24 @@ impl Scope {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("{}{}: {}{message}", path.display(), line.map(|l| format!(":{l}")).unwrap_or_default(), key.as_ref().map(|k| format!("{k}: ")).unwrap_or_default())]
 pub struct SettingsError {
+    /// The file.
     pub path: PathBuf,
+    /// The line of the problem, when known.
     pub line: Option<usize>,
+    /// The key of the problem, when known.
     pub key: Option<String>,
+    /// What is wrong.
     pub message: String,
 }
 
 /// One loaded file.
 #[derive(Clone, Debug)]
 pub struct SettingsFile {
+    /// Where the file sits.
     pub scope: Scope,
+    /// The file.
     pub path: PathBuf,
+    /// Its top-level object.
     pub value: Map<String, Value>,
 }
 
@@ -91,7 +104,9 @@ const UNION_KEYS: &[&str] = &["tools.exclude", "mcp.excluded"];
 /// The merged settings and where each value came from.
 #[derive(Clone, Debug, Default)]
 pub struct Settings {
+    /// The files read, lowest precedence first.
     pub files: Vec<SettingsFile>,
+    /// All files merged.
     pub merged: Map<String, Value>,
     /// Dotted leaf key -> the file that set it.
     pub origin: BTreeMap<String, PathBuf>,
@@ -205,6 +220,7 @@ fn strip_comments(text: &str) -> String {
     out
 }
 
+/// The value at a dotted path (`tools.core`) in a JSON object.
 pub fn get_path<'a>(map: &'a Map<String, Value>, dotted: &str) -> Option<&'a Value> {
     let mut parts = dotted.split('.');
     let mut cur = map.get(parts.next()?)?;
@@ -292,6 +308,7 @@ impl Settings {
         Ok(Self::from_files(files, trusted))
     }
 
+    /// Merges `files` (project files only as far as `trusted` allows).
     pub fn from_files(mut files: Vec<SettingsFile>, trusted: bool) -> Self {
         files.sort_by_key(|f| f.scope);
         let mut s = Settings::default();
@@ -309,6 +326,7 @@ impl Settings {
         s
     }
 
+    /// The merged value at a dotted path.
     pub fn get(&self, dotted: &str) -> Option<&Value> {
         get_path(&self.merged, dotted)
     }

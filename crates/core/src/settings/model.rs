@@ -211,10 +211,15 @@ pub enum FailMode {
 /// One command hook.
 #[derive(Clone, Debug, PartialEq)]
 pub struct HookEntry {
+    /// The command (run with `sh -c`).
     pub command: String,
+    /// A name for logs and `hooks.disabled`.
     pub name: Option<String>,
+    /// How long the hook may run.
     pub timeout_ms: u64,
+    /// Extra environment variables.
     pub env: BTreeMap<String, String>,
+    /// What a failing hook means for the call.
     pub fail: FailMode,
 }
 
@@ -228,14 +233,20 @@ impl HookEntry {
 /// Hooks under one matcher.
 #[derive(Clone, Debug, PartialEq)]
 pub struct HookGroup {
+    /// A regular expression on the tool's name (none: every tool).
     pub matcher: Option<String>,
+    /// Run the group's hooks one after another.
     pub sequential: bool,
+    /// The hooks.
     pub hooks: Vec<HookEntry>,
 }
 
+/// The `hooks` settings.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct HookSettings {
+    /// Whether hooks run at all.
     pub enabled: bool,
+    /// Names of hooks that do not run.
     pub disabled: Vec<String>,
     /// Event name -> groups, in settings order.
     pub events: BTreeMap<String, Vec<HookGroup>>,
@@ -244,25 +255,40 @@ pub struct HookSettings {
 /// An `mcpServers` entry (parsed and validated; used by the MCP client).
 #[derive(Clone, Debug, PartialEq)]
 pub struct McpServerSettings {
+    /// The server's name (its key in `mcpServers`).
     pub name: String,
+    /// Its entry as written.
     pub definition: Value,
 }
 
 /// The tool-related settings.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ToolSettings {
+    /// `tools.core`: only these tools (with `tool(args)` narrowing).
     pub core: Option<Vec<String>>,
+    /// `tools.allowed`: tools that run without asking.
     pub allowed: Vec<String>,
+    /// `tools.exclude`: tools the model never sees.
     pub exclude: Vec<String>,
+    /// `tools.confirmationRequired`: tools that always ask.
     pub confirmation_required: Vec<String>,
+    /// `tools.discoveryCommand`.
     pub discovery_command: Option<String>,
+    /// `tools.callCommand`.
     pub call_command: Option<String>,
+    /// How long discovery may take.
     pub discovery_timeout_ms: u64,
+    /// `tools.callTimeoutMs`: the deadline of discovered tools' calls.
     pub call_timeout_ms: Option<u64>,
+    /// `mcpServers`.
     pub mcp_servers: Vec<McpServerSettings>,
+    /// `mcp.allowed`: only these servers start.
     pub mcp_allowed: Vec<String>,
+    /// `mcp.excluded`: these servers never start.
     pub mcp_excluded: Vec<String>,
+    /// `hooks`.
     pub hooks: HookSettings,
+    /// `general.defaultApprovalMode`.
     pub default_approval_mode: Option<String>,
 }
 

@@ -29,10 +29,12 @@ pub struct CommandDetail {
     pub name: String,
     /// The node's source text, trimmed.
     pub text: String,
+    /// Where the node starts in the source, in bytes.
     pub start: usize,
 }
 
 impl CommandDetail {
+    /// Whether the command is one of the shell's markers (no program of its own).
     pub fn is_marker(&self) -> bool {
         MARKER_NAMES.contains(&self.name.as_str())
     }

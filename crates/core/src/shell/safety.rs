@@ -19,7 +19,9 @@ const GIT_READ_ONLY: &[&str] = &["status", "log", "diff", "show", "branch"];
 /// Where a command runs: the workspace root and its working directory.
 #[derive(Clone, Copy, Debug)]
 pub struct Place<'a> {
+    /// The workspace's primary root.
     pub workspace: &'a Path,
+    /// Where the command runs.
     pub cwd: &'a Path,
 }
 

@@ -17,7 +17,10 @@ use crate::tool::{Declaration, ExecContext, Invocation, ModelFamily, Tool, ToolE
 #[derive(Clone, Debug)]
 pub enum Behaviour {
     /// Returns `text` after `delay` (honouring cancellation while it waits).
-    Echo { delay: Duration },
+    Echo {
+        /// How long to wait first.
+        delay: Duration,
+    },
     /// Sleeps forever and ignores its cancellation token.
     Stubborn,
     /// Runs a busy loop on a thread that stops only when the token fires.
@@ -27,7 +30,10 @@ pub enum Behaviour {
     /// Panics.
     Panic,
     /// Returns `n` characters of output.
-    Big { n: usize },
+    Big {
+        /// How many characters.
+        n: usize,
+    },
 }
 
 /// Records of what fake tools did, for assertions.
@@ -37,6 +43,7 @@ pub struct Journal {
     pub runs: Mutex<Vec<(String, Instant, Instant)>>,
     /// Set when a cooperative worker thread saw its token and stopped.
     pub worker_stopped: AtomicBool,
+    /// How many calls started to run.
     pub executions: AtomicUsize,
 }
 
@@ -50,10 +57,12 @@ pub struct FakeTool {
 }
 
 impl FakeTool {
+    /// A tool named `name` of `kind` that behaves as `behaviour` and writes to `journal`.
     pub fn new(name: &str, kind: Kind, behaviour: Behaviour, journal: Arc<Journal>) -> Self {
         Self { name: name.into(), kind, behaviour, journal, truncates: false }
     }
 
+    /// Lets the engine truncate its output.
     pub fn truncating(mut self) -> Self {
         self.truncates = true;
         self
@@ -64,6 +73,7 @@ impl FakeTool {
 pub struct EchoTool(FakeTool);
 
 impl EchoTool {
+    /// An echo tool called `name`.
     pub fn named(name: &str) -> Self {
         Self(FakeTool::new(
             name,

@@ -29,6 +29,7 @@ impl Default for TempTree {
 }
 
 impl TempTree {
+    /// A new empty tree and state folder.
     pub fn new() -> Self {
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("temp dir: {e}"));
         let home = tempfile::tempdir().unwrap_or_else(|e| panic!("temp dir: {e}"));
@@ -63,6 +64,7 @@ impl TempTree {
         self
     }
 
+    /// Creates the folder `root/rel` with its parents.
     pub fn dir(&self, rel: &str) -> &Self {
         std::fs::create_dir_all(self.root.join(rel)).unwrap_or_else(|e| panic!("mkdir {rel}: {e}"));
         self

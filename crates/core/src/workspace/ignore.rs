@@ -13,7 +13,9 @@ use ignore::gitignore::{Gitignore, GitignoreBuilder};
 /// Which ignore sources a call honours.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct IgnoreOptions {
+    /// Honour `.gitignore` (and git's other ignore files).
     pub respect_git_ignore: bool,
+    /// Honour `.geminiignore`.
     pub respect_gemini_ignore: bool,
 }
 
@@ -26,6 +28,7 @@ impl Default for IgnoreOptions {
 /// The custom ignore file name, as upstream.
 pub const GEMINI_IGNORE: &str = ".geminiignore";
 
+/// Ignore rules of one root, cached per folder.
 #[derive(Debug)]
 pub struct IgnoreService {
     root: PathBuf,
@@ -44,10 +47,12 @@ impl IgnoreService {
         Self { root: root.to_path_buf(), git_repo, exclude, gemini, per_dir: Mutex::default() }
     }
 
+    /// The root the rules belong to.
     pub fn root(&self) -> &Path {
         &self.root
     }
 
+    /// Whether the root is inside a git repository.
     pub fn is_git_repo(&self) -> bool {
         self.git_repo
     }

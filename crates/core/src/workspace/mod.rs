@@ -14,14 +14,18 @@ use crate::config::Config;
 /// A workspace root in the form it was given and in its resolved form.
 #[derive(Clone, Debug)]
 pub struct Root {
+    /// The root as given.
     pub given: PathBuf,
+    /// The root with every symlink resolved.
     pub real: PathBuf,
 }
 
 /// Whether a tool reads or writes the path.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Access {
+    /// The tool reads the path.
     Read,
+    /// The tool writes the path.
     Write,
 }
 
@@ -29,40 +33,70 @@ pub enum Access {
 /// resolved, also for parts that do not exist yet).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ResolvedPath {
+    /// The path as the tool should report it.
     pub lexical: PathBuf,
+    /// The path with every symlink resolved.
     pub real: PathBuf,
 }
 
 /// Why a path was refused. The messages are what the model reads.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PathError {
+    /// The path is malformed.
     #[error("Invalid path: {0}")]
     Invalid(String),
+    /// The path could not be resolved.
     #[error("Failed to resolve path: {0}")]
     Resolve(String),
     #[error(
         "Path not in workspace: Attempted path \"{path}\" resolves outside the allowed workspace directories: {dirs} or the project temp directory: {temp}"
     )]
-    Outside { path: String, dirs: String, temp: String },
+    /// The path is outside every root and the temp folder.
+    Outside {
+        /// The path as given.
+        path: String,
+        /// The roots, for the message.
+        dirs: String,
+        /// The project temp folder, for the message.
+        temp: String,
+    },
     #[error(
         "Access to \"{path}\" is refused: it matches the {origin} sensitive-path rule \"{rule}\". To allow it, add \"{rule}\" to allow_sensitive_paths (environment: TOOLBELT_ALLOW_SENSITIVE_PATHS='{rule}', or the --allow-sensitive '{rule}' flag)."
     )]
-    Sensitive { path: String, rule: String, origin: &'static str },
+    /// The path matches a sensitive-path rule.
+    Sensitive {
+        /// The path as given.
+        path: String,
+        /// The rule it matched.
+        rule: String,
+        /// Where the rule comes from (built-in or settings).
+        origin: &'static str,
+    },
 }
 
 /// A workspace could not be set up.
 #[derive(Debug, thiserror::Error)]
 pub enum WorkspaceError {
+    /// A root that cannot be used.
     #[error("workspace root {path} cannot be used: {source}")]
-    Root { path: PathBuf, source: std::io::Error },
+    Root {
+        /// The root.
+        path: PathBuf,
+        /// Why it cannot be used.
+        source: std::io::Error,
+    },
+    /// A root that is not a folder.
     #[error("workspace root {0} is not a directory")]
     NotADirectory(PathBuf),
+    /// No root was given.
     #[error("no workspace root given")]
     NoRoots,
+    /// A sensitive-path rule that cannot be compiled.
     #[error("{0}")]
     Sensitive(String),
 }
 
+/// The roots of a session and the rules for paths beneath them.
 #[derive(Debug)]
 pub struct Workspace {
     roots: Vec<Root>,
@@ -109,6 +143,7 @@ impl Workspace {
         &self.roots[0].real
     }
 
+    /// The roots, the primary first.
     pub fn roots(&self) -> &[Root] {
         &self.roots
     }
@@ -118,6 +153,7 @@ impl Workspace {
         &self.temp_dir
     }
 
+    /// The ignore rules of the primary root.
     pub fn ignore(&self) -> &IgnoreService {
         &self.ignore
     }

@@ -12,6 +12,7 @@ pub struct SensitiveHit {
     pub origin: &'static str,
 }
 
+/// The sensitive-path rules: files tools refuse unless the user allows them.
 #[derive(Clone, Debug)]
 pub struct SensitiveRules {
     patterns: Vec<String>,
