@@ -1,6 +1,7 @@
 //! The policy engine: rules as data ([`Rule`]), loaded from Gemini CLI's TOML format
 //! ([`toml`]), and one pure function ([`evaluate`]) that decides allow / deny / ask_user.
 
+mod call;
 mod evaluate;
 mod rule;
 pub mod saved;

@@ -9,7 +9,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::evaluate::{PolicyCall, PolicyContext, Verdict, evaluate_at};
+use super::call::{PolicyCall, PolicyContext, Verdict};
 use super::rule::{ApprovalMode, Decision, Rule};
 use crate::shell::safety::{self, Place};
 use crate::shell::words::{canonical_command, unwrap_command};
@@ -81,6 +81,10 @@ fn downgrade_for_redirection(redirects: bool, allow: bool, ctx: &PolicyContext<'
 
 /// The compound check (4.6): `decision` is the matched rule's (after heuristics), `rule` the
 /// rule that matched, if any.
+/// The evaluator, passed in so that this module does not import it back: each sub-command of a
+/// compound command is evaluated as a call of its own, one level deeper.
+pub(super) type EvaluateAt = fn(&PolicyCall<'_>, &[Rule], &PolicyContext<'_>, usize) -> Verdict;
+
 #[allow(clippy::too_many_arguments)]
 pub(super) fn check_command(
     call: &PolicyCall<'_>,
@@ -91,6 +95,7 @@ pub(super) fn check_command(
     rules: &[Rule],
     ctx: &PolicyContext<'_>,
     depth: usize,
+    evaluate_at: EvaluateAt,
 ) -> Verdict {
     let verdict = |decision, rule: Option<&Rule>, reason: String| Verdict {
         decision,
