@@ -116,10 +116,10 @@ fn find_cycle(edges: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>>
     }
     let mut state = BTreeMap::new();
     for m in edges.keys() {
-        if !state.contains_key(m) {
-            if let Some(c) = visit(m, edges, &mut state, &mut Vec::new()) {
-                return Some(c);
-            }
+        if !state.contains_key(m)
+            && let Some(c) = visit(m, edges, &mut state, &mut Vec::new())
+        {
+            return Some(c);
         }
     }
     None
