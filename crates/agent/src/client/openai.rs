@@ -9,6 +9,7 @@ use super::sse::Events;
 use super::{Attempt, ModelClient, ModelError, ModelRequest};
 use super::{RetryPolicy, StreamEvent};
 use crate::content::{Content, ModelTurn, Usage, function_call, text};
+use toolbelt_core::scheduler::new_call_id;
 
 pub struct OpenAiClient {
     http: reqwest::Client,
@@ -191,8 +192,9 @@ impl ModelClient for OpenAiClient {
         if !content.is_empty() {
             turn.push_part(json!({"text": content}));
         }
-        for (i, c) in calls.into_iter().enumerate() {
-            let id = if c.id.is_empty() { format!("call_{i}") } else { c.id };
+        for c in calls {
+            // A server that sends no id gets the engine's one format of call ids.
+            let id = if c.id.is_empty() { new_call_id(&c.name) } else { c.id };
             let raw = if c.arguments.trim().is_empty() { "{}".to_string() } else { c.arguments };
             let mut part = Map::new();
             match serde_json::from_str::<Value>(&raw) {
