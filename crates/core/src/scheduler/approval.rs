@@ -44,15 +44,8 @@ impl Scheduler {
                         msg.push(' ');
                         msg.push_str(m);
                     }
-                    let req = p.request.clone();
-                    let mut done = self.failed(
-                        req,
-                        ToolError::new(ErrorType::PolicyViolation, msg),
-                        None,
-                        start,
-                    );
-                    done.refusal = Some(Refusal::Policy);
-                    *slot = Slot::Done(Box::new(done));
+                    let error = ToolError::new(ErrorType::PolicyViolation, msg);
+                    *slot = self.refused(p, error, Refusal::Policy, start);
                 }
                 Decision::AskUser
                     if b.invocation.respects_auto_edit() && mode == ApprovalMode::AutoEdit => {}
@@ -63,20 +56,20 @@ impl Scheduler {
                         "Tool execution for \"{}\" requires user confirmation, which is not supported in non-interactive mode.",
                         b.tool.display_name()
                     );
-                    let req = p.request.clone();
-                    let mut done = self.failed(
-                        req,
-                        ToolError::new(ErrorType::UnhandledException, msg),
-                        None,
-                        start,
-                    );
-                    done.refusal = Some(Refusal::NoConfirmation);
-                    *slot = Slot::Done(Box::new(done));
+                    let error = ToolError::new(ErrorType::UnhandledException, msg);
+                    *slot = self.refused(p, error, Refusal::NoConfirmation, start);
                 }
                 Decision::AskUser => needs_approval.push(idx),
             }
         }
         needs_approval
+    }
+
+    /// A call that does not run because someone (or nobody) said no.
+    fn refused(&self, p: &Pending, error: ToolError, why: Refusal, start: Instant) -> Slot {
+        let mut done = self.failed(p.request.clone(), error, None, start);
+        done.refusal = Some(why);
+        Slot::Done(Box::new(done))
     }
 
     /// Approval, one question at a time, before anything in the group runs. Returns true when
