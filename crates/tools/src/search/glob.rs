@@ -8,7 +8,7 @@ use toolbelt_core::sync::LockExt;
 use toolbelt_core::tool::{AlwaysAllow, AlwaysScope};
 
 use async_trait::async_trait;
-use globset::{GlobBuilder, GlobMatcher};
+use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use ignore::{WalkBuilder, WalkState};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -167,8 +167,19 @@ struct Job {
     cancel: CancellationToken,
 }
 
+/// An error message cut to a readable length (a compile error quotes the whole pattern).
+fn shorten(msg: &str) -> String {
+    const MAX: usize = 300;
+    match msg.char_indices().nth(MAX) {
+        Some((i, _)) => format!("{}... ({} characters)", &msg[..i], msg.chars().count()),
+        None => msg.to_string(),
+    }
+}
+
 impl Job {
-    fn matcher(&self, dir: &Path) -> Result<GlobMatcher, String> {
+    /// The pattern as a one-glob set: a set reports a pattern too large to compile as an
+    /// error, where a single matcher panics.
+    fn matcher(&self, dir: &Path) -> Result<GlobSet, String> {
         // A pattern naming an existing path is taken literally (so `[id]/page.tsx` works).
         let literal = dir.join(&self.pattern).exists();
         let pat = if literal { globset::escape(&self.pattern) } else { self.pattern.clone() };
@@ -179,8 +190,10 @@ impl Job {
             .backslash_escape(true)
             .empty_alternates(true)
             .build()
-            .map(|g| g.compile_matcher())
-            .map_err(|e| format!("invalid glob pattern {:?}: {e}", self.pattern))
+            .and_then(|g| GlobSetBuilder::new().add(g).build())
+            .map_err(|e| {
+                format!("invalid glob pattern {:?}: {}", self.pattern, shorten(&e.to_string()))
+            })
     }
 
     fn run(self) -> ToolResult {

@@ -184,3 +184,20 @@ fn several_workspace_roots() {
         o.output()
     );
 }
+
+/// Issue 15: a 300 KB pattern panicked inside globset ("regex compilation shouldn't fail").
+#[test]
+fn a_300_kb_pattern_is_a_tool_error_not_a_panic() {
+    let t = fixture();
+    let r = run(&t, "glob", json!({"pattern": "a".repeat(300_000)}));
+    let err = r.error();
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(err.contains("invalid glob pattern"), "{}", &err[..err.len().min(300)]);
+    let r = run(
+        &t,
+        "glob",
+        json!({"pattern": format!("{{{}}}", (0..60_000).map(|i| format!("a{i}")).collect::<Vec<_>>().join(","))}),
+    );
+    // Sixty thousand alternatives compile (or are refused), but never panic.
+    assert!(!r.model.to_string().contains("panicked"), "{}", &r.model.to_string()[..200]);
+}
