@@ -1,13 +1,19 @@
 //! The workspace: one or more root folders, the path rules every tool goes through, the
 //! sensitive-path rules and the shared ignore service.
 
+#[cfg(unix)]
+mod beneath;
 mod ignore;
+#[cfg(unix)]
+mod open;
 pub mod paths;
 mod sensitive;
 
 use std::path::{Path, PathBuf};
 
 pub use self::ignore::{GEMINI_IGNORE, IgnoreOptions, IgnoreService};
+#[cfg(unix)]
+pub use self::open::{FileKindError, OpenError, WriteTarget};
 pub use self::sensitive::{SensitiveHit, SensitiveRules};
 use crate::config::Config;
 
@@ -100,6 +106,9 @@ pub enum WorkspaceError {
 #[derive(Debug)]
 pub struct Workspace {
     roots: Vec<Root>,
+    /// The roots, opened: every file is reached beneath one of these handles.
+    #[cfg(unix)]
+    root_dirs: Vec<beneath::RootDir>,
     temp_dir: PathBuf,
     sensitive: SensitiveRules,
     ignore: IgnoreService,
@@ -124,11 +133,21 @@ impl Workspace {
         }
         let sensitive = SensitiveRules::new(&config.sensitive_paths, &config.allow_sensitive_paths)
             .map_err(WorkspaceError::Sensitive)?;
+        #[cfg(unix)]
+        let root_dirs = out
+            .iter()
+            .map(|r| {
+                beneath::RootDir::open(&r.real)
+                    .map_err(|source| WorkspaceError::Root { path: r.given.clone(), source })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
         let primary = out[0].real.clone();
         let temp_dir = config.home_dir.join("tmp").join(project_id(&primary));
         Ok(Self {
             ignore: IgnoreService::new(&primary),
             roots: out,
+            #[cfg(unix)]
+            root_dirs,
             temp_dir,
             sensitive,
             ignore_defaults: IgnoreOptions {
@@ -187,6 +206,9 @@ impl Workspace {
             }
         }
         let lexical = paths::lexical_resolve(base, Path::new(&p));
+        #[cfg(unix)]
+        let real = self.real_path(&lexical)?;
+        #[cfg(not(unix))]
         let real =
             paths::robust_realpath(&lexical).map_err(|e| PathError::Resolve(e.to_string()))?;
         Ok(ResolvedPath { lexical, real })
@@ -195,10 +217,15 @@ impl Workspace {
     /// The checks every tool applies before touching a path: the pre-flight validator, the
     /// containment check on the resolved path, and the sensitive-path rules.
     pub fn check_access(&self, path: &ResolvedPath, _access: Access) -> Result<(), PathError> {
-        let shown = path.real.to_string_lossy().into_owned();
+        self.check_real(&path.real)
+    }
+
+    /// The containment check and the sensitive-path rules, on a resolved path.
+    fn check_real(&self, real: &Path) -> Result<(), PathError> {
+        let shown = real.to_string_lossy().into_owned();
         paths::preflight(&shown).map_err(PathError::Invalid)?;
-        if let Some(root) = self.roots.iter().find(|r| path.real.starts_with(&r.real)) {
-            let rel = paths::relative_to(&path.real, &root.real);
+        if let Some(root) = self.roots.iter().find(|r| real.starts_with(&r.real)) {
+            let rel = paths::relative_to(real, &root.real);
             if let Some(hit) = self.sensitive.check(&rel) {
                 return Err(PathError::Sensitive {
                     path: shown,
@@ -208,7 +235,7 @@ impl Workspace {
             }
             return Ok(());
         }
-        if path.real.starts_with(&self.temp_dir) {
+        if real.starts_with(&self.temp_dir) {
             return Ok(());
         }
         Err(PathError::Outside {
@@ -221,6 +248,18 @@ impl Workspace {
                 .join(", "),
             temp: self.temp_dir.to_string_lossy().into_owned(),
         })
+    }
+
+    /// Resolves an absolute path found by a walk (no `@` or `%` handling): every symlink
+    /// followed by the file layer's rules.
+    pub fn resolve_path(&self, p: &Path) -> Result<ResolvedPath, PathError> {
+        let lexical = paths::lexical_resolve(self.primary(), p);
+        #[cfg(unix)]
+        let real = self.real_path(&lexical)?;
+        #[cfg(not(unix))]
+        let real =
+            paths::robust_realpath(&lexical).map_err(|e| PathError::Resolve(e.to_string()))?;
+        Ok(ResolvedPath { lexical, real })
     }
 
     /// Resolves and checks in one step.

@@ -179,16 +179,12 @@ fn list(
             "Error: Path is not a directory.",
         );
     }
-    // (name, is a symlink): only links need resolving to know where they lead.
-    let names: Vec<(String, bool)> = match std::fs::read_dir(dir) {
-        Ok(rd) => rd
-            .filter_map(Result::ok)
-            .map(|e| {
-                let link = e.file_type().is_ok_and(|t| t.is_symlink());
-                (e.file_name().to_string_lossy().into_owned(), link)
-            })
-            .collect(),
-        Err(e) => {
+    // (name, is a symlink): only links need resolving to know where they lead. The entries
+    // are read from the folder the file layer reached beneath a root, not from the name.
+    let names: Vec<(String, bool)> = match read_names(ws, dir) {
+        Ok(names) => names,
+        Err(Listing::Refused(e)) => return failed(format!("Error listing directory: {e}")),
+        Err(Listing::Io(e)) => {
             return failed(format!("Error listing directory: {}", node_error(&e, "scandir", dir)));
         }
     };
@@ -215,7 +211,7 @@ fn list(
         // As upstream: entries that lead outside the workspace (symlinks, dangling ones
         // included) count as ignored; sensitive entries (.git, .env, keys) are left out.
         let real = if link {
-            paths::robust_realpath(&full).unwrap_or_else(|_| full.clone())
+            ws.resolve_path(&full).map_or_else(|_| full.clone(), |r| r.real)
         } else {
             dir_real.join(&name)
         };
@@ -272,6 +268,61 @@ fn list(
         llm_content: toolbelt_core::Content::Text(llm),
         return_display: json!({"summary": summary, "files": files}),
         ..ToolResult::default()
+    }
+}
+
+/// Why a folder's entries could not be read.
+enum Listing {
+    Refused(toolbelt_core::workspace::PathError),
+    Io(std::io::Error),
+}
+
+/// The names in `dir` (and whether each is a symlink), read from the handle the workspace's
+/// file layer opened beneath a root.
+fn read_names(ws: &Workspace, dir: &std::path::Path) -> Result<Vec<(String, bool)>, Listing> {
+    let resolved = ResolvedPath { lexical: dir.to_path_buf(), real: dir.to_path_buf() };
+    #[cfg(unix)]
+    {
+        use toolbelt_core::workspace::OpenError;
+        let fd = ws.open_dir(&resolved).map_err(|e| match e {
+            OpenError::Path(p) => Listing::Refused(p),
+            OpenError::Io(e) => Listing::Io(e),
+        })?;
+        let entries = rustix::fs::Dir::read_from(&fd).map_err(|e| Listing::Io(e.into()))?;
+        let mut names = Vec::new();
+        for entry in entries {
+            let entry = entry.map_err(|e| Listing::Io(e.into()))?;
+            let name = entry.file_name().to_bytes();
+            if name == b"." || name == b".." {
+                continue;
+            }
+            let name = String::from_utf8_lossy(name).into_owned();
+            let link = match entry.file_type() {
+                rustix::fs::FileType::Symlink => true,
+                rustix::fs::FileType::Unknown => {
+                    rustix::fs::statat(&fd, name.as_str(), rustix::fs::AtFlags::SYMLINK_NOFOLLOW)
+                        .is_ok_and(|st| {
+                            rustix::fs::FileType::from_raw_mode(st.st_mode)
+                                == rustix::fs::FileType::Symlink
+                        })
+                }
+                _ => false,
+            };
+            names.push((name, link));
+        }
+        Ok(names)
+    }
+    #[cfg(not(unix))]
+    {
+        ws.check_access(&resolved, Access::Read).map_err(Listing::Refused)?;
+        Ok(std::fs::read_dir(dir)
+            .map_err(Listing::Io)?
+            .filter_map(Result::ok)
+            .map(|e| {
+                let link = e.file_type().is_ok_and(|t| t.is_symlink());
+                (e.file_name().to_string_lossy().into_owned(), link)
+            })
+            .collect())
     }
 }
 

@@ -1,7 +1,7 @@
 //! `read_file`: one file's content — text by line range, media as inline data.
 
 use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use async_trait::async_trait;
 use base64::Engine;
@@ -15,7 +15,7 @@ use toolbelt_core::tool::{AlwaysAllow, AlwaysScope};
 use toolbelt_core::tool::{
     Declaration, ExecContext, Invocation, Location, ModelFamily, Tool, ToolEnv,
 };
-use toolbelt_core::workspace::Access;
+use toolbelt_core::workspace::{Access, ResolvedPath, Workspace};
 
 use super::file_type::{self, FileType};
 use super::text::{decode, split_lines, utf16_len, utf16_prefix};
@@ -118,7 +118,8 @@ impl Tool for ReadFile {
             seen: env.files.clone(),
             shown: display_path(&path.real, ws.primary()),
             description: shorten_path(&ws.relative(&path.real)),
-            path: path.real,
+            ws: ws.clone(),
+            path,
             start_line: p.start_line,
             end_line: p.end_line,
         }))
@@ -127,7 +128,8 @@ impl Tool for ReadFile {
 
 struct ReadFileCall {
     seen: std::sync::Arc<FileLedger>,
-    path: PathBuf,
+    ws: std::sync::Arc<Workspace>,
+    path: ResolvedPath,
     shown: String,
     description: String,
     start_line: Option<u64>,
@@ -141,19 +143,19 @@ impl Invocation for ReadFileCall {
     }
 
     fn locations(&self) -> Vec<Location> {
-        vec![Location { path: self.path.display().to_string(), line: self.start_line }]
+        vec![Location { path: self.path.real.display().to_string(), line: self.start_line }]
     }
 
     async fn execute(&self, ctx: ExecContext) -> ToolResult {
         if ctx.cancel.is_cancelled() {
             return ToolResult::simple_error(ErrorType::Cancelled, "Operation cancelled.");
         }
-        let file = match Opened::open(&self.path, &self.shown) {
+        let file = match Opened::open(&self.ws, &self.path, &self.shown) {
             Ok(f) => f,
             Err(refused) => return *refused,
         };
         let small = file.len <= INLINE_READ_BYTES;
-        let (path, shown) = (self.path.clone(), self.shown.clone());
+        let (path, shown) = (self.path.real.clone(), self.shown.clone());
         let (start, end) = (self.start_line, self.end_line);
         let seen = self.seen.clone();
         let work = move || {
@@ -174,6 +176,34 @@ impl Invocation for ReadFileCall {
     }
 }
 
+/// Why the layer gave no handle: a path the rules refuse, or the file system's error.
+enum OpenFailure {
+    Refused(toolbelt_core::workspace::PathError),
+    Io(std::io::Error),
+}
+
+impl From<std::io::Error> for OpenFailure {
+    fn from(e: std::io::Error) -> Self {
+        OpenFailure::Io(e)
+    }
+}
+
+/// Opens through the workspace's file layer (beneath a root, without blocking on a FIFO).
+fn open_read(ws: &Workspace, resolved: &ResolvedPath) -> Result<std::fs::File, OpenFailure> {
+    #[cfg(unix)]
+    {
+        ws.open_read(resolved).map_err(|e| match e {
+            toolbelt_core::workspace::OpenError::Path(p) => OpenFailure::Refused(p),
+            toolbelt_core::workspace::OpenError::Io(e) => OpenFailure::Io(e),
+        })
+    }
+    #[cfg(not(unix))]
+    {
+        ws.check_access(resolved, Access::Read).map_err(OpenFailure::Refused)?;
+        Ok(std::fs::File::open(&resolved.real)?)
+    }
+}
+
 /// Files up to this size are read on the task that runs the call rather than on the blocking
 /// pool (a page-cache read of this size takes microseconds; the hand-over to a worker and back
 /// takes longer than that).
@@ -188,18 +218,18 @@ struct Opened {
 impl Opened {
     /// Opens without blocking (a FIFO put in the file's place cannot hang the open) and checks
     /// what was opened; what can't be read is answered as upstream answers it.
-    fn open(path: &Path, shown: &str) -> Result<Self, Box<ToolResult>> {
-        let mut options = std::fs::OpenOptions::new();
-        options.read(true);
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::OpenOptionsExt;
-            options.custom_flags(nix::libc::O_NONBLOCK);
-        }
-        let opened = options.open(path).and_then(|file| Ok((file.metadata()?, file)));
+    fn open(ws: &Workspace, resolved: &ResolvedPath, shown: &str) -> Result<Self, Box<ToolResult>> {
+        let path = resolved.real.as_path();
+        let opened = open_read(ws, resolved).and_then(|file| Ok((file.metadata()?, file)));
         let (meta, file) = match opened {
             Ok(m) => m,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            Err(OpenFailure::Refused(e)) => {
+                return Err(Box::new(ToolResult::simple_error(
+                    ErrorType::PathNotInWorkspace,
+                    e.to_string(),
+                )));
+            }
+            Err(OpenFailure::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => {
                 return Err(Box::new(ToolResult::error(
                     ErrorType::FileNotFound,
                     format!("File not found: {}", path.display()),
@@ -208,7 +238,7 @@ impl Opened {
                 )));
             }
             // Sockets (and, elsewhere, folders) can't be opened: say what the path is.
-            Err(e) => {
+            Err(OpenFailure::Io(e)) => {
                 return Err(Box::new(match std::fs::metadata(path) {
                     Ok(meta) => {
                         unreadable(path, &meta).unwrap_or_else(|| read_error(path, shown, &e))
@@ -261,13 +291,14 @@ fn too_large(path: &Path, len: u64) -> ToolResult {
 /// `on_text`, which formats it for the calling tool.
 /// Bytes actually read are recorded in `seen`, so later edits can tell if the file changed.
 pub(crate) fn read(
-    path: &Path,
+    ws: &Workspace,
+    resolved: &ResolvedPath,
     shown: &str,
     seen: &FileLedger,
     on_text: impl FnOnce(&str) -> ToolResult,
 ) -> ToolResult {
-    match Opened::open(path, shown) {
-        Ok(file) => read_opened(file, path, shown, seen, on_text),
+    match Opened::open(ws, resolved, shown) {
+        Ok(file) => read_opened(file, &resolved.real, shown, seen, on_text),
         Err(refused) => *refused,
     }
 }

@@ -317,31 +317,31 @@ impl Job {
                 skipped.push((f.display().to_string(), reason));
                 continue;
             }
-            kept.push(f);
+            kept.push(ResolvedPath { lexical: f.clone(), real: f });
         }
         if ignored > 0 {
             skipped.push((format!("{ignored} file(s)"), "ignored by project ignore files".into()));
         }
         kept.sort_by(|a, b| {
-            a.to_string_lossy().encode_utf16().cmp(b.to_string_lossy().encode_utf16())
+            a.real.to_string_lossy().encode_utf16().cmp(b.real.to_string_lossy().encode_utf16())
         });
         let mut parts: Vec<Part> = Vec::new();
         let mut read_files: Vec<String> = Vec::new();
         for f in &kept {
             if self.cancel.is_cancelled() {
-                skipped.push((ws.relative(f), "cancelled before it was read".into()));
+                skipped.push((ws.relative(&f.real), "cancelled before it was read".into()));
                 continue;
             }
-            let shown = ws.relative(f);
-            let kind = file_type::detect(f);
+            let shown = ws.relative(&f.real);
+            let kind = file_type::detect(&f.real);
             if matches!(kind, FileType::Image | FileType::Pdf | FileType::Audio)
-                && !self.requested(f)
+                && !self.requested(&f.real)
             {
                 skipped.push((shown, ASSET_SKIP.into()));
                 continue;
             }
             let mut warned = false;
-            let r = read(f, &shown, &self.seen, |text| {
+            let r = read(ws, f, &shown, &self.seen, |text| {
                 let sel = select_lines(text, None, None);
                 warned = sel.truncated();
                 ToolResult::text(sel.body, "")
@@ -353,7 +353,10 @@ impl Job {
             match r.llm_content {
                 Content::Text(t) => {
                     let warning = if warned { TRUNCATION_WARNING } else { "" };
-                    parts.push(Part::text(format!("--- {} ---\n\n{warning}{t}\n\n", f.display())));
+                    parts.push(Part::text(format!(
+                        "--- {} ---\n\n{warning}{t}\n\n",
+                        f.real.display()
+                    )));
                 }
                 Content::Part(p) => parts.push(p),
                 Content::Parts(ps) => parts.extend(ps),

@@ -394,7 +394,9 @@ impl Job {
             exclude: self.exclude.as_ref(),
             cancel: &self.cancel,
         };
-        searcher.search_path(&self.matcher, path, &mut sink).ok()?;
+        // Through the workspace's file layer: beneath a root, sensitive files refused.
+        let file = open_for_search(&self.workspace, path)?;
+        searcher.search_file(&self.matcher, &file, &mut sink).ok()?;
         let file_path = if self.single_file {
             path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
         } else {
@@ -500,5 +502,23 @@ impl Sink for Collect<'_> {
         }
         self.keep(c.line_number(), c.bytes(), true);
         Ok(!self.cancel.is_cancelled())
+    }
+}
+
+/// A file the walk found, opened through the workspace's file layer; `None` when the layer
+/// refuses it (outside the roots, or a sensitive file) or it cannot be opened.
+fn open_for_search(ws: &Workspace, path: &Path) -> Option<std::fs::File> {
+    let resolved = toolbelt_core::workspace::ResolvedPath {
+        lexical: path.to_path_buf(),
+        real: path.to_path_buf(),
+    };
+    #[cfg(unix)]
+    {
+        ws.open_read(&resolved).ok()
+    }
+    #[cfg(not(unix))]
+    {
+        ws.check_access(&resolved, Access::Read).ok()?;
+        std::fs::File::open(path).ok()
     }
 }

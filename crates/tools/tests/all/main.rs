@@ -4,6 +4,7 @@
 
 mod declarations;
 mod discovered;
+mod escape;
 mod glob;
 mod grep_search;
 mod harness;

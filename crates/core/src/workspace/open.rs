@@ -1,0 +1,337 @@
+//! The file layer: tools get files from here, as handles opened beneath a root (see
+//! [`super::beneath`]), never by opening a name themselves. Every open re-resolves the path
+//! beneath its root and re-applies the sensitive-path rules to what it really reached, so a path
+//! approved earlier cannot be swapped for a way out before it is used.
+
+use std::ffi::OsString;
+use std::fs::File;
+use std::io::{self, Read, Write};
+use std::os::fd::OwnedFd;
+use std::path::{Path, PathBuf};
+
+use rustix::fs::{AtFlags, CWD, Mode, OFlags, fstat, linkat, mkdirat, openat, renameat, unlinkat};
+
+use super::beneath::{self, Found, WalkError, Want};
+use super::{PathError, ResolvedPath, Workspace};
+
+/// Why a file could not be opened: a path the rules refuse, or the file system's answer.
+#[derive(Debug, thiserror::Error)]
+pub enum OpenError {
+    /// Outside the workspace, sensitive, or unresolvable.
+    #[error(transparent)]
+    Path(#[from] PathError),
+    /// The file system's error (not found, permission denied, ...).
+    #[error(transparent)]
+    Io(#[from] io::Error),
+}
+
+/// What an edit tool may read and replace: a regular file no larger than the cap.
+#[derive(Debug, thiserror::Error)]
+pub enum FileKindError {
+    /// A FIFO, socket or device: reading it could block or never end.
+    #[error("not a regular file")]
+    Special,
+    /// A folder.
+    #[error("a directory")]
+    Directory,
+    /// Larger than the cap.
+    #[error("{size} bytes, over the limit of {limit}")]
+    TooLarge {
+        /// The file's size.
+        size: u64,
+        /// The cap.
+        limit: u64,
+    },
+}
+
+impl Workspace {
+    /// The root `p` lies under (by its absolute, lexical form) and the rest of it.
+    fn locate(&self, p: &Path) -> Option<(usize, PathBuf)> {
+        self.root_dirs
+            .iter()
+            .enumerate()
+            .find_map(|(i, r)| p.strip_prefix(&r.real).ok().map(|rest| (i, rest.to_path_buf())))
+    }
+
+    /// The real path of a lexical one: walked beneath its root when it is under one (symlinks
+    /// followed by the layer's rules; an escape comes back as the outside path it reaches, for
+    /// the containment check to refuse), otherwise resolved by name.
+    pub(super) fn real_path(&self, lexical: &Path) -> Result<PathBuf, PathError> {
+        let located = self.locate(lexical).or_else(|| {
+            let real = super::paths::robust_realpath(lexical).ok()?;
+            self.locate(&real)
+        });
+        let Some((root, rel)) = located else {
+            return super::paths::robust_realpath(lexical)
+                .map_err(|e| PathError::Resolve(e.to_string()));
+        };
+        match beneath::walk(&self.root_dirs, root, &rel, Want::Open(OFlags::PATH), true) {
+            Ok(found) => Ok(found.real),
+            Err(WalkError::Escape(outside)) => Ok(outside),
+            Err(e) => Err(walk_error(e)),
+        }
+    }
+
+    /// Walks to `path` beneath its root, checks what was reached, and returns it.
+    fn reach(
+        &self,
+        path: &ResolvedPath,
+        want: Want,
+        allow_missing: bool,
+    ) -> Result<Found, OpenError> {
+        let temp;
+        let (roots, root, rel) = match self.locate(&path.real) {
+            Some((root, rel)) => (&self.root_dirs[..], root, rel),
+            None => {
+                // Outside every root only the project temp folder is allowed, beneath its own
+                // handle.
+                self.check_real(&path.real)?;
+                let rel = path
+                    .real
+                    .strip_prefix(&self.temp_dir)
+                    .map_err(|_| OpenError::Io(io::Error::other("not beneath a workspace root")))?;
+                std::fs::create_dir_all(&self.temp_dir)?;
+                temp = [beneath::RootDir::open(&self.temp_dir)?];
+                (&temp[..], 0, rel.to_path_buf())
+            }
+        };
+        let found = match beneath::walk(roots, root, &rel, want, allow_missing) {
+            Ok(f) => f,
+            Err(WalkError::Escape(outside)) => {
+                self.check_real(&outside)?;
+                return Err(PathError::Resolve(outside.display().to_string()).into());
+            }
+            Err(WalkError::Io(e)) => return Err(OpenError::Io(e)),
+            Err(e) => return Err(walk_error(e).into()),
+        };
+        self.check_real(&found.real)?;
+        Ok(found)
+    }
+
+    /// Opens a file for reading (without blocking on a FIFO): the handle is the file the path
+    /// reaches now, beneath a root and allowed by the sensitive-path rules.
+    pub fn open_read(&self, path: &ResolvedPath) -> Result<File, OpenError> {
+        let found = self.reach(path, Want::Open(OFlags::RDONLY | OFlags::NONBLOCK), false)?;
+        found.fd.map(File::from).ok_or_else(|| io::Error::from(io::ErrorKind::NotFound).into())
+    }
+
+    /// Opens a folder for reading its entries.
+    pub fn open_dir(&self, path: &ResolvedPath) -> Result<OwnedFd, OpenError> {
+        let want = Want::Open(OFlags::RDONLY | OFlags::DIRECTORY);
+        let found = self.reach(path, want, false)?;
+        found.fd.ok_or_else(|| io::Error::from(io::ErrorKind::NotFound).into())
+    }
+
+    /// The place to write `path`: its folder's handle (missing folders created when
+    /// `create_parents`) and its name there. A symlink at the name is followed by the layer's
+    /// rules, so a write can never land outside.
+    pub fn write_target(
+        &self,
+        path: &ResolvedPath,
+        create_parents: bool,
+    ) -> Result<WriteTarget, OpenError> {
+        let found = self.reach(path, Want::Parent, true)?;
+        let mut dir = found.dir.ok_or_else(|| io::Error::other("no folder for the write"))?;
+        let mut name = found.name;
+        if found.missing > 0 {
+            if !create_parents && found.missing > 1 {
+                return Err(io::Error::from(io::ErrorKind::NotFound).into());
+            }
+            // The missing components after the existing folder: all folders but the last.
+            let rel = path_tail(&found.real, found.missing);
+            let mut parts: Vec<OsString> = rel.iter().map(|c| c.to_os_string()).collect();
+            let last = parts.pop();
+            for part in parts {
+                match mkdirat(&dir, part.as_os_str(), Mode::from_raw_mode(0o777)) {
+                    Ok(()) | Err(rustix::io::Errno::EXIST) => {}
+                    Err(e) => return Err(io::Error::from(e).into()),
+                }
+                let flags = OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::RDONLY;
+                dir = openat(&dir, part.as_os_str(), flags, Mode::empty())
+                    .map_err(io::Error::from)?;
+            }
+            name = last;
+        }
+        let name = name.ok_or_else(|| io::Error::from(io::ErrorKind::IsADirectory))?;
+        Ok(WriteTarget { dir, name, real: found.real })
+    }
+}
+
+/// The last `n` components of `p`.
+fn path_tail(p: &Path, n: usize) -> PathBuf {
+    let comps: Vec<_> = p.components().collect();
+    comps[comps.len().saturating_sub(n)..].iter().collect()
+}
+
+fn walk_error(e: WalkError) -> PathError {
+    match e {
+        WalkError::Loop(at) => PathError::Resolve(format!(
+            "Infinite recursion detected in robustRealpath: {}",
+            at.display()
+        )),
+        WalkError::Escape(p) => PathError::Resolve(p.display().to_string()),
+        WalkError::Io(e) => PathError::Resolve(e.to_string()),
+    }
+}
+
+/// A file to be written: its folder's handle and its name there.
+#[derive(Debug)]
+pub struct WriteTarget {
+    dir: OwnedFd,
+    name: OsString,
+    real: PathBuf,
+}
+
+const TEMP_PREFIX: &str = ".toolbelt-write-";
+
+impl WriteTarget {
+    /// The path the write lands on, every symlink resolved.
+    pub fn real(&self) -> &Path {
+        &self.real
+    }
+
+    /// The file's bytes as they are now (`None` when it does not exist), refused unless it is a
+    /// regular file of at most `limit` bytes; nothing is read before that is known.
+    pub fn read_existing(&self, limit: u64) -> io::Result<Result<Option<Vec<u8>>, FileKindError>> {
+        let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        let fd = match openat(&self.dir, self.name.as_os_str(), flags, Mode::empty()) {
+            Ok(fd) => fd,
+            Err(rustix::io::Errno::NOENT) => return Ok(Ok(None)),
+            Err(e) => return Err(e.into()),
+        };
+        let st = fstat(&fd)?;
+        match rustix::fs::FileType::from_raw_mode(st.st_mode) {
+            rustix::fs::FileType::RegularFile => {}
+            rustix::fs::FileType::Directory => return Ok(Err(FileKindError::Directory)),
+            _ => return Ok(Err(FileKindError::Special)),
+        }
+        let size = u64::try_from(st.st_size).unwrap_or(0);
+        if size > limit {
+            return Ok(Err(FileKindError::TooLarge { size, limit }));
+        }
+        let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
+        File::from(fd).take(limit + 1).read_to_end(&mut bytes)?;
+        if bytes.len() as u64 > limit {
+            return Ok(Err(FileKindError::TooLarge { size: bytes.len() as u64, limit }));
+        }
+        Ok(Ok(Some(bytes)))
+    }
+
+    /// Replaces the file with `bytes` atomically: written to an unnamed file in the same folder
+    /// (Linux `O_TMPFILE`; elsewhere a temporary name), synced, given the old file's mode and
+    /// owner (a new file: `0666` less the umask), then renamed over the name. A write stopped at
+    /// any point leaves the old file or the new one, and no temporary file.
+    pub fn write(&self, bytes: &[u8]) -> io::Result<()> {
+        let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK;
+        let old = openat(&self.dir, self.name.as_os_str(), flags, Mode::empty())
+            .ok()
+            .and_then(|fd| fstat(&fd).ok());
+        if old.as_ref().is_some_and(|st| st.st_mode & 0o222 == 0) {
+            return Err(io::Error::from(io::ErrorKind::PermissionDenied));
+        }
+        let (file, temp_name) = self.temp_file()?;
+        let cleanup = |e: io::Error| {
+            if let Some(n) = &temp_name {
+                let _ = unlinkat(&self.dir, n.as_os_str(), AtFlags::empty());
+            }
+            e
+        };
+        let mut file = File::from(file);
+        file.write_all(bytes).map_err(cleanup)?;
+        if let Some(st) = &old {
+            rustix::fs::fchmod(&file, Mode::from_raw_mode(st.st_mode & 0o7777))
+                .map_err(|e| cleanup(e.into()))?;
+            // Keeping another user's ownership needs privileges; without them the file is ours.
+            let _ = rustix::fs::fchown(
+                &file,
+                Some(rustix::fs::Uid::from_raw(st.st_uid)),
+                Some(rustix::fs::Gid::from_raw(st.st_gid)),
+            );
+        }
+        file.sync_all().map_err(cleanup)?;
+        let temp_name = match temp_name {
+            Some(n) => n,
+            None => self.link_unnamed(&file)?,
+        };
+        renameat(&self.dir, temp_name.as_os_str(), &self.dir, self.name.as_os_str()).map_err(
+            |e| {
+                let _ = unlinkat(&self.dir, temp_name.as_os_str(), AtFlags::empty());
+                io::Error::from(e)
+            },
+        )?;
+        let _ = rustix::fs::fsync(&self.dir);
+        Ok(())
+    }
+
+    /// An unnamed file in the folder (`None` name), or, where the system has none, a named one.
+    fn temp_file(&self) -> io::Result<(OwnedFd, Option<OsString>)> {
+        #[cfg(any(target_os = "linux", target_os = "android"))]
+        {
+            let flags = OFlags::TMPFILE | OFlags::WRONLY | OFlags::CLOEXEC;
+            if let Ok(fd) = openat(&self.dir, ".", flags, Mode::from_raw_mode(0o666)) {
+                return Ok((fd, None));
+            }
+        }
+        self.remove_stale_temps();
+        for attempt in 0..100u32 {
+            let name = OsString::from(format!("{TEMP_PREFIX}{}-{attempt}", std::process::id()));
+            let flags =
+                OFlags::CREATE | OFlags::EXCL | OFlags::WRONLY | OFlags::CLOEXEC | OFlags::NOFOLLOW;
+            match openat(&self.dir, name.as_os_str(), flags, Mode::from_raw_mode(0o666)) {
+                Ok(fd) => return Ok((fd, Some(name))),
+                Err(rustix::io::Errno::EXIST) => continue,
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Err(io::Error::other("no free temporary name"))
+    }
+
+    /// Gives an unnamed file a temporary name in the folder (the last step before the rename).
+    fn link_unnamed(&self, file: &File) -> io::Result<OsString> {
+        use std::os::fd::AsRawFd;
+        let proc_path = format!("/proc/self/fd/{}", file.as_raw_fd());
+        for attempt in 0..100u32 {
+            let name = OsString::from(format!("{TEMP_PREFIX}{}-{attempt}", std::process::id()));
+            match linkat(
+                CWD,
+                proc_path.as_str(),
+                &self.dir,
+                name.as_os_str(),
+                AtFlags::SYMLINK_FOLLOW,
+            ) {
+                Ok(()) => return Ok(name),
+                Err(rustix::io::Errno::EXIST) => continue,
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Err(io::Error::other("no free temporary name"))
+    }
+
+    /// Temporary files an earlier write left when it was killed (more than a minute old).
+    fn remove_stale_temps(&self) {
+        let Ok(dir) = openat(
+            &self.dir,
+            ".",
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        ) else {
+            return;
+        };
+        let Ok(entries) = rustix::fs::Dir::read_from(&dir) else { return };
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs() as i64);
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_bytes();
+            if !name.starts_with(TEMP_PREFIX.as_bytes()) {
+                continue;
+            }
+            let Ok(name) = std::str::from_utf8(name) else { continue };
+            let old = rustix::fs::statat(&self.dir, name, AtFlags::SYMLINK_NOFOLLOW)
+                .is_ok_and(|st| now - st.st_mtime > 60);
+            if old {
+                let _ = unlinkat(&self.dir, name, AtFlags::empty());
+            }
+        }
+    }
+}

@@ -1,0 +1,127 @@
+//! Issue 15: the file tools tried as an attacker would. A cloned repository can ship a `s -> .`
+//! link and a link to outside; a path of 41 `s/` hops then `link_out/...` was read, written,
+//! listed and searched outside the workspace, and a folder swapped for a symlink while tools ran
+//! leaked outside files.
+#![cfg(unix)]
+
+use std::path::Path;
+
+use serde_json::json;
+use toolbelt_test_support::TempTree;
+
+use crate::harness::run;
+
+/// A workspace with `s -> .` and `link_out -> <outside>`, and an outside folder holding a secret.
+fn hostile() -> (TempTree, TempTree) {
+    let t = TempTree::new();
+    let outside = TempTree::new();
+    outside.file("secret.txt", "OUTSIDE-SECRET\n");
+    t.file("inside.txt", "inside\n");
+    t.symlink(".", "s");
+    t.symlink(outside.root(), "link_out");
+    (t, outside)
+}
+
+fn hops(n: usize, rest: &str) -> String {
+    format!("{}{rest}", "s/".repeat(n))
+}
+
+fn refused(r: &crate::harness::Outcome, what: &str) {
+    let text = r.model.to_string();
+    assert!(!text.contains("OUTSIDE-SECRET"), "{what}: {text}");
+    assert!(r.model.get("error").is_some(), "{what} must be refused: {text}");
+}
+
+#[test]
+fn forty_one_symlink_hops_do_not_lead_outside() {
+    let (t, outside) = hostile();
+    for n in [0, 3, 41] {
+        let path = hops(n, "link_out/secret.txt");
+        refused(&run(&t, "read_file", json!({"file_path": path})), &format!("read_file {n}"));
+        let r = run(
+            &t,
+            "write_file",
+            json!({"file_path": hops(n, "link_out/new.txt"), "content": "x"}),
+        );
+        refused(&r, &format!("write_file {n}"));
+        assert!(!outside.root().join("new.txt").exists(), "write_file {n} wrote outside");
+        let r = run(
+            &t,
+            "replace",
+            json!({"file_path": path, "old_string": "OUTSIDE", "new_string": "PWNED"}),
+        );
+        refused(&r, &format!("replace {n}"));
+        let dir = hops(n, "link_out");
+        refused(&run(&t, "list_directory", json!({"dir_path": dir})), &format!("list {n}"));
+        let r = run(&t, "glob", json!({"pattern": "*.txt", "dir_path": dir}));
+        refused(&r, &format!("glob {n}"));
+        let r = run(&t, "grep_search", json!({"pattern": "SECRET", "dir_path": dir}));
+        refused(&r, &format!("grep_search {n}"));
+    }
+    assert_eq!(
+        std::fs::read_to_string(outside.root().join("secret.txt")).unwrap(),
+        "OUTSIDE-SECRET\n"
+    );
+    // read_many_files takes globs and paths; none of them reaches outside.
+    let r = run(
+        &t,
+        "read_many_files",
+        json!({"include": [hops(41, "link_out/secret.txt"), "link_out/*"]}),
+    );
+    assert!(!r.model.to_string().contains("OUTSIDE-SECRET"), "{}", r.model);
+    // A link that stays inside keeps working, however it is spelled.
+    let r = run(&t, "read_file", json!({"file_path": hops(5, "inside.txt")}));
+    assert_eq!(r.output(), "inside\n");
+}
+
+#[test]
+fn a_loop_of_links_is_an_error_not_a_hang() {
+    let t = TempTree::new();
+    t.symlink("b", "a").symlink("a", "b");
+    let r = run(&t, "read_file", json!({"file_path": "a"}));
+    assert!(r.error().contains("Infinite recursion"), "{}", r.error());
+}
+
+/// A folder swapped for a symlink to outside while reads run: not one outside byte comes back.
+#[test]
+fn a_folder_swapped_for_a_symlink_never_leaks_outside_bytes() {
+    let t = TempTree::new();
+    let outside = TempTree::new();
+    outside.file("f.txt", "OUTSIDE-SECRET\n").file("outside-only.txt", "OUTSIDE-SECRET\n");
+    t.file("d/f.txt", "inside\n");
+    let (d, real_d, link) = (t.root().join("d"), t.root().join("d.real"), t.root().join("d.link"));
+    std::os::unix::fs::symlink(outside.root(), &link).unwrap();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let swapper = {
+        let (stop, d, real_d, link) = (stop.clone(), d.clone(), real_d.clone(), link.clone());
+        std::thread::spawn(move || {
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                // d is the real folder, then the link to outside, then the folder again.
+                let _ = std::fs::rename(&d, &real_d);
+                let _ = std::fs::rename(&link, &d);
+                std::thread::yield_now();
+                let _ = std::fs::rename(&d, &link);
+                let _ = std::fs::rename(&real_d, &d);
+            }
+        })
+    };
+    let env = crate::harness::env_for(&t, &[]);
+    let mut leaks = 0;
+    for _ in 0..500 {
+        for (tool, args) in [
+            ("read_file", json!({"file_path": "d/f.txt"})),
+            ("grep_search", json!({"pattern": "SECRET|inside", "dir_path": "d"})),
+            ("list_directory", json!({"dir_path": "d"})),
+        ] {
+            let r = crate::harness::run_in(&env, tool, args);
+            let text = r.model.to_string();
+            if text.contains("OUTSIDE-SECRET") || text.contains("outside-only") {
+                leaks += 1;
+            }
+        }
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    swapper.join().unwrap();
+    assert_eq!(leaks, 0, "outside bytes or names came back");
+    assert!(Path::new(&outside.root().join("f.txt")).exists());
+}
