@@ -79,6 +79,9 @@ pub struct Config {
     /// Run shell commands on a pseudo-terminal (programs then print as they would for a
     /// person: colours, progress bars); the output is rendered as the terminal shows it.
     pub shell_pty: bool,
+    /// Largest file the edit tools (write_file, replace) read and rewrite; larger ones are
+    /// refused before anything is read (as read_file's 20 MiB).
+    pub edit_max_file_bytes: u64,
     /// Output of one command kept in memory (first and last halves, 1 MiB in all by default;
     /// upstream keeps 16 MB). Beyond it everything goes to a file that the notice names.
     pub shell_output_cap_bytes: usize,
@@ -108,6 +111,7 @@ impl Default for Config {
             shell_prompt_idle_ms: 5_000,
             shell_kill_grace_ms: 500,
             shell_output_cap_bytes: 1024 * 1024,
+            edit_max_file_bytes: 20 * 1024 * 1024,
         }
     }
 }
@@ -192,6 +196,9 @@ impl Config {
         }
         if let Some(v) = get("TOOLBELT_WEB_FETCH_DIRECT") {
             self.web_fetch_direct = matches!(v.trim(), "1" | "true" | "yes");
+        }
+        if let Some(v) = get("TOOLBELT_EDIT_MAX_FILE_BYTES") {
+            self.edit_max_file_bytes = num("TOOLBELT_EDIT_MAX_FILE_BYTES", v)?;
         }
         if let Some(v) = get("TOOLBELT_SHELL_INACTIVITY_TIMEOUT_MS") {
             self.shell_inactivity_timeout_ms = num("TOOLBELT_SHELL_INACTIVITY_TIMEOUT_MS", v)?;

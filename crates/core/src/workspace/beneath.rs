@@ -270,7 +270,9 @@ fn follow(
     let rest: Vec<OsString> = if target.is_absolute() {
         let lexical = super::paths::lexical_resolve(Path::new("/"), target);
         let Some(i) = roots.iter().position(|r| lexical.starts_with(&r.real)) else {
-            return Err(WalkError::Escape(lexical));
+            // Report the whole path it would reach, as a realpath would.
+            let rest: PathBuf = queue.iter().collect();
+            return Err(WalkError::Escape(super::paths::lexical_resolve(&lexical, &rest)));
         };
         *stack = vec![(dup(&roots[i].fd)?, roots[i].real.clone())];
         components(lexical.strip_prefix(&roots[i].real).unwrap_or(Path::new(""))).collect()

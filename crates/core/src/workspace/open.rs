@@ -227,7 +227,7 @@ impl WriteTarget {
             .ok()
             .and_then(|fd| fstat(&fd).ok());
         if old.as_ref().is_some_and(|st| st.st_mode & 0o222 == 0) {
-            return Err(io::Error::from(io::ErrorKind::PermissionDenied));
+            return Err(io::Error::from_raw_os_error(13)); // EACCES, as writing it would
         }
         let (file, temp_name) = self.temp_file()?;
         let cleanup = |e: io::Error| {

@@ -4,6 +4,7 @@
 pub mod matching;
 pub mod placeholder;
 pub mod replace;
+mod target;
 pub mod write_file;
 
 pub use toolbelt_core::files::atomic_write;

@@ -1,6 +1,6 @@
 //! `replace`: exact-or-forgiving text replacement in one file, written atomically.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use async_trait::async_trait;
 use serde::Deserialize;
@@ -14,7 +14,8 @@ use toolbelt_core::tool::{
 use toolbelt_core::workspace::Access;
 
 use super::matching::{self, Replacement};
-use super::{DiffView, atomic_write, create_patch, is_build_file, placeholder, stale_message};
+use super::target::{EditTarget, ReadError};
+use super::{DiffView, create_patch, is_build_file, placeholder, stale_message};
 use crate::fs::shorten_path;
 
 pub const NAME: &str = "replace";
@@ -100,7 +101,8 @@ impl Tool for Replace {
         Ok(Box::new(ReplaceCall {
             seen: env.files.clone(),
             shown: shorten_path(&ws.relative(&path.real)),
-            path: path.real,
+            path: path.real.clone(),
+            target: EditTarget::new(ws.clone(), path, env.config.edit_max_file_bytes),
             p,
         }))
     }
@@ -109,6 +111,7 @@ impl Tool for Replace {
 struct ReplaceCall {
     seen: std::sync::Arc<toolbelt_core::ledger::FileLedger>,
     path: PathBuf,
+    target: EditTarget,
     shown: String,
     p: Params,
 }
@@ -160,8 +163,8 @@ impl ReplaceCall {
     fn calculate(&self) -> Result<Edit, Failure> {
         let p = &self.p;
         let given = &p.file_path;
-        let existing = match std::fs::read(&self.path) {
-            Ok(b) if self.seen.is_stale(&self.path, &b) => {
+        let existing = match self.target.read() {
+            Ok(Some(b)) if self.seen.is_stale(&self.path, &b) => {
                 let m = stale_message(&self.path, "editing it, so the edit");
                 return Err(Failure {
                     kind: ErrorType::EditPreparationFailure,
@@ -169,9 +172,12 @@ impl ReplaceCall {
                     display: m,
                 });
             }
-            Ok(b) => Some(decode(b)),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-            Err(e) => {
+            Ok(Some(b)) => Some(decode(b)),
+            Ok(None) => None,
+            Err(ReadError::Refused(kind, m)) => {
+                return Err(Failure { kind, raw: m.clone(), display: m });
+            }
+            Err(ReadError::Io(e)) => {
                 let m = if self.path.is_dir() {
                     "EISDIR: illegal operation on a directory, read".to_string()
                 } else {
@@ -261,7 +267,11 @@ fn first_line(s: &str) -> String {
     if s.chars().count() > 30 { format!("{cut}...") } else { cut }
 }
 
-fn write(path: &Path, edit: &Edit, seen: &toolbelt_core::ledger::FileLedger) -> Result<(), String> {
+fn write(
+    target: &EditTarget,
+    edit: &Edit,
+    seen: &toolbelt_core::ledger::FileLedger,
+) -> Result<(), String> {
     let text: std::borrow::Cow<'_, str> = if edit.crlf {
         edit.after.replace('\n', "\r\n").into()
     } else {
@@ -270,11 +280,8 @@ fn write(path: &Path, edit: &Edit, seen: &toolbelt_core::ledger::FileLedger) -> 
     let bytes = encode(&text, edit.encoding).map_err(|c| {
         format!("the file is not UTF-8 (read as Latin-1) and {c:?} cannot be written in that encoding; the file was left unchanged")
     })?;
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent).map_err(|e| e.to_string())?;
-    }
-    atomic_write(path, &bytes).map_err(|e| e.to_string())?;
-    seen.record(path, &bytes);
+    target.write(&bytes).map_err(|e| e.to_string())?;
+    seen.record(&target.path.real, &bytes);
     Ok(())
 }
 
@@ -335,7 +342,7 @@ impl Invocation for ReplaceCall {
                 );
             }
         };
-        if let Err(msg) = write(&self.path, &edit, &self.seen) {
+        if let Err(msg) = write(&self.target, &edit, &self.seen) {
             return ToolResult::error(
                 ErrorType::FileWriteFailure,
                 format!("Error executing edit: {msg}"),

@@ -13,9 +13,9 @@ use toolbelt_core::tool::{
 };
 use toolbelt_core::workspace::Access;
 
-use super::{
-    DiffView, FileStyle, atomic_write, create_patch, is_build_file, placeholder, stale_message,
-};
+use super::target::{EditTarget, ReadError};
+
+use super::{DiffView, FileStyle, create_patch, is_build_file, placeholder, stale_message};
 use crate::fs::shorten_path;
 
 pub const NAME: &str = "write_file";
@@ -113,7 +113,12 @@ impl Tool for WriteFile {
         Ok(Box::new(WriteCall {
             seen: env.files.clone(),
             shown: shorten_path(&ws.relative(&path.real)),
-            path: path.real,
+            path: path.real.clone(),
+            target: std::sync::Arc::new(EditTarget::new(
+                ws.clone(),
+                path,
+                env.config.edit_max_file_bytes,
+            )),
             content: p.content,
             modified_by_user: p.modified_by_user,
         }))
@@ -123,23 +128,15 @@ impl Tool for WriteFile {
 struct WriteCall {
     seen: std::sync::Arc<toolbelt_core::ledger::FileLedger>,
     path: PathBuf,
+    target: std::sync::Arc<EditTarget>,
     shown: String,
     content: String,
     modified_by_user: bool,
 }
 
-/// The file's bytes as they are now: `None` when it does not exist.
-fn current_bytes(path: &std::path::Path) -> std::io::Result<Option<Vec<u8>>> {
-    match std::fs::read(path) {
-        Ok(b) => Ok(Some(b)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(e),
-    }
-}
-
 /// The file as text (invalid UTF-8 replaced): `None` when it does not exist.
-fn current(path: &std::path::Path) -> std::io::Result<Option<String>> {
-    Ok(current_bytes(path)?.map(|b| String::from_utf8_lossy(&b).into_owned()))
+fn current(target: &EditTarget) -> Result<Option<String>, ReadError> {
+    Ok(target.read()?.map(|b| String::from_utf8_lossy(&b).into_owned()))
 }
 
 impl WriteCall {
@@ -171,12 +168,12 @@ impl Invocation for WriteCall {
     }
 
     fn proposal(&self) -> Option<(String, String)> {
-        let original = current(&self.path).ok()?;
+        let original = current(&self.target).ok()?;
         Some((original.unwrap_or_default(), self.content.clone()))
     }
 
     fn confirmation(&self) -> Option<ConfirmationDetails> {
-        let original = current(&self.path).ok()?;
+        let original = current(&self.target).ok()?;
         let proposed = self.proposed(original.as_deref());
         Some(ConfirmationDetails::Edit {
             title: format!("Confirm Write: {}", self.shown),
@@ -197,9 +194,10 @@ impl Invocation for WriteCall {
             return ToolResult::simple_error(ErrorType::Cancelled, "Operation cancelled.");
         }
         let path = self.path.clone();
-        let original_bytes = match current_bytes(&path) {
+        let original_bytes = match self.target.read() {
             Ok(o) => o,
-            Err(e) => {
+            Err(ReadError::Refused(kind, msg)) => return ToolResult::simple_error(kind, msg),
+            Err(ReadError::Io(e)) => {
                 let msg = match e.raw_os_error() {
                     Some(_) => format!("Error checking existing file '{}': {e}", path.display()),
                     None => format!("Error checking existing file: {e}"),
@@ -215,14 +213,10 @@ impl Invocation for WriteCall {
         let is_new = original.is_none();
         let proposed = self.proposed(original.as_deref());
         let bytes = proposed.clone().into_bytes();
-        let target = path.clone();
-        let seen = self.seen.clone();
+        let (target, seen, recorded) = (self.target.clone(), self.seen.clone(), path.clone());
         let written = tokio::task::spawn_blocking(move || {
-            if let Some(parent) = target.parent() {
-                std::fs::create_dir_all(parent)?;
-            }
-            atomic_write(&target, &bytes)?;
-            seen.record(&target, &bytes);
+            target.write(&bytes)?;
+            seen.record(&recorded, &bytes);
             Ok(())
         })
         .await

@@ -15,5 +15,6 @@ mod replace;
 mod session;
 #[cfg(unix)]
 mod shell;
+mod special_files;
 mod web;
 mod write_file;

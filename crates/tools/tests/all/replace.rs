@@ -369,7 +369,18 @@ fn a_50_mb_file_is_edited_in_place_of_one_line() {
     t.file("execute_me.txt", &big);
     let (old, new) =
         ("row 0350000 of a large generated file\nrow 0350001", "row 0350000 CHANGED\nrow 0350001");
+    // Issue 15: over the default cap (20 MiB) an edit is refused before anything is read...
     let o = edit(&t, old, new, Some(true));
+    assert!(o.error().starts_with("File size exceeds the 20MB limit"), "{}", o.error());
+    assert_eq!(o.error_type.as_deref(), Some("file_too_large"));
+    // ...and with the cap raised in settings it is edited in place of one line, as before.
+    let mut env = crate::harness::env_for(&t, &[]);
+    env.config = std::sync::Arc::new(toolbelt_core::config::Config {
+        edit_max_file_bytes: 64 * 1024 * 1024,
+        ..(*env.config).clone()
+    });
+    let args = json!({"file_path": "execute_me.txt", "instruction": "i", "old_string": old, "new_string": new, "allow_multiple": true});
+    let o = crate::harness::run_in(&env, "replace", args);
     assert!(o.output().contains("(2 replacements)"));
     assert!(content(&t) == big.replace(old, new).into_bytes(), "exactly the two lines changed");
 }

@@ -1,0 +1,104 @@
+//! The file an edit tool reads and replaces, reached only through the workspace's file layer:
+//! beneath a root, sensitive files refused, regular files only, at most the size cap, and
+//! written atomically with no leftovers.
+
+use std::sync::Arc;
+
+use toolbelt_core::result::ErrorType;
+use toolbelt_core::workspace::{ResolvedPath, Workspace};
+
+/// Why the current file cannot be edited.
+#[derive(Debug)]
+pub(crate) enum ReadError {
+    /// The rules or the file's kind refuse it: the error type and message for the model.
+    Refused(ErrorType, String),
+    /// The file system's error.
+    Io(std::io::Error),
+}
+
+/// One file an edit works on.
+pub(crate) struct EditTarget {
+    ws: Arc<Workspace>,
+    /// The largest file read (settings: `edit_max_file_bytes`).
+    limit: u64,
+    /// The path as resolved when the call was built.
+    pub path: ResolvedPath,
+}
+
+impl EditTarget {
+    pub(crate) fn new(ws: Arc<Workspace>, path: ResolvedPath, limit: u64) -> Self {
+        Self { ws, limit, path }
+    }
+
+    /// The file's bytes now (`None`: it does not exist). Nothing is read from a FIFO, socket or
+    /// device, and nothing from a file over the size cap.
+    pub(crate) fn read(&self) -> Result<Option<Vec<u8>>, ReadError> {
+        #[cfg(unix)]
+        {
+            use toolbelt_core::workspace::{FileKindError, OpenError};
+            let target = match self.ws.write_target(&self.path, false) {
+                Ok(t) => t,
+                Err(OpenError::Path(p)) => {
+                    return Err(ReadError::Refused(ErrorType::PathNotInWorkspace, p.to_string()));
+                }
+                Err(OpenError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => {
+                    return Ok(None);
+                }
+                Err(OpenError::Io(e)) => return Err(ReadError::Io(e)),
+            };
+            let abs = self.path.real.display();
+            match target.read_existing(self.limit).map_err(ReadError::Io)? {
+                Ok(bytes) => Ok(bytes),
+                // As reading a folder by name fails (EISDIR): each tool words it its own way.
+                Err(FileKindError::Directory) => {
+                    Err(ReadError::Io(std::io::Error::from_raw_os_error(21)))
+                }
+                Err(FileKindError::Special) => Err(ReadError::Refused(
+                    ErrorType::ReadContentFailure,
+                    format!("Path is not a regular file: {abs}"),
+                )),
+                Err(FileKindError::TooLarge { size, limit }) => Err(ReadError::Refused(
+                    ErrorType::FileTooLarge,
+                    format!(
+                        "File size exceeds the {}MB limit: {abs} ({:.2}MB). Edit it in parts with a shell command, or raise edit_max_file_bytes.",
+                        limit / 1_048_576,
+                        size as f64 / 1_048_576.0
+                    ),
+                )),
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            self.ws
+                .check_access(&self.path, toolbelt_core::workspace::Access::Write)
+                .map_err(|p| ReadError::Refused(ErrorType::PathNotInWorkspace, p.to_string()))?;
+            match std::fs::read(&self.path.real) {
+                Ok(b) => Ok(Some(b)),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+                Err(e) => Err(ReadError::Io(e)),
+            }
+        }
+    }
+
+    /// Replaces the file with `bytes` (missing folders created), atomically.
+    pub(crate) fn write(&self, bytes: &[u8]) -> std::io::Result<()> {
+        #[cfg(unix)]
+        {
+            use toolbelt_core::workspace::OpenError;
+            let target = self.ws.write_target(&self.path, true).map_err(|e| match e {
+                OpenError::Path(p) => {
+                    std::io::Error::new(std::io::ErrorKind::PermissionDenied, p.to_string())
+                }
+                OpenError::Io(e) => e,
+            })?;
+            target.write(bytes)
+        }
+        #[cfg(not(unix))]
+        {
+            if let Some(parent) = self.path.real.parent() {
+                std::fs::create_dir_all(parent)?;
+            }
+            toolbelt_core::files::atomic_write(&self.path.real, bytes)
+        }
+    }
+}
