@@ -229,6 +229,7 @@ impl WriteTarget {
         if old.as_ref().is_some_and(|st| st.st_mode & 0o222 == 0) {
             return Err(io::Error::from_raw_os_error(13)); // EACCES, as writing it would
         }
+        self.remove_stale_temps();
         let (file, temp_name) = self.temp_file()?;
         let cleanup = |e: io::Error| {
             if let Some(n) = &temp_name {
@@ -272,7 +273,6 @@ impl WriteTarget {
                 return Ok((fd, None));
             }
         }
-        self.remove_stale_temps();
         for attempt in 0..100u32 {
             let name = OsString::from(format!("{TEMP_PREFIX}{}-{attempt}", std::process::id()));
             let flags =
@@ -307,7 +307,8 @@ impl WriteTarget {
         Err(io::Error::other("no free temporary name"))
     }
 
-    /// Temporary files an earlier write left when it was killed (more than a minute old).
+    /// Temporary files an earlier write left when it was killed: their writer (whose pid the
+    /// name carries) is gone, or they are more than a minute old.
     fn remove_stale_temps(&self) {
         let Ok(dir) = openat(
             &self.dir,
@@ -327,9 +328,17 @@ impl WriteTarget {
                 continue;
             }
             let Ok(name) = std::str::from_utf8(name) else { continue };
+            let writer_gone = name[TEMP_PREFIX.len()..]
+                .split('-')
+                .next()
+                .and_then(|pid| pid.parse::<i32>().ok())
+                .is_some_and(|pid| {
+                    let pid = nix::unistd::Pid::from_raw(pid);
+                    nix::sys::signal::kill(pid, None) == Err(nix::errno::Errno::ESRCH)
+                });
             let old = rustix::fs::statat(&self.dir, name, AtFlags::SYMLINK_NOFOLLOW)
                 .is_ok_and(|st| now - st.st_mtime > 60);
-            if old {
+            if writer_gone || old {
                 let _ = unlinkat(&self.dir, name, AtFlags::empty());
             }
         }

@@ -13,6 +13,16 @@ use std::path::Path;
 
 use similar::{DiffOp, TextDiff};
 
+/// The time a line diff may take. Myers' algorithm is quadratic on texts that differ everywhere
+/// (80,000 changed lines took 210 s); past the budget it stops refining, and the rest of the
+/// change is shown as one replaced block: still a correct diff, only not the smallest.
+const DIFF_BUDGET: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// The line diff of two texts, within [`DIFF_BUDGET`].
+fn line_diff<'a>(old: &'a str, new: &'a str) -> TextDiff<'a, 'a, 'a, str> {
+    TextDiff::configure().deadline(std::time::Instant::now() + DIFF_BUDGET).diff_lines(old, new)
+}
+
 const UTF8_BOM: &str = "\u{feff}";
 
 /// How an existing file is encoded, so a rewrite keeps it.
@@ -156,17 +166,31 @@ pub struct DiffView<'a> {
     offset: usize,
     old_mid: &'a str,
     new_mid: &'a str,
+    /// The diff of the middles, computed once when first needed.
+    diff: std::cell::OnceCell<TextDiff<'a, 'a, 'a, str>>,
 }
 
 impl<'a> DiffView<'a> {
     pub fn new(old: &'a str, new: &'a str) -> Self {
         let (offset, old_mid, new_mid) = trim_common(old, new, 3);
-        Self { old_empty: old.is_empty(), new, offset, old_mid, new_mid }
+        Self {
+            old_empty: old.is_empty(),
+            new,
+            offset,
+            old_mid,
+            new_mid,
+            diff: std::cell::OnceCell::new(),
+        }
+    }
+
+    fn diff(&self) -> &TextDiff<'a, 'a, 'a, str> {
+        self.diff.get_or_init(|| line_diff(self.old_mid, self.new_mid))
     }
 
     pub fn patch(&self, file_name: &str, old_header: &str, new_header: &str) -> String {
-        let (offset, old_mid, new_mid) = (self.offset, self.old_mid, self.new_mid);
-        let diff = TextDiff::from_lines(old_mid, new_mid);
+        let offset = self.offset;
+        // Its own diff: the formatter cannot borrow the cached one for the view's lifetime.
+        let diff = line_diff(self.old_mid, self.new_mid);
         let body: String = diff
             .unified_diff()
             .context_radius(3)
@@ -180,7 +204,7 @@ impl<'a> DiffView<'a> {
     }
 
     pub fn stat(&self) -> DiffStat {
-        stat_of(self.old_mid, self.new_mid)
+        stat_of(self.diff())
     }
 
     /// Upstream's `getDiffContextSnippet`: the changed lines of the new text with `context`
@@ -189,7 +213,7 @@ impl<'a> DiffView<'a> {
         if self.old_empty {
             return self.new.to_string();
         }
-        snippet_of(self.new, self.offset, self.old_mid, self.new_mid, context)
+        snippet_of(self.new, self.offset, self.new_mid, self.diff(), context)
     }
 }
 
@@ -253,8 +277,7 @@ pub struct DiffStat {
     pub removed_chars: usize,
 }
 
-fn stat_of(old: &str, new: &str) -> DiffStat {
-    let diff = TextDiff::from_lines(old, new);
+fn stat_of(diff: &TextDiff<'_, '_, '_, str>) -> DiffStat {
     let mut s = DiffStat::default();
     let chars = |lines: &[&str]| {
         lines.iter().map(|l| l.trim_end_matches('\n').chars().count()).sum::<usize>()
@@ -296,11 +319,16 @@ fn lines_between(text: &str, anchor_line: usize, anchor: usize, s: usize, e: usi
         .join("\n")
 }
 
-fn snippet_of(new: &str, offset: usize, old_mid: &str, new_mid: &str, context: usize) -> String {
+fn snippet_of(
+    new: &str,
+    offset: usize,
+    new_mid: &str,
+    diff: &TextDiff<'_, '_, '_, str>,
+    context: usize,
+) -> String {
     // Where the changed region starts in `new` (it is a subslice of it).
     let anchor = new_mid.as_ptr() as usize - new.as_ptr() as usize;
     let n = offset + count_newlines(&new.as_bytes()[anchor..]) + 1;
-    let diff = TextDiff::from_lines(old_mid, new_mid);
     let mut ranges: Vec<(usize, usize)> = Vec::new();
     for op in diff.ops() {
         match *op {

@@ -199,6 +199,7 @@ impl Job {
     fn run(self) -> ToolResult {
         let found: Mutex<Vec<(PathBuf, Option<SystemTime>)>> = Mutex::new(Vec::new());
         let ignored = AtomicUsize::new(0);
+        let hidden = AtomicUsize::new(0);
         for dir in &self.dirs {
             let matcher = match self.matcher(dir) {
                 Ok(m) => m,
@@ -216,7 +217,7 @@ impl Job {
                 });
             let this = &self;
             walk.build_parallel().run(|| {
-                let (found, ignored, matcher) = (&found, &ignored, &matcher);
+                let (found, ignored, hidden, matcher) = (&found, &ignored, &hidden, &matcher);
                 Box::new(move |entry| {
                     if this.cancel.is_cancelled() {
                         return WalkState::Quit;
@@ -239,6 +240,16 @@ impl Job {
                         ignored.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                         return WalkState::Continue;
                     }
+                    // The file layer's rules: names of sensitive files are left out (counted),
+                    // and so is anything a walk raced outside the roots.
+                    if let Err(e) = this.workspace.resolve_path(path).and_then(|r| {
+                        this.workspace.check_access(&r, toolbelt_core::workspace::Access::Read)
+                    }) {
+                        if matches!(e, toolbelt_core::workspace::PathError::Sensitive { .. }) {
+                            hidden.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        }
+                        return WalkState::Continue;
+                    }
                     let mtime = entry.metadata().ok().and_then(|m| m.modified().ok());
                     found.locked().push((path.to_path_buf(), mtime));
                     WalkState::Continue
@@ -247,6 +258,10 @@ impl Job {
         }
         let mut files = found.into_value();
         let ignored = ignored.into_inner();
+        let hidden = match hidden.into_inner() {
+            0 => String::new(),
+            n => format!("\n\n({n} hidden by sensitive-path rules; see allow_sensitive_paths)"),
+        };
         let place = if self.dirs.len() == 1 {
             format!("within {}", self.dirs[0].display())
         } else {
@@ -269,7 +284,10 @@ impl Job {
                 String::new()
             };
             return ToolResult::text(
-                format!("No files found matching pattern \"{}\" {place}{ign}{note}", self.pattern),
+                format!(
+                    "No files found matching pattern \"{}\" {place}{ign}{hidden}{note}",
+                    self.pattern
+                ),
                 "No files found",
             );
         }
@@ -287,7 +305,7 @@ impl Job {
         let list: Vec<String> = files.iter().map(|(p, _)| p.display().to_string()).collect();
         ToolResult::text(
             format!(
-                "Found {} file(s) matching \"{}\" {place}{ign}, sorted by modification time (newest first):\n{}{note}",
+                "Found {} file(s) matching \"{}\" {place}{ign}, sorted by modification time (newest first):\n{}{hidden}{note}",
                 files.len(),
                 self.pattern,
                 list.join("\n")

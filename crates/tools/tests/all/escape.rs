@@ -125,3 +125,46 @@ fn a_folder_swapped_for_a_symlink_never_leaks_outside_bytes() {
     assert_eq!(leaks, 0, "outside bytes or names came back");
     assert!(Path::new(&outside.root().join("f.txt")).exists());
 }
+
+/// Issue 15: grep_search returned the lines of `id_rsa`, `*.pem`, `*.key`, `.env`, `.netrc`,
+/// `.ssh/id_ed25519` and (with `no_ignore`) `.git/config`; glob listed their names; a hard link
+/// to a secret was read under another name.
+#[test]
+fn searches_never_return_what_the_sensitive_rules_refuse() {
+    let t = TempTree::new();
+    t.file(".git/config", "[remote] url = SECRET-git\n");
+    for f in [
+        "id_rsa",
+        "server.pem",
+        "tls.key",
+        "cert.p12",
+        ".env",
+        ".env.local",
+        ".netrc",
+        ".ssh/id_ed25519",
+    ] {
+        t.file(f, format!("SECRET-{f}\n"));
+    }
+    t.file("notes.txt", "SECRET-free line\n");
+    for args in [
+        json!({"pattern": "SECRET"}),
+        json!({"pattern": "SECRET", "include_pattern": "**/*"}),
+        json!({"pattern": "SECRET", "include_pattern": "**/*", "no_ignore": true}),
+    ] {
+        let r = run(&t, "grep_search", args.clone());
+        let text = r.model.to_string();
+        assert!(text.contains("SECRET-free"), "{args}: the plain file is found: {text}");
+        assert!(
+            !text.contains("SECRET-") || text.matches("SECRET-").count() == 1,
+            "{args}: {text}"
+        );
+    }
+    let r = run(&t, "glob", json!({"pattern": "**/*"}));
+    let text = r.model.to_string();
+    for name in ["id_rsa", "server.pem", "tls.key", ".env", ".netrc", "id_ed25519"] {
+        assert!(!text.contains(name), "glob lists {name}: {text}");
+    }
+    assert!(text.contains("notes.txt") && text.contains("hidden"), "{text}");
+    let r = run(&t, "read_many_files", json!({"include": ["**/*"]}));
+    assert!(!r.model.to_string().contains("SECRET-id_rsa"), "{}", r.model);
+}
