@@ -5,6 +5,8 @@
 mod beneath;
 mod ignore;
 #[cfg(unix)]
+mod links;
+#[cfg(unix)]
 mod open;
 pub mod paths;
 mod sensitive;
@@ -109,6 +111,9 @@ pub struct Workspace {
     /// The roots, opened: every file is reached beneath one of these handles.
     #[cfg(unix)]
     root_dirs: Vec<beneath::RootDir>,
+    /// Sensitive files with more than one name (found when first needed).
+    #[cfg(unix)]
+    linked: links::SensitiveInodes,
     temp_dir: PathBuf,
     sensitive: SensitiveRules,
     ignore: IgnoreService,
@@ -148,6 +153,8 @@ impl Workspace {
             roots: out,
             #[cfg(unix)]
             root_dirs,
+            #[cfg(unix)]
+            linked: links::SensitiveInodes::default(),
             temp_dir,
             sensitive,
             ignore_defaults: IgnoreOptions {

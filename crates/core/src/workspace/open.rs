@@ -105,7 +105,32 @@ impl Workspace {
             Err(e) => return Err(walk_error(e).into()),
         };
         self.check_real(&found.real)?;
+        if let (Some(fd), Want::Open(flags)) = (&found.fd, want)
+            && !flags.contains(OFlags::PATH)
+        {
+            self.check_links(&fstat(fd).map_err(io::Error::from)?, &found.real)?;
+        }
         Ok(found)
+    }
+
+    /// A regular file with several names is refused when another of them is sensitive.
+    fn check_links(&self, st: &rustix::fs::Stat, real: &Path) -> Result<(), PathError> {
+        let regular =
+            rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::RegularFile;
+        if !regular || st.st_nlink < 2 {
+            return Ok(());
+        }
+        let roots: Vec<PathBuf> = self.roots.iter().map(|r| r.real.clone()).collect();
+        #[allow(clippy::unnecessary_cast)] // the field types differ between platforms
+        let (dev, ino) = (st.st_dev as u64, st.st_ino as u64);
+        match self.linked.other_name(dev, ino, &roots, &self.sensitive) {
+            Some(name) => Err(PathError::Sensitive {
+                path: real.display().to_string(),
+                rule: format!("hard link of {name}"),
+                origin: "built-in",
+            }),
+            None => Ok(()),
+        }
     }
 
     /// Opens a file for reading (without blocking on a FIFO): the handle is the file the path
@@ -153,6 +178,10 @@ impl Workspace {
             name = last;
         }
         let name = name.ok_or_else(|| io::Error::from(io::ErrorKind::IsADirectory))?;
+        // Reading the old content of another name of a secret would show the secret.
+        if let Ok(st) = rustix::fs::statat(&dir, name.as_os_str(), AtFlags::SYMLINK_NOFOLLOW) {
+            self.check_links(&st, &found.real)?;
+        }
         Ok(WriteTarget { dir, name, real: found.real })
     }
 }

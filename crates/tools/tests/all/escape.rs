@@ -168,3 +168,29 @@ fn searches_never_return_what_the_sensitive_rules_refuse() {
     let r = run(&t, "read_many_files", json!({"include": ["**/*"]}));
     assert!(!r.model.to_string().contains("SECRET-id_rsa"), "{}", r.model);
 }
+
+/// Issue 15: a hard link to a sensitive file was read under another name.
+#[test]
+fn a_hard_link_to_a_secret_is_refused_under_any_name() {
+    let t = TempTree::new();
+    t.file("keys/id_rsa", "SECRET-KEY\n");
+    t.file("plain.txt", "plain\n");
+    std::fs::hard_link(t.root().join("keys/id_rsa"), t.root().join("notes.txt")).unwrap();
+    let r = run(&t, "read_file", json!({"file_path": "notes.txt"}));
+    assert!(r.error().contains("hard link of keys/id_rsa"), "{}", r.model);
+    let r = run(&t, "grep_search", json!({"pattern": "SECRET|plain"}));
+    assert!(!r.model.to_string().contains("SECRET-KEY"), "{}", r.model);
+    assert!(r.model.to_string().contains("plain"), "{}", r.model);
+    let r = run(&t, "read_many_files", json!({"include": ["*.txt"]}));
+    assert!(!r.model.to_string().contains("SECRET-KEY"), "{}", r.model);
+    let r = run(
+        &t,
+        "replace",
+        json!({"file_path": "notes.txt", "instruction": "i", "old_string": "SECRET", "new_string": "x"}),
+    );
+    assert!(!r.model.to_string().contains("SECRET-KEY"), "{}", r.model);
+    assert!(r.model.get("error").is_some(), "{}", r.model);
+    // A file with several names none of which is sensitive reads as usual.
+    std::fs::hard_link(t.root().join("plain.txt"), t.root().join("plain2.txt")).unwrap();
+    assert_eq!(run(&t, "read_file", json!({"file_path": "plain2.txt"})).output(), "plain\n");
+}
