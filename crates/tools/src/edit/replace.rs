@@ -20,7 +20,7 @@ use crate::fs::shorten_path;
 
 pub const NAME: &str = "replace";
 
-#[derive(Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize)]
 struct Params {
     file_path: String,
     old_string: String,
@@ -108,6 +108,7 @@ impl Tool for Replace {
     }
 }
 
+#[derive(Clone)]
 struct ReplaceCall {
     seen: std::sync::Arc<toolbelt_core::ledger::FileLedger>,
     path: PathBuf,
@@ -160,6 +161,87 @@ fn encode(text: &str, enc: Encoding) -> Result<std::borrow::Cow<'_, [u8]>, char>
 }
 
 impl ReplaceCall {
+    /// The edit itself: read, match, write, report.
+    fn run(&self) -> ToolResult {
+        let edit = match self.calculate() {
+            Ok(e) => e,
+            Err(f) => {
+                return ToolResult::error(
+                    f.kind,
+                    f.raw.clone(),
+                    f.raw,
+                    format!("Error: {}", f.display),
+                );
+            }
+        };
+        if let Err(msg) = write(&self.target, &edit, &self.seen) {
+            return ToolResult::error(
+                ErrorType::FileWriteFailure,
+                format!("Error executing edit: {msg}"),
+                format!("Error executing edit: {msg}"),
+                format!("Error writing file: {msg}"),
+            );
+        }
+        let path = self.path.display();
+        let mut pieces = vec![if edit.created {
+            format!("Created new file: {path} with provided content.")
+        } else {
+            format!("Successfully modified file: {path} ({} replacements).", edit.occurrences)
+        }];
+        let view = DiffView::new(&edit.before, &edit.after);
+        pieces.push(format!("Here is the updated code:\n{}", view.snippet(5)));
+        if !edit.fuzzy_lines.is_empty() {
+            let ranges: Vec<String> = edit
+                .fuzzy_lines
+                .iter()
+                .map(|(a, b)| if a == b { a.to_string() } else { format!("{a}-{b}") })
+                .collect();
+            let word = if ranges.len() == 1 { "line" } else { "lines" };
+            pieces.push(format!("Applied fuzzy match at {word} {}.", ranges.join(", ")));
+        }
+        if self.p.modified_by_user {
+            pieces.push(format!(
+                "User modified the `new_string` content to be: {}.",
+                self.p.new_string
+            ));
+        }
+        let stat = view.stat();
+        let display = if edit.created {
+            Value::String(format!("Created {}", self.shown))
+        } else {
+            let patch = view.patch(&self.file_name(), "Current", "Proposed");
+            let mut d = json!({
+                "fileDiff": patch,
+                "fileName": self.file_name(),
+                "filePath": self.path.display().to_string(),
+                "diffStat": {
+                    "model_added_lines": stat.added_lines,
+                    "model_removed_lines": stat.removed_lines,
+                    "model_added_chars": stat.added_chars,
+                    "model_removed_chars": stat.removed_chars,
+                    "user_added_lines": 0,
+                    "user_removed_lines": 0,
+                    "user_added_chars": 0,
+                    "user_removed_chars": 0,
+                },
+                "isBuildFile": is_build_file(&self.path),
+                "isNewFile": false,
+            });
+            // Moved in, not serialised: `json!` would copy both (possibly large) texts.
+            if let Value::Object(m) = &mut d {
+                m.insert("originalContent".into(), Value::String(edit.before));
+                m.insert("newContent".into(), Value::String(edit.after));
+            }
+            d
+        };
+        ToolResult {
+            llm_content: toolbelt_core::Content::Text(pieces.join(" ")),
+            return_display: display,
+            summary: Some(format!("{} added, {} removed", stat.added_lines, stat.removed_lines)),
+            ..ToolResult::default()
+        }
+    }
+
     fn calculate(&self) -> Result<Edit, Failure> {
         let p = &self.p;
         let given = &p.file_path;
@@ -331,82 +413,14 @@ impl Invocation for ReplaceCall {
         if ctx.cancel.is_cancelled() {
             return ToolResult::simple_error(ErrorType::Cancelled, "Operation cancelled.");
         }
-        let edit = match self.calculate() {
-            Ok(e) => e,
-            Err(f) => {
-                return ToolResult::error(
-                    f.kind,
-                    f.raw.clone(),
-                    f.raw,
-                    format!("Error: {}", f.display),
-                );
-            }
-        };
-        if let Err(msg) = write(&self.target, &edit, &self.seen) {
-            return ToolResult::error(
-                ErrorType::FileWriteFailure,
-                format!("Error executing edit: {msg}"),
-                format!("Error executing edit: {msg}"),
-                format!("Error writing file: {msg}"),
-            );
-        }
-        let path = self.path.display();
-        let mut pieces = vec![if edit.created {
-            format!("Created new file: {path} with provided content.")
-        } else {
-            format!("Successfully modified file: {path} ({} replacements).", edit.occurrences)
-        }];
-        let view = DiffView::new(&edit.before, &edit.after);
-        pieces.push(format!("Here is the updated code:\n{}", view.snippet(5)));
-        if !edit.fuzzy_lines.is_empty() {
-            let ranges: Vec<String> = edit
-                .fuzzy_lines
-                .iter()
-                .map(|(a, b)| if a == b { a.to_string() } else { format!("{a}-{b}") })
-                .collect();
-            let word = if ranges.len() == 1 { "line" } else { "lines" };
-            pieces.push(format!("Applied fuzzy match at {word} {}.", ranges.join(", ")));
-        }
-        if self.p.modified_by_user {
-            pieces.push(format!(
-                "User modified the `new_string` content to be: {}.",
-                self.p.new_string
-            ));
-        }
-        let stat = view.stat();
-        let display = if edit.created {
-            Value::String(format!("Created {}", self.shown))
-        } else {
-            let patch = view.patch(&self.file_name(), "Current", "Proposed");
-            let mut d = json!({
-                "fileDiff": patch,
-                "fileName": self.file_name(),
-                "filePath": self.path.display().to_string(),
-                "diffStat": {
-                    "model_added_lines": stat.added_lines,
-                    "model_removed_lines": stat.removed_lines,
-                    "model_added_chars": stat.added_chars,
-                    "model_removed_chars": stat.removed_chars,
-                    "user_added_lines": 0,
-                    "user_removed_lines": 0,
-                    "user_added_chars": 0,
-                    "user_removed_chars": 0,
-                },
-                "isBuildFile": is_build_file(&self.path),
-                "isNewFile": false,
-            });
-            // Moved in, not serialised: `json!` would copy both (possibly large) texts.
-            if let Value::Object(m) = &mut d {
-                m.insert("originalContent".into(), Value::String(edit.before));
-                m.insert("newContent".into(), Value::String(edit.after));
-            }
-            d
-        };
-        ToolResult {
-            llm_content: toolbelt_core::Content::Text(pieces.join(" ")),
-            return_display: display,
-            summary: Some(format!("{} added, {} removed", stat.added_lines, stat.removed_lines)),
-            ..ToolResult::default()
-        }
+        // Reading, matching, diffing and writing are blocking work: off the scheduler's
+        // thread, so the call's deadline and cancellation can always answer.
+        let this = self.clone();
+        tokio::task::spawn_blocking(move || this.run()).await.unwrap_or_else(|e| {
+            ToolResult::simple_error(
+                ErrorType::UnhandledException,
+                format!("replace worker failed: {e}"),
+            )
+        })
     }
 }

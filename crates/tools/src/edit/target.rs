@@ -17,6 +17,7 @@ pub(crate) enum ReadError {
 }
 
 /// One file an edit works on.
+#[derive(Clone)]
 pub(crate) struct EditTarget {
     ws: Arc<Workspace>,
     /// The largest file read (settings: `edit_max_file_bytes`).

@@ -125,6 +125,7 @@ impl Tool for WriteFile {
     }
 }
 
+#[derive(Clone)]
 struct WriteCall {
     seen: std::sync::Arc<toolbelt_core::ledger::FileLedger>,
     path: PathBuf,
@@ -140,59 +141,8 @@ fn current(target: &EditTarget) -> Result<Option<String>, ReadError> {
 }
 
 impl WriteCall {
-    /// What will be written: the new content in the old file's style.
-    fn proposed(&self, original: Option<&str>) -> String {
-        match original {
-            Some(o) if !o.is_empty() => FileStyle::of(o).apply(&self.content),
-            _ => self.content.clone(),
-        }
-    }
-
-    fn file_name(&self) -> String {
-        self.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
-    }
-}
-
-#[async_trait]
-impl Invocation for WriteCall {
-    fn description(&self) -> String {
-        format!("Writing to {}", self.shown)
-    }
-
-    fn locations(&self) -> Vec<Location> {
-        vec![Location { path: self.path.display().to_string(), line: None }]
-    }
-
-    fn respects_auto_edit(&self) -> bool {
-        true
-    }
-
-    fn proposal(&self) -> Option<(String, String)> {
-        let original = current(&self.target).ok()?;
-        Some((original.unwrap_or_default(), self.content.clone()))
-    }
-
-    fn confirmation(&self) -> Option<ConfirmationDetails> {
-        let original = current(&self.target).ok()?;
-        let proposed = self.proposed(original.as_deref());
-        Some(ConfirmationDetails::Edit {
-            title: format!("Confirm Write: {}", self.shown),
-            file_name: self.file_name(),
-            file_path: self.path.display().to_string(),
-            file_diff: create_patch(
-                &self.file_name(),
-                original.as_deref().unwrap_or(""),
-                &proposed,
-                "Current",
-                "Proposed",
-            ),
-        })
-    }
-
-    async fn execute(&self, ctx: ExecContext) -> ToolResult {
-        if ctx.cancel.is_cancelled() {
-            return ToolResult::simple_error(ErrorType::Cancelled, "Operation cancelled.");
-        }
+    /// The write itself: read the old file, write the new one, report.
+    fn run(&self) -> ToolResult {
         let path = self.path.clone();
         let original_bytes = match self.target.read() {
             Ok(o) => o,
@@ -213,14 +163,7 @@ impl Invocation for WriteCall {
         let is_new = original.is_none();
         let proposed = self.proposed(original.as_deref());
         let bytes = proposed.clone().into_bytes();
-        let (target, seen, recorded) = (self.target.clone(), self.seen.clone(), path.clone());
-        let written = tokio::task::spawn_blocking(move || {
-            target.write(&bytes)?;
-            seen.record(&recorded, &bytes);
-            Ok(())
-        })
-        .await
-        .unwrap_or_else(|e| Err(std::io::Error::other(e.to_string())));
+        let written = self.target.write(&bytes).map(|()| self.seen.record(&path, &bytes));
         if let Err(e) = written {
             let p = path.display();
             let (kind, msg) = match e.raw_os_error() {
@@ -278,5 +221,69 @@ impl Invocation for WriteCall {
             summary: Some(format!("{} added, {} removed", stat.added_lines, stat.removed_lines)),
             ..ToolResult::default()
         }
+    }
+
+    /// What will be written: the new content in the old file's style.
+    fn proposed(&self, original: Option<&str>) -> String {
+        match original {
+            Some(o) if !o.is_empty() => FileStyle::of(o).apply(&self.content),
+            _ => self.content.clone(),
+        }
+    }
+
+    fn file_name(&self) -> String {
+        self.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
+    }
+}
+
+#[async_trait]
+impl Invocation for WriteCall {
+    fn description(&self) -> String {
+        format!("Writing to {}", self.shown)
+    }
+
+    fn locations(&self) -> Vec<Location> {
+        vec![Location { path: self.path.display().to_string(), line: None }]
+    }
+
+    fn respects_auto_edit(&self) -> bool {
+        true
+    }
+
+    fn proposal(&self) -> Option<(String, String)> {
+        let original = current(&self.target).ok()?;
+        Some((original.unwrap_or_default(), self.content.clone()))
+    }
+
+    fn confirmation(&self) -> Option<ConfirmationDetails> {
+        let original = current(&self.target).ok()?;
+        let proposed = self.proposed(original.as_deref());
+        Some(ConfirmationDetails::Edit {
+            title: format!("Confirm Write: {}", self.shown),
+            file_name: self.file_name(),
+            file_path: self.path.display().to_string(),
+            file_diff: create_patch(
+                &self.file_name(),
+                original.as_deref().unwrap_or(""),
+                &proposed,
+                "Current",
+                "Proposed",
+            ),
+        })
+    }
+
+    async fn execute(&self, ctx: ExecContext) -> ToolResult {
+        if ctx.cancel.is_cancelled() {
+            return ToolResult::simple_error(ErrorType::Cancelled, "Operation cancelled.");
+        }
+        // Reading, diffing and writing are blocking work: off the scheduler's thread, so the
+        // call's deadline and cancellation can always answer.
+        let this = self.clone();
+        tokio::task::spawn_blocking(move || this.run()).await.unwrap_or_else(|e| {
+            ToolResult::simple_error(
+                ErrorType::UnhandledException,
+                format!("write_file worker failed: {e}"),
+            )
+        })
     }
 }
