@@ -5,6 +5,8 @@
 #  3. the same call through Gemini CLI's own tools, when the oracle is installed (for scale)
 #  4. cold `toolbelt call run_shell_command '{"command":"true"}'` (target < 15 ms) and
 #     100 sequential `true` commands through one scheduler
+#  5. replace on a 10 MB file (target < 50 ms) and write_file of 80,000 changed lines
+#     (target < 300 ms), end to end
 # Usage: scripts/bench.sh [RUNS]   (default 50 cold runs)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -82,4 +84,20 @@ for _ in range(21):
     subprocess.run([bin_, "call", "replace", args, "--root", work, "--approval-mode", "auto_edit"], check=True, capture_output=True)
     ts.append((time.perf_counter() - t) * 1000)
 print(f"replace 10 MB: median {statistics.median(ts):.1f} ms (whole process: start, read, match, atomic write + fsync, diff)")
+PY
+
+echo "== write_file of an 80,000-line file with every line changed (end to end; 11 runs)"
+python3 - "$BIN" "$WORK" <<'PY'
+import json, shutil, statistics, subprocess, sys, time
+bin_, work = sys.argv[1], sys.argv[2]
+old = "".join(f"old line {i} of the file\n" for i in range(80000))
+args = json.dumps({"file_path": "w.txt", "content": "".join(f"new content {i}\n" for i in range(80000))})
+ts = []
+for _ in range(11):
+    open(f"{work}/w.txt", "w").write(old)
+    t = time.perf_counter()
+    subprocess.run([bin_, "call", "write_file", "-", "--root", work, "--approval-mode", "auto_edit"],
+                   input=args.encode(), check=True, capture_output=True)
+    ts.append((time.perf_counter() - t) * 1000)
+print(f"write_file 80,000 changed lines: median {statistics.median(ts):.1f} ms (target < 300 ms)")
 PY
