@@ -169,18 +169,7 @@ pub(crate) fn walk(
             }
             Ok(fd) => stack.push((fd, real)),
             Err(rustix::io::Errno::NOENT) if allow_missing => {
-                let missing = 1 + queue.len();
-                let mut real = real;
-                for rest in queue {
-                    real.push(rest);
-                }
-                return Ok(Found {
-                    fd: None,
-                    dir: Some(dup(dir)?),
-                    name: Some(name),
-                    real,
-                    missing,
-                });
+                return missing_from(dir, name, real, queue);
             }
             // A symlink (ELOOP with no-follow; ENOTDIR when a folder was asked for; EMLINK on
             // some BSDs), or something that is not a folder.
@@ -194,18 +183,7 @@ pub(crate) fn walk(
                     }
                     // A file where a folder should be: as missing, when that is allowed.
                     Err(_) if allow_missing && e == rustix::io::Errno::NOTDIR => {
-                        let missing = 1 + queue.len();
-                        let mut real = real;
-                        for rest in queue {
-                            real.push(rest);
-                        }
-                        return Ok(Found {
-                            fd: None,
-                            dir: Some(dup(dir)?),
-                            name: Some(name),
-                            real,
-                            missing,
-                        });
+                        return missing_from(dir, name, real, queue);
                     }
                     Err(_) => return Err(e.into()),
                 }
@@ -250,6 +228,19 @@ fn fast_path(root: &RootDir, rel: &Path, want: Want) -> Result<Option<Found>, Wa
 #[cfg(not(any(target_os = "linux", target_os = "android")))]
 fn fast_path(_: &RootDir, _: &Path, _: Want) -> Result<Option<Found>, WalkError> {
     Ok(None)
+}
+
+/// The walk stopped at `name`, which does not exist (or is a file where a folder should be):
+/// the rest of the path is appended as given.
+fn missing_from(
+    dir: &OwnedFd,
+    name: OsString,
+    mut real: PathBuf,
+    queue: VecDeque<OsString>,
+) -> Result<Found, WalkError> {
+    let missing = 1 + queue.len();
+    real.extend(queue);
+    Ok(Found { fd: None, dir: Some(dup(dir)?), name: Some(name), real, missing })
 }
 
 /// Follows a symlink found at `at`: its target's components go in front of the queue, from the

@@ -212,7 +212,11 @@ impl Workspace {
                 p = decoded;
             }
         }
-        let lexical = paths::lexical_resolve(base, Path::new(&p));
+        self.resolved(paths::lexical_resolve(base, Path::new(&p)))
+    }
+
+    /// A lexical path with its real form: symlinks followed by the file layer's rules.
+    fn resolved(&self, lexical: PathBuf) -> Result<ResolvedPath, PathError> {
         #[cfg(unix)]
         let real = self.real_path(&lexical)?;
         #[cfg(not(unix))]
@@ -260,13 +264,7 @@ impl Workspace {
     /// Resolves an absolute path found by a walk (no `@` or `%` handling): every symlink
     /// followed by the file layer's rules.
     pub fn resolve_path(&self, p: &Path) -> Result<ResolvedPath, PathError> {
-        let lexical = paths::lexical_resolve(self.primary(), p);
-        #[cfg(unix)]
-        let real = self.real_path(&lexical)?;
-        #[cfg(not(unix))]
-        let real =
-            paths::robust_realpath(&lexical).map_err(|e| PathError::Resolve(e.to_string()))?;
-        Ok(ResolvedPath { lexical, real })
+        self.resolved(paths::lexical_resolve(self.primary(), p))
     }
 
     /// Resolves and checks in one step.

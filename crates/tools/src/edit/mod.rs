@@ -277,6 +277,36 @@ pub struct DiffStat {
     pub removed_chars: usize,
 }
 
+impl DiffStat {
+    /// Upstream's `diffStat` object (the person's own edits are always zero here).
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "model_added_lines": self.added_lines,
+            "model_removed_lines": self.removed_lines,
+            "model_added_chars": self.added_chars,
+            "model_removed_chars": self.removed_chars,
+            "user_added_lines": 0,
+            "user_removed_lines": 0,
+            "user_added_chars": 0,
+            "user_removed_chars": 0,
+        })
+    }
+}
+
+/// Runs an edit's blocking work (reading, matching, diffing, writing) on the blocking pool,
+/// off the scheduler's thread, so the call's deadline and cancellation can always answer.
+pub(crate) async fn off_the_scheduler(
+    tool: &str,
+    work: impl FnOnce() -> toolbelt_core::result::ToolResult + Send + 'static,
+) -> toolbelt_core::result::ToolResult {
+    tokio::task::spawn_blocking(work).await.unwrap_or_else(|e| {
+        toolbelt_core::result::ToolResult::simple_error(
+            toolbelt_core::result::ErrorType::UnhandledException,
+            format!("{tool} worker failed: {e}"),
+        )
+    })
+}
+
 fn stat_of(diff: &TextDiff<'_, '_, '_, str>) -> DiffStat {
     let mut s = DiffStat::default();
     let chars = |lines: &[&str]| {

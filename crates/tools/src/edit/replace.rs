@@ -214,16 +214,7 @@ impl ReplaceCall {
                 "fileDiff": patch,
                 "fileName": self.file_name(),
                 "filePath": self.path.display().to_string(),
-                "diffStat": {
-                    "model_added_lines": stat.added_lines,
-                    "model_removed_lines": stat.removed_lines,
-                    "model_added_chars": stat.added_chars,
-                    "model_removed_chars": stat.removed_chars,
-                    "user_added_lines": 0,
-                    "user_removed_lines": 0,
-                    "user_added_chars": 0,
-                    "user_removed_chars": 0,
-                },
+                "diffStat": stat.to_json(),
                 "isBuildFile": is_build_file(&self.path),
                 "isNewFile": false,
             });
@@ -413,14 +404,7 @@ impl Invocation for ReplaceCall {
         if ctx.cancel.is_cancelled() {
             return ToolResult::simple_error(ErrorType::Cancelled, "Operation cancelled.");
         }
-        // Reading, matching, diffing and writing are blocking work: off the scheduler's
-        // thread, so the call's deadline and cancellation can always answer.
         let this = self.clone();
-        tokio::task::spawn_blocking(move || this.run()).await.unwrap_or_else(|e| {
-            ToolResult::simple_error(
-                ErrorType::UnhandledException,
-                format!("replace worker failed: {e}"),
-            )
-        })
+        super::off_the_scheduler("replace", move || this.run()).await
     }
 }

@@ -205,16 +205,7 @@ impl WriteCall {
                 "filePath": path.display().to_string(),
                 "originalContent": old,
                 "newContent": content,
-                "diffStat": {
-                    "model_added_lines": stat.added_lines,
-                    "model_removed_lines": stat.removed_lines,
-                    "model_added_chars": stat.added_chars,
-                    "model_removed_chars": stat.removed_chars,
-                    "user_added_lines": 0,
-                    "user_removed_lines": 0,
-                    "user_added_chars": 0,
-                    "user_removed_chars": 0,
-                },
+                "diffStat": stat.to_json(),
                 "isBuildFile": is_build_file(&path),
                 "isNewFile": is_new,
             }),
@@ -276,14 +267,7 @@ impl Invocation for WriteCall {
         if ctx.cancel.is_cancelled() {
             return ToolResult::simple_error(ErrorType::Cancelled, "Operation cancelled.");
         }
-        // Reading, diffing and writing are blocking work: off the scheduler's thread, so the
-        // call's deadline and cancellation can always answer.
         let this = self.clone();
-        tokio::task::spawn_blocking(move || this.run()).await.unwrap_or_else(|e| {
-            ToolResult::simple_error(
-                ErrorType::UnhandledException,
-                format!("write_file worker failed: {e}"),
-            )
-        })
+        super::off_the_scheduler("write_file", move || this.run()).await
     }
 }
