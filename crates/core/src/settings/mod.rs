@@ -339,6 +339,16 @@ impl Settings {
     /// Applies the keys that map onto engine settings.
     pub fn apply_to(&self, config: &mut crate::config::Config) {
         model::apply(&self.merged, config);
+        // Lists of sensitive paths add up across files (the merged value is only the last).
+        for f in &self.files {
+            if let Some(Value::Array(rules)) = get_path(&f.value, "security.sensitivePaths") {
+                for rule in rules.iter().filter_map(Value::as_str) {
+                    if !config.sensitive_paths.iter().any(|r| r == rule) {
+                        config.sensitive_paths.push(rule.to_string());
+                    }
+                }
+            }
+        }
     }
 
     /// One line about skipped project keys, if any.

@@ -421,8 +421,14 @@ pub fn apply(map: &Map<String, Value>, c: &mut Config) {
     if let Some(p) = b("tools.shell.enableInteractiveShell") {
         c.shell_pty = p;
     }
+    // Settings can only add sensitive paths (see `Settings::apply_to`): a project file must not
+    // empty the user's list or the defaults.
     if let Some(p) = strs(map, "security.sensitivePaths") {
-        c.sensitive_paths = p;
+        for rule in p {
+            if !c.sensitive_paths.contains(&rule) {
+                c.sensitive_paths.push(rule);
+            }
+        }
     }
     if let Some(p) = strs(map, "security.allowSensitivePaths") {
         c.allow_sensitive_paths.extend(p);

@@ -1,44 +1,63 @@
-//! Hard links: a file with more than one name is refused when another of its names is one the
-//! sensitive-path rules refuse (so `ln ~/.ssh/id_rsa notes.txt` does not make the key readable).
-//! The platform cannot list a file's other names, so toolbelt knows the sensitive files that
-//! have more than one: those in the workspace roots and those in the user's secret folders
-//! (`~/.ssh`, `~/.aws`, ...), found once, the first time a file with several names is opened.
+//! Hard links: a file with more than one name shares its content with every name. The platform
+//! cannot list a file's other names, so toolbelt counts the names it can see: those in the
+//! workspace roots (found once, the first time a file with several names is opened). A file is
+//! refused when another of its names is sensitive, or when not all of its names are in the
+//! roots: then one lives outside the workspace (`ln ~/.ssh/id_rsa notes.txt`), and the content
+//! is outside content.
 
 use std::collections::HashMap;
 use std::os::unix::fs::MetadataExt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use super::SensitiveRules;
 
-/// Folders under the user's home whose every file is a secret.
-const HOME_SECRET_DIRS: &[&str] =
-    &[".ssh", ".gnupg", ".aws", ".azure", ".docker", ".kube", ".config/gcloud", ".config/gh"];
-/// Files under the user's home that are secrets.
-const HOME_SECRET_FILES: &[&str] = &[".netrc", ".pgpass", ".git-credentials", ".npmrc", ".pypirc"];
-
-/// The sensitive files with more than one name, by (device, inode): the name to report.
+/// What the roots hold of one file with several names.
 #[derive(Debug, Default)]
-pub(crate) struct SensitiveInodes {
-    index: OnceLock<HashMap<(u64, u64), String>>,
+struct Names {
+    /// How many of its names are in the roots.
+    seen: u64,
+    /// One of them that the sensitive rules refuse, if any.
+    sensitive: Option<String>,
 }
 
-impl SensitiveInodes {
-    /// The sensitive name of the file `(dev, ino)`, if it is another name of a sensitive file.
-    pub(crate) fn other_name(
+/// Files with more than one name in the roots, by (device, inode).
+#[derive(Debug, Default)]
+pub(crate) struct LinkIndex {
+    index: OnceLock<HashMap<(u64, u64), Names>>,
+}
+
+/// Why a file with several names is refused.
+pub(crate) enum LinkRefusal {
+    /// Another name of it is sensitive.
+    Sensitive(String),
+    /// Not all of its names are in the workspace.
+    Outside,
+}
+
+impl LinkIndex {
+    /// Checks a file with `nlink` names: `None` when every name is in the roots and none is
+    /// sensitive.
+    pub(crate) fn check(
         &self,
-        dev: u64,
-        ino: u64,
+        (dev, ino, nlink): (u64, u64, u64),
         roots: &[PathBuf],
         rules: &SensitiveRules,
-    ) -> Option<String> {
-        self.index.get_or_init(|| build(roots, rules)).get(&(dev, ino)).cloned()
+    ) -> Option<LinkRefusal> {
+        let index = self.index.get_or_init(|| build(roots, rules));
+        match index.get(&(dev, ino)) {
+            Some(Names { sensitive: Some(name), .. }) => Some(LinkRefusal::Sensitive(name.clone())),
+            Some(Names { seen, .. }) if *seen >= nlink => None,
+            _ => Some(LinkRefusal::Outside),
+        }
     }
 }
 
-fn build(roots: &[PathBuf], rules: &SensitiveRules) -> HashMap<(u64, u64), String> {
-    let mut index = HashMap::new();
+fn build(roots: &[PathBuf], rules: &SensitiveRules) -> HashMap<(u64, u64), Names> {
+    let mut index: HashMap<(u64, u64), Names> = HashMap::new();
     for root in roots {
+        // node_modules is refused whole, so its names are not counted: a link into it counts
+        // as a link to outside.
         let walk = ignore::WalkBuilder::new(root)
             .standard_filters(false)
             .hidden(false)
@@ -50,39 +69,13 @@ fn build(roots: &[PathBuf], rules: &SensitiveRules) -> HashMap<(u64, u64), Strin
             if !meta.is_file() || meta.nlink() < 2 {
                 continue;
             }
+            let names = index.entry((meta.dev(), meta.ino())).or_default();
+            names.seen += 1;
             let rel = super::paths::relative_to(entry.path(), root);
-            if rules.check(&rel).is_some() {
-                index.insert((meta.dev(), meta.ino()), rel);
+            if names.sensitive.is_none() && rules.check(&rel).is_some() {
+                names.sensitive = Some(rel);
             }
         }
     }
-    if let Some(home) = crate::files::user_home() {
-        for dir in HOME_SECRET_DIRS {
-            add_all(&mut index, &home.join(dir), &home);
-        }
-        for file in HOME_SECRET_FILES {
-            add_all(&mut index, &home.join(file), &home);
-        }
-    }
     index
-}
-
-/// Every file with several names under `path` (a file or a folder, three levels deep).
-fn add_all(index: &mut HashMap<(u64, u64), String>, path: &Path, home: &Path) {
-    if std::fs::symlink_metadata(path).is_err() {
-        return;
-    }
-    let walk = ignore::WalkBuilder::new(path)
-        .standard_filters(false)
-        .hidden(false)
-        .follow_links(false)
-        .max_depth(Some(3))
-        .build();
-    for entry in walk.flatten() {
-        let Ok(meta) = entry.metadata() else { continue };
-        if meta.is_file() && meta.nlink() >= 2 {
-            let shown = format!("~/{}", super::paths::relative_to(entry.path(), home));
-            index.insert((meta.dev(), meta.ino()), shown);
-        }
-    }
 }

@@ -111,9 +111,9 @@ pub struct Workspace {
     /// The roots, opened: every file is reached beneath one of these handles.
     #[cfg(unix)]
     root_dirs: Vec<beneath::RootDir>,
-    /// Sensitive files with more than one name (found when first needed).
+    /// Files with more than one name in the roots (found when first needed).
     #[cfg(unix)]
-    linked: links::SensitiveInodes,
+    linked: links::LinkIndex,
     temp_dir: PathBuf,
     sensitive: SensitiveRules,
     ignore: IgnoreService,
@@ -154,7 +154,7 @@ impl Workspace {
             #[cfg(unix)]
             root_dirs,
             #[cfg(unix)]
-            linked: links::SensitiveInodes::default(),
+            linked: links::LinkIndex::default(),
             temp_dir,
             sensitive,
             ignore_defaults: IgnoreOptions {

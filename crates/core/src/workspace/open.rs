@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use rustix::fs::{AtFlags, CWD, Mode, OFlags, fstat, linkat, mkdirat, openat, renameat, unlinkat};
 
 use super::beneath::{self, Found, WalkError, Want};
+use super::links::LinkRefusal;
 use super::{PathError, ResolvedPath, Workspace};
 
 /// Why a file could not be opened: a path the rules refuse, or the file system's answer.
@@ -113,8 +114,9 @@ impl Workspace {
         Ok(found)
     }
 
-    /// A regular file with several names is refused when another of them is sensitive.
-    fn check_links(&self, st: &rustix::fs::Stat, real: &Path) -> Result<(), PathError> {
+    /// A regular file with several names is refused when another of them is sensitive or lies
+    /// outside the roots (see [`super::links`]).
+    pub(super) fn check_links(&self, st: &rustix::fs::Stat, real: &Path) -> Result<(), PathError> {
         let regular =
             rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::RegularFile;
         if !regular || st.st_nlink < 2 {
@@ -122,14 +124,25 @@ impl Workspace {
         }
         let roots: Vec<PathBuf> = self.roots.iter().map(|r| r.real.clone()).collect();
         #[allow(clippy::unnecessary_cast)] // the field types differ between platforms
-        let (dev, ino) = (st.st_dev as u64, st.st_ino as u64);
-        match self.linked.other_name(dev, ino, &roots, &self.sensitive) {
-            Some(name) => Err(PathError::Sensitive {
-                path: real.display().to_string(),
+        let key = (st.st_dev as u64, st.st_ino as u64, st.st_nlink as u64);
+        let shown = real.display().to_string();
+        match self.linked.check(key, &roots, &self.sensitive) {
+            None => Ok(()),
+            Some(LinkRefusal::Sensitive(name)) => Err(PathError::Sensitive {
+                path: shown,
                 rule: format!("hard link of {name}"),
                 origin: "built-in",
             }),
-            None => Ok(()),
+            Some(LinkRefusal::Outside) => Err(PathError::Outside {
+                path: format!("{shown} (a hard link: the same file has a name outside)"),
+                dirs: self
+                    .roots
+                    .iter()
+                    .map(|r| r.real.to_string_lossy().into_owned())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                temp: self.temp_dir.to_string_lossy().into_owned(),
+            }),
         }
     }
 
@@ -178,10 +191,6 @@ impl Workspace {
             name = last;
         }
         let name = name.ok_or_else(|| io::Error::from(io::ErrorKind::IsADirectory))?;
-        // Reading the old content of another name of a secret would show the secret.
-        if let Ok(st) = rustix::fs::statat(&dir, name.as_os_str(), AtFlags::SYMLINK_NOFOLLOW) {
-            self.check_links(&st, &found.real)?;
-        }
         Ok(WriteTarget { dir, name, real: found.real })
     }
 }
@@ -221,25 +230,33 @@ impl WriteTarget {
 
     /// The file's bytes as they are now (`None` when it does not exist), refused unless it is a
     /// regular file of at most `limit` bytes; nothing is read before that is known.
-    pub fn read_existing(&self, limit: u64) -> io::Result<Result<Option<Vec<u8>>, FileKindError>> {
+    pub fn read_existing(
+        &self,
+        ws: &Workspace,
+        limit: u64,
+    ) -> Result<Result<Option<Vec<u8>>, FileKindError>, OpenError> {
         let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOFOLLOW | OFlags::CLOEXEC;
         let fd = match openat(&self.dir, self.name.as_os_str(), flags, Mode::empty()) {
             Ok(fd) => fd,
             Err(rustix::io::Errno::NOENT) => return Ok(Ok(None)),
-            Err(e) => return Err(e.into()),
+            // A socket cannot be opened at all.
+            Err(rustix::io::Errno::NXIO) => return Ok(Err(FileKindError::Special)),
+            Err(e) => return Err(io::Error::from(e).into()),
         };
-        let st = fstat(&fd)?;
+        let st = fstat(&fd).map_err(io::Error::from)?;
         match rustix::fs::FileType::from_raw_mode(st.st_mode) {
             rustix::fs::FileType::RegularFile => {}
             rustix::fs::FileType::Directory => return Ok(Err(FileKindError::Directory)),
             _ => return Ok(Err(FileKindError::Special)),
         }
+        // On the handle that is read: another name of a secret would show the secret.
+        ws.check_links(&st, &self.real)?;
         let size = u64::try_from(st.st_size).unwrap_or(0);
         if size > limit {
             return Ok(Err(FileKindError::TooLarge { size, limit }));
         }
         let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
-        File::from(fd).take(limit + 1).read_to_end(&mut bytes)?;
+        File::from(fd).take(limit + 1).read_to_end(&mut bytes).map_err(OpenError::Io)?;
         if bytes.len() as u64 > limit {
             return Ok(Err(FileKindError::TooLarge { size: bytes.len() as u64, limit }));
         }

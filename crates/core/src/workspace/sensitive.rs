@@ -1,7 +1,7 @@
 //! Paths no tool may touch: upstream's segment rules (`.git`, `.env`, `node_modules`,
 //! `gha-creds-*.json`) plus a configurable list of key and credential files.
 
-use globset::{Glob, GlobSet, GlobSetBuilder};
+use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 
 /// Which rule refused a path.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -28,8 +28,11 @@ impl SensitiveRules {
         let set = |list: &[String]| -> Result<GlobSet, String> {
             let mut b = GlobSetBuilder::new();
             for p in list {
+                // Case-insensitive: `ID_RSA` opens `id_rsa` on case-insensitive file systems.
                 b.add(
-                    Glob::new(p)
+                    GlobBuilder::new(p)
+                        .case_insensitive(true)
+                        .build()
                         .map_err(|e| format!("invalid sensitive-path pattern {p:?}: {e}"))?,
                 );
             }
@@ -56,9 +59,12 @@ impl SensitiveRules {
             if lower.starts_with("gha-creds-") && lower.ends_with(".json") {
                 return Some(SensitiveHit { rule: "gha-creds-*.json".into(), origin: "built-in" });
             }
-            if let Some(i) = self.configured.matches(seg).first() {
+            // The name as given and as the file system may read it (trailing dots and spaces
+            // dropped, as for the built-in rules).
+            let hit = self.configured.matches(seg).first().copied();
+            if let Some(i) = hit.or_else(|| self.configured.matches(cut).first().copied()) {
                 return Some(SensitiveHit {
-                    rule: self.patterns[*i].clone(),
+                    rule: self.patterns[i].clone(),
                     origin: "sensitive_paths",
                 });
             }

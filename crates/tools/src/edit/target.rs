@@ -48,7 +48,14 @@ impl EditTarget {
                 Err(OpenError::Io(e)) => return Err(ReadError::Io(e)),
             };
             let abs = self.path.real.display();
-            match target.read_existing(self.limit).map_err(ReadError::Io)? {
+            let existing = match target.read_existing(&self.ws, self.limit) {
+                Ok(r) => r,
+                Err(OpenError::Path(p)) => {
+                    return Err(ReadError::Refused(ErrorType::PathNotInWorkspace, p.to_string()));
+                }
+                Err(OpenError::Io(e)) => return Err(ReadError::Io(e)),
+            };
+            match existing {
                 Ok(bytes) => Ok(bytes),
                 // As reading a folder by name fails (EISDIR): each tool words it its own way.
                 Err(FileKindError::Directory) => {

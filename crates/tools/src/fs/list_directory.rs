@@ -181,7 +181,7 @@ fn list(
     }
     // (name, is a symlink): only links need resolving to know where they lead. The entries
     // are read from the folder the file layer reached beneath a root, not from the name.
-    let names: Vec<(String, bool)> = match read_names(ws, dir) {
+    let names: Vec<Named> = match read_names(ws, dir) {
         Ok(names) => names,
         Err(Listing::Refused(e)) => return failed(format!("Error listing directory: {e}")),
         Err(Listing::Io(e)) => {
@@ -195,7 +195,7 @@ fn list(
     let mut hidden = 0usize;
     let mut entries = Vec::with_capacity(names.len());
     let dir_real = paths::robust_realpath(dir).unwrap_or_else(|_| dir.to_path_buf());
-    for (name, link) in names {
+    for Named { name, link, stat } in names {
         if cancel.is_cancelled() {
             return ToolResult::simple_error(ErrorType::Cancelled, "Operation cancelled.");
         }
@@ -227,9 +227,15 @@ fn list(
             Err(_) => continue,
             Ok(()) => {}
         }
-        // Follows symlinks; entries that cannot be stat'ed (dangling links) are dropped.
-        if let Ok(m) = std::fs::metadata(&full) {
-            entries.push(Entry { name, is_dir: m.is_dir(), size: m.len() });
+        // Plain entries as the folder handle saw them; links followed (they were checked above);
+        // entries that cannot be stat'ed (dangling links) are dropped.
+        match stat {
+            Some((is_dir, size)) => entries.push(Entry { name, is_dir, size }),
+            None => {
+                if let Ok(m) = std::fs::metadata(&full) {
+                    entries.push(Entry { name, is_dir: m.is_dir(), size: m.len() });
+                }
+            }
         }
     }
     let mut collator = crate::collate::collator();
@@ -277,9 +283,16 @@ enum Listing {
     Io(std::io::Error),
 }
 
-/// The names in `dir` (and whether each is a symlink), read from the handle the workspace's
-/// file layer opened beneath a root.
-fn read_names(ws: &Workspace, dir: &std::path::Path) -> Result<Vec<(String, bool)>, Listing> {
+/// One entry of a folder: its name, whether it is a symlink, and (for others) whether it is a
+/// folder and its size, as the folder's handle saw them.
+struct Named {
+    name: String,
+    link: bool,
+    stat: Option<(bool, u64)>,
+}
+
+/// The entries of `dir`, read from the handle the workspace's file layer opened beneath a root.
+fn read_names(ws: &Workspace, dir: &std::path::Path) -> Result<Vec<Named>, Listing> {
     let resolved = ResolvedPath { lexical: dir.to_path_buf(), real: dir.to_path_buf() };
     #[cfg(unix)]
     {
@@ -296,19 +309,17 @@ fn read_names(ws: &Workspace, dir: &std::path::Path) -> Result<Vec<(String, bool
             if name == b"." || name == b".." {
                 continue;
             }
+            let st = rustix::fs::statat(&fd, name, rustix::fs::AtFlags::SYMLINK_NOFOLLOW).ok();
             let name = String::from_utf8_lossy(name).into_owned();
-            let link = match entry.file_type() {
-                rustix::fs::FileType::Symlink => true,
-                rustix::fs::FileType::Unknown => {
-                    rustix::fs::statat(&fd, name.as_str(), rustix::fs::AtFlags::SYMLINK_NOFOLLOW)
-                        .is_ok_and(|st| {
-                            rustix::fs::FileType::from_raw_mode(st.st_mode)
-                                == rustix::fs::FileType::Symlink
-                        })
-                }
-                _ => false,
-            };
-            names.push((name, link));
+            let kind = st.as_ref().map(|st| rustix::fs::FileType::from_raw_mode(st.st_mode));
+            let link = kind == Some(rustix::fs::FileType::Symlink);
+            let stat = st.filter(|_| !link).map(|st| {
+                (
+                    kind == Some(rustix::fs::FileType::Directory),
+                    u64::try_from(st.st_size).unwrap_or(0),
+                )
+            });
+            names.push(Named { name, link, stat });
         }
         Ok(names)
     }
@@ -320,7 +331,7 @@ fn read_names(ws: &Workspace, dir: &std::path::Path) -> Result<Vec<(String, bool
             .filter_map(Result::ok)
             .map(|e| {
                 let link = e.file_type().is_ok_and(|t| t.is_symlink());
-                (e.file_name().to_string_lossy().into_owned(), link)
+                Named { name: e.file_name().to_string_lossy().into_owned(), link, stat: None }
             })
             .collect())
     }

@@ -106,20 +106,29 @@ fn a_folder_swapped_for_a_symlink_never_leaks_outside_bytes() {
         })
     };
     let env = crate::harness::env_for(&t, &[]);
-    let mut leaks = 0;
-    for _ in 0..500 {
-        for (tool, args) in [
-            ("read_file", json!({"file_path": "d/f.txt"})),
-            ("grep_search", json!({"pattern": "SECRET|inside", "dir_path": "d"})),
-            ("list_directory", json!({"dir_path": "d"})),
-        ] {
-            let r = crate::harness::run_in(&env, tool, args);
-            let text = r.model.to_string();
-            if text.contains("OUTSIDE-SECRET") || text.contains("outside-only") {
-                leaks += 1;
-            }
-        }
-    }
+    // Four readers in parallel, 125 rounds each: 500 of each call.
+    let readers: Vec<_> = (0..4)
+        .map(|_| {
+            let env = env.clone();
+            std::thread::spawn(move || {
+                let mut leaks = 0;
+                for _ in 0..125 {
+                    for (tool, args) in [
+                        ("read_file", json!({"file_path": "d/f.txt"})),
+                        ("grep_search", json!({"pattern": "SECRET|inside", "dir_path": "d"})),
+                        ("list_directory", json!({"dir_path": "d"})),
+                    ] {
+                        let text = crate::harness::run_in(&env, tool, args).model.to_string();
+                        if text.contains("OUTSIDE-SECRET") || text.contains("outside-only") {
+                            leaks += 1;
+                        }
+                    }
+                }
+                leaks
+            })
+        })
+        .collect();
+    let leaks: usize = readers.into_iter().map(|r| r.join().unwrap()).sum();
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     swapper.join().unwrap();
     assert_eq!(leaks, 0, "outside bytes or names came back");
@@ -193,4 +202,39 @@ fn a_hard_link_to_a_secret_is_refused_under_any_name() {
     // A file with several names none of which is sensitive reads as usual.
     std::fs::hard_link(t.root().join("plain.txt"), t.root().join("plain2.txt")).unwrap();
     assert_eq!(run(&t, "read_file", json!({"file_path": "plain2.txt"})).output(), "plain\n");
+}
+
+/// Found by an adversarial review: a hard link to a file outside the roots (or into
+/// node_modules) was read freely; case variants and trailing dots of the configurable rules
+/// (`ID_RSA`, `server.KEY`, `id_rsa.`) were read, searched and listed.
+#[test]
+fn links_to_outside_and_spelling_variants_of_secrets_are_refused() {
+    let t = TempTree::new();
+    let outside = TempTree::new();
+    outside.file("sshdir/id_rsa", "OUTSIDE-SECRET-KEY\n").file("plain.txt", "OUTSIDE-PLAIN\n");
+    std::fs::hard_link(outside.root().join("sshdir/id_rsa"), t.root().join("innocent.txt"))
+        .unwrap();
+    std::fs::hard_link(outside.root().join("plain.txt"), t.root().join("plain-link.txt")).unwrap();
+    t.file("node_modules/pkg/index.js", "NODEMOD-SECRET\n");
+    std::fs::hard_link(t.root().join("node_modules/pkg/index.js"), t.root().join("hl-nm.txt"))
+        .unwrap();
+    for f in ["innocent.txt", "plain-link.txt", "hl-nm.txt"] {
+        let r = run(&t, "read_file", json!({"file_path": f}));
+        assert!(r.error().contains("hard link"), "{f}: {}", r.model);
+    }
+    let r = run(&t, "grep_search", json!({"pattern": "SECRET|PLAIN"}));
+    assert!(
+        !r.model.to_string().contains("OUTSIDE-") && !r.model.to_string().contains("NODEMOD"),
+        "{}",
+        r.model
+    );
+    for f in ["ID_RSA", "server.KEY", "cert.Pem", "id_rsa.", ".NETRC"] {
+        t.file(f, "CASE-SECRET\n");
+        let r = run(&t, "read_file", json!({"file_path": f}));
+        assert!(r.error().contains("sensitive-path rule"), "{f}: {}", r.model);
+    }
+    let r = run(&t, "grep_search", json!({"pattern": "CASE-SECRET", "include_pattern": "**/*"}));
+    assert!(r.model.to_string().contains("No matches found"), "{}", r.model);
+    let r = run(&t, "glob", json!({"pattern": "*"}));
+    assert!(!r.model.to_string().contains("ID_RSA"), "{}", r.model);
 }

@@ -34,6 +34,22 @@ fn a_fifo_is_refused_at_once_not_waited_on() {
     }
 }
 
+/// `/dev/zero` (read until memory ran out) is outside the workspace; a link to it inside is
+/// followed by the file layer and refused as outside, at once.
+#[test]
+fn a_link_to_dev_zero_is_refused_at_once() {
+    let t = TempTree::new();
+    t.symlink("/dev/zero", "zero");
+    for (tool, args) in edit_args("zero") {
+        let start = Instant::now();
+        let r = run(&t, tool, args);
+        assert!(start.elapsed() < Duration::from_secs(2), "{tool} read /dev/zero");
+        assert!(r.error().starts_with("Path not in workspace"), "{tool}: {}", r.error());
+    }
+    let r = run(&t, "read_file", json!({"file_path": "zero"}));
+    assert!(r.error().starts_with("Path not in workspace"), "{}", r.error());
+}
+
 #[test]
 fn a_2_gb_sparse_file_is_refused_before_it_is_read() {
     let t = TempTree::new();
@@ -74,4 +90,14 @@ fn new_files_follow_the_umask_and_existing_ones_keep_their_mode() {
         .filter(|e| e.file_name().to_string_lossy().starts_with(".toolbelt-write-"))
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
+#[test]
+fn a_socket_is_refused_as_not_a_regular_file() {
+    let t = TempTree::new();
+    let _listener = std::os::unix::net::UnixListener::bind(t.root().join("sock")).unwrap();
+    for (tool, args) in edit_args("sock") {
+        let r = run(&t, tool, args);
+        assert!(r.error().contains("not a regular file"), "{tool}: {}", r.error());
+    }
 }
