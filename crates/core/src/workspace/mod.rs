@@ -249,7 +249,12 @@ impl Workspace {
         if real.starts_with(&self.temp_dir) {
             return Ok(());
         }
-        Err(PathError::Outside {
+        Err(self.outside(shown))
+    }
+
+    /// The refusal of a path outside every root and the temp folder, naming them.
+    fn outside(&self, shown: String) -> PathError {
+        PathError::Outside {
             path: shown,
             dirs: self
                 .roots
@@ -258,7 +263,7 @@ impl Workspace {
                 .collect::<Vec<_>>()
                 .join(", "),
             temp: self.temp_dir.to_string_lossy().into_owned(),
-        })
+        }
     }
 
     /// Resolves an absolute path found by a walk (no `@` or `%` handling): every symlink

@@ -58,13 +58,17 @@ impl Workspace {
     /// followed by the layer's rules; an escape comes back as the outside path it reaches, for
     /// the containment check to refuse), otherwise resolved by name.
     pub(super) fn real_path(&self, lexical: &Path) -> Result<PathBuf, PathError> {
-        let located = self.locate(lexical).or_else(|| {
-            let real = super::paths::robust_realpath(lexical).ok()?;
-            self.locate(&real)
-        });
-        let Some((root, rel)) = located else {
-            return super::paths::robust_realpath(lexical)
-                .map_err(|e| PathError::Resolve(e.to_string()));
+        let (root, rel) = match self.locate(lexical) {
+            Some(located) => located,
+            // Not under a root by its spelling: by name, then beneath the root it reaches.
+            None => {
+                let real = super::paths::robust_realpath(lexical)
+                    .map_err(|e| PathError::Resolve(e.to_string()))?;
+                match self.locate(&real) {
+                    Some(located) => located,
+                    None => return Ok(real),
+                }
+            }
         };
         match beneath::walk(&self.root_dirs, root, &rel, Want::Open(OFlags::PATH), true) {
             Ok(found) => Ok(found.real),
@@ -91,7 +95,10 @@ impl Workspace {
                     .real
                     .strip_prefix(&self.temp_dir)
                     .map_err(|_| OpenError::Io(io::Error::other("not beneath a workspace root")))?;
-                std::fs::create_dir_all(&self.temp_dir)?;
+                // A write may be the first thing in the temp folder; a read of it finds nothing.
+                if matches!(want, Want::Parent) {
+                    std::fs::create_dir_all(&self.temp_dir)?;
+                }
                 temp = [beneath::RootDir::open(&self.temp_dir)?];
                 (&temp[..], 0, rel.to_path_buf())
             }
@@ -133,16 +140,10 @@ impl Workspace {
                 rule: format!("hard link of {name}"),
                 origin: "built-in",
             }),
-            Some(LinkRefusal::Outside) => Err(PathError::Outside {
-                path: format!("{shown} (a hard link: the same file has a name outside)"),
-                dirs: self
-                    .roots
-                    .iter()
-                    .map(|r| r.real.to_string_lossy().into_owned())
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                temp: self.temp_dir.to_string_lossy().into_owned(),
-            }),
+            Some(LinkRefusal::Outside) => {
+                Err(self
+                    .outside(format!("{shown} (a hard link: the same file has a name outside)")))
+            }
         }
     }
 
@@ -268,10 +269,12 @@ impl WriteTarget {
     /// owner (a new file: `0666` less the umask), then renamed over the name. A write stopped at
     /// any point leaves the old file or the new one, and no temporary file.
     pub fn write(&self, bytes: &[u8]) -> io::Result<()> {
-        let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK;
-        let old = openat(&self.dir, self.name.as_os_str(), flags, Mode::empty())
+        // The file being replaced (a regular file; not a link, which the rename replaces).
+        let old = rustix::fs::statat(&self.dir, self.name.as_os_str(), AtFlags::SYMLINK_NOFOLLOW)
             .ok()
-            .and_then(|fd| fstat(&fd).ok());
+            .filter(|st| {
+                rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::RegularFile
+            });
         if old.as_ref().is_some_and(|st| st.st_mode & 0o222 == 0) {
             return Err(io::Error::from_raw_os_error(13)); // EACCES, as writing it would
         }

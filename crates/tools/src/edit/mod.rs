@@ -294,11 +294,19 @@ impl DiffStat {
 }
 
 /// Runs an edit's blocking work (reading, matching, diffing, writing) on the blocking pool,
-/// off the scheduler's thread, so the call's deadline and cancellation can always answer.
+/// off the scheduler's thread, so the call's deadline and cancellation can always answer; a call
+/// cancelled before it starts does nothing.
 pub(crate) async fn off_the_scheduler(
     tool: &str,
+    ctx: &toolbelt_core::tool::ExecContext,
     work: impl FnOnce() -> toolbelt_core::result::ToolResult + Send + 'static,
 ) -> toolbelt_core::result::ToolResult {
+    if ctx.cancel.is_cancelled() {
+        return toolbelt_core::result::ToolResult::simple_error(
+            toolbelt_core::result::ErrorType::Cancelled,
+            "Operation cancelled.",
+        );
+    }
     tokio::task::spawn_blocking(work).await.unwrap_or_else(|e| {
         toolbelt_core::result::ToolResult::simple_error(
             toolbelt_core::result::ErrorType::UnhandledException,

@@ -401,10 +401,7 @@ impl Invocation for ReplaceCall {
     }
 
     async fn execute(&self, ctx: ExecContext) -> ToolResult {
-        if ctx.cancel.is_cancelled() {
-            return ToolResult::simple_error(ErrorType::Cancelled, "Operation cancelled.");
-        }
         let this = self.clone();
-        super::off_the_scheduler("replace", move || this.run()).await
+        super::off_the_scheduler("replace", &ctx, move || this.run()).await
     }
 }

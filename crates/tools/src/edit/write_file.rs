@@ -264,10 +264,7 @@ impl Invocation for WriteCall {
     }
 
     async fn execute(&self, ctx: ExecContext) -> ToolResult {
-        if ctx.cancel.is_cancelled() {
-            return ToolResult::simple_error(ErrorType::Cancelled, "Operation cancelled.");
-        }
         let this = self.clone();
-        super::off_the_scheduler("write_file", move || this.run()).await
+        super::off_the_scheduler("write_file", &ctx, move || this.run()).await
     }
 }
