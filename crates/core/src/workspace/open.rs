@@ -161,6 +161,37 @@ impl Workspace {
         found.fd.ok_or_else(|| io::Error::from(io::ErrorKind::NotFound).into())
     }
 
+    /// The metadata of what `path` reaches now beneath its root (symlinks followed by the layer's
+    /// rules), from a handle: never from a second lookup by name.
+    pub fn metadata(&self, path: &ResolvedPath) -> Result<std::fs::Metadata, OpenError> {
+        let found = self.reach(path, Want::Open(OFlags::PATH), false)?;
+        let fd = found.fd.ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))?;
+        Ok(File::from(fd).metadata()?)
+    }
+
+    /// Confirms what a walk by name yielded: `path` is resolved and checked like any tool path,
+    /// reached beneath its root, and must be the very file the walk saw (`ino`, the inode its
+    /// folder listed). A folder swapped for a symlink while the walk ran can make a walk list
+    /// another folder; whatever it yields from there is refused here, names included.
+    pub fn confirm_walked(
+        &self,
+        path: &Path,
+        ino: Option<u64>,
+    ) -> Result<std::fs::Metadata, OpenError> {
+        use std::os::unix::fs::MetadataExt as _;
+        let resolved = self.resolve_path(path)?;
+        self.check_access(&resolved, super::Access::Read)?;
+        let meta = self.metadata(&resolved)?;
+        match ino {
+            Some(ino) if ino != meta.ino() => Err(PathError::Resolve(format!(
+                "{} changed while the folder was walked",
+                path.display()
+            ))
+            .into()),
+            _ => Ok(meta),
+        }
+    }
+
     /// The place to write `path`: its folder's handle (missing folders created when
     /// `create_parents`) and its name there. A symlink at the name is followed by the layer's
     /// rules, so a write can never land outside.

@@ -215,7 +215,8 @@ fn list(
         } else {
             dir_real.join(&name)
         };
-        match ws.check_access(&ResolvedPath { lexical: full.clone(), real }, Access::Read) {
+        let resolved = ResolvedPath { lexical: full.clone(), real };
+        match ws.check_access(&resolved, Access::Read) {
             Err(PathError::Outside { .. }) => {
                 ignored += 1;
                 continue;
@@ -227,12 +228,13 @@ fn list(
             Err(_) => continue,
             Ok(()) => {}
         }
-        // Plain entries as the folder handle saw them; links followed (they were checked above);
-        // entries that cannot be stat'ed (dangling links) are dropped.
+        // Plain entries as the folder handle saw them; links followed beneath the root by the
+        // file layer (never by name again); entries that cannot be reached (dangling links, or
+        // a link swapped to lead outside since) are dropped.
         match stat {
             Some((is_dir, size)) => entries.push(Entry { name, is_dir, size }),
             None => {
-                if let Ok(m) = std::fs::metadata(&full) {
+                if let Ok(m) = ws.metadata(&resolved) {
                     entries.push(Entry { name, is_dir: m.is_dir(), size: m.len() });
                 }
             }

@@ -17,7 +17,7 @@ use toolbelt_core::Kind;
 use toolbelt_core::result::{ErrorType, ToolResult};
 use toolbelt_core::schema::rename_params;
 use toolbelt_core::tool::{Declaration, ExecContext, Invocation, ModelFamily, Tool, ToolEnv};
-use toolbelt_core::workspace::{Access, IgnoreOptions, Workspace, paths};
+use toolbelt_core::workspace::{Access, IgnoreOptions, OpenError, PathError, Workspace, paths};
 
 use super::GLOB_EXCLUDED_DIRS;
 use crate::fs::shorten_path;
@@ -242,15 +242,16 @@ impl Job {
                     }
                     // The file layer's rules: names of sensitive files are left out (counted),
                     // and so is anything a walk raced outside the roots.
-                    if let Err(e) = this.workspace.resolve_path(path).and_then(|r| {
-                        this.workspace.check_access(&r, toolbelt_core::workspace::Access::Read)
-                    }) {
-                        if matches!(e, toolbelt_core::workspace::PathError::Sensitive { .. }) {
+                    // The walk went by name: the hit must be the same file beneath the root.
+                    let meta = match this.workspace.confirm_walked(path, walked_ino(&entry)) {
+                        Ok(meta) => meta,
+                        Err(OpenError::Path(PathError::Sensitive { .. })) => {
                             hidden.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                            return WalkState::Continue;
                         }
-                        return WalkState::Continue;
-                    }
-                    let mtime = entry.metadata().ok().and_then(|m| m.modified().ok());
+                        Err(_) => return WalkState::Continue,
+                    };
+                    let mtime = meta.modified().ok();
                     found.locked().push((path.to_path_buf(), mtime));
                     WalkState::Continue
                 })
@@ -330,6 +331,11 @@ fn sort_entries(files: &mut Vec<(PathBuf, Option<SystemTime>)>, now: SystemTime)
     crate::collate::sort_by_text(&mut old, path_text);
     files.extend(new);
     files.extend(old);
+}
+
+/// The inode the walk's folder listing gave for `entry`.
+fn walked_ino(entry: &ignore::DirEntry) -> Option<u64> {
+    entry.ino()
 }
 
 #[cfg(test)]

@@ -135,6 +135,61 @@ fn a_folder_swapped_for_a_symlink_never_leaks_outside_bytes() {
     assert!(Path::new(&outside.root().join("f.txt")).exists());
 }
 
+/// Issue 15 (adversarial review): the walks of glob, grep_search and read_many_files descended
+/// into a folder by name, so a folder swapped for a symlink mid-walk listed outside *names*
+/// (34 of 300 globs returned `outside-only.txt`). Whatever a walk yields is now confirmed by a
+/// handle opened beneath the root: the same file, or it is left out.
+#[test]
+fn a_folder_swapped_mid_walk_never_leaks_outside_names() {
+    let t = TempTree::new();
+    let outside = TempTree::new();
+    for i in 0..20 {
+        outside.file(&format!("outside-only-{i}.txt"), "OUTSIDE-SECRET\n");
+    }
+    for i in 0..20 {
+        t.file(&format!("d/inside-{i}.txt"), "inside\n");
+    }
+    let (d, link) = (t.root().join("d"), t.root().join("d.link"));
+    std::os::unix::fs::symlink(outside.root(), &link).unwrap();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    // `d` is always there: the folder and the link to outside trade places atomically.
+    let swapper = {
+        let (stop, d, link) = (stop.clone(), d.clone(), link.clone());
+        std::thread::spawn(move || {
+            use rustix::fs::{CWD, RenameFlags, renameat_with};
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let _ = renameat_with(CWD, &d, CWD, &link, RenameFlags::EXCHANGE);
+            }
+        })
+    };
+    let env = crate::harness::env_for(&t, &[]);
+    let walkers: Vec<_> = (0..4)
+        .map(|_| {
+            let env = env.clone();
+            std::thread::spawn(move || {
+                let mut leaks = Vec::new();
+                for _ in 0..100 {
+                    for (tool, args) in [
+                        ("glob", json!({"pattern": "**/*.txt"})),
+                        ("grep_search", json!({"pattern": "SECRET|inside"})),
+                        ("read_many_files", json!({"include": ["**/*.txt"]})),
+                    ] {
+                        let text = crate::harness::run_in(&env, tool, args).model.to_string();
+                        if text.contains("OUTSIDE-SECRET") || text.contains("outside-only") {
+                            leaks.push(format!("{tool}: {text}"));
+                        }
+                    }
+                }
+                leaks
+            })
+        })
+        .collect();
+    let leaks: Vec<String> = walkers.into_iter().flat_map(|w| w.join().unwrap()).collect();
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    swapper.join().unwrap();
+    assert!(leaks.is_empty(), "{} walks leaked outside names, first: {}", leaks.len(), leaks[0]);
+}
+
 /// Issue 15: grep_search returned the lines of `id_rsa`, `*.pem`, `*.key`, `.env`, `.netrc`,
 /// `.ssh/id_ed25519` and (with `no_ignore`) `.git/config`; glob listed their names; a hard link
 /// to a secret was read under another name.
