@@ -214,6 +214,19 @@ pub enum PolicyCommand {
     },
     /// Remove a saved "always allow" rule by its id
     Revoke { id: String },
+    /// Check policy files without running anything: every problem with its file and line
+    /// (exit 2 when there is one). Without PATH: every policy and settings file a session here
+    /// would load
+    Lint {
+        /// Policy files or folders of *.toml files
+        paths: Vec<std::path::PathBuf>,
+        /// Workspace root whose project files are checked too (default: the current folder)
+        #[arg(long = "root", value_name = "DIR")]
+        roots: Vec<std::path::PathBuf>,
+        /// Print JSON
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Debug, Subcommand)]

@@ -34,6 +34,7 @@ pub mod scheduler;
 pub mod schema;
 pub mod settings;
 pub mod shell;
+pub mod spelling;
 pub mod sync;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;

@@ -9,8 +9,12 @@ use toolbelt_core::approver::{Approver, FixedApprover, Outcome, Questioner};
 use toolbelt_core::config::Config;
 use toolbelt_core::hooks::{CommandHooks, HookContext, ToolHooks};
 use toolbelt_core::model::ModelAccess;
-use toolbelt_core::policy::sources::{load_sources, settings_rules, standard_sources};
-use toolbelt_core::policy::{ApprovalMode, PolicyEngine, Tier, toml::load_path};
+use toolbelt_core::policy::sources::{
+    load_sources, misspelled_tools, settings_rules, standard_sources,
+};
+use toolbelt_core::policy::{
+    ApprovalMode, Loaded, PolicyEngine, PolicyFileError, Tier, toml::load_path,
+};
 use toolbelt_core::scheduler::EventSink;
 use toolbelt_core::settings::ToolSettings;
 use toolbelt_core::{ModelFamily, Registry, Scheduler, SchedulerOptions, Tool, ToolEnv, Workspace};
@@ -190,7 +194,7 @@ impl SessionBuilder {
             &tool_settings,
             interactive,
             &mut notices,
-        );
+        )?;
 
         let services = toolbelt_tools::Services {
             model: self.model,
@@ -207,6 +211,10 @@ impl SessionBuilder {
             None
         };
         let registry = Arc::new(Registry::builder().tools(tools).build()?);
+        let typos = misspelled_tools(&policy.rules(), &registry.names());
+        if !typos.is_empty() {
+            return Err(SessionError::Policy(typos));
+        }
         let hooks = (!tool_settings.hooks.events.is_empty()).then(|| {
             CommandHooks::new(
                 tool_settings.hooks.clone(),
@@ -261,24 +269,43 @@ fn policy(
     tool_settings: &ToolSettings,
     interactive: bool,
     notices: &mut Vec<String>,
-) -> Arc<PolicyEngine> {
+) -> Result<Arc<PolicyEngine>, SessionError> {
+    let mut loaded = policy_files(sources, root, trusted, paths);
+    if !loaded.errors.is_empty() {
+        return Err(SessionError::Policy(loaded.errors));
+    }
+    notices.extend(loaded.notices.iter().map(ToString::to_string));
+    loaded.rules.extend(settings_rules(tool_settings, interactive));
+    Ok(Arc::new(
+        PolicyEngine::new(loaded.rules, interactive)
+            .with_workspace(root)
+            .with_trusted_folder(trusted),
+    ))
+}
+
+/// Every policy file a session reads (the standard folders of each tier, then the front end's
+/// paths at the user tier), loaded, with every problem. A `--policy` path that does not exist
+/// is a problem: the rules the user meant to apply would not.
+pub fn policy_files(
+    sources: &SettingsSources,
+    root: &std::path::Path,
+    trusted: bool,
+    paths: &[PathBuf],
+) -> Loaded {
     let standard =
         standard_sources(&sources.state_dir, sources.user_home.as_deref(), Some(root), trusted);
     let mut loaded = load_sources(&standard);
     for p in paths {
         if !p.exists() {
-            notices.push(format!("policy path {} does not exist", p.display()));
+            loaded.errors.push(PolicyFileError {
+                file: p.display().to_string(),
+                line: None,
+                message: "does not exist".into(),
+            });
         }
         loaded.extend(load_path(p, Tier::User));
     }
-    for e in &loaded.errors {
-        notices.push(format!("policy file skipped in part: {e}"));
-    }
-    let mut rules = loaded.rules;
-    rules.extend(settings_rules(tool_settings, interactive));
-    Arc::new(
-        PolicyEngine::new(rules, interactive).with_workspace(root).with_trusted_folder(trusted),
-    )
+    loaded
 }
 
 /// The tools `tools.discoveryCommand` prints, if set. Their calls get `tools.callTimeoutMs`

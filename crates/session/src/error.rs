@@ -21,7 +21,19 @@ pub enum SessionError {
     /// A root is not a usable folder.
     #[error(transparent)]
     Workspace(#[from] toolbelt_core::workspace::WorkspaceError),
+    /// Policy files that could not be fully understood: the session does not start, so no
+    /// part of the user's rules silently fails to apply.
+    #[error("{}", policy_problems(.0))]
+    Policy(Vec<toolbelt_core::policy::PolicyFileError>),
     /// A live root change with no root.
     #[error("a session needs at least one root")]
     NoRoots,
+}
+
+fn policy_problems(errors: &[toolbelt_core::policy::PolicyFileError]) -> String {
+    let list: Vec<String> = errors.iter().map(|e| format!("  {e}")).collect();
+    format!(
+        "the policy cannot be fully understood, so nothing was run:\n{}\nFix the file (check it with `toolbelt policy lint FILE`) and try again.",
+        list.join("\n")
+    )
 }

@@ -14,9 +14,11 @@
 //! - [`session`]: [`Session`], what was built, with live root changes and shutdown
 //! - [`settings`]: settings files and folder trust for a root
 //! - [`error`]: why a session could not be built ([`SessionError`])
+//! - [`lint`]: every problem in the policy a session would load, without running anything
 
 pub mod builder;
 pub mod error;
+pub mod lint;
 pub mod session;
 pub mod settings;
 

@@ -98,7 +98,13 @@ impl Session {
             hooks: self.hooks.clone().map(|h| h as Arc<dyn ToolHooks>),
             mode: self.mode,
             family: self.family,
-            excluded: self.tool_settings.exclude.clone(),
+            excluded: self
+                .tool_settings
+                .exclude
+                .iter()
+                .filter(|e| !e.contains('('))
+                .cloned()
+                .collect(),
         }
     }
 
@@ -127,7 +133,8 @@ pub fn excluded_tools(
         annotations: t.annotations(),
     });
     let mut out = policy.excluded_tools(facts, mode);
-    for e in exclude {
+    // `tool(args)` entries narrow a rule (see `settings_rules`); only plain names hide a tool.
+    for e in exclude.iter().filter(|e| !e.contains('(')) {
         if !out.contains(e) {
             out.push(e.clone());
         }

@@ -1,5 +1,5 @@
-//! `toolbelt policy check|list|revoke`: the decision for a call and the rule behind it; the
-//! saved "always allow" rules.
+//! `toolbelt policy check|list|revoke|lint`: the decision for a call and the rule behind it; the
+//! saved "always allow" rules; every problem in the policy files.
 
 use serde_json::json;
 use toolbelt_core::policy::{PolicyCall, format_priority, saved};
@@ -17,7 +17,39 @@ pub async fn run(cmd: PolicyCommand) -> CliResult {
         }
         PolicyCommand::List { all, json, session } => list(all, json, session).await,
         PolicyCommand::Revoke { id } => revoke(&id),
+        PolicyCommand::Lint { paths, roots, json } => lint(&paths, &roots, json),
     }
+}
+
+fn lint(paths: &[std::path::PathBuf], roots: &[std::path::PathBuf], json: bool) -> CliResult {
+    let sources = toolbelt_session::SettingsSources::default();
+    let report = toolbelt_session::lint::lint(&sources, roots, paths)?;
+    let code = if report.problems.is_empty() { EXIT_OK } else { super::EXIT_USAGE };
+    if json {
+        let item = |e: &toolbelt_core::policy::PolicyFileError| json!({"file": e.file, "line": e.line, "message": e.message});
+        out_line(&serde_json::to_string_pretty(&json!({
+            "ok": report.problems.is_empty(),
+            "rules": report.rules,
+            "problems": report.problems.iter().map(item).collect::<Vec<_>>(),
+            "notices": report.notices.iter().map(item).collect::<Vec<_>>(),
+        }))?);
+        return Ok(code);
+    }
+    for n in &report.notices {
+        out_line(&format!("note: {n}"));
+    }
+    for p in &report.problems {
+        out_line(&p.to_string());
+    }
+    if report.problems.is_empty() {
+        out_line(&format!("ok: {} rules, no problems", report.rules));
+    } else {
+        out_line(&format!(
+            "{} problem(s): a session would not start until they are fixed",
+            report.problems.len()
+        ));
+    }
+    Ok(code)
 }
 
 fn saved_file() -> std::path::PathBuf {

@@ -3,6 +3,7 @@
 
 mod call;
 mod config;
+mod gemini_settings;
 #[cfg(unix)]
 mod mcp;
 mod policy;

@@ -66,15 +66,17 @@ fn policy_check_with_user_files_and_arg_patterns() {
     assert_eq!(r.json()["decision"], "allow");
 }
 
+/// Issue 16: a broken policy file used to be reported and skipped (its deny rules with it);
+/// now it stops the command, naming the file, the line and the problem.
 #[test]
-fn broken_policy_files_are_reported_not_fatal() {
+fn broken_policy_files_stop_the_command() {
     let t = TempTree::new();
     t.file(
         "bad.toml",
         "[[rule]]\ntoolName = \"read_file\"\ndecision = \"deny\"\npriority = 5000\n",
     );
     let r = toolbelt(&t, &["policy", "check", "read_file", "{}", "--policy", "bad.toml"], None);
-    assert_eq!(r.code, 0);
-    assert!(r.stderr.contains("bad.toml") && r.stderr.contains("priority"), "{}", r.stderr);
-    assert!(r.stdout.starts_with("decision: allow"));
+    assert_eq!(r.code, 2, "{}", r.stdout);
+    assert!(r.stderr.contains("bad.toml:1: rule #1: `priority`"), "{}", r.stderr);
+    assert!(r.stdout.is_empty(), "{}", r.stdout);
 }

@@ -60,8 +60,8 @@ fn admin_dir_is_safe(_p: &Path) -> bool {
     false
 }
 
-/// Rules from every tier. Problems are reported in `errors`, with one entry naming the
-/// workspace allow rules skipped in an untrusted folder.
+/// Rules from every tier. Problems are reported in `errors`; the workspace allow rules skipped
+/// in an untrusted folder and admin folders others can write are in `notices`.
 pub fn load_sources(s: &PolicySources) -> Loaded {
     let mut out = default_rules();
     for dir in &s.admin {
@@ -69,8 +69,9 @@ pub fn load_sources(s: &PolicySources) -> Loaded {
             if admin_dir_is_safe(dir) {
                 out.extend(load_path(dir, Tier::Admin));
             } else {
-                out.errors.push(super::PolicyFileError {
+                out.notices.push(super::PolicyFileError {
                     file: dir.display().to_string(),
+                    line: None,
                     message: "ignored: admin policy folders must be owned by root and not writable by others".into(),
                 });
             }
@@ -85,8 +86,9 @@ pub fn load_sources(s: &PolicySources) -> Loaded {
             let before = l.rules.len();
             l.rules.retain(|r| r.decision != Decision::Allow);
             if l.rules.len() < before {
-                l.errors.push(super::PolicyFileError {
+                l.notices.push(super::PolicyFileError {
                     file: p.display().to_string(),
+                    line: None,
                     message: format!(
                         "{} allow rule(s) skipped because this folder is not trusted (run `toolbelt trust`)",
                         before - l.rules.len()
@@ -99,96 +101,208 @@ pub fn load_sources(s: &PolicySources) -> Loaded {
     out
 }
 
-/// `name(args)` -> (name, Some(args)).
-fn split_call(entry: &str) -> (&str, Option<&str>) {
-    match entry.split_once('(') {
-        Some((name, rest)) if rest.ends_with(')') => (name.trim(), Some(&rest[..rest.len() - 1])),
-        _ => (entry.trim(), None),
+/// Upstream's legacy `tool(args)` form (`^([a-zA-Z0-9_-]+)\((.*)\)$`): (name, Some(args)).
+pub fn split_call(entry: &str) -> (&str, Option<&str>) {
+    if let Some(open) = entry.find('(')
+        && entry.ends_with(')')
+        && open > 0
+        && entry[..open].bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+    {
+        return (&entry[..open], Some(&entry[open + 1..entry.len() - 1]));
     }
+    (entry, None)
 }
 
-fn rule(tool: &str, decision: Decision, priority: f64, source: &str) -> Rule {
-    Rule::new(tool, decision, priority, source)
+/// The shell's canonical name for any of the names settings may use for it.
+fn canonical(name: &str) -> &str {
+    if names::SHELL_SETTING_NAMES.contains(&name) { names::SHELL_TOOL_NAMES[0] } else { name }
 }
 
-/// Rules derived from settings, at upstream's priorities.
-pub fn settings_rules(t: &ToolSettings, interactive: bool) -> Vec<Rule> {
-    let src = "Settings";
-    let not_plan = vec![ApprovalMode::Default, ApprovalMode::AutoEdit, ApprovalMode::Yolo];
-    let mut out = Vec::new();
-    for s in &t.mcp_excluded {
-        let mut r = if s == "*" {
-            rule(names::MCP_WILDCARD, Decision::Deny, 4.9, src)
+/// Builds a session's settings-derived rules, each labelled with its key and file.
+struct SettingsRules<'a> {
+    t: &'a ToolSettings,
+    out: Vec<Rule>,
+}
+
+impl SettingsRules<'_> {
+    fn push(&mut self, key: &str, tool: &str, decision: Decision, priority: f64) -> &mut Rule {
+        let mut r = Rule::new(tool, decision, priority, &format!("Settings ({key})"));
+        r.source.file = self.t.origin_of(key).map(Path::to_path_buf);
+        let i = self.out.len();
+        self.out.push(r);
+        &mut self.out[i]
+    }
+
+    /// A rule for `run_shell_command` narrowed to commands starting with `prefix`.
+    fn shell_prefix(
+        &mut self,
+        key: &str,
+        prefix: &str,
+        decision: Decision,
+        priority: f64,
+    ) -> Option<&mut Rule> {
+        let p = ArgsPattern::new(command_prefix_pattern(prefix)).ok()?;
+        let r = self.push(key, names::SHELL_TOOL_NAMES[0], decision, priority);
+        r.args_pattern = Some(p);
+        r.command_prefix = Some(prefix.to_string());
+        Some(r)
+    }
+
+    /// Upstream's `mapToolsToRules`: plain names allow the tool; `run_shell_command(prefix)`
+    /// allows commands starting with the prefix (an empty prefix allows nothing); other
+    /// `tool(args)` allow the tool whatever its arguments.
+    fn allow_list(&mut self, key: &str, list: &[String], priority: f64, modes: &[ApprovalMode]) {
+        let mut narrowed = false;
+        for entry in list {
+            let (name, args) = split_call(entry);
+            let name = canonical(name);
+            match args {
+                Some(prefix) if name == names::SHELL_TOOL_NAMES[0] => {
+                    narrowed = true;
+                    if !prefix.is_empty()
+                        && let Some(r) = self.shell_prefix(key, prefix, Decision::Allow, priority)
+                    {
+                        r.modes = modes.to_vec();
+                    }
+                }
+                _ => self.push(key, name, Decision::Allow, priority).modes = modes.to_vec(),
+            }
+        }
+        // Only `tools.allowed` enforces its narrowing itself; `tools.core` has its own deny.
+        if narrowed && key == "tools.allowed" {
+            let r = self.push(key, names::SHELL_TOOL_NAMES[0], Decision::Deny, priority - 0.01);
+            r.modes = modes.to_vec();
+            r.name = Some("tools.allowed: only the listed shell commands".into());
+        }
+    }
+
+    fn mcp_server(
+        &mut self,
+        key: &str,
+        server: &str,
+        decision: Decision,
+        priority: f64,
+    ) -> &mut Rule {
+        let tool = if server == "*" {
+            names::MCP_WILDCARD.to_string()
         } else {
-            let mut r = rule(&names::mcp_server_wildcard(s), Decision::Deny, 4.9, src);
-            r.mcp_name = Some(s.clone());
-            r
+            names::mcp_server_wildcard(server)
         };
-        r.name = Some(format!("mcp.excluded: {s}"));
-        out.push(r);
+        let r = self.push(key, &tool, decision, priority);
+        r.mcp_name = Some(server.to_string());
+        r
     }
-    let mut excluded = t.exclude.clone();
+}
+
+/// Rules derived from settings, at upstream's priorities (policy/config.js
+/// `createPolicyEngineConfig`). Two deliberate differences (docs/compat.md P1): a
+/// `run_shell_command(prefix)` entry in `tools.exclude` or `tools.confirmationRequired` denies or
+/// asks for the commands starting with the prefix (upstream builds a rule for a tool named
+/// `run_shell_command(prefix)`, which matches nothing), and another `tool(args)` entry in
+/// `tools.exclude` denies the whole tool.
+pub fn settings_rules(t: &ToolSettings, interactive: bool) -> Vec<Rule> {
+    let not_plan = [ApprovalMode::Default, ApprovalMode::AutoEdit, ApprovalMode::Yolo];
+    let mut b = SettingsRules { t, out: Vec::new() };
+    for s in &t.mcp_excluded {
+        b.mcp_server("mcp.excluded", s, Decision::Deny, 4.9);
+    }
+    for e in &t.exclude {
+        match split_call(e) {
+            (name, Some(prefix)) if canonical(name) == names::SHELL_TOOL_NAMES[0] => {
+                if prefix.is_empty() {
+                    b.push("tools.exclude", names::SHELL_TOOL_NAMES[0], Decision::Deny, 4.4);
+                } else {
+                    // A prefix too long for a pattern denies the whole shell (fail closed).
+                    if b.shell_prefix("tools.exclude", prefix, Decision::Deny, 4.4).is_none() {
+                        b.push("tools.exclude", names::SHELL_TOOL_NAMES[0], Decision::Deny, 4.4);
+                    }
+                }
+            }
+            (name, _) => {
+                b.push("tools.exclude", name, Decision::Deny, 4.4);
+            }
+        }
+    }
     if !interactive {
-        excluded.push("ask_user".into());
-    }
-    for e in &excluded {
-        let (name, _) = split_call(e);
-        out.push(rule(name, Decision::Deny, 4.4, src));
+        b.push("headless: ask_user", "ask_user", Decision::Deny, 4.4);
     }
     for e in &t.confirmation_required {
-        let (name, _) = split_call(e);
-        let name = if names::SHELL_SETTING_NAMES.contains(&name) {
-            names::SHELL_TOOL_NAMES[0]
-        } else {
-            name
-        };
-        out.push(rule(name, Decision::AskUser, 4.35, src));
-    }
-    let mut shell_narrowed = false;
-    for e in &t.allowed {
-        let (name, args) = split_call(e);
-        if names::SHELL_SETTING_NAMES.contains(&name)
-            && let Some(prefix) = args.map(str::trim).filter(|a| !a.is_empty())
-        {
-            let mut r = rule("run_shell_command", Decision::Allow, 4.3, src);
-            if let Ok(p) = ArgsPattern::new(command_prefix_pattern(prefix)) {
-                r.args_pattern = Some(p);
-                r.command_prefix = Some(prefix.to_string());
-                out.push(r);
-                shell_narrowed = true;
+        match split_call(e) {
+            (name, Some(prefix)) if canonical(name) == names::SHELL_TOOL_NAMES[0] => {
+                if !prefix.is_empty() {
+                    let key = "tools.confirmationRequired";
+                    if b.shell_prefix(key, prefix, Decision::AskUser, 4.35).is_none() {
+                        b.push(key, names::SHELL_TOOL_NAMES[0], Decision::AskUser, 4.35);
+                    }
+                }
             }
-            continue;
+            (name, _) => {
+                b.push("tools.confirmationRequired", canonical(name), Decision::AskUser, 4.35);
+            }
         }
-        out.push(rule(name, Decision::Allow, 4.3, src));
     }
-    if shell_narrowed {
-        out.push(rule("run_shell_command", Decision::Deny, 4.29, src));
-    }
+    b.allow_list("tools.allowed", &t.allowed, 4.3, &[]);
     if let Some(core) = &t.core {
-        for e in core {
-            let (name, _) = split_call(e);
-            let mut r = rule(name, Decision::Allow, 4.25, src);
-            r.modes = not_plan.clone();
-            out.push(r);
-        }
-        let mut r = rule("*", Decision::Deny, 4.24, src);
-        r.modes = not_plan.clone();
+        b.allow_list("tools.core", core, 4.25, &not_plan);
+        let r = b.push("tools.core", "*", Decision::Deny, 4.24);
+        r.modes = not_plan.to_vec();
         r.name = Some("tools.core: only the listed tools".into());
-        out.push(r);
     }
     for s in &t.mcp_servers {
         if s.definition.get("trust").and_then(Value::as_bool) == Some(true) {
-            let mut r = rule(&names::mcp_server_wildcard(&s.name), Decision::Allow, 4.2, src);
-            r.mcp_name = Some(s.name.clone());
-            r.modes = not_plan.clone();
-            out.push(r);
+            let key = format!("mcpServers.{}.trust", s.name);
+            b.mcp_server(&key, &s.name, Decision::Allow, 4.2).modes = not_plan.to_vec();
         }
     }
     for s in &t.mcp_allowed {
-        let mut r = rule(&names::mcp_server_wildcard(s), Decision::Allow, 4.1, src);
-        r.mcp_name = Some(s.clone());
-        r.modes = not_plan.clone();
-        out.push(r);
+        b.mcp_server("mcp.allowed", s, Decision::Allow, 4.1).modes = not_plan.to_vec();
+    }
+    if !interactive && t.mcp_auto_allow_headless {
+        for s in &t.mcp_servers {
+            let trusted = s.definition.get("trust").and_then(Value::as_bool) == Some(true);
+            if trusted || t.mcp_allowed.iter().any(|a| a == &s.name || a == "*") {
+                continue;
+            }
+            let key = "mcp.autoAllowInHeadless";
+            b.mcp_server(key, &s.name, Decision::Allow, 4.1).modes = not_plan.to_vec();
+        }
+    }
+    b.out
+}
+
+/// Rules from policy files that name a tool that does not exist but is a likely typo of one that
+/// does (`run_shell_comand`): such a deny rule would silently never apply. Upstream only warns.
+pub fn misspelled_tools(rules: &[Rule], known: &[&str]) -> Vec<super::PolicyFileError> {
+    let mut out: Vec<super::PolicyFileError> = Vec::new();
+    for r in rules {
+        let Some(file) = &r.source.file else { continue };
+        let name = r.tool_name.as_str();
+        let aliased = names::LEGACY_ALIASES.iter().any(|(old, _)| *old == name);
+        if name.contains('*')
+            || known.contains(&name)
+            || aliased
+            || names::SHELL_TOOL_NAMES.contains(&name)
+        {
+            continue;
+        }
+        let Some(close) = crate::spelling::did_you_mean(name, known.iter().copied()) else {
+            continue;
+        };
+        let shown = file.display().to_string();
+        if out.iter().any(|e| e.file == shown && e.message.contains(&format!("`{name}`"))) {
+            continue;
+        }
+        let line = std::fs::read_to_string(file)
+            .ok()
+            .and_then(|t| t.lines().position(|l| l.contains(name)).map(|i| i + 1));
+        out.push(super::PolicyFileError {
+            file: shown,
+            line,
+            message: format!(
+                "a rule names the tool `{name}`, which does not exist (did you mean `{close}`?); \
+                 as written the rule would never apply"
+            ),
+        });
     }
     out
 }
@@ -398,7 +512,7 @@ mod tests {
             !l.rules.iter().any(|r| r.source.label.starts_with("Admin")),
             "world-writable: ignored"
         );
-        assert!(l.errors.iter().any(|e| e.message.contains("owned by root")));
+        assert!(l.notices.iter().any(|e| e.message.contains("owned by root")));
         std::fs::set_permissions(&admin, std::fs::Permissions::from_mode(0o755)).unwrap();
         let l = load_sources(&PolicySources { admin: vec![admin], ..Default::default() });
         use std::os::unix::fs::MetadataExt;
@@ -427,7 +541,7 @@ mod tests {
                 .iter()
                 .any(|r| r.source.label.starts_with("Workspace") && r.decision == Decision::Allow)
         );
-        assert!(l.errors.iter().any(|e| e.message.contains("not trusted")));
+        assert!(l.notices.iter().any(|e| e.message.contains("not trusted")));
         let l = load_sources(&PolicySources { trusted: true, ..s });
         assert!(
             l.rules

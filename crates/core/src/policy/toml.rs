@@ -1,6 +1,8 @@
 //! Gemini CLI's TOML policy format: `[[rule]]` tables in `*.toml` files, loaded as they are.
-//! A file that does not parse or break the schema is skipped whole; a rule whose regex is bad is
-//! skipped alone. Every problem is reported with the file it came from.
+//! Every problem is reported with its file and line: a file that does not parse, a rule that
+//! breaks the schema, a key that is not part of it (a typo such as `argPattern` would otherwise
+//! widen an allow rule), a regex that does not compile. A session with any problem does not
+//! start (fail closed): part of a user's deny rules must never silently not apply.
 
 use std::path::{Path, PathBuf};
 
@@ -10,10 +12,12 @@ use super::rule::{ApprovalMode, ArgsPattern, Decision, Rule, RuleSource, Tier};
 
 /// A problem in a policy file.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
-#[error("{file}: {message}")]
+#[error("{file}{}: {message}", line.map(|l| format!(":{l}")).unwrap_or_default())]
 pub struct PolicyFileError {
     /// The file.
     pub file: String,
+    /// The line of the problem, when known.
+    pub line: Option<usize>,
     /// What is wrong with it.
     pub message: String,
 }
@@ -23,8 +27,11 @@ pub struct PolicyFileError {
 pub struct Loaded {
     /// The rules that loaded.
     pub rules: Vec<Rule>,
-    /// What could not be loaded.
+    /// What could not be understood: a session with any of these must not start.
     pub errors: Vec<PolicyFileError>,
+    /// What was set aside on purpose (allow rules of an untrusted folder, an admin folder
+    /// others can write): worth saying, not a reason to stop.
+    pub notices: Vec<PolicyFileError>,
 }
 
 impl Loaded {
@@ -32,6 +39,7 @@ impl Loaded {
     pub fn extend(&mut self, other: Loaded) {
         self.rules.extend(other.rules);
         self.errors.extend(other.errors);
+        self.notices.extend(other.notices);
     }
 }
 
@@ -75,7 +83,43 @@ pub fn load_path(path: &Path, tier: Tier) -> Loaded {
 }
 
 fn err(file: &Path, message: String) -> PolicyFileError {
-    PolicyFileError { file: file.display().to_string(), message }
+    PolicyFileError { file: file.display().to_string(), line: None, message }
+}
+
+/// The keys a `[[rule]]` table may hold (`name` is toolbelt's label; `safety_checker`
+/// sub-tables appear in upstream's bundled files, and upstream ignores them too).
+const RULE_KEYS: &[&str] = &[
+    "name",
+    "toolName",
+    "mcpName",
+    "subagent",
+    "argsPattern",
+    "commandPrefix",
+    "commandRegex",
+    "decision",
+    "priority",
+    "modes",
+    "interactive",
+    "toolAnnotations",
+    "allowRedirection",
+    "allow_redirection",
+    "denyMessage",
+    "deny_message",
+    "safety_checker",
+];
+
+/// The line of the `n`th (0-based) `[[rule]]` header.
+fn rule_line(text: &str, n: usize) -> Option<usize> {
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| l.trim_start().starts_with("[[rule]]"))
+        .nth(n)
+        .map(|(i, _)| i + 1)
+}
+
+/// The line of a byte offset.
+fn line_at(text: &str, offset: usize) -> usize {
+    text[..offset.min(text.len())].matches('\n').count() + 1
 }
 
 /// A rule as written, before regexes are compiled.
@@ -100,47 +144,50 @@ struct RawRule {
 pub fn load_str(text: &str, tier: Tier, file_name: &str, path: Option<&Path>) -> Loaded {
     let shown = path.map(|p| p.display().to_string()).unwrap_or_else(|| file_name.to_string());
     let mut out = Loaded::default();
+    let problem = |line: Option<usize>, message: String| PolicyFileError {
+        file: shown.clone(),
+        line,
+        message,
+    };
     let doc: toml::Table = match toml::from_str(text) {
         Ok(d) => d,
         Err(e) => {
-            out.errors
-                .push(PolicyFileError { file: shown, message: format!("not valid TOML: {e}") });
+            let line = e.span().map(|s| line_at(text, s.start));
+            out.errors.push(problem(line, format!("not valid TOML: {}", e.message())));
             return out;
         }
     };
-    let raws = match parse_rules(&doc) {
-        Ok(r) => r,
-        Err(message) => {
-            out.errors.push(PolicyFileError {
-                file: shown,
-                message: format!("{message}; the whole file was skipped"),
-            });
-            return out;
-        }
+    for key in doc.keys().filter(|k| *k != "rule") {
+        let line = text.lines().position(|l| l.contains(key.as_str())).map(|i| i + 1);
+        let message = if key == "safety_checker" {
+            "`[[safety_checker]]` tables are not supported: toolbelt does not run safety \
+             checkers, so this one would not apply. Express it as a deny rule, or move the \
+             file out of the policy folder"
+                .to_string()
+        } else {
+            format!("unknown key `{key}`: a policy file holds `[[rule]]` tables")
+        };
+        out.errors.push(problem(line, message));
+    }
+    let Some(rules) = doc.get("rule") else { return out };
+    let Toml::Array(rules) = rules else {
+        out.errors.push(problem(
+            rule_line(text, 0),
+            "`rule` must be an array of tables ([[rule]])".into(),
+        ));
+        return out;
     };
     let label = format!("{}: {file_name}", tier.label());
-    for (i, raw) in raws.into_iter().enumerate() {
-        match compile(raw, tier, &label, path) {
+    for (i, raw) in rules.iter().enumerate() {
+        let compiled = parse_rule(raw).and_then(|raw| compile(raw, tier, &label, path));
+        match compiled {
             Ok(rules) => out.rules.extend(rules),
-            Err(message) => out.errors.push(PolicyFileError {
-                file: shown.clone(),
-                message: format!("rule #{}: {message}; the rule was skipped", i + 1),
-            }),
+            Err(message) => {
+                out.errors.push(problem(rule_line(text, i), format!("rule #{}: {message}", i + 1)));
+            }
         }
     }
     out
-}
-
-fn parse_rules(doc: &toml::Table) -> Result<Vec<RawRule>, String> {
-    let Some(rules) = doc.get("rule") else { return Ok(Vec::new()) };
-    let Toml::Array(rules) = rules else {
-        return Err("`rule` must be an array of tables ([[rule]])".into());
-    };
-    rules
-        .iter()
-        .enumerate()
-        .map(|(i, r)| parse_rule(r).map_err(|m| format!("rule #{}: {m}", i + 1)))
-        .collect()
 }
 
 fn opt_str(t: &toml::Table, key: &str) -> Result<Option<String>, String> {
@@ -181,6 +228,12 @@ fn opt_bool(t: &toml::Table, keys: &[&str]) -> Result<Option<bool>, String> {
 
 fn parse_rule(v: &Toml) -> Result<RawRule, String> {
     let Toml::Table(t) = v else { return Err("must be a table".into()) };
+    if let Some(key) = t.keys().find(|k| !RULE_KEYS.contains(&k.as_str())) {
+        let hint = crate::spelling::did_you_mean(key, RULE_KEYS.iter().copied())
+            .map(|s| format!(" (did you mean `{s}`?)"))
+            .unwrap_or_default();
+        return Err(format!("unknown key `{key}`{hint}"));
+    }
     let tool_names =
         str_or_list(t, "toolName")?.ok_or("`toolName` is required (use \"*\" for all tools)")?;
     let decision = match t.get("decision") {
@@ -327,7 +380,6 @@ mod tests {
 toolName = ["glob", "read_file"]
 decision = "allow"
 priority = 50
-unknownKey = "ignored"
 
 [[rule]]
 toolName = "replace"
@@ -354,15 +406,25 @@ type = "in-process"
         assert_eq!(l.rules[2].deny_message.as_deref(), Some("old spelling"));
     }
 
+    /// Every problem is reported with its line; the session refuses to start on any (see
+    /// `toolbelt_session`), so nothing here is "skipped".
     #[test]
-    fn schema_errors_skip_the_whole_file() {
-        for bad in [
-            "[[rule]]\ntoolName = \"a\"\ndecision = \"allow\"\npriority = 1000\n",
-            "[[rule]]\ndecision = \"allow\"\npriority = 1\n",
-            "[[rule]]\ntoolName = \"a\"\ndecision = \"maybe\"\npriority = 1\n",
-            "[[rule]]\ntoolName = \"a\"\ndecision = \"allow\"\npriority = 1\nmodes = [\"sometimes\"]\n",
-            "[[rule]]\ntoolName = \"a\"\ndecision = \"allow\"\n",
-            "this is not toml",
+    fn every_problem_is_reported_with_its_line() {
+        for (bad, line) in [
+            ("[[rule]]\ntoolName = \"a\"\ndecision = \"allow\"\npriority = 1000\n", 5),
+            ("[[rule]]\ndecision = \"allow\"\npriority = 1\n", 5),
+            ("[[rule]]\ntoolName = \"a\"\ndecision = \"maybe\"\npriority = 1\n", 5),
+            (
+                "[[rule]]\ntoolName = \"a\"\ndecision = \"allow\"\npriority = 1\nmodes = [\"sometimes\"]\n",
+                5,
+            ),
+            ("[[rule]]\ntoolName = \"a\"\ndecision = \"allow\"\n", 5),
+            (
+                "[[rule]]\ntoolName = \"a\"\ndecision = \"deny\"\npriority = 1\ntoolname = \"b\"\n",
+                5,
+            ),
+            ("[[safety_checker]]\ntoolName = \"a\"\n", 5),
+            ("this is not toml", 5),
         ] {
             let l = load_str(
                 &format!("[[rule]]\ntoolName = \"ok\"\ndecision = \"allow\"\npriority = 1\n{bad}"),
@@ -370,24 +432,29 @@ type = "in-process"
                 "f.toml",
                 None,
             );
-            assert!(l.rules.is_empty(), "{bad}");
-            assert_eq!(l.errors.len(), 1, "{bad}");
-            assert!(l.errors[0].to_string().starts_with("f.toml: "), "{}", l.errors[0]);
+            assert_eq!(l.errors.len(), 1, "{bad}: {:?}", l.errors);
+            assert_eq!(l.errors[0].line, Some(line), "{bad}: {}", l.errors[0]);
+            assert!(
+                l.errors[0].to_string().starts_with(&format!("f.toml:{line}: ")),
+                "{}",
+                l.errors[0]
+            );
+            assert!(!l.errors[0].message.contains("skipped"), "{}", l.errors[0]);
         }
     }
 
     #[test]
-    fn bad_regex_skips_only_that_rule() {
+    fn a_misspelled_key_gets_a_suggestion() {
         let l = load_str(
-            "[[rule]]\ntoolName = \"a\"\ndecision = \"deny\"\npriority = 1\nargsPattern = \"(unclosed\"\n\n[[rule]]\ntoolName = \"b\"\ndecision = \"deny\"\npriority = 1\nargsPattern = \"(a+)+\"\n\n[[rule]]\ntoolName = \"c\"\ndecision = \"deny\"\npriority = 1\n",
+            "[[rule]]\ntoolName = \"read_file\"\nargPattern = \"x\"\ndecision = \"allow\"\npriority = 1\n",
             Tier::User,
             "f.toml",
             None,
         );
-        assert_eq!(l.rules.len(), 1);
-        assert_eq!(l.rules[0].tool_name, "c");
-        assert_eq!(l.errors.len(), 2);
-        assert!(l.errors[1].message.contains("nested quantifiers"));
+        assert_eq!(
+            l.errors[0].to_string(),
+            "f.toml:1: rule #1: unknown key `argPattern` (did you mean `argsPattern`?)"
+        );
     }
 
     #[test]

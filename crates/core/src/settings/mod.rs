@@ -333,7 +333,9 @@ impl Settings {
 
     /// The typed view of the tool-related keys.
     pub fn tools(&self) -> ToolSettings {
-        model::tool_settings(&self.merged)
+        let mut t = model::tool_settings(&self.merged);
+        t.origin = self.origin.clone();
+        t
     }
 
     /// Applies the keys that map onto engine settings.

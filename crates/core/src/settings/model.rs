@@ -290,6 +290,21 @@ pub struct ToolSettings {
     pub hooks: HookSettings,
     /// `general.defaultApprovalMode`.
     pub default_approval_mode: Option<String>,
+    /// `mcp.autoAllowInHeadless`: headless sessions allow every configured server's tools.
+    pub mcp_auto_allow_headless: bool,
+    /// The file that set each of the keys above (dotted key -> file), for naming a rule's
+    /// source.
+    pub origin: std::collections::BTreeMap<String, std::path::PathBuf>,
+}
+
+impl ToolSettings {
+    /// The file that set `key` (or one of the keys under it), if any.
+    pub fn origin_of(&self, key: &str) -> Option<&std::path::Path> {
+        self.origin
+            .iter()
+            .find(|(k, _)| *k == key || k.starts_with(&format!("{key}.")))
+            .map(|(_, p)| p.as_path())
+    }
 }
 
 /// Discovery runs at start-up; it gets this long unless `tools.discoveryTimeoutMs` says
@@ -390,6 +405,10 @@ pub fn tool_settings(map: &Map<String, Value>) -> ToolSettings {
         mcp_excluded: strs(map, "mcp.excluded").unwrap_or_default(),
         hooks: hook_settings(map),
         default_approval_mode: s("general.defaultApprovalMode"),
+        mcp_auto_allow_headless: get_path(map, "mcp.autoAllowInHeadless")
+            .and_then(Value::as_bool)
+            .unwrap_or(false),
+        origin: std::collections::BTreeMap::new(),
     }
 }
 

@@ -2,4 +2,5 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod house;
+mod settings_rules;
 mod shell_policy;

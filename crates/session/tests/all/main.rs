@@ -56,15 +56,19 @@ async fn roots_added_to_a_live_session_are_served_and_an_empty_set_is_refused() 
 }
 
 #[tokio::test]
-async fn what_could_not_be_used_becomes_a_notice_and_a_bad_root_an_error() {
+async fn a_missing_policy_path_and_a_bad_root_are_errors() {
     let t = TempTree::new();
+    // Issue 16: a `--policy` path that does not exist was only a notice, so the rules the user
+    // meant to apply silently did not.
     let missing = t.root().join("no-such-policy.toml");
-    let session = builder(&t).policy_paths([missing.clone()]).build().await.unwrap();
-    assert!(
-        session.notices.iter().any(|n| n.contains(&missing.display().to_string())),
-        "{:?}",
-        session.notices
-    );
+    let bad = builder(&t).policy_paths([missing.clone()]).build().await;
+    match bad {
+        Err(SessionError::Policy(errors)) => {
+            assert_eq!(errors[0].file, missing.display().to_string());
+            assert_eq!(errors[0].message, "does not exist");
+        }
+        other => panic!("{:?}", other.err()),
+    }
     let bad = builder(&t).roots([PathBuf::from("/definitely/not/a/folder")]).build().await;
     assert!(matches!(bad, Err(SessionError::Workspace(_))), "{:?}", bad.err());
 }

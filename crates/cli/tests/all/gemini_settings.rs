@@ -1,0 +1,131 @@
+//! Issue 16: a Gemini CLI user's own `~/.gemini/settings.json` and policy files, meaning what
+//! they mean upstream, and failing closed where they cannot be understood.
+
+use toolbelt_test_support::TempTree;
+
+use crate::toolbelt;
+
+fn user_settings(t: &TempTree, json: &str) {
+    let p = t.home().join(".gemini/settings.json");
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(p, json).unwrap();
+}
+
+fn shell(t: &TempTree, command: &str, extra: &[&str]) -> crate::Run {
+    let args = serde_json::json!({ "command": command }).to_string();
+    let mut argv = vec!["call", "run_shell_command", args.as_str()];
+    argv.extend_from_slice(extra);
+    toolbelt(t, &argv, None)
+}
+
+/// `tools.core: ["read_file", "run_shell_command(git)"]` let every shell command run headless
+/// (`whoami; echo not-git` ran); it allows git only.
+#[test]
+fn core_run_shell_command_git_allows_git_only() {
+    let t = TempTree::new();
+    user_settings(&t, r#"{"tools": {"core": ["read_file", "run_shell_command(git)"]}}"#);
+    let r = shell(&t, "git --version", &[]);
+    assert_eq!(r.code, 0, "git must run: {} {}", r.stdout, r.stderr);
+    assert!(r.stdout.contains("git version"), "{}", r.stdout);
+    let r = shell(&t, "whoami; echo not-git", &[]);
+    assert_ne!(r.code, 0, "whoami must not run: {}", r.stdout);
+    assert!(!r.stdout.contains("not-git"), "{}", r.stdout);
+    let r = toolbelt(&t, &["policy", "list", "--all"], None);
+    assert!(r.stdout.contains("run_shell_command") && r.stdout.contains("git"), "{}", r.stdout);
+    // A tool the list leaves out is refused.
+    let r = toolbelt(&t, &["call", "glob", r#"{"pattern":"*"}"#], None);
+    assert_ne!(r.code, 0, "{}", r.stdout);
+}
+
+/// `tools.exclude: ["run_shell_command(rm)"]` refused every shell command, even in yolo; it
+/// refuses `rm` only.
+#[test]
+fn exclude_run_shell_command_rm_refuses_rm_only() {
+    let t = TempTree::new();
+    t.file("victim.txt", "keep me\n");
+    user_settings(&t, r#"{"tools": {"exclude": ["run_shell_command(rm)"]}}"#);
+    let yolo = ["--approval-mode", "yolo"];
+    let r = shell(&t, "echo still-here", &yolo);
+    assert_eq!(r.code, 0, "{} {}", r.stdout, r.stderr);
+    assert!(r.stdout.contains("still-here"), "{}", r.stdout);
+    let r = shell(&t, "rm victim.txt", &yolo);
+    assert_ne!(r.code, 0, "{}", r.stdout);
+    assert!(t.root().join("victim.txt").exists(), "rm ran");
+    let r = toolbelt(&t, &["tools", "list", "--approval-mode", "yolo"], None);
+    assert!(r.stdout.contains("run_shell_command"), "the shell stays visible: {}", r.stdout);
+}
+
+fn user_policy(t: &TempTree, name: &str, toml: &str) -> std::path::PathBuf {
+    let p = t.home().join(".gemini/policies").join(name);
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(&p, toml).unwrap();
+    p
+}
+
+/// A policy file with a deny rule for `curl` and one rule with `decision = "ask-user"` was
+/// skipped whole with a warning, and curl then ran. Now nothing runs: exit 2, one message
+/// naming the file, the line and the problem; `toolbelt mcp` refuses to start the same way.
+#[test]
+fn one_bad_rule_stops_everything_instead_of_dropping_the_file() {
+    let t = TempTree::new();
+    let file = user_policy(
+        &t,
+        "mine.toml",
+        "[[rule]]\ntoolName = \"run_shell_command\"\ncommandPrefix = \"touch\"\ndecision = \"deny\"\npriority = 900\n\n[[rule]]\ntoolName = \"glob\"\ndecision = \"ask-user\"\npriority = 10\n",
+    );
+    let r = shell(&t, "touch RAN", &["--approval-mode", "yolo"]);
+    assert_eq!(r.code, 2, "{} {}", r.stdout, r.stderr);
+    assert!(!t.root().join("RAN").exists(), "the command ran");
+    let at = format!("{}:7: rule #2: `decision` must be", file.display());
+    assert!(r.stderr.contains(&at), "{}", r.stderr);
+    assert!(r.stderr.contains("nothing was run"), "{}", r.stderr);
+
+    let lint = toolbelt(&t, &["policy", "lint"], None);
+    assert_eq!(lint.code, 2, "{}", lint.stdout);
+    assert!(lint.stdout.contains(&at), "{}", lint.stdout);
+    let lint = toolbelt(&t, &["policy", "lint", file.to_str().unwrap(), "--json"], None);
+    assert_eq!(lint.code, 2);
+    assert_eq!(lint.json()["problems"][0]["line"], 7);
+
+    let mcp = toolbelt(&t, &["mcp"], Some(""));
+    assert_eq!(mcp.code, 2, "{} {}", mcp.stdout, mcp.stderr);
+    assert!(mcp.stderr.contains(&at), "{}", mcp.stderr);
+
+    // Fixed, everything works again and the deny rule applies.
+    std::fs::write(
+        &file,
+        "[[rule]]\ntoolName = \"run_shell_command\"\ncommandPrefix = \"touch\"\ndecision = \"deny\"\npriority = 900\n",
+    )
+    .unwrap();
+    assert_eq!(toolbelt(&t, &["policy", "lint"], None).code, 0);
+    let r = shell(&t, "touch RAN", &["--approval-mode", "yolo"]);
+    assert_eq!(r.code, 3, "{} {}", r.stdout, r.stderr);
+    assert!(!t.root().join("RAN").exists());
+    assert_eq!(shell(&t, "echo ok", &["--approval-mode", "yolo"]).code, 0);
+}
+
+/// Keys outside the schema and tools that do not exist but look like a typo would make a rule
+/// silently not apply (an allow rule without its `argsPattern` allows everything).
+#[test]
+fn typos_in_policy_files_are_problems_with_a_suggestion() {
+    let t = TempTree::new();
+    let file = user_policy(
+        &t,
+        "typos.toml",
+        "[[rule]]\ntoolName = \"run_shell_comand\"\ndecision = \"deny\"\npriority = 1\n\n[[rule]]\ntoolName = \"read_file\"\nargPattern = \"x\"\ndecision = \"allow\"\npriority = 1\n",
+    );
+    let r = toolbelt(&t, &["policy", "lint", file.to_str().unwrap()], None);
+    assert_eq!(r.code, 2, "{}", r.stdout);
+    assert!(
+        r.stdout.contains("unknown key `argPattern` (did you mean `argsPattern`?)"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.contains(":2: a rule names the tool `run_shell_comand`, which does not exist (did you mean `run_shell_command`?)"),
+        "{}",
+        r.stdout
+    );
+    let r = toolbelt(&t, &["call", "read_file", r#"{"file_path":"x"}"#], None);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+}
