@@ -137,7 +137,8 @@ pub enum OutputFormat {
 pub struct RunArgs {
     /// The prompt (also read from stdin when it is not a terminal; both are joined)
     pub prompt: Option<String>,
-    /// The model (default: $GEMINI_MODEL, else gemini-2.5-flash; with --base-url: $OPENAI_MODEL)
+    /// The model (default: $GEMINI_MODEL, else the settings' model.name, else gemini-2.5-flash;
+    /// with --base-url: $OPENAI_MODEL)
     #[arg(long, short = 'm')]
     pub model: Option<String>,
     /// Talk to an OpenAI-compatible chat-completions server instead of the Gemini API, e.g.

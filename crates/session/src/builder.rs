@@ -226,7 +226,21 @@ impl SessionBuilder {
             )
         });
 
-        let roots = if self.roots.is_empty() { vec![root.clone()] } else { self.roots };
+        let mut roots = if self.roots.is_empty() { vec![root.clone()] } else { self.roots };
+        for dir in &tool_settings.include_directories {
+            let p = included_dir(dir, &root, sources.user_home.as_deref());
+            match std::fs::canonicalize(&p) {
+                Ok(real) if real.is_dir() => {
+                    if !roots.contains(&real) {
+                        roots.push(real);
+                    }
+                }
+                _ => notices.push(format!(
+                    "context.includeDirectories: {} is not a folder; it is not part of the workspace",
+                    p.display()
+                )),
+            }
+        }
         let workspace = Workspace::new(&roots, &config)?;
         let env = ToolEnv::new(workspace, config.clone());
         let approver = self.approver.unwrap_or_else(|| Arc::new(FixedApprover(Outcome::Cancel)));
@@ -389,4 +403,15 @@ fn session_id() -> String {
         .map(|d| d.as_millis())
         .unwrap_or(0);
     format!("toolbelt-{}-{ms}", std::process::id())
+}
+
+/// An `includeDirectories` entry as a path: `~` is the user's home, a relative path starts at
+/// the primary root.
+fn included_dir(entry: &str, root: &std::path::Path, home: Option<&std::path::Path>) -> PathBuf {
+    match (entry.strip_prefix("~"), home) {
+        (Some(rest), Some(h)) if rest.is_empty() || rest.starts_with('/') => {
+            h.join(rest.trim_start_matches('/'))
+        }
+        _ => root.join(entry),
+    }
 }

@@ -48,7 +48,12 @@ fn prompt(args: &RunArgs) -> Option<String> {
 }
 
 /// The model client the flags and environment ask for.
-fn client(args: &RunArgs) -> Result<Arc<dyn ModelClient>, (i32, String)> {
+/// `settings_model` is `model.name` from the settings files: used for Gemini when neither `-m`
+/// nor `GEMINI_MODEL` names a model (upstream's order).
+fn client(
+    args: &RunArgs,
+    settings_model: Option<String>,
+) -> Result<Arc<dyn ModelClient>, (i32, String)> {
     let inner: Arc<dyn ModelClient> = if let Some(replay) = &args.replay {
         let r = if replay.is_empty() {
             Replay::parse("the built-in demo session", REPLAY_DEMO)
@@ -77,6 +82,7 @@ fn client(args: &RunArgs) -> Result<Arc<dyn ModelClient>, (i32, String)> {
             .model
             .clone()
             .or_else(|| std::env::var("GEMINI_MODEL").ok().filter(|m| !m.is_empty()))
+            .or(settings_model)
             .unwrap_or_else(|| DEFAULT_GEMINI_MODEL.into());
         let base = std::env::var("GOOGLE_GEMINI_BASE_URL").ok().filter(|b| !b.is_empty());
         Arc::new(GeminiClient::new(key, model, base))
@@ -198,7 +204,11 @@ pub async fn run(args: RunArgs) -> CliResult {
         err_line("toolbelt: no prompt: give it as an argument or on stdin");
         return Ok(EXIT_INPUT);
     };
-    let client = match client(&args) {
+    // The settings are read again by the session; the model must be known before it.
+    let root = toolbelt_session::primary_root(&args.session.roots)?;
+    let (settings, _) =
+        toolbelt_session::load_settings(&toolbelt_core::config::default_home_dir(), &root)?;
+    let client = match client(&args, settings.tools().model_name) {
         Ok(c) => c,
         Err((code, msg)) => {
             err_line(&format!("toolbelt: {msg}"));
@@ -213,7 +223,7 @@ pub async fn run(args: RunArgs) -> CliResult {
         session::builder(&args.session).model(bridge).model_family(family).mcp_servers(true);
     let session = session::build(builder).await?;
     let env = session.env();
-    let context_names = vec!["GEMINI.md".to_string()];
+    let context_names = session.tool_settings.context_file_names.clone();
     let home = toolbelt_core::files::user_home();
     let roots: Vec<_> = env.workspace.roots().iter().map(|r| r.real.clone()).collect();
     let files = toolbelt_agent::context::find(&context_names, home.as_deref(), &roots);

@@ -129,3 +129,45 @@ fn typos_in_policy_files_are_problems_with_a_suggestion() {
     let r = toolbelt(&t, &["call", "read_file", r#"{"file_path":"x"}"#], None);
     assert_eq!(r.code, 2, "{}", r.stderr);
 }
+
+/// `context.includeDirectories` was shown by `config show` but the folder stayed "not in
+/// workspace".
+#[test]
+fn include_directories_become_workspace_roots() {
+    let t = TempTree::new();
+    let other = TempTree::new();
+    other.file("lib/notes.txt", "from the included folder\n");
+    let included = other.root().join("lib");
+    user_settings(
+        &t,
+        &serde_json::json!({"context": {"includeDirectories": [included, "~/also-missing"]}})
+            .to_string(),
+    );
+    let file = included.join("notes.txt");
+    let args = serde_json::json!({ "file_path": file }).to_string();
+    let r = toolbelt(&t, &["call", "read_file", &args], None);
+    assert_eq!(r.code, 0, "{} {}", r.stdout, r.stderr);
+    assert_eq!(r.stdout, "from the included folder\n");
+    assert!(r.stderr.contains("also-missing is not a folder"), "{}", r.stderr);
+    // Outside the included folder is still outside.
+    let args = serde_json::json!({ "file_path": other.root().join("x.txt") }).to_string();
+    t.file("x.txt", "");
+    assert_ne!(toolbelt(&t, &["call", "read_file", &args], None).code, 0);
+}
+
+/// A cloned repository must not widen its own workspace to the user's home.
+#[test]
+fn project_include_directories_need_trust() {
+    let t = TempTree::new();
+    let other = TempTree::new();
+    other.file("secret.txt", "NOT FOR THE REPO\n");
+    t.file(
+        ".gemini/settings.json",
+        &serde_json::json!({"context": {"includeDirectories": [other.root()]}}).to_string(),
+    );
+    let args = serde_json::json!({ "file_path": other.root().join("secret.txt") }).to_string();
+    let r = toolbelt(&t, &["call", "read_file", &args], None);
+    assert_ne!(r.code, 0, "{}", r.stdout);
+    assert!(!r.stdout.contains("NOT FOR THE REPO"));
+    assert!(r.stderr.contains("context.includeDirectories"), "{}", r.stderr);
+}

@@ -79,6 +79,36 @@ async fn a_gemini_session_runs_tools_and_prints_the_answer() {
     assert_eq!(response["response"]["output"], "the secret is 42\n");
 }
 
+/// Issue 16: `context.fileName: ["AGENTS.md", "GEMINI.md"]` and `model.name` were shown by
+/// `config show` but AGENTS.md was not loaded and the model stayed gemini-2.5-flash.
+#[tokio::test]
+async fn context_file_names_and_model_name_from_settings() {
+    let t = TempTree::new();
+    t.file("AGENTS.md", "Agents rule: be brief.\n");
+    t.file("GEMINI.md", "Gemini rule: be kind.\n");
+    t.file("CLAUDE.md", "not configured\n");
+    let settings = t.home().join(".gemini/settings.json");
+    std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
+    std::fs::write(
+        &settings,
+        r#"{"context": {"fileName": ["AGENTS.md", "GEMINI.md"]}, "model": {"name": "gemini-2.5-pro"}}"#,
+    )
+    .unwrap();
+    let fake = FakeModel::start(vec![gemini_answer(json!([{"text": "ok"}]))]).await;
+    let (code, _, stderr) = output(command(&t, &["hi"], Some(&fake.url))).await;
+    assert_eq!(code, 0, "{stderr}");
+    let got = fake.received();
+    assert!(got[0].path.contains("/models/gemini-2.5-pro:"), "{}", got[0].path);
+    let system = got[0].body["systemInstruction"]["parts"][0]["text"].as_str().unwrap().to_string();
+    assert!(system.contains("Agents rule") && system.contains("Gemini rule"), "{system}");
+    assert!(!system.contains("not configured"), "{system}");
+    // -m still wins.
+    let fake = FakeModel::start(vec![gemini_answer(json!([{"text": "ok"}]))]).await;
+    let (code, _, _) = output(command(&t, &["-m", "gemini-x", "hi"], Some(&fake.url))).await;
+    assert_eq!(code, 0);
+    assert!(fake.received()[0].path.contains("/models/gemini-x:"));
+}
+
 #[tokio::test]
 async fn json_and_stream_json_outputs_with_an_openai_compatible_server() {
     let t = TempTree::new();

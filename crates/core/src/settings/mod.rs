@@ -84,6 +84,7 @@ pub const TRUST_REQUIRED_KEYS: &[&str] = &[
     "mcp.allowed",
     "general.defaultApprovalMode",
     "security.allowSensitivePaths",
+    "context.includeDirectories",
 ];
 
 /// Flat (v1) keys and their nested (v2) places.

@@ -16,6 +16,7 @@ enum Ty {
     UintMap,
     Servers,
     Hooks,
+    StrOrStrings,
 }
 
 const KEYS: &[(&str, Ty)] = &[
@@ -46,6 +47,10 @@ const KEYS: &[(&str, Ty)] = &[
     ("context.fileFiltering.respectGitIgnore", Ty::Bool),
     ("context.fileFiltering.respectGeminiIgnore", Ty::Bool),
     ("general.defaultApprovalMode", Ty::Str),
+    ("context.includeDirectories", Ty::Strings),
+    ("context.fileName", Ty::StrOrStrings),
+    ("model.name", Ty::Str),
+    ("mcp.autoAllowInHeadless", Ty::Bool),
 ];
 
 type Bad = (String, String);
@@ -68,6 +73,10 @@ fn check(v: &Value, ty: Ty, key: &str) -> Result<(), Bad> {
     let bad = |m: &str| Err((key.to_string(), m.to_string()));
     match ty {
         Ty::Strings => strings(v, key),
+        Ty::StrOrStrings if v.is_string() => Ok(()),
+        Ty::StrOrStrings => {
+            strings(v, key).map_err(|(k, _)| (k, "must be a string or an array of strings".into()))
+        }
         Ty::Str if v.is_string() => Ok(()),
         Ty::Str => bad("must be a string"),
         Ty::Uint if v.as_u64().is_some() => Ok(()),
@@ -292,6 +301,12 @@ pub struct ToolSettings {
     pub default_approval_mode: Option<String>,
     /// `mcp.autoAllowInHeadless`: headless sessions allow every configured server's tools.
     pub mcp_auto_allow_headless: bool,
+    /// `context.includeDirectories`: more workspace roots (`~` and relative paths allowed).
+    pub include_directories: Vec<String>,
+    /// `context.fileName`: the names of context files (default `GEMINI.md`).
+    pub context_file_names: Vec<String>,
+    /// `model.name`: the model `toolbelt run` talks to unless a flag or `GEMINI_MODEL` says.
+    pub model_name: Option<String>,
     /// The file that set each of the keys above (dotted key -> file), for naming a rule's
     /// source.
     pub origin: std::collections::BTreeMap<String, std::path::PathBuf>,
@@ -409,6 +424,13 @@ pub fn tool_settings(map: &Map<String, Value>) -> ToolSettings {
             .and_then(Value::as_bool)
             .unwrap_or(false),
         origin: std::collections::BTreeMap::new(),
+        include_directories: strs(map, "context.includeDirectories").unwrap_or_default(),
+        context_file_names: match get_path(map, "context.fileName") {
+            Some(Value::String(name)) => vec![name.clone()],
+            Some(Value::Array(_)) => strs(map, "context.fileName").unwrap_or_default(),
+            _ => vec!["GEMINI.md".to_string()],
+        },
+        model_name: s("model.name").filter(|m| !m.trim().is_empty()),
     }
 }
 
