@@ -163,7 +163,7 @@ fn project_include_directories_need_trust() {
     other.file("secret.txt", "NOT FOR THE REPO\n");
     t.file(
         ".gemini/settings.json",
-        &serde_json::json!({"context": {"includeDirectories": [other.root()]}}).to_string(),
+        serde_json::json!({"context": {"includeDirectories": [other.root()]}}).to_string(),
     );
     let args = serde_json::json!({ "file_path": other.root().join("secret.txt") }).to_string();
     let r = toolbelt(&t, &["call", "read_file", &args], None);
