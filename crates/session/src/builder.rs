@@ -173,6 +173,7 @@ impl SessionBuilder {
         let (settings, trusted) =
             load_settings_from(&sources.state_dir, sources.user_home.as_deref(), &root)?;
         notices.extend(settings.skipped_notice());
+        notices.extend(settings.unknown_key_notices());
         settings.apply_to(&mut config);
         config.apply_env()?;
         for f in self.overrides {

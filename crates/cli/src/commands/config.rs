@@ -1,7 +1,9 @@
-//! `toolbelt config show`: the merged settings and which file set each key.
+//! `toolbelt config show`: the merged settings, which file set each key, and whether toolbelt
+//! honours it (honoured / not supported / unknown).
 
 use serde_json::json;
 
+use toolbelt_core::settings::keys;
 use toolbelt_session::{load_settings, primary_root};
 
 use super::EXIT_OK;
@@ -30,9 +32,12 @@ pub fn run(cmd: ConfigCommand) -> CliResult {
             .iter()
             .map(|(p, k)| json!({"key": k, "file": p.display().to_string()}))
             .collect();
+        let marks: serde_json::Map<String, serde_json::Value> =
+            settings.origin.keys().map(|k| (k.clone(), json!(keys::status(k).mark()))).collect();
         let report = json!({
             "settings": settings.merged,
             "origins": origins,
+            "marks": marks,
             "files": files,
             "trusted": trusted,
             "skippedUntrusted": skipped,
@@ -59,7 +64,8 @@ pub fn run(cmd: ConfigCommand) -> CliResult {
     }
     for (key, path) in &settings.origin {
         let value = settings.get(key).map(|v| v.to_string()).unwrap_or_default();
-        out_line(&format!("{key} = {value}    # {}", path.display()));
+        let mark = keys::status(key).mark();
+        out_line(&format!("{key} = {value}    # {mark}; {}", path.display()));
     }
     for (path, key) in &settings.skipped {
         out_line(&format!("{key}: skipped (untrusted)    # {}", path.display()));

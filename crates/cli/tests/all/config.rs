@@ -51,7 +51,10 @@ fn settings_layers_merge_and_config_show_names_each_file() {
     assert_eq!(v["files"].as_array().unwrap().len(), 4);
     let text = toolbelt(&t, &["config", "show"], None).stdout;
     assert!(
-        text.contains(&format!("tools.truncateToolOutputThreshold = 222    # {}", user.display())),
+        text.contains(&format!(
+            "tools.truncateToolOutputThreshold = 222    # honoured; {}",
+            user.display()
+        )),
         "{text}"
     );
 

@@ -171,3 +171,48 @@ fn project_include_directories_need_trust() {
     assert!(!r.stdout.contains("NOT FOR THE REPO"));
     assert!(r.stderr.contains("context.includeDirectories"), "{}", r.stderr);
 }
+
+/// Typos (`tools.exlude`, `mcpServer`) were accepted without a word, and `config show` listed
+/// keys toolbelt ignores as if they applied.
+#[test]
+fn unknown_keys_get_one_warning_with_a_suggestion_and_config_show_marks_every_key() {
+    let t = TempTree::new();
+    user_settings(
+        &t,
+        r#"{"tools": {"exlude": ["glob"], "sandbox": "docker", "exclude": ["web_fetch"]},
+            "mcpServer": {"x": {"command": "y"}}, "ui": {"theme": "Dracula"},
+            "experimental": {"directWebFetch": true}}"#,
+    );
+    let r = toolbelt(&t, &["call", "read_file", r#"{"file_path":"nothing"}"#], None);
+    let settings = t.home().join(".gemini/settings.json");
+    let warning = format!(
+        "{}: unknown setting tools.exlude (did you mean tools.exclude?); it is ignored",
+        settings.display()
+    );
+    assert_eq!(r.stderr.matches(&warning).count(), 1, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("unknown setting mcpServer (did you mean mcpServers?)"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        !r.stderr.contains("ui.theme"),
+        "known Gemini CLI keys are not warned about: {}",
+        r.stderr
+    );
+
+    let show = toolbelt(&t, &["config", "show"], None).stdout;
+    for (key, mark) in [
+        ("tools.exclude", "# honoured;"),
+        ("tools.exlude", "# unknown (did you mean tools.exclude?);"),
+        ("tools.sandbox", "# not supported: toolbelt has no sandbox yet"),
+        ("ui.theme", "# not supported;"),
+        ("experimental.directWebFetch", "# honoured;"),
+    ] {
+        let line = show.lines().find(|l| l.starts_with(&format!("{key} ="))).unwrap_or_default();
+        assert!(line.contains(mark), "{key}: {line:?}\n{show}");
+    }
+    let json = toolbelt(&t, &["config", "show", "--json"], None).json();
+    assert_eq!(json["marks"]["model.name"], serde_json::Value::Null);
+    assert_eq!(json["marks"]["tools.exclude"], "honoured");
+}

@@ -3,6 +3,7 @@
 
 mod call;
 mod evaluate;
+mod hint;
 mod rule;
 pub mod saved;
 mod shell;

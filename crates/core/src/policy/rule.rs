@@ -266,6 +266,18 @@ impl Rule {
         }
     }
 
+    /// The tier the rule's priority lies in (`tier + priority/1000`).
+    pub fn tier(&self) -> Option<Tier> {
+        match self.priority.floor() as i64 {
+            1 => Some(Tier::Default),
+            2 => Some(Tier::Extension),
+            3 => Some(Tier::Workspace),
+            4 => Some(Tier::User),
+            5 => Some(Tier::Admin),
+            _ => None,
+        }
+    }
+
     /// "Always allow" rules sit at x.95.
     pub fn is_always_allow(&self) -> bool {
         ((self.priority.fract() * 1000.0).round() as i64) == 950

@@ -9,6 +9,9 @@
 
 use std::path::{Path, PathBuf};
 
+/// Why a git command is asked about in a folder that is not trusted.
+pub(super) const UNTRUSTED_GIT: &str = "it runs git in an untrusted folder";
+
 use super::call::{PolicyCall, PolicyContext, Verdict};
 use super::rule::{ApprovalMode, Decision, Rule};
 use crate::shell::safety::{self, Place};
@@ -58,7 +61,7 @@ pub(super) fn heuristics(
         return (Decision::AskUser, Some("its working directory is outside the workspace"));
     }
     if git_untrusted {
-        return (Decision::AskUser, Some("it runs git in an untrusted folder"));
+        return (Decision::AskUser, Some(UNTRUSTED_GIT));
     }
     if safety::is_dangerous(&words) {
         return if yolo {

@@ -8,6 +8,7 @@
 //! Project files can run commands (hooks, discovery, MCP servers) or allow more; those keys
 //! take effect only in trusted folders ([`crate::trust`]).
 
+pub mod keys;
 mod model;
 
 use std::collections::BTreeMap;
@@ -352,6 +353,29 @@ impl Settings {
                 }
             }
         }
+    }
+
+    /// Every key no one knows, once, with the file that holds it and the closest known key:
+    /// `<file>: unknown setting tools.exlude (did you mean tools.exclude?); it is ignored`.
+    pub fn unknown_key_notices(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for f in &self.files {
+            let mut seen = std::collections::BTreeSet::new();
+            for key in keys::leaf_keys(&f.value) {
+                if let keys::KeyStatus::Unknown(close) = keys::status(&key) {
+                    let at = keys::unknown_at(&key);
+                    if !seen.insert(at.to_string()) {
+                        continue;
+                    }
+                    let hint = close.map(|k| format!(" (did you mean {k}?)")).unwrap_or_default();
+                    out.push(format!(
+                        "{}: unknown setting {at}{hint}; it is ignored",
+                        f.path.display()
+                    ));
+                }
+            }
+        }
+        out
     }
 
     /// One line about skipped project keys, if any.

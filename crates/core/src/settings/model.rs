@@ -8,7 +8,7 @@ use super::get_path;
 use crate::config::Config;
 
 #[derive(Clone, Copy)]
-enum Ty {
+pub(super) enum Ty {
     Strings,
     Str,
     Uint,
@@ -19,7 +19,7 @@ enum Ty {
     StrOrStrings,
 }
 
-const KEYS: &[(&str, Ty)] = &[
+pub(super) const KEYS: &[(&str, Ty)] = &[
     ("tools.core", Ty::Strings),
     ("tools.allowed", Ty::Strings),
     ("tools.exclude", Ty::Strings),
@@ -51,6 +51,43 @@ const KEYS: &[(&str, Ty)] = &[
     ("context.fileName", Ty::StrOrStrings),
     ("model.name", Ty::Str),
     ("mcp.autoAllowInHeadless", Ty::Bool),
+    ("experimental.directWebFetch", Ty::Bool),
+];
+
+/// The keys toolbelt acts on (every key in [`KEYS`], plus the ones read elsewhere).
+pub(super) const HONOURED: &[&str] = &[
+    "tools.core",
+    "tools.allowed",
+    "tools.exclude",
+    "tools.confirmationRequired",
+    "tools.discoveryCommand",
+    "tools.callCommand",
+    "tools.discoveryTimeoutMs",
+    "tools.callTimeoutMs",
+    "tools.truncateToolOutputThreshold",
+    "tools.enableToolOutputTruncation",
+    "tools.toolCallTimeoutMs",
+    "tools.toolTimeoutsMs",
+    "tools.shell.inactivityTimeout",
+    "tools.shell.promptIdleMs",
+    "tools.shell.enableInteractiveShell",
+    "mcpServers",
+    "mcp.allowed",
+    "mcp.excluded",
+    "mcp.autoAllowInHeadless",
+    "hooks",
+    "hooksConfig.enabled",
+    "hooksConfig.disabled",
+    "security.folderTrust.enabled",
+    "security.sensitivePaths",
+    "security.allowSensitivePaths",
+    "context.fileFiltering.respectGitIgnore",
+    "context.fileFiltering.respectGeminiIgnore",
+    "context.includeDirectories",
+    "context.fileName",
+    "general.defaultApprovalMode",
+    "model.name",
+    "experimental.directWebFetch",
 ];
 
 type Bad = (String, String);
@@ -458,6 +495,9 @@ pub fn apply(map: &Map<String, Value>, c: &mut Config) {
     }
     if let Some(n) = u("tools.shell.promptIdleMs") {
         c.shell_prompt_idle_ms = n;
+    }
+    if let Some(direct) = b("experimental.directWebFetch") {
+        c.web_fetch_direct = direct;
     }
     if let Some(p) = b("tools.shell.enableInteractiveShell") {
         c.shell_pty = p;

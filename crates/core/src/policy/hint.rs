@@ -1,0 +1,85 @@
+//! The hint that goes with a refusal, built from the decision that refused the call: what
+//! decided it, and the one change that would let the call run. Nothing here guesses: a mode is
+//! suggested only when the policy, asked again in that mode, really allows the call.
+
+use super::PolicyEngine;
+use super::call::{PolicyCall, Verdict};
+use super::rule::{ApprovalMode, Decision, Tier};
+use super::shell::UNTRUSTED_GIT;
+
+impl PolicyEngine {
+    /// Why `call` was refused (`verdict`, in `mode`) and what would allow it. `respects_auto_edit`:
+    /// the call runs without asking in auto_edit mode (edits, web fetches).
+    pub fn refusal_hint(
+        &self,
+        call: &PolicyCall<'_>,
+        verdict: &Verdict,
+        mode: ApprovalMode,
+        respects_auto_edit: bool,
+    ) -> String {
+        if verdict.reason.contains(UNTRUSTED_GIT) {
+            return "git commands are asked about in a folder that is not trusted, and nobody can \
+                    answer here; trust the folder with `toolbelt trust` (then your rules decide)"
+                .to_string();
+        }
+        if let Some(rule) = &verdict.rule
+            && rule.decision == Decision::Deny
+            && rule.tier() != Some(Tier::Default)
+        {
+            let file = rule.source.file.as_ref().map(|f| format!(" ({})", f.display()));
+            let what = match rule.source.label.strip_prefix("Settings (") {
+                Some(key) => format!("the setting {}", key.trim_end_matches(')')),
+                None => format!("a rule from {}", rule.source.label),
+            };
+            return format!(
+                "denied by {what}{}; change or remove it to allow this call",
+                file.unwrap_or_default()
+            );
+        }
+        let allows = |m: ApprovalMode| match self.check(call, m).decision {
+            Decision::Allow => true,
+            Decision::AskUser => m == ApprovalMode::AutoEdit && respects_auto_edit,
+            Decision::Deny => false,
+        };
+        for m in [ApprovalMode::AutoEdit, ApprovalMode::Yolo] {
+            if m > mode && allows(m) {
+                return format!(
+                    "nobody can be asked here; approval mode {} (--approval-mode {}) allows it",
+                    m.as_str(),
+                    mode_flag(m)
+                );
+            }
+        }
+        let asks = verdict.decision == Decision::AskUser && !self.interactive();
+        let mut fixes = Vec::new();
+        if asks {
+            fixes.push(
+                "run it where a person can be asked (a terminal, or an MCP client that supports \
+                 elicitation)"
+                    .to_string(),
+            );
+        }
+        match call.server_name {
+            Some(server) => fixes.push(format!(
+                "allow the server's tools with \"trust\": true in mcpServers.{server} or by adding \
+                 \"{server}\" to mcp.allowed"
+            )),
+            None => fixes.push(format!(
+                "add an allow rule for `{}` to a policy file (`toolbelt policy check` shows what \
+                 decides)",
+                call.name
+            )),
+        }
+        let why =
+            if asks { "it needs a confirmation nobody can give here" } else { "no rule allows it" };
+        format!("{why}; {}", fixes.join(", or "))
+    }
+}
+
+/// The command-line spelling of a mode.
+fn mode_flag(m: ApprovalMode) -> &'static str {
+    match m {
+        ApprovalMode::AutoEdit => "auto_edit",
+        other => other.as_str(),
+    }
+}
