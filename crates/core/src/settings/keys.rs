@@ -109,9 +109,7 @@ pub fn status(key: &str) -> KeyStatus {
     if !known.iter().any(|k| under(k, top)) {
         // The whole section is unknown (`mcpServer`): suggest a section.
         let tops: BTreeSet<&str> = known.iter().filter_map(|k| k.split('.').next()).collect();
-        return KeyStatus::Unknown(
-            crate::spelling::did_you_mean(top, tops.into_iter()).map(String::from),
-        );
+        return KeyStatus::Unknown(crate::spelling::did_you_mean(top, tops).map(String::from));
     }
     KeyStatus::Unknown(crate::spelling::did_you_mean(key, known.iter().copied()).map(String::from))
 }
