@@ -71,11 +71,8 @@ pub async fn run(args: CallArgs) -> CliResult {
     } else if let Some(e) = &call.error {
         err_line(&e.message);
     }
-    if call.refusal.is_some() {
-        err_line(&format!(
-            "toolbelt: hint: `toolbelt policy check {}` shows the rule that decided; run on a terminal to be asked, or pass --approval-mode auto_edit (edits and web fetches) or --approval-mode yolo (everything) to allow it",
-            args.tool
-        ));
+    if let Some(hint) = &call.hint {
+        err_line(&format!("toolbelt: hint: {hint}"));
     }
     Ok(match (call.status, call.refusal) {
         (_, Some(_)) => EXIT_REFUSED,

@@ -137,16 +137,23 @@ async fn check(tool: String, args: String, json: bool, s: crate::cli::SessionArg
     let mode = session.mode;
     let registry = session.registry.clone();
     let t = registry.get(&tool);
-    let verdict = engine.check(
-        &PolicyCall {
-            name: &tool,
-            args: &args,
-            server_name: t.and_then(|t| t.server_name()),
-            annotations: t.and_then(|t| t.annotations()),
-        },
-        mode,
-    );
+    let call = PolicyCall {
+        name: &tool,
+        args: &args,
+        server_name: t.and_then(|t| t.server_name()),
+        annotations: t.and_then(|t| t.annotations()),
+    };
+    let verdict = engine.check(&call, mode);
     let rule = verdict.rule.as_ref();
+    // A tool that does not exist is "not found" for the model, whatever policy says of it.
+    let unknown = t.is_none().then(|| registry.not_found_message(&tool));
+    let hint =
+        (verdict.decision != toolbelt_core::policy::Decision::Allow && t.is_some()).then(|| {
+            let auto_edit = t.is_some_and(|t| {
+                t.build(args.clone(), &session.env()).is_ok_and(|inv| inv.respects_auto_edit())
+            });
+            engine.refusal_hint(&call, &verdict, mode, auto_edit)
+        });
     if json {
         let report = json!({
             "tool": tool,
@@ -154,6 +161,8 @@ async fn check(tool: String, args: String, json: bool, s: crate::cli::SessionArg
             "interactive": interactive,
             "decision": verdict.decision.as_str(),
             "reason": verdict.reason,
+            "unknownTool": unknown,
+            "hint": hint,
             "rule": rule.map(|r| json!({
                 "toolName": r.tool_name,
                 "priority": r.priority,
@@ -165,6 +174,9 @@ async fn check(tool: String, args: String, json: bool, s: crate::cli::SessionArg
         });
         out_line(&serde_json::to_string_pretty(&report)?);
     } else {
+        if let Some(u) = &unknown {
+            out_line(&format!("unknown tool: {u}"));
+        }
         out_line(&format!("decision: {}", verdict.decision.as_str()));
         match rule {
             Some(r) => {
@@ -192,6 +204,9 @@ async fn check(tool: String, args: String, json: bool, s: crate::cli::SessionArg
             mode.as_str(),
             if interactive { "interactive" } else { "non-interactive" }
         ));
+        if let Some(h) = &hint {
+            out_line(&format!("to allow it: {h}"));
+        }
     }
     if let Some(m) = &session.mcp {
         m.shutdown().await;

@@ -216,3 +216,81 @@ fn unknown_keys_get_one_warning_with_a_suggestion_and_config_show_marks_every_ke
     assert_eq!(json["marks"]["model.name"], serde_json::Value::Null);
     assert_eq!(json["marks"]["tools.exclude"], "honoured");
 }
+
+/// Hints were fixed text: in an untrusted folder `git status` with `--approval-mode yolo` was
+/// told to "pass --approval-mode yolo". Each hint now comes from the decision that refused.
+#[test]
+fn refusal_hints_come_from_the_decision() {
+    let t = TempTree::new();
+    // Untrusted folder, git: the fix is trusting the folder.
+    let r = shell(&t, "git status", &["--approval-mode", "yolo"]);
+    assert_eq!(r.code, 3, "{} {}", r.stdout, r.stderr);
+    assert!(r.stderr.contains("toolbelt trust"), "{}", r.stderr);
+    assert!(!r.stderr.contains("--approval-mode yolo"), "{}", r.stderr);
+
+    // An edit headless in default mode: auto_edit really allows it.
+    let r = toolbelt(&t, &["call", "write_file", r#"{"file_path":"a.txt","content":"x"}"#], None);
+    assert_eq!(r.code, 3);
+    assert!(r.stderr.contains("--approval-mode auto_edit"), "{}", r.stderr);
+
+    // A shell command: auto_edit does not allow it, yolo does.
+    let r = shell(&t, "echo hi > out.txt", &[]);
+    assert_eq!(r.code, 3);
+    assert!(
+        r.stderr.contains("--approval-mode yolo") && !r.stderr.contains("auto_edit"),
+        "{}",
+        r.stderr
+    );
+
+    // A user's deny rule: the hint names the rule's file, not a mode.
+    let file = user_policy(
+        &t,
+        "no-glob.toml",
+        "[[rule]]\ntoolName = \"glob\"\ndecision = \"deny\"\npriority = 100\n",
+    );
+    let r = toolbelt(&t, &["call", "glob", r#"{"pattern":"*"}"#, "--approval-mode", "yolo"], None);
+    assert_eq!(r.code, 3);
+    assert!(r.stderr.contains(&file.display().to_string()), "{}", r.stderr);
+    assert!(!r.stderr.contains("approval-mode"), "{}", r.stderr);
+
+    // A setting's deny: the hint names the key.
+    user_settings(&t, r#"{"tools": {"exclude": ["list_directory"]}}"#);
+    let r = toolbelt(&t, &["policy", "check", "list_directory", r#"{"dir_path":"."}"#], None);
+    assert!(r.stdout.contains("from Settings (tools.exclude)"), "{}", r.stdout);
+    assert!(r.stdout.contains("to allow it: denied by the setting tools.exclude"), "{}", r.stdout);
+
+    // policy check on a tool that does not exist says so.
+    let r = toolbelt(&t, &["policy", "check", "read_fil"], None);
+    assert!(
+        r.stdout.contains("unknown tool: Tool \"read_fil\" not found. Did you mean"),
+        "{}",
+        r.stdout
+    );
+}
+
+/// A hook's block was followed by the policy hint, which had nothing to do with it.
+#[test]
+fn a_hook_block_gets_no_policy_hint() {
+    let t = TempTree::new();
+    let hook = t.home().join("block.sh");
+    std::fs::write(
+        &hook,
+        "#!/bin/sh\necho '{\"decision\":\"block\",\"reason\":\"no reading today\"}'\n",
+    )
+    .unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    user_settings(
+        &t,
+        &serde_json::json!({"hooks": {"BeforeTool": [{"matcher": "read_file", "hooks": [{"type": "command", "command": hook}]}]}})
+            .to_string(),
+    );
+    t.file("a.txt", "x");
+    let r = toolbelt(&t, &["call", "read_file", r#"{"file_path":"a.txt"}"#], None);
+    assert_eq!(r.code, 3, "{} {}", r.stdout, r.stderr);
+    assert!(r.stderr.contains("no reading today"), "{}", r.stderr);
+    assert!(!r.stderr.contains("hint"), "{}", r.stderr);
+}

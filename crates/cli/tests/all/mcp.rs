@@ -213,6 +213,13 @@ fn configured_servers_join_the_registry_over_stdio_and_http() {
     let r =
         crate::toolbelt(&t, &["call", "mcp_self_read_file", r#"{"file_path":"notes.txt"}"#], None);
     assert_eq!(r.code, 3, "{}", r.stdout);
+    // Issue 16: the hint told to use auto_edit, which does not help; it names what does.
+    assert!(
+        r.stderr.contains("\"trust\": true in mcpServers.self") && r.stderr.contains("mcp.allowed"),
+        "{}",
+        r.stderr
+    );
+    assert!(!r.stderr.contains("auto_edit"), "{}", r.stderr);
     let _ = http.kill();
     let _ = http.wait();
 }

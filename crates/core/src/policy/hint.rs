@@ -41,17 +41,18 @@ impl PolicyEngine {
             Decision::AskUser => m == ApprovalMode::AutoEdit && respects_auto_edit,
             Decision::Deny => false,
         };
-        for m in [ApprovalMode::AutoEdit, ApprovalMode::Yolo] {
-            if m > mode && allows(m) {
-                return format!(
-                    "nobody can be asked here; approval mode {} (--approval-mode {}) allows it",
-                    m.as_str(),
-                    mode_flag(m)
-                );
-            }
-        }
         let asks = verdict.decision == Decision::AskUser && !self.interactive();
+        // The narrowest change first.
         let mut fixes = Vec::new();
+        if ApprovalMode::AutoEdit > mode && allows(ApprovalMode::AutoEdit) {
+            fixes.push("approval mode auto_edit (--approval-mode auto_edit) allows it".to_string());
+        }
+        if let Some(server) = call.server_name {
+            fixes.push(format!(
+                "allow the server's tools with \"trust\": true in mcpServers.{server} or by \
+                 adding \"{server}\" to mcp.allowed"
+            ));
+        }
         if asks {
             fixes.push(
                 "run it where a person can be asked (a terminal, or an MCP client that supports \
@@ -59,27 +60,23 @@ impl PolicyEngine {
                     .to_string(),
             );
         }
-        match call.server_name {
-            Some(server) => fixes.push(format!(
-                "allow the server's tools with \"trust\": true in mcpServers.{server} or by adding \
-                 \"{server}\" to mcp.allowed"
-            )),
-            None => fixes.push(format!(
+        // The widest change last, and only when nothing narrower would do.
+        let auto_edit = ApprovalMode::AutoEdit > mode && allows(ApprovalMode::AutoEdit);
+        if !auto_edit && ApprovalMode::Yolo > mode && allows(ApprovalMode::Yolo) {
+            fixes.push(
+                "approval mode yolo (--approval-mode yolo) allows it, and every other call"
+                    .to_string(),
+            );
+        }
+        if fixes.is_empty() {
+            fixes.push(format!(
                 "add an allow rule for `{}` to a policy file (`toolbelt policy check` shows what \
                  decides)",
                 call.name
-            )),
+            ));
         }
         let why =
             if asks { "it needs a confirmation nobody can give here" } else { "no rule allows it" };
         format!("{why}; {}", fixes.join(", or "))
-    }
-}
-
-/// The command-line spelling of a mode.
-fn mode_flag(m: ApprovalMode) -> &'static str {
-    match m {
-        ApprovalMode::AutoEdit => "auto_edit",
-        other => other.as_str(),
     }
 }

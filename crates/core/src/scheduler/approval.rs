@@ -22,15 +22,17 @@ impl Scheduler {
         for (idx, slot) in group.iter_mut().enumerate() {
             let Slot::Ready(p) = slot else { continue };
             let b = &p.built;
-            let verdict = self.policy.check(
-                &PolicyCall {
-                    name: &p.request.name,
-                    args: &b.args,
-                    server_name: b.tool.server_name(),
-                    annotations: b.tool.annotations(),
-                },
-                mode,
-            );
+            let call = PolicyCall {
+                name: &p.request.name,
+                args: &b.args,
+                server_name: b.tool.server_name(),
+                annotations: b.tool.annotations(),
+            };
+            let verdict = self.policy.check(&call, mode);
+            let hint = || {
+                let auto_edit = b.invocation.respects_auto_edit();
+                Some(self.policy.refusal_hint(&call, &verdict, mode, auto_edit))
+            };
             tracing::debug!(call = %p.request.call_id, decision = verdict.decision.as_str(), reason = %verdict.reason, "policy");
             let decision = match verdict.decision {
                 Decision::Allow if p.hook_ask.is_some() => Decision::AskUser,
@@ -45,7 +47,8 @@ impl Scheduler {
                         msg.push_str(m);
                     }
                     let error = ToolError::new(ErrorType::PolicyViolation, msg);
-                    *slot = self.refused(p, error, Refusal::Policy, start);
+                    let hint = hint();
+                    *slot = self.refused(p, error, Refusal::Policy, hint, start);
                 }
                 Decision::AskUser
                     if b.invocation.respects_auto_edit() && mode == ApprovalMode::AutoEdit => {}
@@ -57,7 +60,8 @@ impl Scheduler {
                         b.tool.display_name()
                     );
                     let error = ToolError::new(ErrorType::UnhandledException, msg);
-                    *slot = self.refused(p, error, Refusal::NoConfirmation, start);
+                    let hint = hint();
+                    *slot = self.refused(p, error, Refusal::NoConfirmation, hint, start);
                 }
                 Decision::AskUser => needs_approval.push(idx),
             }
@@ -66,9 +70,17 @@ impl Scheduler {
     }
 
     /// A call that does not run because someone (or nobody) said no.
-    fn refused(&self, p: &Pending, error: ToolError, why: Refusal, start: Instant) -> Slot {
+    fn refused(
+        &self,
+        p: &Pending,
+        error: ToolError,
+        why: Refusal,
+        hint: Option<String>,
+        start: Instant,
+    ) -> Slot {
         let mut done = self.failed(p.request.clone(), error, None, start);
         done.refusal = Some(why);
+        done.hint = hint;
         Slot::Done(Box::new(done))
     }
 

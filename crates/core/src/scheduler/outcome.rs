@@ -33,6 +33,7 @@ impl Scheduler {
             result: Some(result),
             error: None,
             refusal: None,
+            hint: None,
             output_file,
             duration_ms: elapsed_ms(start),
         }
@@ -53,6 +54,7 @@ impl Scheduler {
             result,
             error: Some(error),
             refusal: None,
+            hint: None,
             output_file: None,
             duration_ms: elapsed_ms(start),
         }
@@ -75,6 +77,7 @@ impl Scheduler {
             result,
             error: Some(ToolError::new(ErrorType::Cancelled, msg)),
             refusal: None,
+            hint: None,
             output_file: None,
             duration_ms: elapsed_ms(start),
         }
@@ -133,6 +136,7 @@ impl Scheduler {
             result: Some(result),
             error: Some(ToolError::new(ErrorType::Cancelled, msg)),
             refusal: None,
+            hint: None,
             output_file,
             duration_ms: elapsed_ms(start),
         }

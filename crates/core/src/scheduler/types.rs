@@ -83,6 +83,9 @@ pub struct CompletedCall {
     pub error: Option<ToolError>,
     /// Why it did not run, when someone said no.
     pub refusal: Option<Refusal>,
+    /// For a refusal by policy: what decided it and the one change that would allow the call
+    /// (built from the decision, see `PolicyEngine::refusal_hint`).
+    pub hint: Option<String>,
     /// Where the full output was saved when it was truncated.
     pub output_file: Option<PathBuf>,
     /// How long it took.
