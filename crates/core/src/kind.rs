@@ -82,3 +82,35 @@ mod tests {
         assert_eq!(serde_json::to_string(&Kind::SwitchMode).unwrap(), "\"switch_mode\"");
     }
 }
+
+/// What a tool's calls can do to the world: the facts behind MCP's tool hints
+/// (`readOnlyHint`, `destructiveHint`, `idempotentHint`, `openWorldHint`). Tools whose kind
+/// says less than they do (a memory tool that writes a file, a shell that reaches the network)
+/// state their own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Effects {
+    /// It changes something outside the call: a file, the session's state, the world.
+    pub writes: bool,
+    /// What it changes can be lost (overwritten, deleted); meaningful only when it writes.
+    pub destroys: bool,
+    /// Calling it again with the same arguments has no further effect.
+    pub idempotent: bool,
+    /// It reaches beyond the workspace: the network, other programs.
+    pub open_world: bool,
+}
+
+impl Effects {
+    /// The effects a kind implies; kinds that say nothing (`Other`, `Agent`) assume the worst.
+    pub fn of_kind(kind: Kind) -> Self {
+        let (writes, destroys, idempotent, open_world) = match kind {
+            Kind::Read | Kind::Search => (false, false, true, false),
+            Kind::Fetch => (false, false, true, true),
+            Kind::Communicate => (false, false, false, false),
+            Kind::Edit | Kind::Delete | Kind::Move => (true, true, false, false),
+            Kind::Execute => (true, true, false, true),
+            Kind::Think | Kind::Plan | Kind::SwitchMode => (true, false, false, false),
+            Kind::Agent | Kind::Other => (true, true, false, true),
+        };
+        Self { writes, destroys, idempotent, open_world }
+    }
+}

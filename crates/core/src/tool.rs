@@ -115,6 +115,11 @@ pub trait Tool: Send + Sync {
     fn always_allow(&self) -> AlwaysAllow {
         AlwaysAllow::default()
     }
+    /// What the tool's calls can do to the world (MCP's hints for clients). Default: what its
+    /// [`Kind`] implies.
+    fn effects(&self) -> crate::kind::Effects {
+        crate::kind::Effects::of_kind(self.kind())
+    }
     /// MCP tool annotations (e.g. `readOnlyHint`), matched by policy rules.
     fn annotations(&self) -> Option<&serde_json::Map<String, Value>> {
         None

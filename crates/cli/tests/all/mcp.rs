@@ -144,6 +144,62 @@ async fn yolo_mode_serves_everything() {
     client.cancel().await.unwrap();
 }
 
+/// Issue 16: `save_memory` was marked `readOnlyHint: true` (it writes `~/.gemini/GEMINI.md`;
+/// clients that auto-approve read-only tools let it write unasked) and `run_shell_command`
+/// `openWorldHint: false`. Every built-in tool's hints, from what it really does:
+/// (read-only, destructive, idempotent, open world).
+#[tokio::test]
+async fn every_builtin_tool_has_honest_hints() {
+    let expected: &[(&str, (bool, bool, bool, bool))] = &[
+        ("list_directory", (true, false, true, false)),
+        ("read_file", (true, false, true, false)),
+        ("grep_search", (true, false, true, false)),
+        ("glob", (true, false, true, false)),
+        ("read_many_files", (true, false, true, false)),
+        ("list_background_processes", (true, false, true, false)),
+        ("read_background_output", (true, false, true, false)),
+        ("web_fetch", (true, false, true, true)),
+        ("google_web_search", (true, false, true, true)),
+        ("replace", (false, true, false, false)),
+        ("write_file", (false, true, false, false)),
+        ("run_shell_command", (false, true, false, true)),
+        ("save_memory", (false, false, false, false)),
+        ("write_todos", (false, false, true, false)),
+        ("enter_plan_mode", (false, false, false, false)),
+        ("exit_plan_mode", (false, false, false, false)),
+    ];
+    let t = TempTree::new();
+    let client =
+        ().serve(TokioChildProcess::new(command(&t, &["--approval-mode", "yolo"])).unwrap())
+            .await
+            .unwrap();
+    let tools = client.list_all_tools().await.unwrap();
+    let mut wrong = Vec::new();
+    for tool in &tools {
+        let name = tool.name.as_ref();
+        let a = tool.annotations.clone().unwrap_or_default();
+        let got = (
+            a.read_only_hint == Some(true),
+            a.destructive_hint == Some(true),
+            a.idempotent_hint == Some(true),
+            a.open_world_hint == Some(true),
+        );
+        match expected.iter().find(|(n, _)| *n == name) {
+            Some((_, want)) if *want == got => {}
+            Some((_, want)) => wrong.push(format!("{name}: got {got:?}, want {want:?}")),
+            None => wrong.push(format!("{name}: no expected hints in this test (add them)")),
+        }
+    }
+    // google_web_search is served only when a model can answer it (`toolbelt run`).
+    for (name, _) in expected.iter().filter(|(n, _)| *n != "google_web_search") {
+        if !tools.iter().any(|t| t.name == *name) {
+            wrong.push(format!("{name}: not served"));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    client.cancel().await.unwrap();
+}
+
 #[test]
 fn http_refuses_foreign_origins_and_missing_tokens() {
     let t = TempTree::new();

@@ -4,19 +4,19 @@ use std::sync::Arc;
 
 use rmcp::model::{CallToolResult, ContentBlock, Tool as McpTool, ToolAnnotations};
 use serde_json::Value;
+use toolbelt_core::kind::Effects;
 use toolbelt_core::result::{Content, Part};
 use toolbelt_core::scheduler::CompletedCall;
-use toolbelt_core::{Kind, ModelFamily, Tool};
+use toolbelt_core::{ModelFamily, Tool};
 
-/// MCP hints from a tool's kind: reading and searching are read-only and idempotent; edits,
-/// deletes, moves and commands may destroy; fetching reaches the open world.
-pub fn annotations(kind: Kind) -> ToolAnnotations {
-    let read_only = kind.is_read_only() || matches!(kind, Kind::Think);
+/// MCP hints from what a tool does ([`Effects`]): clients auto-approve read-only tools, so a
+/// tool that writes anything (a memory file, the session's todo list) is never read-only.
+pub fn annotations(e: Effects) -> ToolAnnotations {
     ToolAnnotations::new()
-        .read_only(read_only)
-        .destructive(matches!(kind, Kind::Edit | Kind::Delete | Kind::Move | Kind::Execute))
-        .idempotent(read_only)
-        .open_world(matches!(kind, Kind::Fetch))
+        .read_only(!e.writes)
+        .destructive(e.writes && e.destroys)
+        .idempotent(e.idempotent)
+        .open_world(e.open_world)
 }
 
 pub fn tool_to_mcp(t: &dyn Tool, family: ModelFamily) -> McpTool {
@@ -27,7 +27,7 @@ pub fn tool_to_mcp(t: &dyn Tool, family: ModelFamily) -> McpTool {
     };
     let mut tool = McpTool::new(d.name, d.description, Arc::new(schema));
     tool.title = Some(t.display_name().to_string());
-    let mut a = annotations(t.kind());
+    let mut a = annotations(t.effects());
     a.title = Some(t.display_name().to_string());
     tool.annotations = Some(a);
     tool

@@ -29,6 +29,17 @@ impl Tool for SaveMemory {
         Kind::Think
     }
 
+    /// It appends to the global memory file (`~/.gemini/GEMINI.md`), which every later session
+    /// reads: a write, never read-only.
+    fn effects(&self) -> toolbelt_core::kind::Effects {
+        toolbelt_core::kind::Effects {
+            writes: true,
+            destroys: false,
+            idempotent: false,
+            open_world: false,
+        }
+    }
+
     fn declaration(&self, _family: ModelFamily) -> Declaration {
         Declaration {
             name: NAME.into(),

@@ -36,6 +36,16 @@ impl Tool for WriteTodos {
         Kind::Other
     }
 
+    /// It replaces the session's todo list: a write, but nothing outside the session.
+    fn effects(&self) -> toolbelt_core::kind::Effects {
+        toolbelt_core::kind::Effects {
+            writes: true,
+            destroys: false,
+            idempotent: true,
+            open_world: false,
+        }
+    }
+
     fn declaration(&self, _family: ModelFamily) -> Declaration {
         Declaration {
             name: NAME.into(),

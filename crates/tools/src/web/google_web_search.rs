@@ -41,6 +41,16 @@ impl Tool for GoogleWebSearch {
         Kind::Search
     }
 
+    /// A search of the web: it only looks, but it looks at the open world.
+    fn effects(&self) -> toolbelt_core::kind::Effects {
+        toolbelt_core::kind::Effects {
+            writes: false,
+            destroys: false,
+            idempotent: true,
+            open_world: true,
+        }
+    }
+
     fn declaration(&self, family: ModelFamily) -> Declaration {
         let (description, query) = match family {
             ModelFamily::Legacy => (

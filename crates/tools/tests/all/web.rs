@@ -306,3 +306,13 @@ fn search_through_custom_search_pages_and_caps_results() {
     let r = call(&s, &env, json!({"query": "rust"})).unwrap();
     assert!(r.error.unwrap().message.contains("HTTP 403: API key not valid"));
 }
+
+/// Issue 16: hints for MCP clients come from what a tool does; a web search looks at the open
+/// world (it is served only when a model can answer it, so the MCP test cannot see it).
+#[test]
+fn google_web_search_reaches_the_open_world_and_writes_nothing() {
+    use toolbelt_core::Tool;
+    let t = toolbelt_tools::web::google_web_search::GoogleWebSearch::new(None, false);
+    let e = t.effects();
+    assert!(e.open_world && !e.writes, "{e:?}");
+}
