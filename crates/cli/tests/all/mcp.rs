@@ -150,7 +150,9 @@ async fn yolo_mode_serves_everything() {
 /// (read-only, destructive, idempotent, open world).
 #[tokio::test]
 async fn every_builtin_tool_has_honest_hints() {
-    let expected: &[(&str, (bool, bool, bool, bool))] = &[
+    /// (read-only, destructive, idempotent, open world).
+    type Hints = (bool, bool, bool, bool);
+    let expected: &[(&str, Hints)] = &[
         ("list_directory", (true, false, true, false)),
         ("read_file", (true, false, true, false)),
         ("grep_search", (true, false, true, false)),
