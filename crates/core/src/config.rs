@@ -85,6 +85,8 @@ pub struct Config {
     /// Output of one command kept in memory (first and last halves, 1 MiB in all by default;
     /// upstream keeps 16 MB). Beyond it everything goes to a file that the notice names.
     pub shell_output_cap_bytes: usize,
+    /// What of toolbelt's environment its children get (`security.environmentVariableRedaction`).
+    pub env_redaction: crate::process::EnvRedaction,
 }
 
 impl Default for Config {
@@ -112,6 +114,7 @@ impl Default for Config {
             shell_kill_grace_ms: 500,
             shell_output_cap_bytes: 1024 * 1024,
             edit_max_file_bytes: 20 * 1024 * 1024,
+            env_redaction: crate::process::EnvRedaction::default(),
         }
     }
 }

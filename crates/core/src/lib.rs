@@ -27,6 +27,7 @@ pub mod ledger;
 pub mod model;
 pub mod names;
 pub mod policy;
+pub mod process;
 pub mod registry;
 pub mod response;
 pub mod result;

@@ -220,6 +220,7 @@ impl SessionBuilder {
             CommandHooks::new(
                 tool_settings.hooks.clone(),
                 HookContext {
+                    env_redaction: config.env_redaction.clone(),
                     project_dir: root.clone(),
                     session_id: session_id(),
                     transcript_path: String::new(),
@@ -333,6 +334,7 @@ async fn discovered(
 ) -> Vec<Arc<dyn Tool>> {
     let Some(cmd) = &t.discovery_command else { return Vec::new() };
     let cfg = toolbelt_tools::discovered::DiscoveryConfig {
+        env_redaction: config.env_redaction.clone(),
         discovery_command: cmd.clone(),
         call_command: t.call_command.clone(),
         cwd: root.to_path_buf(),
@@ -373,7 +375,7 @@ async fn connect_mcp(
         .iter()
         .filter(|s| !t.mcp_excluded.iter().any(|e| e == &s.name || e == "*"))
         .filter(|s| t.mcp_allowed.is_empty() || t.mcp_allowed.contains(&s.name))
-        .map(|s| spec(s).map_err(|e| (s.name.clone(), e)))
+        .map(|s| spec(s, &config.env_redaction).map_err(|e| (s.name.clone(), e)))
         .collect();
     let clients =
         connect_all(specs, root, std::time::Duration::from_millis(DEFAULT_CONNECT_TIMEOUT_MS))

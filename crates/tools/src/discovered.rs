@@ -3,7 +3,7 @@
 //! `tools.callCommand <name>` with the arguments as JSON on stdin. Unlike upstream, discovery
 //! and calls have a timeout and a cancelled call kills its process.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
@@ -62,6 +62,8 @@ pub struct DiscoveryConfig {
     /// Where both commands run (upstream: the process's working directory).
     pub cwd: PathBuf,
     pub discovery_timeout_ms: u64,
+    /// What of toolbelt's environment the commands get.
+    pub env_redaction: toolbelt_core::process::EnvRedaction,
 }
 
 struct Output {
@@ -89,7 +91,7 @@ async fn read_limited<R: AsyncReadExt + Unpin>(r: Option<R>, limit: usize) -> (V
 async fn run_program(
     program: &str,
     args: &[String],
-    cwd: &Path,
+    cfg: &DiscoveryConfig,
     stdin: Option<Vec<u8>>,
     limit: usize,
     timeout: Option<Duration>,
@@ -97,7 +99,12 @@ async fn run_program(
 ) -> std::io::Result<Option<Output>> {
     let mut cmd = tokio::process::Command::new(program);
     cmd.args(args)
-        .current_dir(cwd)
+        .current_dir(&cfg.cwd)
+        .env_clear()
+        .envs(toolbelt_core::process::child_env(
+            &cfg.env_redaction,
+            toolbelt_core::process::ChildPurpose::Tool,
+        ))
         .stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -160,7 +167,7 @@ pub async fn discover(cfg: &DiscoveryConfig) -> Result<Vec<Arc<DiscoveredTool>>,
     let never = tokio_util::sync::CancellationToken::new();
     let timeout =
         (cfg.discovery_timeout_ms > 0).then(|| Duration::from_millis(cfg.discovery_timeout_ms));
-    let out = run_program(program, args, &cfg.cwd, None, MAX_DISCOVERY_OUTPUT, timeout, &never)
+    let out = run_program(program, args, cfg, None, MAX_DISCOVERY_OUTPUT, timeout, &never)
         .await
         .map_err(|e| DiscoveryError::Spawn { program: program.clone(), message: e.to_string() })?
         .ok_or(DiscoveryError::Timeout(cfg.discovery_timeout_ms))?;
@@ -331,7 +338,7 @@ impl Invocation for DiscoveredCall {
         let ran = run_program(
             call,
             std::slice::from_ref(&self.name),
-            &self.cfg.cwd,
+            &self.cfg,
             Some(input),
             MAX_CALL_OUTPUT,
             None,

@@ -127,7 +127,7 @@ async fn auth(
             if known.is_empty() { "none".to_string() } else { known.join(", ") }
         )));
     };
-    let spec = toolbelt_mcp::client::spec(entry)
+    let spec = toolbelt_mcp::client::spec(entry, &session.config.env_redaction)
         .map_err(|e| CliError::usage(format!("MCP server '{name}': {e}")))?;
     let (Some(url), Some(store)) = (spec.url().map(String::from), spec.oauth_store()) else {
         return Err(CliError::usage(format!(

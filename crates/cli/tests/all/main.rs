@@ -9,6 +9,8 @@ mod mcp;
 mod policy;
 mod run;
 #[cfg(unix)]
+mod secrets;
+#[cfg(unix)]
 mod shell;
 mod tools;
 

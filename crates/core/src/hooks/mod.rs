@@ -79,6 +79,8 @@ pub struct HookContext {
     pub session_id: String,
     /// The transcript's path (empty when there is none).
     pub transcript_path: String,
+    /// What of toolbelt's environment hook commands get.
+    pub env_redaction: crate::process::EnvRedaction,
 }
 
 /// Hooks from settings, run as commands.

@@ -109,6 +109,8 @@ pub async fn run_command(hook: &HookEntry, input: &Value, ctx: &HookContext) -> 
     cmd.arg("-c")
         .arg(expand(&hook.command, ctx))
         .current_dir(&ctx.project_dir)
+        .env_clear()
+        .envs(crate::process::child_env(&ctx.env_redaction, crate::process::ChildPurpose::Tool))
         .env("GEMINI_PROJECT_DIR", &ctx.project_dir)
         .env("CLAUDE_PROJECT_DIR", &ctx.project_dir)
         .env("TOOLBELT_PROJECT_DIR", &ctx.project_dir)

@@ -52,6 +52,7 @@ fn harness(hooks: HookSettings, interactive: bool, approver: Outcome) -> H {
         interactive,
     ));
     let ctx = HookContext {
+        env_redaction: Default::default(),
         project_dir: env.workspace.primary().to_path_buf(),
         session_id: "s1".into(),
         transcript_path: String::new(),

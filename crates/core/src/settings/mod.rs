@@ -86,6 +86,8 @@ pub const TRUST_REQUIRED_KEYS: &[&str] = &[
     "general.defaultApprovalMode",
     "security.allowSensitivePaths",
     "context.includeDirectories",
+    "security.environmentVariableRedaction.enabled",
+    "security.environmentVariableRedaction.allowed",
 ];
 
 /// Flat (v1) keys and their nested (v2) places.
@@ -101,7 +103,8 @@ const LEGACY_KEYS: &[(&str, &str)] = &[
 ];
 
 /// Arrays that are united across files instead of replaced (each layer may only add).
-const UNION_KEYS: &[&str] = &["tools.exclude", "mcp.excluded"];
+const UNION_KEYS: &[&str] =
+    &["tools.exclude", "mcp.excluded", "security.environmentVariableRedaction.blocked"];
 
 /// The merged settings and where each value came from.
 #[derive(Clone, Debug, Default)]

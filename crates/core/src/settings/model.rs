@@ -52,6 +52,9 @@ pub(super) const KEYS: &[(&str, Ty)] = &[
     ("model.name", Ty::Str),
     ("mcp.autoAllowInHeadless", Ty::Bool),
     ("experimental.directWebFetch", Ty::Bool),
+    ("security.environmentVariableRedaction.enabled", Ty::Bool),
+    ("security.environmentVariableRedaction.allowed", Ty::Strings),
+    ("security.environmentVariableRedaction.blocked", Ty::Strings),
 ];
 
 /// The keys toolbelt acts on (every key in [`KEYS`], plus the ones read elsewhere).
@@ -88,6 +91,7 @@ pub(super) const HONOURED: &[&str] = &[
     "general.defaultApprovalMode",
     "model.name",
     "experimental.directWebFetch",
+    "security.environmentVariableRedaction",
 ];
 
 type Bad = (String, String);
@@ -495,6 +499,15 @@ pub fn apply(map: &Map<String, Value>, c: &mut Config) {
     }
     if let Some(n) = u("tools.shell.promptIdleMs") {
         c.shell_prompt_idle_ms = n;
+    }
+    if let Some(on) = b("security.environmentVariableRedaction.enabled") {
+        c.env_redaction.enabled = on;
+    }
+    if let Some(names) = strs(map, "security.environmentVariableRedaction.allowed") {
+        c.env_redaction.allowed = names;
+    }
+    if let Some(names) = strs(map, "security.environmentVariableRedaction.blocked") {
+        c.env_redaction.blocked = names;
     }
     if let Some(direct) = b("experimental.directWebFetch") {
         c.web_fetch_direct = direct;

@@ -232,3 +232,34 @@ fn no_source_file_is_over_600_lines() {
         .collect();
     assert!(long.is_empty(), "split these by noun: {long:?}");
 }
+
+/// Issue 17: every program toolbelt starts gets its environment from
+/// `toolbelt_core::process::child_env`, never the inherited one. A file that starts a program
+/// clears the environment, or is listed here with the reason it may not.
+#[test]
+fn every_child_gets_the_cleaned_environment() {
+    const INHERITS: &[(&str, &str)] = &[
+        ("cli/src/approver.rs", "the user's own editor, opened at the user's request"),
+        ("cli/src/commands/mcp.rs", "the user's browser, for an OAuth sign-in"),
+    ];
+    let crates = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut files = Vec::new();
+    rust_files(&crates, &mut files);
+    let mut bad = Vec::new();
+    for f in files.iter().filter(|f| f.components().any(|c| c.as_os_str() == "src")) {
+        let text = std::fs::read_to_string(f).unwrap();
+        let code = non_test_code(&text);
+        let spawns = ["Command::new(", "CommandBuilder::new("].iter().any(|p| {
+            code.match_indices(p)
+                .any(|(i, _)| !code[..i].ends_with(|c: char| c.is_alphanumeric() || c == '_'))
+        });
+        let rel = f.strip_prefix(&crates).unwrap().to_string_lossy().replace('\\', "/");
+        if spawns
+            && !code.contains("env_clear()")
+            && !INHERITS.iter().any(|(p, _)| rel.ends_with(p))
+        {
+            bad.push(rel);
+        }
+    }
+    assert!(bad.is_empty(), "these start programs with toolbelt's whole environment: {bad:?}");
+}

@@ -21,6 +21,8 @@ use rmcp::service::{NotificationContext, RunningService};
 use rmcp::transport::{ConfigureCommandExt, StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use serde_json::{Map, Value, json};
+use toolbelt_core::process::env::is_dangerous_execution_var;
+use toolbelt_core::process::{ChildPurpose, EnvRedaction, child_env};
 use toolbelt_core::settings::McpServerSettings;
 
 pub use tool::McpTool;
@@ -75,7 +77,10 @@ pub enum Transport {
     Stdio {
         command: String,
         args: Vec<String>,
+        /// The server's `env` entries, expanded.
         env: HashMap<String, String>,
+        /// What the server inherits: toolbelt's environment, cleaned.
+        inherit: HashMap<String, String>,
         cwd: Option<String>,
     },
     Http {
@@ -133,15 +138,28 @@ fn strings(v: Option<&Value>) -> Vec<String> {
         .unwrap_or_default()
 }
 
-fn string_map(v: Option<&Value>) -> HashMap<String, String> {
+fn string_map(v: Option<&Value>, env: &CleanEnv) -> HashMap<String, String> {
     v.and_then(Value::as_object)
-        .map(|m| m.iter().filter_map(|(k, v)| Some((k.clone(), expand_env(v.as_str()?)))).collect())
+        .map(|m| {
+            m.iter().filter_map(|(k, v)| Some((k.clone(), expand_env(v.as_str()?, env)))).collect()
+        })
         .unwrap_or_default()
 }
 
-/// `$VAR` and `${VAR}` from the environment (missing: empty), as upstream.
-pub fn expand_env(s: &str) -> String {
-    expand_with(s, |name| std::env::var(name).ok())
+/// The environment `$VAR` in MCP settings reads: toolbelt's own, cleaned as for an MCP server
+/// (as upstream: a secret must be named in `security.environmentVariableRedaction.allowed`).
+type CleanEnv = HashMap<String, String>;
+
+fn clean_env(redaction: &EnvRedaction) -> CleanEnv {
+    child_env(redaction, ChildPurpose::McpServer)
+        .into_iter()
+        .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+        .collect()
+}
+
+/// `$VAR` and `${VAR}` from `env` (missing: empty), as upstream.
+fn expand_env(s: &str, env: &CleanEnv) -> String {
+    expand_with(s, |name| env.get(name).cloned())
 }
 
 /// [`expand_env`] with the variables looked up by `lookup`.
@@ -174,11 +192,14 @@ fn expand_with(s: &str, lookup: impl Fn(&str) -> Option<String>) -> String {
     out
 }
 
-/// Reads a settings entry (already type-checked by the settings loader).
-pub fn spec(s: &McpServerSettings) -> Result<ServerSpec, String> {
+/// Reads a settings entry (already type-checked by the settings loader). `$VAR`s read the
+/// environment as cleaned by `redaction`; an `env` entry that would change how the server
+/// loads code (`LD_PRELOAD`, `NODE_OPTIONS`, ...) is dropped, as upstream.
+pub fn spec(s: &McpServerSettings, redaction: &EnvRedaction) -> Result<ServerSpec, String> {
     let d = &s.definition;
     let get = |k: &str| d.get(k).and_then(Value::as_str).map(String::from);
-    let headers = || string_map(d.get("headers"));
+    let env = clean_env(redaction);
+    let headers = || string_map(d.get("headers"), &env);
     let transport = if let Some(url) = get("httpUrl") {
         Transport::Http { url, headers: headers() }
     } else if let Some(url) = get("url") {
@@ -191,7 +212,11 @@ pub fn spec(s: &McpServerSettings) -> Result<ServerSpec, String> {
         Transport::Stdio {
             command,
             args: strings(d.get("args")),
-            env: string_map(d.get("env")),
+            env: string_map(d.get("env"), &env)
+                .into_iter()
+                .filter(|(k, _)| !is_dangerous_execution_var(k))
+                .collect(),
+            inherit: env.clone(),
             cwd: get("cwd"),
         }
     } else {
@@ -208,7 +233,10 @@ pub fn spec(s: &McpServerSettings) -> Result<ServerSpec, String> {
         oauth: oauth::OAuthOptions {
             scopes: strings(d.get("oauth").and_then(|o| o.get("scopes"))),
             client_id: d.pointer("/oauth/clientId").and_then(Value::as_str).map(String::from),
-            client_secret: d.pointer("/oauth/clientSecret").and_then(Value::as_str).map(expand_env),
+            client_secret: d
+                .pointer("/oauth/clientSecret")
+                .and_then(Value::as_str)
+                .map(|v| expand_env(v, &env)),
             client_metadata_url: d
                 .pointer("/oauth/clientMetadataUrl")
                 .and_then(Value::as_str)
@@ -254,10 +282,12 @@ async fn connect(
 ) -> Result<RunningService<RoleClient, Handler>, String> {
     let handler = Handler::default();
     match &spec.transport {
-        Transport::Stdio { command, args, env, cwd: dir } => {
+        Transport::Stdio { command, args, env, inherit, cwd: dir } => {
             let dir = dir.as_ref().map(|d| cwd.join(d)).unwrap_or_else(|| cwd.to_path_buf());
             let cmd = tokio::process::Command::new(command).configure(|c| {
                 c.args(args)
+                    .env_clear()
+                    .envs(inherit)
                     .envs(env)
                     .env("GEMINI_CLI", "1")
                     .env("TOOLBELT", "1")
@@ -460,7 +490,9 @@ mod tests {
 
     #[test]
     fn specs_from_settings() {
-        let s = |d: Value| spec(&McpServerSettings { name: "x".into(), definition: d });
+        let s = |d: Value| {
+            spec(&McpServerSettings { name: "x".into(), definition: d }, &EnvRedaction::default())
+        };
         let stdio = s(json!({"command": "srv", "args": ["-v"], "timeout": 5, "trust": true, "excludeTools": ["rm"]})).unwrap();
         assert!(
             matches!(stdio.transport, Transport::Stdio { ref command, .. } if command == "srv")
@@ -497,6 +529,34 @@ mod tests {
             expand_with("a-$TOOLBELT_TEST_X-${TOOLBELT_TEST_X}-$NOPE_TOOLBELT-$", lookup),
             "a-v-v--$"
         );
-        assert_eq!(expand_env("${TOOLBELT_SURELY_UNSET_VARIABLE}x"), "x");
+        assert_eq!(expand_env("${TOOLBELT_SURELY_UNSET_VARIABLE}x", &CleanEnv::new()), "x");
+    }
+
+    /// Issue 17: `$VAR` in MCP settings read the whole environment, and an `env` entry could
+    /// set `LD_PRELOAD`. Secrets now expand only when allowed by name; loader variables drop.
+    #[test]
+    fn mcp_settings_read_the_cleaned_environment() {
+        let env = |vars: &[(&str, &str)], cfg: &EnvRedaction| -> CleanEnv {
+            let v = vars.iter().map(|(k, v)| ((*k).into(), (*v).into())).collect();
+            toolbelt_core::process::env::sanitize(v, cfg, ChildPurpose::McpServer)
+                .into_iter()
+                .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+                .collect()
+        };
+        let vars = [("GITHUB_TOKEN", "t0k"), ("HOME", "/h")];
+        let d = EnvRedaction::default();
+        assert_eq!(expand_env("$GITHUB_TOKEN@$HOME", &env(&vars, &d)), "@/h");
+        let allowed = EnvRedaction { allowed: vec!["GITHUB_TOKEN".into()], ..d };
+        assert_eq!(expand_env("$GITHUB_TOKEN@$HOME", &env(&vars, &allowed)), "t0k@/h");
+        let s = spec(
+            &McpServerSettings {
+                name: "x".into(),
+                definition: json!({"command": "c", "env": {"LD_PRELOAD": "/x.so", "MODE": "1"}}),
+            },
+            &EnvRedaction::default(),
+        )
+        .unwrap();
+        let Transport::Stdio { env, .. } = s.transport else { panic!() };
+        assert_eq!(env.keys().collect::<Vec<_>>(), ["MODE"]);
     }
 }

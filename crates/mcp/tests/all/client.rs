@@ -25,6 +25,7 @@ fn stdio(name: &str, extra: &[&str], timeout_ms: u64) -> ServerSpec {
             command: "python3".into(),
             args,
             env: Default::default(),
+            inherit: std::env::vars().collect(),
             cwd: None,
         },
         timeout_ms,
@@ -148,6 +149,7 @@ async fn hanging_crashing_and_dead_servers_are_reported_not_waited_for() {
             command: "/no/such/server".into(),
             args: vec![],
             env: Default::default(),
+            inherit: std::env::vars().collect(),
             cwd: None,
         },
         ..stdio("dead", &[], 1000)
@@ -179,10 +181,13 @@ async fn hanging_crashing_and_dead_servers_are_reported_not_waited_for() {
 
 #[tokio::test]
 async fn settings_entries_become_specs() {
-    let bad = spec(&toolbelt_core::settings::McpServerSettings {
-        name: "x".into(),
-        definition: json!({"type": "http"}),
-    });
+    let bad = spec(
+        &toolbelt_core::settings::McpServerSettings {
+            name: "x".into(),
+            definition: json!({"type": "http"}),
+        },
+        &Default::default(),
+    );
     assert!(bad.unwrap_err().starts_with("Invalid configuration: missing httpUrl"));
 }
 

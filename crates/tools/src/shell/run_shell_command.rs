@@ -247,13 +247,17 @@ impl Invocation for ShellCall {
             Capture::new(self.config.shell_output_cap_bytes, &self.spill_dir, &name)
         };
         let terminal = self.config.shell_pty;
+        let env = toolbelt_core::process::child_env(
+            &self.config.env_redaction,
+            toolbelt_core::process::ChildPurpose::Tool,
+        );
         let running = if terminal {
-            spawn_terminal(&script, &self.cwd).map(|t| {
+            spawn_terminal(&script, &self.cwd, &env).map(|t| {
                 let pid = t.pid;
                 Some(Running::from_terminal(t, spill(pid)))
             })
         } else {
-            spawn(&script, &self.cwd).map(|c| {
+            spawn(&script, &self.cwd, &env).map(|c| {
                 let pid = c.id().and_then(|p| i32::try_from(p).ok()).unwrap_or(0);
                 Running::from_pipes(c, spill(pid))
             })

@@ -87,14 +87,26 @@ pub fn extra_env(inherited_git_count: Option<&str>) -> Vec<(String, String)> {
     env
 }
 
+/// A child's environment (see `toolbelt_core::process::env`).
+pub type ChildEnv = Vec<(std::ffi::OsString, std::ffi::OsString)>;
+
+/// The `GIT_CONFIG_COUNT` the child inherits, so toolbelt's own overrides come after.
+fn git_config_count(env: &ChildEnv) -> Option<String> {
+    env.iter()
+        .find(|(k, _)| k == "GIT_CONFIG_COUNT")
+        .and_then(|(_, v)| v.to_str().map(String::from))
+}
+
 /// Starts `bash -c script` in `cwd`: its own session and process group, stdin from /dev/null,
 /// stdout and stderr piped.
-pub fn spawn(script: &str, cwd: &Path) -> std::io::Result<Child> {
+pub fn spawn(script: &str, cwd: &Path, env: &ChildEnv) -> std::io::Result<Child> {
     let mut cmd = Command::new(bash_path());
     cmd.arg("-c")
         .arg(script)
         .current_dir(cwd)
-        .envs(extra_env(std::env::var("GIT_CONFIG_COUNT").ok().as_deref()))
+        .env_clear()
+        .envs(env.iter().cloned())
+        .envs(extra_env(git_config_count(env).as_deref()))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -124,7 +136,7 @@ const ROWS: u16 = 30;
 /// Starts `bash -c script` on a new pseudo-terminal (its own session, the terminal as its
 /// controlling terminal and stdin/stdout/stderr). An end-of-file is typed first, so a command
 /// that reads its input gets EOF instead of waiting.
-pub fn spawn_terminal(script: &str, cwd: &Path) -> std::io::Result<Terminal> {
+pub fn spawn_terminal(script: &str, cwd: &Path, env: &ChildEnv) -> std::io::Result<Terminal> {
     use portable_pty::{CommandBuilder, PtySize, native_pty_system};
     let pair = native_pty_system()
         .openpty(PtySize { rows: ROWS, cols: COLS, pixel_width: 0, pixel_height: 0 })
@@ -133,7 +145,11 @@ pub fn spawn_terminal(script: &str, cwd: &Path) -> std::io::Result<Terminal> {
     cmd.arg("-c");
     cmd.arg(script);
     cmd.cwd(cwd);
-    for (k, v) in extra_env(std::env::var("GIT_CONFIG_COUNT").ok().as_deref()) {
+    cmd.env_clear();
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    for (k, v) in extra_env(git_config_count(env).as_deref()) {
         cmd.env(k, v);
     }
     let child = pair.slave.spawn_command(cmd).map_err(other)?;

@@ -1,0 +1,309 @@
+//! A child's environment: Gemini CLI's sanitisation (`services/environmentSanitization.js`),
+//! with toolbelt's own credentials always held back. A variable is dropped when, in this order:
+//! its value looks like a secret (private keys, certificates, credentials in URLs, GitHub,
+//! Google, AWS, Stripe, Slack tokens, JWTs); unless its name starts with `GIT_CONFIG_` or is in
+//! the `allowed` setting; when it is in the `blocked` setting; unless it is one of the
+//! always-allowed names (`PATH`, `HOME`, `TERM`, ...); when it is one of the never-allowed names
+//! (`DATABASE_URL`, `CLIENT_ID`, ...); in strict mode (GitHub Actions) always; when its name
+//! contains `TOKEN`, `SECRET`, `PASSWORD`, `KEY`, `AUTH`, `CREDENTIAL`, `CERT`, ...
+//!
+//! Upstream applies this to MCP stdio servers always and to other children only when
+//! `security.environmentVariableRedaction.enabled` is set; toolbelt applies it to every child
+//! unless that setting is `false` (docs/compat.md S1), and even then never passes on the
+//! credentials it holds itself (the model's API key, the MCP server token) unless `allowed`
+//! names them.
+
+use std::ffi::{OsStr, OsString};
+use std::sync::OnceLock;
+
+use regex::Regex;
+use serde::{Deserialize, Serialize};
+
+/// The `security.environmentVariableRedaction` settings.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct EnvRedaction {
+    /// Whether the rules apply to every child (MCP stdio servers: always).
+    pub enabled: bool,
+    /// Names passed on whatever the rules say (value patterns still apply).
+    pub allowed: Vec<String>,
+    /// Names never passed on.
+    pub blocked: Vec<String>,
+}
+
+impl Default for EnvRedaction {
+    fn default() -> Self {
+        Self { enabled: true, allowed: Vec::new(), blocked: Vec::new() }
+    }
+}
+
+/// Who the environment is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ChildPurpose {
+    /// Shell and background commands, hooks, discovered tools.
+    Tool,
+    /// An MCP stdio server: always cleaned, as upstream.
+    McpServer,
+}
+
+/// Credentials toolbelt itself reads: never passed to a child unless `allowed` names them.
+pub const OWN_CREDENTIALS: &[&str] =
+    &["GEMINI_API_KEY", "GOOGLE_API_KEY", "OPENAI_API_KEY", "TOOLBELT_MCP_TOKEN"];
+
+const ALWAYS_ALLOWED: &[&str] = &[
+    "PATH",
+    "SYSTEMROOT",
+    "COMSPEC",
+    "PATHEXT",
+    "WINDIR",
+    "TEMP",
+    "TMP",
+    "USERPROFILE",
+    "SYSTEMDRIVE",
+    "HOME",
+    "LANG",
+    "SHELL",
+    "TMPDIR",
+    "USER",
+    "LOGNAME",
+    "TERM",
+    "COLORTERM",
+    "ADDITIONAL_CONTEXT",
+    "AVAILABLE_LABELS",
+    "BRANCH_NAME",
+    "DESCRIPTION",
+    "EVENT_NAME",
+    "GITHUB_ENV",
+    "IS_PULL_REQUEST",
+    "ISSUES_TO_TRIAGE",
+    "ISSUE_BODY",
+    "ISSUE_NUMBER",
+    "ISSUE_TITLE",
+    "PULL_REQUEST_NUMBER",
+    "REPOSITORY",
+    "TITLE",
+    "TRIGGERING_ACTOR",
+];
+
+const NEVER_ALLOWED: &[&str] = &[
+    "CLIENT_ID",
+    "DB_URI",
+    "CONNECTION_STRING",
+    "AWS_DEFAULT_REGION",
+    "AZURE_CLIENT_ID",
+    "AZURE_TENANT_ID",
+    "SLACK_WEBHOOK_URL",
+    "TWILIO_ACCOUNT_SID",
+    "DATABASE_URL",
+    "GOOGLE_CLOUD_PROJECT",
+    "GOOGLE_CLOUD_ACCOUNT",
+    "FIREBASE_PROJECT_ID",
+];
+
+const NEVER_ALLOWED_NAME_PARTS: &[&str] = &[
+    "TOKEN",
+    "SECRET",
+    "PASSWORD",
+    "PASSWD",
+    "KEY",
+    "AUTH",
+    "CREDENTIAL",
+    "CREDS",
+    "PRIVATE",
+    "CERT",
+];
+
+/// Variables that change how a program loads code; an MCP server's `env` may not set them.
+pub const DANGEROUS_EXECUTION_VARS: &[&str] = &[
+    "NODE_OPTIONS",
+    "NODE_CLI_FLAGS",
+    "_FORCE_NODE_OPTIONS",
+    "NODE_PATH",
+    "ELECTRON_RUN_AS_NODE",
+    "PYTHONPATH",
+    "PYTHONSTARTUP",
+    "RUBYOPT",
+    "RUBYLIB",
+    "PERL5OPT",
+    "PERL5LIB",
+    "LD_PRELOAD",
+    "LD_AUDIT",
+    "LD_DEBUG",
+    "LD_PROFILE",
+    "LD_LIBRARY_PATH",
+    "DYLD_INSERT_LIBRARIES",
+    "DYLD_FORCE_FLAT_NAMESPACE",
+    "DYLD_LIBRARY_PATH",
+    "DYLD_FRAMEWORK_PATH",
+    "DYLD_FALLBACK_LIBRARY_PATH",
+    "DYLD_FALLBACK_FRAMEWORK_PATH",
+    "BASH_ENV",
+    "ENV",
+    "PERL5DB",
+    "JAVA_TOOL_OPTIONS",
+    "_JAVA_OPTIONS",
+    "CLASSPATH",
+    "DOTNET_STARTUP_HOOKS",
+    "CORECLR_PROFILER_PATH",
+    "CORECLR_ENABLE_PROFILING",
+];
+
+/// Whether `name` may not be set by configuration (it changes how programs load code).
+pub fn is_dangerous_execution_var(name: &str) -> bool {
+    DANGEROUS_EXECUTION_VARS.iter().any(|d| d.eq_ignore_ascii_case(name))
+}
+
+fn value_patterns() -> &'static [Regex] {
+    static P: OnceLock<Vec<Regex>> = OnceLock::new();
+    P.get_or_init(|| {
+        [
+            r"(?i)-----BEGIN (RSA|OPENSSH|EC|PGP) PRIVATE KEY-----",
+            r"(?i)-----BEGIN CERTIFICATE-----",
+            // Upstream bounds the runs ({1,1024}, {0,10240}); unbounded runs match a superset
+            // and compile to a small automaton (the bounded ones take megabytes).
+            r"(?i)(https?|ftp|smtp)://[^:\s]+:[^@\s]+@",
+            r"(?i)(ghp|gho|ghu|ghs|ghr|github_pat)_[a-zA-Z0-9_]{36,}",
+            r"(?i)AIzaSy[a-zA-Z0-9_\\-]{33}",
+            r"(?i)AKIA[A-Z0-9]{16}",
+            r"(?i)eyJ[a-zA-Z0-9_-]*\.[a-zA-Z0-9_-]*\.",
+            r"(?i)(s|r)k_(live|test)_[0-9a-zA-Z]{24}",
+            r"(?i)xox[abpr]-[a-zA-Z0-9-]+",
+        ]
+        .iter()
+        .filter_map(|p| Regex::new(p).ok())
+        .collect()
+    })
+}
+
+/// Upstream's strict mode: under GitHub Actions everything not allowed by name is dropped.
+fn strict(vars: &[(OsString, OsString)]) -> bool {
+    vars.iter().any(|(k, v)| k == "GITHUB_SHA" || (k == "SURFACE" && v == "Github"))
+}
+
+/// Upstream's `shouldRedactEnvironmentVariable`.
+fn redact(key: &str, value: &str, cfg: &EnvRedaction, strict: bool) -> bool {
+    let key = key.to_uppercase();
+    if key.starts_with("GEMINI_CLI_") {
+        return false;
+    }
+    if !value.is_empty() && value_patterns().iter().any(|p| p.is_match(value)) {
+        return true;
+    }
+    if key.starts_with("GIT_CONFIG_") {
+        return false;
+    }
+    let named = |list: &[String]| list.iter().any(|n| n.eq_ignore_ascii_case(&key));
+    if named(&cfg.allowed) {
+        return false;
+    }
+    if named(&cfg.blocked) {
+        return true;
+    }
+    if ALWAYS_ALLOWED.contains(&key.as_str()) {
+        return false;
+    }
+    if NEVER_ALLOWED.contains(&key.as_str()) {
+        return true;
+    }
+    if strict {
+        return true;
+    }
+    NEVER_ALLOWED_NAME_PARTS.iter().any(|p| key.contains(p))
+}
+
+/// The environment a child gets, from `vars` (the process's own, usually).
+pub fn sanitize(
+    vars: Vec<(OsString, OsString)>,
+    cfg: &EnvRedaction,
+    purpose: ChildPurpose,
+) -> Vec<(OsString, OsString)> {
+    let strict = strict(&vars);
+    let enabled = cfg.enabled || strict || purpose == ChildPurpose::McpServer;
+    let allowed_by_name = |k: &OsStr| cfg.allowed.iter().any(|a| OsStr::new(a) == k);
+    vars.into_iter()
+        .filter(|(k, v)| {
+            let (Some(key), value) = (k.to_str(), v.to_string_lossy()) else {
+                // A name that is not UTF-8 cannot be judged: not passed on.
+                return false;
+            };
+            if OWN_CREDENTIALS.iter().any(|c| c.eq_ignore_ascii_case(key)) && !allowed_by_name(k) {
+                return false;
+            }
+            !enabled || !redact(key, &value, cfg, strict)
+        })
+        .collect()
+}
+
+/// The environment for a child of this process: [`sanitize`] applied to the process's own.
+pub fn child_env(cfg: &EnvRedaction, purpose: ChildPurpose) -> Vec<(OsString, OsString)> {
+    sanitize(std::env::vars_os().collect(), cfg, purpose)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(vars: &[(&str, &str)], cfg: &EnvRedaction, purpose: ChildPurpose) -> Vec<String> {
+        let v = vars.iter().map(|(k, v)| (OsString::from(k), OsString::from(v))).collect();
+        sanitize(v, cfg, purpose)
+            .into_iter()
+            .map(|(k, _)| k.to_string_lossy().into_owned())
+            .collect()
+    }
+
+    #[test]
+    fn secrets_are_held_back_and_the_rest_passes() {
+        let vars = [
+            ("PATH", "/bin"),
+            ("HOME", "/h"),
+            ("GEMINI_API_KEY", "x"),
+            ("OPENAI_API_KEY", "x"),
+            ("GITHUB_TOKEN", "x"),
+            ("AWS_SECRET_ACCESS_KEY", "x"),
+            ("DATABASE_URL", "postgres://u:p@h/db"),
+            ("EDITOR", "vim"),
+            ("SOME_URL", "https://user:pw@example.com/"),
+            ("NOTE", "ghp_abcdefghijklmnopqrstuvwxyz0123456789"),
+            ("GIT_CONFIG_COUNT", "1"),
+            ("GEMINI_CLI_IDE", "1"),
+        ];
+        let d = EnvRedaction::default();
+        assert_eq!(
+            run(&vars, &d, ChildPurpose::Tool),
+            ["PATH", "HOME", "EDITOR", "GIT_CONFIG_COUNT", "GEMINI_CLI_IDE"]
+        );
+        // Redaction off: everything but toolbelt's own credentials.
+        let off = EnvRedaction { enabled: false, ..d.clone() };
+        let got = run(&vars, &off, ChildPurpose::Tool);
+        assert!(
+            got.contains(&"GITHUB_TOKEN".to_string())
+                && !got.contains(&"GEMINI_API_KEY".to_string())
+        );
+        // MCP servers are always cleaned.
+        assert!(!run(&vars, &off, ChildPurpose::McpServer).contains(&"GITHUB_TOKEN".to_string()));
+        // Named in `allowed`: passed on (toolbelt's own key too); `blocked` holds back.
+        let named = EnvRedaction {
+            allowed: vec!["github_token".into(), "GEMINI_API_KEY".into()],
+            blocked: vec!["EDITOR".into()],
+            ..d
+        };
+        let got = run(&vars, &named, ChildPurpose::Tool);
+        assert!(
+            got.contains(&"GITHUB_TOKEN".to_string())
+                && got.contains(&"GEMINI_API_KEY".to_string())
+        );
+        assert!(!got.contains(&"EDITOR".to_string()));
+    }
+
+    #[test]
+    fn every_value_pattern_compiles() {
+        assert_eq!(value_patterns().len(), 9);
+    }
+
+    #[test]
+    fn github_actions_is_strict() {
+        let vars = [("GITHUB_SHA", "abc"), ("PATH", "/bin"), ("EDITOR", "vim")];
+        let off = EnvRedaction { enabled: false, ..EnvRedaction::default() };
+        assert_eq!(run(&vars, &off, ChildPurpose::Tool), ["PATH"]);
+    }
+}
