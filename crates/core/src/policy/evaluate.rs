@@ -29,13 +29,21 @@ pub(super) fn evaluate_at(
     });
     let needs_args = rules.iter().any(|r| r.args_pattern.is_some());
     let stringified = needs_args.then(|| stable_stringify(call.args));
+    // Command rules see the top-level command alone.
+    let command_only = shell
+        .filter(|_| rules.iter().any(Rule::matches_command))
+        .map(|(command, _)| stable_stringify(&serde_json::json!({ "command": command })));
     let server = call.server_name.map(str::to_string).or_else(|| server_from_name(call.name));
     let names = names_for(call.name);
     for rule in rules {
         if ctx.disable_always_allow && rule.is_always_allow() {
             continue;
         }
-        if rule_matches(rule, call, &names, stringified.as_deref(), server.as_deref(), ctx) {
+        let args = match &command_only {
+            Some(c) if rule.matches_command() => Some(c.as_str()),
+            _ => stringified.as_deref(),
+        };
+        if rule_matches(rule, call, &names, args, server.as_deref(), ctx) {
             if let Some((command, dir)) = shell {
                 return shell_verdict(call, command, dir, Some(rule), rules, ctx, depth);
             }

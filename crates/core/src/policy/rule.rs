@@ -222,6 +222,10 @@ pub struct Rule {
     /// The `commandPrefix` the args pattern was made from, if any (kept for display and for
     /// saving the rule as it was written).
     pub command_prefix: Option<String>,
+    /// The pattern was written about the shell command (`commandRegex`; `commandPrefix` rules
+    /// have `command_prefix`): it is matched against the top-level `command` alone, so another
+    /// argument holding a `"command"` key cannot satisfy it.
+    pub command_regex: bool,
     /// Annotations the MCP tool must have, key by key.
     pub tool_annotations: Option<Map<String, Value>>,
     /// What the rule decides.
@@ -255,6 +259,7 @@ impl Rule {
             subagent: None,
             args_pattern: None,
             command_prefix: None,
+            command_regex: false,
             tool_annotations: None,
             decision,
             priority,
@@ -276,6 +281,11 @@ impl Rule {
             5 => Some(Tier::Admin),
             _ => None,
         }
+    }
+
+    /// Whether the args pattern is about the shell command alone (see `command_regex`).
+    pub fn matches_command(&self) -> bool {
+        self.command_prefix.is_some() || self.command_regex
     }
 
     /// "Always allow" rules sit at x.95.

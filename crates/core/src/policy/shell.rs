@@ -138,13 +138,14 @@ pub(super) fn check_command(
     if decision == Decision::Deny {
         return verdict(Decision::Deny, rule, String::new());
     }
-    let trimmed = command.trim();
     let mut agg = decision;
     let mut responsible: Option<Rule> = rule.cloned();
     let mut why = String::new();
     for d in parsed.details.iter().filter(|d| !d.is_marker()) {
         let sub = d.text.trim();
-        let atomic = sub == trimmed || (d.start == 0 && d.text.len() == command.len());
+        // Atomic: the rules above saw exactly this text. A sub-command that is only part of it
+        // (` rm x`, `>/dev/null rm x`) is checked again on its own.
+        let atomic = d.start == 0 && d.text.len() == command.len();
         let check = |text: &str| {
             let args = serde_json::json!({ "command": text, "dir_path": dir_path });
             let c = PolicyCall { args: &args, ..*call };
@@ -208,6 +209,25 @@ pub(super) fn check_command(
                     responsible = v.rule.clone().or(responsible);
                 }
                 eff = strictest(eff, v.decision);
+            }
+        }
+        // A program named by a variable (`x=rm; $x f`) is only known when the command runs: no
+        // rule can have allowed it, and a deny rule might be about it.
+        let program = unwrap_command(sub).map_or_else(|| sub.to_string(), |u| u.inner);
+        if split_words(&program).first().is_some_and(|w| w.contains('$')) {
+            let denies = rules.iter().any(|r| r.decision == Decision::Deny && r.matches_command());
+            if denies {
+                return verdict(
+                    Decision::Deny,
+                    None,
+                    format!(
+                        "`{sub}` runs a program named by a variable, and deny rules for shell commands apply"
+                    ),
+                );
+            }
+            if ctx.mode != ApprovalMode::Yolo && eff == Decision::Allow {
+                eff = Decision::AskUser;
+                why = format!("`{sub}` runs a program named by a variable");
             }
         }
         if !atomic

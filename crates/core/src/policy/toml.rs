@@ -349,6 +349,7 @@ fn compile(
         for (pattern, prefix) in &compiled {
             out.push(Rule {
                 command_prefix: prefix.clone(),
+                command_regex: raw.command_prefix.is_none() && raw.command_regex.is_some(),
                 name: raw.name.clone(),
                 tool_name: tool_name.clone(),
                 mcp_name: raw.mcp_name.clone(),

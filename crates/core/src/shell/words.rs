@@ -155,11 +155,43 @@ pub fn has_command_substitution(command: &str) -> bool {
     false
 }
 
+/// Redirection operators: they and their target are not part of the command that runs.
+const REDIRECTIONS: &[&str] = &[">>", ">&", "<<", "<", ">"];
+
+/// The words of a simple command without its redirections (`>/dev/null rm x` -> `rm x`,
+/// `xargs rm <<< x` -> `xargs rm`, `2>&1`), so a check sees the program that runs.
+fn without_redirections(words: Vec<String>) -> Vec<String> {
+    let mut out = Vec::with_capacity(words.len());
+    let mut i = 0;
+    while i < words.len() {
+        let w = words[i].as_str();
+        let fd_before_op = !w.is_empty()
+            && w.chars().all(|c| c.is_ascii_digit() || c == '&')
+            && words.get(i + 1).is_some_and(|n| REDIRECTIONS.contains(&n.as_str()));
+        if fd_before_op {
+            i += 1;
+            continue;
+        }
+        if REDIRECTIONS.contains(&w) {
+            // The operator, any operator glued to it (`<<<` splits as `<<` `<`), the target.
+            i += 1;
+            while words.get(i).is_some_and(|n| REDIRECTIONS.contains(&n.as_str())) {
+                i += 1;
+            }
+            i += 1;
+            continue;
+        }
+        out.push(words[i].clone());
+        i += 1;
+    }
+    out
+}
+
 /// The command as bash will see it: quotes and escapes resolved (`'r'm x` -> `rm x`) and the
 /// program reduced to its base name (`/bin/rm` -> `rm`). `None` when that changes nothing.
 /// The flag says whether only quoting changed (a different path may be a different program).
 pub fn canonical_command(simple: &str) -> Option<(String, bool)> {
-    let mut words = split_words(simple);
+    let mut words = without_redirections(split_words(simple));
     if words.is_empty() || words.iter().any(|w| OPERATORS.contains(&w.as_str())) {
         return None;
     }
@@ -185,7 +217,7 @@ pub struct Unwrapped {
 
 /// `FOO=1 env -i nohup rm x` -> `rm x`. Returns `None` when there is nothing to unwrap.
 pub fn unwrap_command(simple: &str) -> Option<Unwrapped> {
-    let words = split_words(simple);
+    let words = without_redirections(split_words(simple));
     if words.iter().any(|w| OPERATORS.contains(&w.as_str())) {
         return None;
     }
@@ -216,6 +248,15 @@ pub fn unwrap_command(simple: &str) -> Option<Unwrapped> {
             "eval" | "watch" | "nsenter" | "chroot" | "setsid" | "unbuffer" | "flock" => {
                 (true, &[])
             }
+            "ionice" => (true, &["-c", "--class", "-n", "--classdata", "-p", "-P", "-u"]),
+            "chrt" => (true, &["-T", "-P", "-D"]),
+            "taskset" => (true, &[]),
+            "strace" | "ltrace" => {
+                (true, &["-o", "-e", "-p", "-s", "-u", "-E", "-a", "-b", "-O", "-S", "-X", "-P"])
+            }
+            "setpriv" | "runuser" | "su" | "unshare" | "prlimit" | "faketime" | "firejail" => {
+                (true, &["-u", "-g", "-c", "--user", "--group"])
+            }
             _ => break,
         };
         transparent &= !opaque;
@@ -232,8 +273,11 @@ pub fn unwrap_command(simple: &str) -> Option<Unwrapped> {
         if base == "timeout" && i < words.len() {
             i += 1; // the duration
         }
-        if base == "flock" && i < words.len() {
-            i += 1; // the lock file
+        if matches!(base, "flock" | "chrt" | "taskset" | "faketime") && i < words.len() {
+            i += 1; // the lock file, the priority, the CPU mask, the time
+        }
+        if base == "exec" && words.get(i - 1).is_some_and(|w| w == "-a") {
+            i += 1; // `exec -a NAME`: the name
         }
     }
     if i == 0 || i >= words.len() {

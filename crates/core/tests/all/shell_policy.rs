@@ -127,7 +127,8 @@ const CASES: &[(&str, Decision)] = &[
     // things the parser cannot vouch for are asked about
     ("ls 'unterminated", Ask),
     ("echo ${x@P}", Ask),
-    ("$CMD x", Ask),
+    // The program is only known at run time and a deny rule for shell commands applies.
+    ("$CMD x", Deny),
 ];
 
 #[test]
@@ -199,4 +200,52 @@ fn without_rules_known_safe_commands_run_and_dangerous_ones_are_asked() {
         .with_workspace(&root)
         .with_trusted_folder(false);
     assert_eq!(decide(&untrusted, "git status", ApprovalMode::Default), Ask);
+}
+
+/// Issue 16, found by an adversarial review: a deny by command prefix was skipped when the
+/// command started with white space or a redirection (` rm x`, `>/dev/null rm x`), ran behind
+/// a here-string (`xargs rm <<< x`), or behind wrappers the checks did not know.
+#[test]
+fn a_denied_prefix_cannot_hide_behind_spacing_redirections_or_wrappers() {
+    let (e, _d) = engine(true);
+    for cmd in [
+        " rm x",
+        "\trm x",
+        "\nrm x",
+        ">/dev/null rm x",
+        "2>/dev/null rm x",
+        "</dev/null rm x",
+        "xargs rm <<< x",
+        "xargs -I{} rm {} <<< x",
+        "ionice rm x",
+        "chrt -o 0 rm x",
+        "taskset -c 0 rm x",
+        "strace -o /dev/null rm x",
+        "exec -a foo rm x",
+        "x=rm; $x victim",
+        "RM=rm; ${RM} victim",
+    ] {
+        for mode in [ApprovalMode::Default, ApprovalMode::Yolo] {
+            assert_ne!(decide(&e, cmd, mode), Allow, "{cmd:?} in {mode:?}");
+        }
+        assert_eq!(decide(&e, cmd, ApprovalMode::Yolo), Deny, "{cmd:?} in yolo");
+    }
+}
+
+/// A second `"command"` key nested in another argument matched an allow rule's prefix
+/// (`{"command":"touch pwned","x":{"command":"git"}}` ran with git allowed).
+#[test]
+fn a_nested_command_key_does_not_satisfy_a_prefix_rule() {
+    let (e, _d) = engine(false);
+    let args = json!({"command": "touch pwned", "x": {"command": "ls"}});
+    let v = e.check(
+        &PolicyCall {
+            name: "run_shell_command",
+            args: &args,
+            server_name: None,
+            annotations: None,
+        },
+        ApprovalMode::Default,
+    );
+    assert_ne!(v.decision, Allow, "{v:?}");
 }
