@@ -42,6 +42,36 @@ pub fn mcp_server_wildcard(server: &str) -> String {
 /// The policy wildcard for every MCP tool: `mcp_*`.
 pub const MCP_WILDCARD: &str = "mcp_*";
 
+/// Gemini CLI's class names of its built-in tools, and the tools they name: upstream's
+/// registry also leaves out a tool whose class name is in `tools.exclude` (`ShellTool`).
+pub const CLASS_NAMES: &[(&str, &str)] = &[
+    ("ReadFileTool", "read_file"),
+    ("WriteFileTool", "write_file"),
+    ("EditTool", "replace"),
+    ("GlobTool", "glob"),
+    ("GrepTool", "grep_search"),
+    ("RipGrepTool", "grep_search"),
+    ("LSTool", "list_directory"),
+    ("ReadManyFilesTool", "read_many_files"),
+    ("ShellTool", "run_shell_command"),
+    ("WebFetchTool", "web_fetch"),
+    ("WebSearchTool", "google_web_search"),
+    ("MemoryTool", "save_memory"),
+    ("WriteTodosTool", "write_todos"),
+    ("AskUserTool", "ask_user"),
+    ("EnterPlanModeTool", "enter_plan_mode"),
+    ("ExitPlanModeTool", "exit_plan_mode"),
+    ("ListBackgroundProcessesTool", "list_background_processes"),
+    ("ReadBackgroundOutputTool", "read_background_output"),
+    ("ActivateSkillTool", "activate_skill"),
+    ("UpdateTopicTool", "update_topic"),
+];
+
+/// The tool a class name names, if it is one.
+pub fn tool_of_class(name: &str) -> Option<&'static str> {
+    CLASS_NAMES.iter().find(|(c, _)| *c == name).map(|(_, t)| *t)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -187,6 +187,13 @@ impl SessionBuilder {
             (None, None) => ApprovalMode::Default,
         };
 
+        if mode == ApprovalMode::Yolo
+            && settings.get("security.disableYoloMode").and_then(serde_json::Value::as_bool)
+                == Some(true)
+        {
+            let file = settings.origin.get("security.disableYoloMode").cloned().unwrap_or_default();
+            return Err(SessionError::YoloDisabled(file));
+        }
         let policy = policy(
             &sources,
             &root,
@@ -212,7 +219,7 @@ impl SessionBuilder {
             None
         };
         let registry = Arc::new(Registry::builder().tools(tools).build()?);
-        let typos = misspelled_tools(&policy.rules(), &registry.names());
+        let typos = misspelled_tools(&policy.rules(), &registry.names(), true);
         if !typos.is_empty() {
             return Err(SessionError::Policy(typos));
         }

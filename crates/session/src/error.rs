@@ -25,6 +25,9 @@ pub enum SessionError {
     /// part of the user's rules silently fails to apply.
     #[error("{}", policy_problems(.0))]
     Policy(Vec<toolbelt_core::policy::PolicyFileError>),
+    /// Yolo mode was asked for but a settings file forbids it.
+    #[error("yolo mode is disabled by security.disableYoloMode in {0}")]
+    YoloDisabled(std::path::PathBuf),
     /// A live root change with no root.
     #[error("a session needs at least one root")]
     NoRoots,

@@ -51,6 +51,6 @@ pub fn lint(
     };
     let tools = toolbelt_tools::builtin_tools_with(&toolbelt_tools::Services::default());
     let names: Vec<&str> = tools.iter().map(|t| t.name()).collect();
-    loaded.errors.extend(misspelled_tools(&loaded.rules, &names));
+    loaded.errors.extend(misspelled_tools(&loaded.rules, &names, false));
     Ok(LintReport { rules: loaded.rules.len(), problems: loaded.errors, notices: loaded.notices })
 }

@@ -294,3 +294,79 @@ fn a_hook_block_gets_no_policy_hint() {
     assert!(r.stderr.contains("no reading today"), "{}", r.stderr);
     assert!(!r.stderr.contains("hint"), "{}", r.stderr);
 }
+
+/// Found by an adversarial review: `tools.exclude` entries that did nothing without a word
+/// (class names as upstream's registry reads them; names of no tool at all).
+#[test]
+fn exclude_entries_that_would_do_nothing_are_refused_or_honoured() {
+    let t = TempTree::new();
+    t.file("f.txt", "hi\n");
+    // Upstream's class names exclude their tools.
+    user_settings(&t, r#"{"tools": {"exclude": ["ShellTool", "ReadFileTool"]}}"#);
+    let r = toolbelt(
+        &t,
+        &["call", "read_file", r#"{"file_path":"f.txt"}"#, "--approval-mode", "yolo"],
+        None,
+    );
+    assert_ne!(r.code, 0, "{}", r.stdout);
+    assert_ne!(shell(&t, "echo hi", &["--approval-mode", "yolo"]).code, 0);
+    // An entry that names no tool stops the command.
+    for entry in ["run_shell_command (git)", "run_shell_command(git", ""] {
+        user_settings(&t, &serde_json::json!({"tools": {"exclude": [entry]}}).to_string());
+        let r = toolbelt(&t, &["call", "read_file", r#"{"file_path":"f.txt"}"#], None);
+        assert_eq!(r.code, 2, "{entry:?}: {} {}", r.stdout, r.stderr);
+        assert!(r.stderr.contains("names no tool"), "{entry:?}: {}", r.stderr);
+    }
+    // Built-in tools this session does not offer are still tools.
+    user_settings(&t, r#"{"tools": {"exclude": ["google_web_search", "ask_user"]}}"#);
+    let r = toolbelt(&t, &["call", "read_file", r#"{"file_path":"f.txt"}"#], None);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+}
+
+/// Found by an adversarial review: a key written twice dropped the first (and its deny); a
+/// typo in a section toolbelt leaves to Gemini CLI got no warning; `security.disableYoloMode`
+/// was shown but did nothing; a hint named one of two rules that deny.
+#[test]
+fn settings_and_hints_after_the_review() {
+    let t = TempTree::new();
+    t.file("f.txt", "hi\n");
+    user_settings(&t, "{\"tools\": {\"exclude\": [\"read_file\"]},\n \"tools\": {}}");
+    let r = toolbelt(&t, &["call", "read_file", r#"{"file_path":"f.txt"}"#], None);
+    assert_eq!(r.code, 2, "{} {}", r.stdout, r.stderr);
+    assert!(r.stderr.contains(":2: the key \"tools\" appears twice"), "{}", r.stderr);
+
+    user_settings(&t, r#"{"general": {"defaultApprovalmode": "plan"}}"#);
+    let r = toolbelt(&t, &["call", "read_file", r#"{"file_path":"f.txt"}"#], None);
+    assert!(r.stderr.contains("did you mean general.defaultApprovalMode?"), "{}", r.stderr);
+
+    user_settings(&t, r#"{"security": {"disableYoloMode": true, "enableConseca": true}}"#);
+    let r = toolbelt(
+        &t,
+        &["call", "read_file", r#"{"file_path":"f.txt"}"#, "--approval-mode", "yolo"],
+        None,
+    );
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("yolo mode is disabled by security.disableYoloMode"), "{}", r.stderr);
+    let r = toolbelt(&t, &["call", "read_file", r#"{"file_path":"f.txt"}"#], None);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("security.enableConseca is not supported by toolbelt"),
+        "{}",
+        r.stderr
+    );
+
+    let file = user_policy(
+        &t,
+        "no-read.toml",
+        "[[rule]]\ntoolName = \"read_file\"\ndecision = \"deny\"\npriority = 100\n",
+    );
+    user_settings(&t, r#"{"tools": {"exclude": ["read_file"]}}"#);
+    let r = toolbelt(&t, &["call", "read_file", r#"{"file_path":"f.txt"}"#], None);
+    assert_eq!(r.code, 3);
+    assert!(
+        r.stderr.contains("the setting tools.exclude")
+            && r.stderr.contains(&file.display().to_string()),
+        "{}",
+        r.stderr
+    );
+}

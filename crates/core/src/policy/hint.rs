@@ -26,14 +26,27 @@ impl PolicyEngine {
             && rule.decision == Decision::Deny
             && rule.tier() != Some(Tier::Default)
         {
-            let file = rule.source.file.as_ref().map(|f| format!(" ({})", f.display()));
-            let what = match rule.source.label.strip_prefix("Settings (") {
-                Some(key) => format!("the setting {}", key.trim_end_matches(')')),
-                None => format!("a rule from {}", rule.source.label),
-            };
+            // Every rule that would still deny once the one before it is gone, so the hint
+            // does not send the user to change one of two.
+            let mut deniers = vec![rule.clone()];
+            let mut rest = self.rules();
+            for _ in 0..4 {
+                rest.retain(|r| !deniers.contains(r));
+                let again = super::evaluate(call, &rest, &self.context(mode));
+                match again.rule {
+                    Some(r)
+                        if again.decision == Decision::Deny && r.tier() != Some(Tier::Default) =>
+                    {
+                        deniers.push(r);
+                    }
+                    _ => break,
+                }
+            }
+            let named: Vec<String> = deniers.iter().map(describe).collect();
+            let it = if named.len() == 1 { "it" } else { "each of them" };
             return format!(
-                "denied by {what}{}; change or remove it to allow this call",
-                file.unwrap_or_default()
+                "denied by {}; change or remove {it} to allow this call",
+                named.join(", and by ")
             );
         }
         let allows = |m: ApprovalMode| match self.check(call, m).decision {
@@ -79,4 +92,14 @@ impl PolicyEngine {
             if asks { "it needs a confirmation nobody can give here" } else { "no rule allows it" };
         format!("{why}; {}", fixes.join(", or "))
     }
+}
+
+/// A rule for people: its setting key or its source, and its file.
+fn describe(rule: &super::Rule) -> String {
+    let file = rule.source.file.as_ref().map(|f| format!(" ({})", f.display()));
+    let what = match rule.source.label.strip_prefix("Settings (") {
+        Some(key) => format!("the setting {}", key.trim_end_matches(')')),
+        None => format!("a rule from {}", rule.source.label),
+    };
+    format!("{what}{}", file.unwrap_or_default())
 }

@@ -219,6 +219,8 @@ pub fn settings_rules(t: &ToolSettings, interactive: bool) -> Vec<Rule> {
                 }
             }
             (name, _) => {
+                // A class name (`ReadFileTool`) excludes its tool, as upstream's registry does.
+                let name = names::tool_of_class(name).unwrap_or(name);
                 b.push("tools.exclude", name, Decision::Deny, 4.4);
             }
         }
@@ -272,8 +274,21 @@ pub fn settings_rules(t: &ToolSettings, interactive: bool) -> Vec<Rule> {
 
 /// Rules from policy files that name a tool that does not exist but is a likely typo of one that
 /// does (`run_shell_comand`): such a deny rule would silently never apply. Upstream only warns.
-pub fn misspelled_tools(rules: &[Rule], known: &[&str]) -> Vec<super::PolicyFileError> {
+///
+/// With `all_known` (a session, whose registry holds every tool it will have), a name in a
+/// settings list (`tools.exclude`, ...) that names no tool at all is a problem too: the entry
+/// would do nothing (`run_shell_command (git)`, an empty string).
+pub fn misspelled_tools(
+    rules: &[Rule],
+    known: &[&str],
+    all_known: bool,
+) -> Vec<super::PolicyFileError> {
     let mut out: Vec<super::PolicyFileError> = Vec::new();
+    // Every built-in tool counts as known, also one this session does not offer
+    // (google_web_search without a model).
+    let mut all: Vec<&str> = known.to_vec();
+    all.extend(names::CLASS_NAMES.iter().map(|(_, t)| *t).filter(|t| !known.contains(t)));
+    let known = &all[..];
     for r in rules {
         let Some(file) = &r.source.file else { continue };
         let name = r.tool_name.as_str();
@@ -285,9 +300,27 @@ pub fn misspelled_tools(rules: &[Rule], known: &[&str]) -> Vec<super::PolicyFile
         {
             continue;
         }
-        let Some(close) = crate::spelling::did_you_mean(name, known.iter().copied()) else {
+        let from_settings = r.source.label.starts_with("Settings (");
+        let close = crate::spelling::did_you_mean(name, known.iter().copied());
+        let nothing = all_known && from_settings && !names::is_mcp(name);
+        let Some(close) = close.or(nothing.then_some("")) else {
             continue;
         };
+        if close.is_empty() {
+            let key = r.source.label.trim_start_matches("Settings (").trim_end_matches(')');
+            let quoted = format!("\"{name}\"");
+            out.push(super::PolicyFileError {
+                file: file.display().to_string(),
+                line: std::fs::read_to_string(file)
+                    .ok()
+                    .and_then(|t| t.lines().position(|l| l.contains(&quoted)).map(|i| i + 1)),
+                message: format!(
+                    "{key}: `{name}` names no tool, so the entry does nothing (`toolbelt tools \
+                     list` shows the tools)"
+                ),
+            });
+            continue;
+        }
         let shown = file.display().to_string();
         if out.iter().any(|e| e.file == shown && e.message.contains(&format!("`{name}`"))) {
             continue;

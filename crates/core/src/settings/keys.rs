@@ -104,6 +104,11 @@ pub fn status(key: &str) -> KeyStatus {
     }
     let top = key.split('.').next().unwrap_or(key);
     if OPEN.contains(&top) {
+        // A near-miss of a key toolbelt acts on is a typo (`general.defaultApprovalmode`),
+        // even in a section toolbelt otherwise leaves to Gemini CLI.
+        if let Some(close) = crate::spelling::did_you_mean(key, honoured()) {
+            return KeyStatus::Unknown(Some(close.to_string()));
+        }
         return KeyStatus::NotSupported(None);
     }
     if !known.iter().any(|k| under(k, top)) {
@@ -156,6 +161,10 @@ mod tests {
         assert_eq!(unknown_at("mcpServer.x.command"), "mcpServer");
         assert_eq!(unknown_at("tools.exlude"), "tools.exlude");
         assert_eq!(status("zzzz.qqqq"), KeyStatus::Unknown(None));
+        assert_eq!(
+            status("general.defaultApprovalmode"),
+            KeyStatus::Unknown(Some("general.defaultApprovalMode".into()))
+        );
     }
 
     #[test]

@@ -8,6 +8,7 @@
 //! Project files can run commands (hooks, discovery, MCP servers) or allow more; those keys
 //! take effect only in trusted folders ([`crate::trust`]).
 
+mod duplicates;
 pub mod keys;
 mod model;
 
@@ -169,6 +170,10 @@ pub fn parse_file(text: &str, path: &Path, scope: Scope) -> Result<SettingsFile,
         key: None,
         message: format!("not valid JSON: {e}"),
     })?;
+    if let Some((line, message)) = duplicates::first_duplicate(&clean) {
+        let message = message.split(" at line ").next().unwrap_or(&message).to_string();
+        return Err(SettingsError { path: path.into(), line: Some(line), key: None, message });
+    }
     let Value::Object(mut map) = value else {
         return Err(SettingsError {
             path: path.into(),
@@ -365,7 +370,19 @@ impl Settings {
         for f in &self.files {
             let mut seen = std::collections::BTreeSet::new();
             for key in keys::leaf_keys(&f.value) {
-                if let keys::KeyStatus::Unknown(close) = keys::status(&key) {
+                let status = keys::status(&key);
+                // Security settings toolbelt does not act on are worth a word: the user may
+                // believe they protect something.
+                if key.starts_with("security.")
+                    && matches!(status, keys::KeyStatus::NotSupported(_))
+                    && seen.insert(key.clone())
+                {
+                    out.push(format!(
+                        "{}: {key} is not supported by toolbelt; it has no effect",
+                        f.path.display()
+                    ));
+                }
+                if let keys::KeyStatus::Unknown(close) = status {
                     let at = keys::unknown_at(&key);
                     if !seen.insert(at.to_string()) {
                         continue;

@@ -55,6 +55,7 @@ pub(super) const KEYS: &[(&str, Ty)] = &[
     ("security.environmentVariableRedaction.enabled", Ty::Bool),
     ("security.environmentVariableRedaction.allowed", Ty::Strings),
     ("security.environmentVariableRedaction.blocked", Ty::Strings),
+    ("security.disableYoloMode", Ty::Bool),
 ];
 
 /// The keys toolbelt acts on (every key in [`KEYS`], plus the ones read elsewhere).
@@ -92,6 +93,7 @@ pub(super) const HONOURED: &[&str] = &[
     "model.name",
     "experimental.directWebFetch",
     "security.environmentVariableRedaction",
+    "security.disableYoloMode",
 ];
 
 type Bad = (String, String);

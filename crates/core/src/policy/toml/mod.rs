@@ -53,9 +53,24 @@ pub fn load_path(path: &Path, tier: Tier) -> Loaded {
                 let mut v: Vec<PathBuf> = rd
                     .filter_map(Result::ok)
                     .map(|e| e.path())
-                    .filter(|p| p.extension().is_some_and(|e| e == "toml") && p.is_file())
+                    .filter(|p| p.extension().is_some_and(|e| e.eq_ignore_ascii_case("toml")))
                     .collect();
                 v.sort();
+                // A `*.toml` that is not a file (a folder, a dangling link) or is spelled
+                // `.TOML` holds rules the user meant to apply: a problem, not silence.
+                v.retain(|p| {
+                    let problem = if p.extension().is_some_and(|e| e != "toml") {
+                        Some("not loaded: policy files must end in `.toml` (lower case)")
+                    } else if !p.is_file() {
+                        Some("not a file (a folder, or a link to nothing)")
+                    } else {
+                        None
+                    };
+                    if let Some(m) = problem {
+                        out.errors.push(err(p, m.into()));
+                    }
+                    problem.is_none()
+                });
                 v
             }
             Err(e) => {
@@ -66,6 +81,9 @@ pub fn load_path(path: &Path, tier: Tier) -> Loaded {
     } else if path.exists() {
         vec![path.to_path_buf()]
     } else {
+        if path.symlink_metadata().is_ok() {
+            out.errors.push(err(path, "a link to nothing".into()));
+        }
         return out;
     };
     for f in files {
@@ -295,6 +313,17 @@ fn parse_rule(v: &Toml) -> Result<RawRule, String> {
     })
 }
 
+/// The wildcards upstream's engine knows: `*` (also with an `mcpName`), `mcp_*`,
+/// `mcp_<server>_*`.
+fn upstream_wildcard(tool: &str) -> bool {
+    tool == "*"
+        || tool == crate::names::MCP_WILDCARD
+        || tool
+            .strip_prefix(crate::names::MCP_PREFIX)
+            .and_then(|r| r.strip_suffix("_*"))
+            .is_some_and(|server| !server.is_empty() && !server.contains('*'))
+}
+
 /// Upstream's `escapeRegex`.
 pub fn escape_regex(text: &str) -> String {
     let mut out = String::with_capacity(text.len() * 2);
@@ -320,8 +349,30 @@ fn compile(
     label: &str,
     path: Option<&Path>,
 ) -> Result<Vec<Rule>, String> {
-    if raw.tool_names.iter().any(String::is_empty) {
+    if raw.tool_names.is_empty() || raw.tool_names.iter().any(String::is_empty) {
         return Err("`toolName` must not be empty".into());
+    }
+    if raw.subagent.as_deref() == Some("") {
+        return Err("`subagent` must not be empty".into());
+    }
+    if raw.command_prefix.as_ref().is_some_and(|p| p.is_empty() || p.iter().any(String::is_empty)) {
+        return Err(
+            "`commandPrefix` must not be empty (leave it out to match every command)".into()
+        );
+    }
+    let command_keys = raw.command_prefix.is_some() || raw.command_regex.is_some();
+    if command_keys
+        && raw.tool_names.iter().any(|t| !crate::names::SHELL_TOOL_NAMES.contains(&t.as_str()))
+    {
+        return Err("`commandPrefix` and `commandRegex` can only be used with toolName = \"run_shell_command\"".into());
+    }
+    if raw.decision == Decision::Allow
+        && let Some(t) = raw.tool_names.iter().find(|t| t.contains('*') && !upstream_wildcard(t))
+    {
+        return Err(format!(
+            "`toolName = \"{t}\"` in an allow rule: Gemini CLI matches only `*`, `mcp_*` and \
+             `mcp_<server>_*` as wildcards, so this rule would allow nothing there; name the tools"
+        ));
     }
     if raw.mcp_name.as_deref() == Some("") {
         return Err("`mcpName` must not be empty".into());
@@ -370,145 +421,4 @@ fn compile(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn loads_rules_with_tier_priorities_and_arrays() {
-        let l = load_str(
-            r#"
-[[rule]]
-toolName = ["glob", "read_file"]
-decision = "allow"
-priority = 50
-
-[[rule]]
-toolName = "replace"
-decision = "ask_user"
-priority = 10
-interactive = true
-modes = ["default", "autoEdit"]
-deny_message = "old spelling"
-
-[rule.safety_checker]
-type = "in-process"
-"#,
-            Tier::User,
-            "mine.toml",
-            None,
-        );
-        assert!(l.errors.is_empty(), "{:?}", l.errors);
-        assert_eq!(l.rules.len(), 3);
-        assert_eq!(l.rules[0].tool_name, "glob");
-        assert!((l.rules[0].priority - 4.05).abs() < 1e-9);
-        assert_eq!(l.rules[0].source.label, "User: mine.toml");
-        assert_eq!(l.rules[2].modes, vec![ApprovalMode::Default, ApprovalMode::AutoEdit]);
-        assert_eq!(l.rules[2].interactive, Some(true));
-        assert_eq!(l.rules[2].deny_message.as_deref(), Some("old spelling"));
-    }
-
-    /// Every problem is reported with its line; the session refuses to start on any (see
-    /// `toolbelt_session`), so nothing here is "skipped".
-    #[test]
-    fn every_problem_is_reported_with_its_line() {
-        for (bad, line) in [
-            ("[[rule]]\ntoolName = \"a\"\ndecision = \"allow\"\npriority = 1000\n", 5),
-            ("[[rule]]\ndecision = \"allow\"\npriority = 1\n", 5),
-            ("[[rule]]\ntoolName = \"a\"\ndecision = \"maybe\"\npriority = 1\n", 5),
-            (
-                "[[rule]]\ntoolName = \"a\"\ndecision = \"allow\"\npriority = 1\nmodes = [\"sometimes\"]\n",
-                5,
-            ),
-            ("[[rule]]\ntoolName = \"a\"\ndecision = \"allow\"\n", 5),
-            (
-                "[[rule]]\ntoolName = \"a\"\ndecision = \"deny\"\npriority = 1\ntoolname = \"b\"\n",
-                5,
-            ),
-            ("[[safety_checker]]\ntoolName = \"a\"\n", 5),
-            ("this is not toml", 5),
-        ] {
-            let l = load_str(
-                &format!("[[rule]]\ntoolName = \"ok\"\ndecision = \"allow\"\npriority = 1\n{bad}"),
-                Tier::User,
-                "f.toml",
-                None,
-            );
-            assert_eq!(l.errors.len(), 1, "{bad}: {:?}", l.errors);
-            assert_eq!(l.errors[0].line, Some(line), "{bad}: {}", l.errors[0]);
-            assert!(
-                l.errors[0].to_string().starts_with(&format!("f.toml:{line}: ")),
-                "{}",
-                l.errors[0]
-            );
-            assert!(!l.errors[0].message.contains("skipped"), "{}", l.errors[0]);
-        }
-    }
-
-    #[test]
-    fn a_misspelled_key_gets_a_suggestion() {
-        let l = load_str(
-            "[[rule]]\ntoolName = \"read_file\"\nargPattern = \"x\"\ndecision = \"allow\"\npriority = 1\n",
-            Tier::User,
-            "f.toml",
-            None,
-        );
-        assert_eq!(
-            l.errors[0].to_string(),
-            "f.toml:1: rule #1: unknown key `argPattern` (did you mean `argsPattern`?)"
-        );
-    }
-
-    #[test]
-    fn mcp_names_qualify_tool_names() {
-        let l = load_str(
-            "[[rule]]\nmcpName = \"gh\"\ntoolName = [\"*\", \"issues\"]\ndecision = \"allow\"\npriority = 5\n\n[[rule]]\nmcpName = \"*\"\ntoolName = \"*\"\ndecision = \"deny\"\npriority = 4\n",
-            Tier::Admin,
-            "m.toml",
-            None,
-        );
-        let names: Vec<_> = l.rules.iter().map(|r| r.tool_name.as_str()).collect();
-        assert_eq!(names, ["mcp_gh_*", "mcp_gh_issues", "mcp_*"]);
-        assert!((l.rules[0].priority - 5.005).abs() < 1e-9);
-    }
-
-    #[test]
-    fn saved_rules_load_back_at_the_same_strength() {
-        let d = tempfile::tempdir().unwrap();
-        let f = d.path().join("policies/auto-saved.toml");
-        let mut r = Rule::new("write_file", Decision::Allow, 4.95, "Dynamic (Confirmed)");
-        r.args_pattern = Some(ArgsPattern::new("\\x00\"file_path\":\"a\\.txt\"\\x00").unwrap());
-        r.modes = vec![ApprovalMode::Default, ApprovalMode::AutoEdit];
-        crate::policy::saved::save(&f, &r).unwrap();
-        crate::policy::saved::save(&f, &Rule::new("glob", Decision::Allow, 4.95, "x")).unwrap();
-        let l = load_path(&f, Tier::User);
-        assert!(l.errors.is_empty(), "{:?}", l.errors);
-        assert_eq!(l.rules.len(), 2);
-        assert!((l.rules[0].priority - 4.95).abs() < 1e-9);
-        assert_eq!(
-            l.rules[0].args_pattern.as_ref().unwrap().source(),
-            r.args_pattern.as_ref().unwrap().source()
-        );
-        assert_eq!(l.rules[0].modes, r.modes);
-    }
-
-    #[test]
-    fn command_prefix_matches_on_word_boundaries() {
-        let l = load_str(
-            "[[rule]]\ntoolName = \"run_shell_command\"\ncommandPrefix = [\"git status\", \"ls\"]\ndecision = \"allow\"\npriority = 1\n",
-            Tier::User,
-            "s.toml",
-            None,
-        );
-        assert_eq!(l.rules.len(), 2);
-        let re = l.rules[0].args_pattern.as_ref().unwrap();
-        let s = |cmd: &str| {
-            super::super::stringify::stable_stringify(&serde_json::json!({"command": cmd}))
-        };
-        assert!(re.is_match(&s("git status")));
-        assert!(re.is_match(&s("git status --short")));
-        assert!(!re.is_match(&s("git statusx")));
-        let ls = l.rules[1].args_pattern.as_ref().unwrap();
-        assert!(ls.is_match(&s("ls -la")));
-        assert!(!ls.is_match(&s("lsblk")));
-    }
-}
+mod tests;
