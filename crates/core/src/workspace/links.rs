@@ -1,9 +1,11 @@
 //! Hard links: a file with more than one name shares its content with every name. The platform
-//! cannot list a file's other names, so toolbelt counts the names it can see: those in the
-//! workspace roots (found once, the first time a file with several names is opened). A file is
-//! refused when another of its names is sensitive, or when not all of its names are in the
-//! roots: then one lives outside the workspace (`ln ~/.ssh/id_rsa notes.txt`), and the content
-//! is outside content.
+//! cannot list a file's other names, so toolbelt looks for them in the workspace roots (once,
+//! the first time a file with several names is opened) and, at every open, checks again that
+//! each name it found still is that file, several times over. A file is refused when another
+//! of its names is sensitive, or when not all of its names are in the roots: then one lives
+//! outside the workspace (`ln ~/.ssh/id_rsa notes.txt`), and the content is outside content.
+//! Checking the names again matters: a name swapped back and forth between an inside file and
+//! a link to an outside one could otherwise be counted twice while the roots were walked.
 
 use std::collections::HashMap;
 use std::os::unix::fs::MetadataExt;
@@ -15,10 +17,32 @@ use super::SensitiveRules;
 /// What the roots hold of one file with several names.
 #[derive(Debug, Default)]
 struct Names {
-    /// How many of its names are in the roots.
-    seen: u64,
+    /// Its names in the roots, as found.
+    paths: Vec<PathBuf>,
     /// One of them that the sensitive rules refuse, if any.
     sensitive: Option<String>,
+}
+
+/// How many times every name is checked again, in alternating order: a name swapped between
+/// two files would have to be swapped at just the right moment in every round.
+const ROUNDS: usize = 3;
+
+/// How many of `paths` are the file (dev, ino) in every one of [`ROUNDS`] checks.
+fn stable_names(paths: &[PathBuf], dev: u64, ino: u64) -> u64 {
+    let mut ok = vec![true; paths.len()];
+    for round in 0..ROUNDS {
+        let order: Box<dyn Iterator<Item = usize>> = if round % 2 == 0 {
+            Box::new(0..paths.len())
+        } else {
+            Box::new((0..paths.len()).rev())
+        };
+        for i in order {
+            let same = std::fs::symlink_metadata(&paths[i])
+                .is_ok_and(|m| m.is_file() && m.dev() == dev && m.ino() == ino);
+            ok[i] &= same;
+        }
+    }
+    ok.iter().filter(|b| **b).count() as u64
 }
 
 /// Files with more than one name in the roots, by (device, inode).
@@ -47,7 +71,7 @@ impl LinkIndex {
         let index = self.index.get_or_init(|| build(roots, rules));
         match index.get(&(dev, ino)) {
             Some(Names { sensitive: Some(name), .. }) => Some(LinkRefusal::Sensitive(name.clone())),
-            Some(Names { seen, .. }) if *seen >= nlink => None,
+            Some(Names { paths, .. }) if stable_names(paths, dev, ino) >= nlink => None,
             _ => Some(LinkRefusal::Outside),
         }
     }
@@ -70,7 +94,9 @@ fn build(roots: &[PathBuf], rules: &SensitiveRules) -> HashMap<(u64, u64), Names
                 continue;
             }
             let names = index.entry((meta.dev(), meta.ino())).or_default();
-            names.seen += 1;
+            if !names.paths.iter().any(|p| p == entry.path()) {
+                names.paths.push(entry.path().to_path_buf());
+            }
             let rel = super::paths::relative_to(entry.path(), root);
             if names.sensitive.is_none() && rules.check(&rel).is_some() {
                 names.sensitive = Some(rel);

@@ -228,15 +228,28 @@ impl Workspace {
     /// The checks every tool applies before touching a path: the pre-flight validator, the
     /// containment check on the resolved path, and the sensitive-path rules.
     pub fn check_access(&self, path: &ResolvedPath, _access: Access) -> Result<(), PathError> {
-        self.check_real(&path.real)
+        self.check_real_as(&path.real, &path.lexical)
     }
 
     /// The containment check and the sensitive-path rules, on a resolved path.
     fn check_real(&self, real: &Path) -> Result<(), PathError> {
+        self.check_real_as(real, real)
+    }
+
+    /// [`Self::check_real`], naming a path outside the workspace as `asked` (the path as the
+    /// caller spelled it): where a link outside leads is outside information.
+    fn check_real_as(&self, real: &Path, asked: &Path) -> Result<(), PathError> {
         let shown = real.to_string_lossy().into_owned();
         paths::preflight(&shown).map_err(PathError::Invalid)?;
-        if let Some(root) = self.roots.iter().find(|r| real.starts_with(&r.real)) {
-            let rel = paths::relative_to(real, &root.real);
+        // The project temp folder holds outputs and plans; the sensitive rules apply there too.
+        let base = self
+            .roots
+            .iter()
+            .map(|r| r.real.as_path())
+            .find(|r| real.starts_with(r))
+            .or_else(|| real.starts_with(&self.temp_dir).then_some(self.temp_dir.as_path()));
+        if let Some(root) = base {
+            let rel = paths::relative_to(real, root);
             if let Some(hit) = self.sensitive.check(&rel) {
                 return Err(PathError::Sensitive {
                     path: shown,
@@ -246,10 +259,7 @@ impl Workspace {
             }
             return Ok(());
         }
-        if real.starts_with(&self.temp_dir) {
-            return Ok(());
-        }
-        Err(self.outside(shown))
+        Err(self.outside(asked.to_string_lossy().into_owned()))
     }
 
     /// The refusal of a path outside every root and the temp folder, naming them.

@@ -90,7 +90,7 @@ impl Workspace {
             None => {
                 // Outside every root only the project temp folder is allowed, beneath its own
                 // handle.
-                self.check_real(&path.real)?;
+                self.check_real_as(&path.real, &path.lexical)?;
                 let rel = path
                     .real
                     .strip_prefix(&self.temp_dir)
@@ -106,7 +106,7 @@ impl Workspace {
         let found = match beneath::walk(roots, root, &rel, want, allow_missing) {
             Ok(f) => f,
             Err(WalkError::Escape(outside)) => {
-                self.check_real(&outside)?;
+                self.check_real_as(&outside, &path.lexical)?;
                 return Err(PathError::Resolve(outside.display().to_string()).into());
             }
             Err(WalkError::Io(e)) => return Err(OpenError::Io(e)),

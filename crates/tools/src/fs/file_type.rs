@@ -3,7 +3,6 @@
 //! the content itself (isbinaryfile's heuristic, ported).
 
 use std::collections::{HashMap, HashSet};
-use std::io::Read;
 use std::path::Path;
 use std::sync::LazyLock;
 
@@ -188,6 +187,7 @@ fn audio_mime_for_ext(ext: &str) -> Option<&'static str> {
     }
 }
 
+#[cfg(test)]
 pub fn detect(path: &Path) -> FileType {
     detect_with(path, || is_binary_file(path))
 }
@@ -234,7 +234,9 @@ pub const HEAD_BYTES: usize = MAX_BYTES + RESERVE;
 
 /// Reads the first bytes of a regular file and applies [`is_binary`]; other files and read
 /// errors count as text.
+#[cfg(test)]
 pub fn is_binary_file(path: &Path) -> bool {
+    use std::io::Read;
     let Ok(meta) = std::fs::metadata(path) else { return false };
     if !meta.is_file() {
         return false;

@@ -14,7 +14,9 @@ use tokio_util::sync::CancellationToken;
 use toolbelt_core::Kind;
 use toolbelt_core::result::{Content, ErrorType, Part, ToolResult};
 use toolbelt_core::tool::{Declaration, ExecContext, Invocation, ModelFamily, Tool, ToolEnv};
-use toolbelt_core::workspace::{Access, IgnoreOptions, ResolvedPath, Workspace, paths};
+use toolbelt_core::workspace::{
+    IgnoreOptions, OpenError, PathError, ResolvedPath, Workspace, paths,
+};
 
 use super::file_type::{self, FileType};
 use super::read_file::{read, select_lines};
@@ -227,10 +229,10 @@ struct Job {
 
 impl Job {
     /// Files matching the include globs (paths naming an existing file are taken literally).
-    /// Matching files with whether each is a symlink (only links need resolving later).
-    fn find(&self) -> Result<Vec<(PathBuf, bool)>, String> {
+    /// Matching files with the inode the walk saw (none for a symlink, which leads to another).
+    fn find(&self) -> Result<Vec<(PathBuf, Option<u64>)>, String> {
         let excludes = glob_set(&self.excludes)?;
-        let found: Mutex<Vec<(PathBuf, bool)>> = Mutex::new(Vec::new());
+        let found: Mutex<Vec<(PathBuf, Option<u64>)>> = Mutex::new(Vec::new());
         for root in self.workspace.roots() {
             let dir = root.real.clone();
             let pats: Vec<String> = self
@@ -272,7 +274,8 @@ impl Job {
                         return WalkState::Continue;
                     };
                     if includes.is_match(rel) && !ex.is_match(rel) {
-                        found.locked().push((entry.path().to_path_buf(), entry.path_is_symlink()));
+                        let ino = (!entry.path_is_symlink()).then(|| entry.ino()).flatten();
+                        found.locked().push((entry.path().to_path_buf(), ino));
                     }
                     WalkState::Continue
                 })
@@ -291,36 +294,42 @@ impl Job {
         };
         let ws = &self.workspace;
         let mut skipped: Vec<(String, String)> = Vec::new();
-        let mut ignored = 0usize;
+        let (mut ignored, mut outside, mut hidden) = (0usize, 0usize, 0usize);
         let mut kept = Vec::new();
-        for (f, link) in files {
+        for (f, ino) in files {
             if ws.ignore().is_ignored(&f, false, self.opts) {
                 ignored += 1;
                 continue;
             }
-            // The walk starts at resolved roots and does not follow links, so only links can
-            // lead elsewhere.
-            let real = if link {
-                paths::robust_realpath(&f).unwrap_or_else(|_| f.clone())
-            } else {
-                f.clone()
-            };
-            if let Err(e) =
-                ws.check_access(&ResolvedPath { lexical: f.clone(), real }, Access::Read)
-            {
-                let reason = match e {
-                    toolbelt_core::workspace::PathError::Outside { .. } => {
-                        "Security: Path not in workspace".to_string()
-                    }
-                    other => format!("Security: {other}"),
-                };
-                skipped.push((f.display().to_string(), reason));
-                continue;
+            // The walk went by name: what it yielded must be reached beneath a root, allowed,
+            // and (for a plain file) be the very file it listed. Refused files are counted, not
+            // named: a name from a folder swapped for a link to outside is an outside name.
+            match ws.confirm_walked(&f, ino) {
+                Ok(_) => {}
+                Err(OpenError::Path(PathError::Sensitive { .. })) => {
+                    hidden += 1;
+                    continue;
+                }
+                Err(OpenError::Path(PathError::Outside { .. })) => {
+                    outside += 1;
+                    continue;
+                }
+                // Gone or changed while the folder was walked.
+                Err(_) => continue,
             }
-            kept.push(ResolvedPath { lexical: f.clone(), real: f });
+            let real = paths::robust_realpath(&f).unwrap_or_else(|_| f.clone());
+            kept.push(ResolvedPath { lexical: f, real });
         }
         if ignored > 0 {
             skipped.push((format!("{ignored} file(s)"), "ignored by project ignore files".into()));
+        }
+        if outside > 0 {
+            let why = "Security: not in the workspace (links or hard links to outside)";
+            skipped.push((format!("{outside} file(s)"), why.into()));
+        }
+        if hidden > 0 {
+            let why = "Security: hidden by sensitive-path rules; see allow_sensitive_paths";
+            skipped.push((format!("{hidden} file(s)"), why.into()));
         }
         kept.sort_by(|a, b| {
             a.real.to_string_lossy().encode_utf16().cmp(b.real.to_string_lossy().encode_utf16())
@@ -333,7 +342,9 @@ impl Job {
                 continue;
             }
             let shown = ws.relative(&f.real);
-            let kind = file_type::detect(&f.real);
+            // By the name alone: the content is only ever read through the file layer's handle
+            // (a FIFO swapped in here would block a read by name).
+            let kind = file_type::detect_with(&f.real, || true);
             if matches!(kind, FileType::Image | FileType::Pdf | FileType::Audio)
                 && !self.requested(&f.real)
             {

@@ -174,7 +174,10 @@ fn a_folder_swapped_mid_walk_never_leaks_outside_names() {
                         ("grep_search", json!({"pattern": "SECRET|inside"})),
                         ("read_many_files", json!({"include": ["**/*.txt"]})),
                     ] {
-                        let text = crate::harness::run_in(&env, tool, args).model.to_string();
+                        // What the model sees and what a person is shown.
+                        let r = crate::harness::run_in(&env, tool, args);
+                        let shown = r.result.as_ref().map(|x| x.return_display.to_string());
+                        let text = format!("{} {}", r.model, shown.unwrap_or_default());
                         if text.contains("OUTSIDE-SECRET") || text.contains("outside-only") {
                             leaks.push(format!("{tool}: {text}"));
                         }
@@ -188,6 +191,114 @@ fn a_folder_swapped_mid_walk_never_leaks_outside_names() {
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     swapper.join().unwrap();
     assert!(leaks.is_empty(), "{} walks leaked outside names, first: {}", leaks.len(), leaks[0]);
+}
+
+/// Found by an adversarial review: a name swapped back and forth between an inside file and a
+/// hard link to an outside file was counted twice while the roots were walked, so the outside
+/// file passed as "every name in the workspace" (14 to 25 reads in 200 leaked it).
+#[test]
+fn a_hard_link_swapped_in_never_leaks_outside_bytes() {
+    let t = TempTree::new();
+    let outside = TempTree::new();
+    outside.file("secret.txt", "OUTSIDE-SECRET\n");
+    t.file("h.txt", "inside\n");
+    let (h, hl) = (t.root().join("h.txt"), t.root().join("hl"));
+    std::fs::hard_link(outside.root().join("secret.txt"), &hl).unwrap();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let swapper = {
+        let (stop, h, hl) = (stop.clone(), h.clone(), hl.clone());
+        std::thread::spawn(move || {
+            use rustix::fs::{CWD, RenameFlags, renameat_with};
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let _ = renameat_with(CWD, &h, CWD, &hl, RenameFlags::EXCHANGE);
+            }
+        })
+    };
+    // A session per round: each finds the file's names anew, as each `toolbelt call` does.
+    let readers: Vec<_> = (0..4)
+        .map(|_| {
+            let envs: Vec<_> = (0..75).map(|_| crate::harness::env_for(&t, &[])).collect();
+            std::thread::spawn(move || {
+                let mut leaks = Vec::new();
+                for env in envs {
+                    for (tool, args) in [
+                        ("read_file", json!({"file_path": "h.txt"})),
+                        ("grep_search", json!({"pattern": "SECRET|inside"})),
+                        ("read_many_files", json!({"include": ["h.txt", "hl"]})),
+                    ] {
+                        let text = crate::harness::run_in(&env, tool, args).model.to_string();
+                        if text.contains("OUTSIDE-SECRET") {
+                            leaks.push(format!("{tool}: {text}"));
+                        }
+                    }
+                }
+                leaks
+            })
+        })
+        .collect();
+    let leaks: Vec<String> = readers.into_iter().flat_map(|r| r.join().unwrap()).collect();
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    swapper.join().unwrap();
+    assert!(leaks.is_empty(), "{} reads leaked, first: {}", leaks.len(), leaks[0]);
+}
+
+/// Found by an adversarial review: read_many_files sniffed a file's type by name after the
+/// walk, so a FIFO swapped in for a listed file blocked the call until its deadline.
+#[test]
+fn a_fifo_swapped_in_does_not_block_read_many_files() {
+    let t = TempTree::new();
+    t.file("p.txt", "plain\n");
+    let (p, fifo) = (t.root().join("p.txt"), t.root().join("f.fifo"));
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o644)).unwrap();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let swapper = {
+        let (stop, p, fifo) = (stop.clone(), p.clone(), fifo.clone());
+        std::thread::spawn(move || {
+            use rustix::fs::{CWD, RenameFlags, renameat_with};
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let _ = renameat_with(CWD, &p, CWD, &fifo, RenameFlags::EXCHANGE);
+            }
+        })
+    };
+    let env = crate::harness::env_for(&t, &[]);
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for _ in 0..200 {
+            let _ = crate::harness::run_in(&env, "read_many_files", json!({"include": ["p.txt"]}));
+        }
+        let _ = tx.send(());
+    });
+    let done = rx.recv_timeout(std::time::Duration::from_secs(60));
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    swapper.join().unwrap();
+    assert!(done.is_ok(), "read_many_files blocked on a FIFO");
+}
+
+/// Found by an adversarial review: a refusal named where an outside link leads (a name the
+/// caller never gave), and the sensitive rules did not apply in the project temp folder.
+#[test]
+fn refusals_name_what_was_asked_and_the_temp_folder_keeps_the_rules() {
+    let t = TempTree::new();
+    let outside = TempTree::new();
+    outside.file("hidden/OUTSIDE-ONLY-NAME.txt", "x");
+    t.symlink(outside.root().join("hidden/OUTSIDE-ONLY-NAME.txt"), "innocent");
+    let r = run(&t, "read_file", json!({"file_path": "innocent"}));
+    assert!(r.error().contains("Path not in workspace"), "{}", r.error());
+    assert!(!r.model.to_string().contains("OUTSIDE-ONLY-NAME"), "{}", r.model);
+    assert!(r.error().contains("innocent"), "{}", r.error());
+
+    let env = crate::harness::env_for(&t, &[]);
+    let temp = env.workspace.temp_dir().to_path_buf();
+    std::fs::create_dir_all(&temp).unwrap();
+    std::fs::write(temp.join(".env"), "TEMP-SECRET=1\n").unwrap();
+    let r = crate::harness::run_in(&env, "read_file", json!({"file_path": temp.join(".env")}));
+    assert!(!r.model.to_string().contains("TEMP-SECRET"), "{}", r.model);
+    let r = crate::harness::run_in(
+        &env,
+        "write_file",
+        json!({"file_path": temp.join(".env.local"), "content": "x"}),
+    );
+    assert!(r.model.get("error").is_some(), "{}", r.model);
 }
 
 /// Issue 15: grep_search returned the lines of `id_rsa`, `*.pem`, `*.key`, `.env`, `.netrc`,
