@@ -26,8 +26,18 @@ pub const DEFAULT_SENSITIVE_PATHS: &[&str] = &[
     "id_dsa",
     "id_ecdsa",
     "id_ed25519",
-    ".netrc",
+    "id_ecdsa_sk",
+    "id_ed25519_sk",
+    ".netrc*",
+    "_netrc",
     ".pgpass",
+    ".git-credentials",
+    ".npmrc",
+    ".pypirc",
+    ".ssh",
+    ".aws",
+    ".docker",
+    ".gnupg",
 ];
 
 /// The engine's typed settings: defaults < settings files < environment < flags.

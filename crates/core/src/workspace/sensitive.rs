@@ -107,8 +107,11 @@ mod tests {
         let r = defaults(&[]);
         assert_eq!(r.check("certs/server.pem").unwrap().rule, "*.pem");
         assert_eq!(r.check(".env.example").unwrap().rule, ".env*");
-        assert_eq!(r.check("home/.ssh/id_rsa").unwrap().rule, "id_rsa");
-        assert_eq!(r.check("home/.ssh/id_rsa.pub"), None);
+        assert_eq!(r.check("keys/id_rsa").unwrap().rule, "id_rsa");
+        assert_eq!(r.check("keys/id_rsa.pub"), None);
+        assert_eq!(r.check("home/.ssh/config").unwrap().rule, ".ssh");
+        assert_eq!(r.check(".aws/credentials").unwrap().rule, ".aws");
+        assert_eq!(r.check(".git-credentials").unwrap().rule, ".git-credentials");
         let r = defaults(&[".env.example", "node_modules"]);
         assert_eq!(r.check(".env.example"), None);
         assert_eq!(r.check("node_modules/x/README.md"), None);
