@@ -29,7 +29,12 @@ fn describe(req: &ConfirmationRequest) -> String {
             format!("MCP server {server_name}: {tool_name}")
         }
     };
-    format!("{}\n{}\n", req.details.title(), body)
+    // Everything in a confirmation comes from the model or a server: shown, never interpreted.
+    let name = match &req.server_name {
+        Some(_) => String::new(),
+        None => format!(" ({})", req.tool_name),
+    };
+    crate::terminal::visible(&format!("{}{name}\n{}\n", req.details.title(), body))
 }
 
 fn ask_blocking(req: ConfirmationRequest) -> Outcome {

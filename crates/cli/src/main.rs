@@ -10,6 +10,7 @@ mod error;
 mod output;
 mod questions;
 mod session;
+mod terminal;
 
 use clap::Parser;
 

@@ -1,10 +1,20 @@
 //! Writing to stdout (protocol: the result only) and stderr (messages). A closed pipe ends the
-//! program quietly.
+//! program quietly; nothing untrusted reaches a terminal unescaped.
 
 use std::io::Write;
 
-/// Writes to stdout; exits quietly if the reader went away.
+/// Writes to stdout; exits quietly if the reader went away. On a terminal, characters it would
+/// act on are shown instead (see [`crate::terminal::visible`]); to a pipe the bytes go as they
+/// are.
 pub fn out(text: &str) {
+    use std::io::IsTerminal;
+    let shown;
+    let text = if std::io::stdout().is_terminal() {
+        shown = crate::terminal::visible(text);
+        shown.as_str()
+    } else {
+        text
+    };
     let mut stdout = std::io::stdout().lock();
     if let Err(e) = stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush())
         && e.kind() == std::io::ErrorKind::BrokenPipe
@@ -18,9 +28,10 @@ pub fn out_line(text: &str) {
     out(&format!("{text}\n"));
 }
 
-/// One line on stderr.
+/// One line on stderr, for a person: always shown visibly (messages quote paths, commands and
+/// tool names that may hold escape sequences).
 pub fn err_line(text: &str) {
-    let _ = writeln!(std::io::stderr().lock(), "{text}");
+    let _ = writeln!(std::io::stderr().lock(), "{}", crate::terminal::visible(text));
 }
 
 pub fn warn(text: &str) {

@@ -39,7 +39,8 @@ fn ask_on(
 ) -> Option<Map<String, Value>> {
     let mut answers = Map::new();
     for (i, q) in questions.iter().enumerate() {
-        let s = |k: &str| q.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+        // The model wrote these: shown, never interpreted by the terminal.
+        let s = |k: &str| crate::terminal::visible(q.get(k).and_then(Value::as_str).unwrap_or(""));
         let kind = q.get("type").and_then(Value::as_str).unwrap_or("choice");
         let multi = q.get("multiSelect").and_then(Value::as_bool) == Some(true);
         let opts: Vec<(String, String)> = q
@@ -49,8 +50,8 @@ fn ask_on(
                 a.iter()
                     .map(|o| {
                         (
-                            o["label"].as_str().unwrap_or("").to_string(),
-                            o["description"].as_str().unwrap_or("").to_string(),
+                            crate::terminal::visible(o["label"].as_str().unwrap_or("")),
+                            crate::terminal::visible(o["description"].as_str().unwrap_or("")),
                         )
                     })
                     .collect()

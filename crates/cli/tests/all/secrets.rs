@@ -3,6 +3,8 @@
 //! discovered tools and MCP stdio servers (under `toolbelt run` the model could read the key
 //! that pays for it).
 
+use std::io::Write as _;
+
 use toolbelt_test_support::TempTree;
 
 use crate::command;
@@ -99,4 +101,64 @@ fn settings_name_what_passes() {
         "{}",
         r.stdout
     );
+}
+
+/// Runs `toolbelt ARGS` on a pseudo-terminal until it asks, and returns what the screen shows
+/// (rendered by a terminal emulator) and the child, waiting for an answer.
+fn prompt_screen(
+    t: &TempTree,
+    args: &[&str],
+) -> (String, Box<dyn portable_pty::Child + Send + Sync>, Box<dyn std::io::Write + Send>) {
+    use portable_pty::{CommandBuilder, PtySize, native_pty_system};
+    use std::io::Read;
+    let pair = native_pty_system()
+        .openpty(PtySize { rows: 50, cols: 200, pixel_width: 0, pixel_height: 0 })
+        .unwrap();
+    let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_toolbelt"));
+    cmd.args(args);
+    cmd.cwd(t.root());
+    cmd.env("TOOLBELT_HOME", t.home());
+    cmd.env("HOME", t.home());
+    let child = pair.slave.spawn_command(cmd).unwrap();
+    drop(pair.slave);
+    let mut reader = pair.master.try_clone_reader().unwrap();
+    let writer = pair.master.take_writer().unwrap();
+    let mut raw = Vec::new();
+    let mut buf = [0u8; 4096];
+    while !String::from_utf8_lossy(&raw).contains("> ") {
+        let n = reader.read(&mut buf).unwrap();
+        assert!(n > 0, "toolbelt ended before asking: {}", String::from_utf8_lossy(&raw));
+        raw.extend_from_slice(&buf[..n]);
+    }
+    let mut p = vt100::Parser::new(50, 200, 0);
+    p.process(&raw);
+    (p.screen().contents(), child, writer)
+}
+
+/// Issue 17: `touch PWNED #\r\e[2Kgit status` showed on screen as a git command, and "always"
+/// named git while it would save a rule for `touch`. The screen now shows what will run.
+#[test]
+fn a_forged_shell_prompt_shows_what_will_run() {
+    let t = TempTree::new();
+    let args = serde_json::json!({"command": "touch PWNED #\r\x1b[2Kgit status"}).to_string();
+    let (screen, mut child, mut answer) =
+        prompt_screen(&t, &["call", "run_shell_command", &args, "--interactive"]);
+    assert!(screen.contains("touch PWNED #\\r\\e[2Kgit status"), "{screen}");
+    assert!(screen.contains("commands starting with: touch"), "{screen}");
+    answer.write_all(b"n\n").unwrap();
+    let _ = child.wait();
+    assert!(!t.root().join("PWNED").exists());
+}
+
+/// A diff line ending in `\e[2K\r\e[1A` was invisible on screen but written.
+#[test]
+fn a_hidden_diff_line_is_visible() {
+    let t = TempTree::new();
+    let content = "visible line\nrm -rf ~ # evil\x1b[2K\r\x1b[1A\nlast line\n";
+    let args = serde_json::json!({"file_path": "x.sh", "content": content}).to_string();
+    let (screen, mut child, mut answer) =
+        prompt_screen(&t, &["call", "write_file", &args, "--interactive"]);
+    assert!(screen.contains("rm -rf ~ # evil\\e[2K\\r"), "{screen}");
+    answer.write_all(b"n\n").unwrap();
+    let _ = child.wait();
 }

@@ -1,0 +1,71 @@
+//! One way to put untrusted text on a terminal: control characters, escape sequences, bidi
+//! controls and zero-width characters are shown, never interpreted. A command
+//! `touch x #\r\e[2Kgit status` must look like what it is, not like `git status`.
+//! Newlines and tabs stay as they are (text keeps its shape).
+
+/// `text` with every character a terminal would act on (or hide) written out visibly:
+/// `\e`, `\r`, `\x07`, `\u{9b}`, `<U+202E>`.
+pub fn visible(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '\n' | '\t' => out.push(c),
+            '\x1b' => out.push_str("\\e"),
+            '\r' => out.push_str("\\r"),
+            '\x08' => out.push_str("\\b"),
+            c if (c as u32) < 0x20 || c == '\x7f' => out.push_str(&format!("\\x{:02x}", c as u32)),
+            // C1 controls: a terminal may read U+009B as CSI.
+            c if ('\u{80}'..='\u{9f}').contains(&c) => {
+                out.push_str(&format!("\\u{{{:x}}}", c as u32));
+            }
+            c if hidden_or_reordering(c) => out.push_str(&format!("<U+{:04X}>", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Bidi controls (they reorder what follows), zero-width and other invisible format
+/// characters (they hide what is there), and separators that break lines.
+fn hidden_or_reordering(c: char) -> bool {
+    matches!(
+        c,
+        '\u{061c}'
+            | '\u{200b}'..='\u{200f}'
+            | '\u{2028}'..='\u{202e}'
+            | '\u{2060}'..='\u{2069}'
+            | '\u{feff}'
+            | '\u{180e}'
+            | '\u{00ad}'
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::visible;
+
+    /// What a terminal shows after printing `bytes`.
+    pub(crate) fn screen(bytes: &str) -> String {
+        let mut p = vt100::Parser::new(40, 200, 0);
+        p.process(bytes.replace('\n', "\r\n").as_bytes());
+        p.screen().contents()
+    }
+
+    #[test]
+    fn escapes_cannot_rewrite_the_screen() {
+        let forged = "touch PWNED #\r\x1b[2Kgit status";
+        // Raw, the terminal shows only the harmless part.
+        assert!(!screen(forged).contains("touch"), "the attack works raw: {}", screen(forged));
+        let shown = screen(&visible(forged));
+        assert!(shown.contains("touch PWNED #\\r\\e[2Kgit status"), "{shown}");
+        for (text, want) in [
+            ("a\u{202e}b", "a<U+202E>b"),
+            ("a\u{200b}b", "a<U+200B>b"),
+            ("\x1b]52;c;Y2xpcA==\x07", "\\e]52;c;Y2xpcA==\\x07"),
+            ("x\u{9b}2J", "x\\u{9b}2J"),
+            ("line\n\tnext", "line\n\tnext"),
+        ] {
+            assert_eq!(visible(text), want);
+        }
+    }
+}
