@@ -42,7 +42,6 @@ fn preview(text: &str) -> String {
 }
 
 fn save(dir: &Path, name: &str, id: &str, text: &str) -> std::io::Result<PathBuf> {
-    std::fs::create_dir_all(dir)?;
     let safe = |s: &str| {
         s.chars()
             .map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' })
@@ -53,7 +52,7 @@ fn save(dir: &Path, name: &str, id: &str, text: &str) -> std::io::Result<PathBuf
         .map(|d| d.subsec_nanos())
         .unwrap_or(0);
     let path = dir.join(format!("{}_{}_{nanos:08x}.txt", safe(name), safe(id)));
-    std::fs::write(&path, text)?;
+    toolbelt_core::files::write_private(&path, text.as_bytes())?;
     Ok(path)
 }
 

@@ -80,9 +80,11 @@ fn edit_blocking(file_name: String, proposed: String) -> Option<String> {
     let editor = std::env::var("VISUAL")
         .or_else(|_| std::env::var("EDITOR"))
         .unwrap_or_else(|_| "vi".into());
-    let dir = tempfile_dir()?;
-    let path = dir.join(format!("proposed-{}", file_name.replace(['/', '\\'], "_")));
-    std::fs::write(&path, &proposed).ok()?;
+    // A folder only this user can enter, with a name nobody can guess or pre-create (a
+    // predictable `/tmp/toolbelt-modify-<pid>` let a local user plant a symlink there).
+    let dir = tempfile::Builder::new().prefix("toolbelt-modify-").tempdir().ok()?;
+    let path = dir.path().join(format!("proposed-{}", file_name.replace(['/', '\\'], "_")));
+    toolbelt_core::files::write_private(&path, proposed.as_bytes()).ok()?;
     let mut parts = editor.split_whitespace();
     let program = parts.next()?;
     let tty_in = std::fs::File::open("/dev/tty").ok()?;
@@ -95,14 +97,8 @@ fn edit_blocking(file_name: String, proposed: String) -> Option<String> {
         .status()
         .ok()?;
     let edited = std::fs::read_to_string(&path).ok();
-    let _ = std::fs::remove_dir_all(&dir);
+    drop(dir);
     if status.success() { edited } else { None }
-}
-
-fn tempfile_dir() -> Option<std::path::PathBuf> {
-    let dir = std::env::temp_dir().join(format!("toolbelt-modify-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).ok()?;
-    Some(dir)
 }
 
 #[async_trait]

@@ -31,8 +31,54 @@ pub fn atomic_write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 /// [`atomic_write`], creating the file's folder first: for toolbelt's own state files (saved
 /// approvals, trusted folders, OAuth tokens). A new file is private to the user (0600).
 pub fn replace_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    std::fs::create_dir_all(path.parent().unwrap_or(Path::new(".")))?;
+    private_dir(path.parent().unwrap_or(Path::new(".")))?;
     atomic_write(path, bytes)
+}
+
+/// Creates `dir` and its missing parents, the folders created private to the user (0700),
+/// and makes `dir` itself private: toolbelt's state and temp folders hold command output,
+/// tokens and approvals.
+pub fn private_dir(dir: &Path) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+        std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
+        let meta = std::fs::symlink_metadata(dir)?;
+        if meta.is_dir() && meta.permissions().mode() & 0o077 != 0 {
+            std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
+        }
+        Ok(())
+    }
+    #[cfg(not(unix))]
+    {
+        std::fs::create_dir_all(dir)
+    }
+}
+
+/// Creates `path` afresh (a file already there is replaced; a symlink planted there is removed,
+/// never followed) in a private folder, readable and writable by the user only (0600).
+pub fn create_private(path: &Path) -> std::io::Result<std::fs::File> {
+    if let Some(dir) = path.parent() {
+        private_dir(dir)?;
+    }
+    match std::fs::remove_file(path) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(e),
+    }
+    let mut o = std::fs::OpenOptions::new();
+    o.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        o.mode(0o600).custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32);
+    }
+    o.open(path)
+}
+
+/// Writes `bytes` to a new private file at `path` (see [`create_private`]).
+pub fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    create_private(path)?.write_all(bytes)
 }
 
 /// FNV-1a, 64 bits, of a byte sequence (stable across runs and platforms).

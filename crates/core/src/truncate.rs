@@ -52,7 +52,7 @@ pub fn truncate(
         return None;
     }
     let file = dir.join(output_file_name(tool, call_id));
-    let saved = std::fs::create_dir_all(dir).and_then(|()| std::fs::write(&file, text));
+    let saved = crate::files::write_private(&file, text.as_bytes());
     let where_ = match &saved {
         Ok(()) => format!("For full output see: {}", file.display()),
         Err(e) => format!("The full output could not be saved ({e})."),

@@ -109,6 +109,15 @@ fn prompt_screen(
     t: &TempTree,
     args: &[&str],
 ) -> (String, Box<dyn portable_pty::Child + Send + Sync>, Box<dyn std::io::Write + Send>) {
+    prompt_screen_with(t, args, &[])
+}
+
+/// [`prompt_screen`] with more environment variables.
+fn prompt_screen_with(
+    t: &TempTree,
+    args: &[&str],
+    vars: &[(&str, &str)],
+) -> (String, Box<dyn portable_pty::Child + Send + Sync>, Box<dyn std::io::Write + Send>) {
     use portable_pty::{CommandBuilder, PtySize, native_pty_system};
     use std::io::Read;
     let pair = native_pty_system()
@@ -119,6 +128,9 @@ fn prompt_screen(
     cmd.cwd(t.root());
     cmd.env("TOOLBELT_HOME", t.home());
     cmd.env("HOME", t.home());
+    for (k, v) in vars {
+        cmd.env(k, v);
+    }
     let child = pair.slave.spawn_command(cmd).unwrap();
     drop(pair.slave);
     let mut reader = pair.master.try_clone_reader().unwrap();
@@ -161,4 +173,76 @@ fn a_hidden_diff_line_is_visible() {
     assert!(screen.contains("rm -rf ~ # evil\\e[2K\\r"), "{screen}");
     answer.write_all(b"n\n").unwrap();
     let _ = child.wait();
+}
+
+fn mode(p: &std::path::Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p).unwrap().permissions().mode() & 0o777
+}
+
+/// Issue 17: spill, truncation and masked-output files were 0644 in 0755 folders (a token a
+/// command echoed landed there for every local user to read).
+#[test]
+fn saved_outputs_are_private() {
+    let t = TempTree::new();
+    let r = run(
+        &t,
+        &[
+            "call",
+            "run_shell_command",
+            r#"{"command":"yes token | head -c 3000000"}"#,
+            "--approval-mode",
+            "yolo",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let file = r
+        .stdout
+        .split("For full output see: ")
+        .nth(1)
+        .and_then(|s| s.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no file named in {}", &r.stdout[..r.stdout.len().min(300)]));
+    let file = std::path::Path::new(file);
+    assert_eq!(mode(file), 0o600, "{}", file.display());
+    assert_eq!(mode(file.parent().unwrap()), 0o700, "{}", file.display());
+}
+
+/// Issue 17: the modify-with-editor folder was a predictable `/tmp/toolbelt-modify-<pid>`: a
+/// local user who created it first (with a symlink inside) had the proposal written over any
+/// file the user can write. The folder is now unguessable and private.
+#[test]
+fn the_editor_gets_a_private_unguessable_folder() {
+    let t = TempTree::new();
+    let record = t.home().join("edit.txt");
+    let editor = t.home().join("editor.sh");
+    std::fs::write(
+        &editor,
+        format!(
+            "#!/bin/sh\nd=$(dirname \"$1\")\nstat -c '%a %n' \"$d\" \"$1\" > {}\n",
+            record.display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&editor, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let args = serde_json::json!({"file_path": "x.txt", "content": "proposal\n"}).to_string();
+    let (_, mut child, mut answer) = prompt_screen_with(
+        &t,
+        &["call", "write_file", &args, "--interactive"],
+        &[("VISUAL", editor.to_str().unwrap())],
+    );
+    answer.write_all(b"e\n").unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    answer.write_all(b"n\n").unwrap();
+    let _ = child.wait();
+    let seen = std::fs::read_to_string(&record).unwrap_or_else(|e| panic!("editor not run: {e}"));
+    let mut lines = seen.lines();
+    let dir = lines.next().unwrap();
+    let file = lines.next().unwrap();
+    assert!(dir.starts_with("700 "), "{seen}");
+    assert!(file.starts_with("600 "), "{seen}");
+    assert!(
+        !dir.ends_with(&format!("toolbelt-modify-{}", child.process_id().unwrap_or(0))),
+        "{seen}"
+    );
 }

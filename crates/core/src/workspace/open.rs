@@ -97,7 +97,7 @@ impl Workspace {
                     .map_err(|_| OpenError::Io(io::Error::other("not beneath a workspace root")))?;
                 // A write may be the first thing in the temp folder; a read of it finds nothing.
                 if matches!(want, Want::Parent) {
-                    std::fs::create_dir_all(&self.temp_dir)?;
+                    crate::files::private_dir(&self.temp_dir)?;
                 }
                 temp = [beneath::RootDir::open(&self.temp_dir)?];
                 (&temp[..], 0, rel.to_path_buf())

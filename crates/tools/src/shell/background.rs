@@ -4,9 +4,8 @@
 //! stopped by [`BackgroundRegistry::shutdown`] (and, as a last resort, when the registry is
 //! dropped) unless the user asked to keep it.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::Write;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -58,18 +57,7 @@ pub struct BackgroundRegistry {
 
 /// Opens a log for writing without following a symlink planted at its path.
 fn create_log(path: &Path) -> std::io::Result<File> {
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)?;
-        use std::os::unix::fs::PermissionsExt;
-        let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
-    }
-    let _ = std::fs::remove_file(path);
-    OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .custom_flags(nix::libc::O_NOFOLLOW)
-        .open(path)
+    toolbelt_core::files::create_private(path)
 }
 
 impl BackgroundRegistry {

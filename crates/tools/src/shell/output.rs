@@ -140,7 +140,7 @@ impl Capture {
             return;
         }
         let path = self.spill_dir.join(&self.spill_name);
-        let opened = std::fs::create_dir_all(&self.spill_dir).and_then(|()| File::create(&path));
+        let opened = toolbelt_core::files::create_private(&path);
         match opened {
             Ok(mut f) => {
                 let (a, b) = self.tail.as_slices();
