@@ -37,6 +37,8 @@ fn settings_layers_merge_and_config_show_names_each_file() {
         ".toolbelt/settings.json",
         r#"{"tools": {"toolCallTimeoutMs": 2000, "exclude": ["list_directory"]}}"#,
     );
+    // Trusted: an untrusted project may only tighten (its timeout would be skipped).
+    assert_eq!(toolbelt(&t, &["trust"], None).code, 0);
     let r = toolbelt(&t, &["config", "show", "--json"], None);
     assert_eq!(r.code, 0, "{}", r.stderr);
     let v = r.json();

@@ -192,7 +192,8 @@ fn rule_matches(
             return false;
         }
         match stringified {
-            Some(s) if p.is_match(s) => {}
+            // Fail closed: a pattern that cannot be evaluated denies, and never allows.
+            Some(s) if p.matches_or(s, rule.decision == Decision::Deny) => {}
             _ => return false,
         }
     }

@@ -170,8 +170,29 @@ impl ArgsPattern {
     }
 
     /// Whether the pattern matches somewhere in `text` (a pattern that fails to compile or to
-    /// run matches nothing).
+    /// run matches nothing; see [`Self::matches_or`] for rules that must fail closed).
     pub fn is_match(&self, text: &str) -> bool {
+        self.try_match(text).unwrap_or(false)
+    }
+
+    /// Whether the pattern matches, with `on_error` when it cannot tell (it does not compile,
+    /// or the backtracking engine gives up on `text`): a deny rule then matches and an allow
+    /// rule does not, so a pattern that cannot be evaluated never lets a call through.
+    pub fn matches_or(&self, text: &str, on_error: bool) -> bool {
+        match self.try_match(text) {
+            Ok(m) => m,
+            Err(e) => {
+                tracing::warn!(
+                    "argsPattern {:?} cannot be evaluated ({e}); taken as {}",
+                    self.source,
+                    if on_error { "a match" } else { "no match" }
+                );
+                on_error
+            }
+        }
+    }
+
+    fn try_match(&self, text: &str) -> Result<bool, String> {
         let re = self.compiled.get_or_init(|| match Regex::new(&self.source) {
             Ok(r) => Some(r),
             Err(e) => {
@@ -179,7 +200,10 @@ impl ArgsPattern {
                 None
             }
         });
-        re.as_ref().is_some_and(|r| r.is_match(text).unwrap_or(false))
+        match re {
+            Some(r) => r.is_match(text).map_err(|e| e.to_string()),
+            None => Err("it does not compile".into()),
+        }
     }
 }
 
@@ -318,5 +342,11 @@ mod tests {
         assert!(!p.is_match("\"file_path\":\"plan.rs\""));
         let look = ArgsPattern::new("foo(?!bar)").unwrap();
         assert!(look.is_match("foobaz") && !look.is_match("foobar"));
+        // Issue 17: a deny rule whose look-ahead makes the backtracking engine give up denied
+        // with 20 `a`s and allowed with 25 (the error was read as "no match").
+        let hard = ArgsPattern::new("(a|aa)*(?=[^\"]*EVIL)c").unwrap();
+        let long = format!("{}b EVIL", "a".repeat(40));
+        assert!(hard.matches_or(&long, true), "a deny rule that cannot tell matches");
+        assert!(!hard.matches_or(&long, false), "an allow rule that cannot tell does not");
     }
 }

@@ -5,8 +5,8 @@
 //! file that set it. Unknown keys are kept and ignored; a known key with the wrong type is an
 //! error naming the file, the line and the key.
 //!
-//! Project files can run commands (hooks, discovery, MCP servers) or allow more; those keys
-//! take effect only in trusted folders ([`crate::trust`]).
+//! In a folder that is not trusted ([`crate::trust`]) a project file may only tighten
+//! ([`UNTRUSTED_PROJECT_KEYS`]); everything else it sets is skipped and said so.
 
 mod duplicates;
 pub mod keys;
@@ -74,22 +74,29 @@ pub struct SettingsFile {
     pub value: Map<String, Value>,
 }
 
-/// Project keys that run commands, reach out, or allow more than the defaults: used only in
-/// trusted folders.
-pub const TRUST_REQUIRED_KEYS: &[&str] = &[
-    "hooks",
-    "mcpServers",
-    "tools.discoveryCommand",
-    "tools.callCommand",
-    "tools.allowed",
-    "tools.core",
-    "mcp.allowed",
-    "general.defaultApprovalMode",
-    "security.allowSensitivePaths",
-    "context.includeDirectories",
-    "security.environmentVariableRedaction.enabled",
-    "security.environmentVariableRedaction.allowed",
+/// What a project may set in a folder that is not trusted: only keys that tighten (deny more,
+/// ask more, hide more, forbid yolo). Anything else toolbelt acts on is skipped there, so a
+/// cloned repository cannot lower the user's guard by a key nobody thought to forbid
+/// (`hooksConfig.enabled: false`, `security.environmentVariableRedaction.enabled: false`, ...).
+/// Keys toolbelt does not act on have no effect either way.
+pub const UNTRUSTED_PROJECT_KEYS: &[&str] = &[
+    "tools.exclude",
+    "tools.confirmationRequired",
+    "mcp.excluded",
+    "security.sensitivePaths",
+    "security.environmentVariableRedaction.blocked",
+    "security.disableYoloMode",
 ];
+
+/// Whether a project file in an untrusted folder may set `key` (a leaf or map root).
+fn allowed_untrusted(key: &str) -> bool {
+    let under = |k: &str| key == k || key.starts_with(&format!("{k}."));
+    UNTRUSTED_PROJECT_KEYS.iter().any(|k| under(k))
+        || !matches!(
+            keys::status(key),
+            keys::KeyStatus::Honoured | keys::KeyStatus::NotSupported(Some(_))
+        )
+}
 
 /// Flat (v1) keys and their nested (v2) places.
 const LEGACY_KEYS: &[(&str, &str)] = &[
@@ -306,7 +313,7 @@ fn record_leaves(v: &Value, key: &str, path: &Path, origin: &mut BTreeMap<String
 }
 
 impl Settings {
-    /// Loads and merges the candidate files. Project keys in [`TRUST_REQUIRED_KEYS`] are
+    /// Loads and merges the candidate files. Project keys not in [`UNTRUSTED_PROJECT_KEYS`] are
     /// dropped (and listed in `skipped`) when `trusted` is false.
     pub fn load(candidates: &[(Scope, PathBuf)], trusted: bool) -> Result<Self, SettingsError> {
         let mut files = Vec::new();
@@ -324,9 +331,9 @@ impl Settings {
         let mut s = Settings::default();
         for f in &mut files {
             if f.scope.is_project() && !trusted {
-                for key in TRUST_REQUIRED_KEYS {
-                    if remove_path(&mut f.value, key) {
-                        s.skipped.push((f.path.clone(), key.to_string()));
+                for key in keys::leaf_keys(&f.value) {
+                    if !allowed_untrusted(&key) && remove_path(&mut f.value, &key) {
+                        s.skipped.push((f.path.clone(), key));
                     }
                 }
             }
