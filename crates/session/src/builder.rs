@@ -173,6 +173,8 @@ impl SessionBuilder {
         let (settings, trusted) =
             load_settings_from(&sources.state_dir, sources.user_home.as_deref(), &root)?;
         notices.extend(settings.skipped_notice());
+        settings.restriction_typo()?;
+        server_typos(&settings.tools())?;
         notices.extend(settings.unknown_key_notices());
         settings.apply_to(&mut config);
         config.apply_env()?;
@@ -424,4 +426,30 @@ fn included_dir(entry: &str, root: &std::path::Path, home: Option<&std::path::Pa
         }
         _ => root.join(entry),
     }
+}
+
+/// `mcp.excluded` entries that are near-misses of a configured server (`Self` for `self`): the
+/// server the user meant to exclude would run.
+fn server_typos(t: &ToolSettings) -> Result<(), SessionError> {
+    let servers: Vec<&str> = t.mcp_servers.iter().map(|s| s.name.as_str()).collect();
+    for e in t.mcp_excluded.iter().filter(|e| *e != "*" && !servers.contains(&e.as_str())) {
+        let close = servers
+            .iter()
+            .copied()
+            .find(|s| s.eq_ignore_ascii_case(e))
+            .or_else(|| toolbelt_core::spelling::did_you_mean(e, servers.iter().copied()));
+        if let Some(meant) = close {
+            return Err(SessionError::Policy(vec![PolicyFileError {
+                file: t
+                    .origin_of("mcp.excluded")
+                    .map(|p| p.display().to_string())
+                    .unwrap_or_default(),
+                line: None,
+                message: format!(
+                    "mcp.excluded: no MCP server is named `{e}` (did you mean `{meant}`?); as written the server would run"
+                ),
+            }]));
+        }
+    }
+    Ok(())
 }

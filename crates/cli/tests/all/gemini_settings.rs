@@ -179,14 +179,14 @@ fn unknown_keys_get_one_warning_with_a_suggestion_and_config_show_marks_every_ke
     let t = TempTree::new();
     user_settings(
         &t,
-        r#"{"tools": {"exlude": ["glob"], "sandbox": "docker", "exclude": ["web_fetch"]},
+        r#"{"tools": {"truncateToolOutputThreshhold": 5, "sandbox": "docker", "exclude": ["web_fetch"]},
             "mcpServer": {"x": {"command": "y"}}, "ui": {"theme": "Dracula"},
             "experimental": {"directWebFetch": true}}"#,
     );
     let r = toolbelt(&t, &["call", "read_file", r#"{"file_path":"nothing"}"#], None);
     let settings = t.home().join(".gemini/settings.json");
     let warning = format!(
-        "{}: unknown setting tools.exlude (did you mean tools.exclude?); it is ignored",
+        "{}: unknown setting tools.truncateToolOutputThreshhold (did you mean tools.truncateToolOutputThreshold?); it is ignored",
         settings.display()
     );
     assert_eq!(r.stderr.matches(&warning).count(), 1, "{}", r.stderr);
@@ -204,7 +204,10 @@ fn unknown_keys_get_one_warning_with_a_suggestion_and_config_show_marks_every_ke
     let show = toolbelt(&t, &["config", "show"], None).stdout;
     for (key, mark) in [
         ("tools.exclude", "# honoured;"),
-        ("tools.exlude", "# unknown (did you mean tools.exclude?);"),
+        (
+            "tools.truncateToolOutputThreshhold",
+            "# unknown (did you mean tools.truncateToolOutputThreshold?);",
+        ),
         ("tools.sandbox", "# not supported: toolbelt has no sandbox yet"),
         ("ui.theme", "# not supported;"),
         ("experimental.directWebFetch", "# honoured;"),
@@ -369,4 +372,50 @@ fn settings_and_hints_after_the_review() {
         "{}",
         r.stderr
     );
+}
+
+/// Found by a second adversarial review: a misspelled restriction (`tools.Exclude`,
+/// `tools.excludeTools`, `security.disableYOLOMode`, `mcp.exclude`, an MCP server's
+/// `excludetools`, a server name in the wrong case) was only warned about and the call ran; a
+/// `commandPrefix` with white space around it never matched; a hint for a command whose program
+/// is only known at run time said to add an allow rule, which does not help.
+#[test]
+fn misspelled_restrictions_stop_the_command() {
+    let t = TempTree::new();
+    t.file("victim", "x");
+    for settings in [
+        r#"{"tools": {"Exclude": ["run_shell_command"]}}"#,
+        r#"{"tools": {"exlude": ["run_shell_command"]}}"#,
+        r#"{"tools": {"excludeTools": ["run_shell_command"]}}"#,
+        r#"{"tool": {"exclude": ["run_shell_command"]}}"#,
+        r#"{"security": {"disableYOLOMode": true}}"#,
+        r#"{"mcp": {"exclude": ["self"]}}"#,
+        r#"{"mcpServers": {"self": {"command": "x", "excludetools": ["read_file"]}}}"#,
+        r#"{"mcpServers": {"self": {"command": "x"}}, "mcp": {"excluded": ["Self"]}}"#,
+    ] {
+        user_settings(&t, settings);
+        let r = shell(&t, "echo RAN", &["--approval-mode", "yolo"]);
+        assert_eq!(r.code, 2, "{settings}: {} {}", r.stdout, r.stderr);
+        assert!(!r.stdout.contains("RAN"), "{settings}");
+        assert!(r.stderr.contains("did you mean"), "{settings}: {}", r.stderr);
+    }
+    user_settings(&t, "{}");
+    user_policy(
+        &t,
+        "p.toml",
+        "[[rule]]\ntoolName = \"run_shell_command\"\ncommandPrefix = \"rm \"\ndecision = \"deny\"\npriority = 500\n",
+    );
+    let r = shell(&t, "rm victim", &["--approval-mode", "yolo"]);
+    assert_eq!(r.code, 2, "{} {}", r.stdout, r.stderr);
+    assert!(t.root().join("victim").exists());
+
+    user_policy(
+        &t,
+        "p.toml",
+        "[[rule]]\ntoolName = \"run_shell_command\"\ncommandPrefix = \"rm\"\ndecision = \"deny\"\npriority = 500\n",
+    );
+    let r = shell(&t, "x=echo; $x victim", &["--approval-mode", "yolo"]);
+    assert_eq!(r.code, 3, "{} {}", r.stdout, r.stderr);
+    assert!(r.stderr.contains("write the command out"), "{}", r.stderr);
+    assert!(!r.stderr.contains("add an allow rule"), "{}", r.stderr);
 }

@@ -5,7 +5,7 @@
 use super::PolicyEngine;
 use super::call::{PolicyCall, Verdict};
 use super::rule::{ApprovalMode, Decision, Tier};
-use super::shell::UNTRUSTED_GIT;
+use super::shell::{RUNTIME_PROGRAM, UNTRUSTED_GIT};
 
 impl PolicyEngine {
     /// Why `call` was refused (`verdict`, in `mode`) and what would allow it. `respects_auto_edit`:
@@ -17,6 +17,12 @@ impl PolicyEngine {
         mode: ApprovalMode,
         respects_auto_edit: bool,
     ) -> String {
+        if verdict.reason.contains(RUNTIME_PROGRAM) {
+            return "the program is only known when the command runs, so your deny rules for \
+                    shell commands cannot be checked against it; write the command out (no \
+                    variable, glob or brace pattern as the program, no script read from input)"
+                .to_string();
+        }
         if verdict.reason.contains(UNTRUSTED_GIT) {
             return "git commands are asked about in a folder that is not trusted, and nobody can \
                     answer here; trust the folder with `toolbelt trust` (then your rules decide)"

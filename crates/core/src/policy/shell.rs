@@ -9,6 +9,25 @@
 
 use std::path::{Path, PathBuf};
 
+/// Why a command whose program is only known when it runs is denied or asked about.
+pub(super) const RUNTIME_PROGRAM: &str = "runs a program only known when it runs (a variable, a glob or brace pattern, or a script read from input)";
+
+/// Whether the program `program` (a simple command, unwrapped) is only known at run time: its
+/// name holds an expansion (`$x`, `/bin/r[m]`, `{rm,x}`), or it is a shell reading its script
+/// from a redirection (`bash <<< 'rm x'`).
+fn runtime_program(program: &str, sub: &str) -> bool {
+    let words = crate::shell::words::without_redirections(split_words(program));
+    let Some(first) = words.first() else { return false };
+    if first.contains(['$', '[', ']', '*', '?', '{', '}']) {
+        return true;
+    }
+    let base = first.rsplit('/').next().unwrap_or(first);
+    let shell =
+        matches!(base, "bash" | "sh" | "zsh" | "dash" | "ksh" | "mksh" | "fish" | "source" | ".");
+    let script_operand = words[1..].iter().any(|w| !w.starts_with('-') && w != "/dev/stdin");
+    shell && !script_operand && crate::shell::has_redirection(sub)
+}
+
 /// Why a git command is asked about in a folder that is not trusted.
 pub(super) const UNTRUSTED_GIT: &str = "it runs git in an untrusted folder";
 
@@ -122,7 +141,10 @@ pub(super) fn check_command(
             );
         }
         if ctx.mode == ApprovalMode::Yolo {
-            let d = if rule.is_some_and(|r| r.args_pattern.is_some()) {
+            // Deny rules for shell commands cannot be checked against a command that does not
+            // parse (`{rm,x}` is a brace expansion bash runs): it is denied when there are any.
+            let denies = rules.iter().any(|r| r.decision == Decision::Deny && r.matches_command());
+            let d = if denies || rule.is_some_and(|r| r.args_pattern.is_some()) {
                 Decision::Deny
             } else {
                 Decision::Allow
@@ -141,6 +163,22 @@ pub(super) fn check_command(
     let mut agg = decision;
     let mut responsible: Option<Rule> = rule.cloned();
     let mut why = String::new();
+    // Text the parser finds no command in (`{rm,x}` is a brace expansion to bash) still runs
+    // something: its program is only known at run time.
+    if parsed.details.iter().all(|d| d.is_marker()) && runtime_program(command.trim(), command) {
+        let denies = rules.iter().any(|r| r.decision == Decision::Deny && r.matches_command());
+        if denies {
+            let reason = format!(
+                "`{}` {RUNTIME_PROGRAM}, and deny rules for shell commands apply",
+                command.trim()
+            );
+            return verdict(Decision::Deny, None, reason);
+        }
+        if ctx.mode != ApprovalMode::Yolo && agg == Decision::Allow {
+            agg = Decision::AskUser;
+            why = format!("`{}` {RUNTIME_PROGRAM}", command.trim());
+        }
+    }
     for d in parsed.details.iter().filter(|d| !d.is_marker()) {
         let sub = d.text.trim();
         // Atomic: the rules above saw exactly this text. A sub-command that is only part of it
@@ -214,20 +252,18 @@ pub(super) fn check_command(
         // A program named by a variable (`x=rm; $x f`) is only known when the command runs: no
         // rule can have allowed it, and a deny rule might be about it.
         let program = unwrap_command(sub).map_or_else(|| sub.to_string(), |u| u.inner);
-        if split_words(&program).first().is_some_and(|w| w.contains('$')) {
+        if runtime_program(&program, sub) {
             let denies = rules.iter().any(|r| r.decision == Decision::Deny && r.matches_command());
             if denies {
                 return verdict(
                     Decision::Deny,
                     None,
-                    format!(
-                        "`{sub}` runs a program named by a variable, and deny rules for shell commands apply"
-                    ),
+                    format!("`{sub}` {RUNTIME_PROGRAM}, and deny rules for shell commands apply"),
                 );
             }
             if ctx.mode != ApprovalMode::Yolo && eff == Decision::Allow {
                 eff = Decision::AskUser;
-                why = format!("`{sub}` runs a program named by a variable");
+                why = format!("`{sub}` {RUNTIME_PROGRAM}");
             }
         }
         if !atomic

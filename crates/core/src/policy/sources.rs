@@ -209,6 +209,9 @@ pub fn settings_rules(t: &ToolSettings, interactive: bool) -> Vec<Rule> {
     for e in &t.exclude {
         match split_call(e) {
             (name, Some(prefix)) if canonical(name) == names::SHELL_TOOL_NAMES[0] => {
+                // White space around the prefix (`run_shell_command(rm )`) would make the
+                // restriction match nothing.
+                let prefix = prefix.trim();
                 if prefix.is_empty() {
                     b.push("tools.exclude", names::SHELL_TOOL_NAMES[0], Decision::Deny, 4.4);
                 } else {
@@ -231,6 +234,7 @@ pub fn settings_rules(t: &ToolSettings, interactive: bool) -> Vec<Rule> {
     for e in &t.confirmation_required {
         match split_call(e) {
             (name, Some(prefix)) if canonical(name) == names::SHELL_TOOL_NAMES[0] => {
+                let prefix = prefix.trim();
                 if !prefix.is_empty() {
                     let key = "tools.confirmationRequired";
                     if b.shell_prefix(key, prefix, Decision::AskUser, 4.35).is_none() {

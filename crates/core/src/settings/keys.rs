@@ -119,6 +119,42 @@ pub fn status(key: &str) -> KeyStatus {
     KeyStatus::Unknown(crate::spelling::did_you_mean(key, known.iter().copied()).map(String::from))
 }
 
+/// Keys that restrict what may run: a typo in one of them would silently lift the restriction,
+/// so a near-miss of these is a problem, not a warning.
+pub const RESTRICTIONS: &[&str] = &[
+    "tools.exclude",
+    "tools.core",
+    "tools.confirmationRequired",
+    "mcp.excluded",
+    "hooks",
+    "security.sensitivePaths",
+    "security.disableYoloMode",
+    "security.environmentVariableRedaction.blocked",
+];
+
+/// The restriction an unknown key most likely meant, if it is a near-miss of one (also with
+/// a different case: `tools.Exclude`, `security.disableYOLOMode`).
+pub fn meant_restriction(key: &str) -> Option<&'static str> {
+    if known().contains(key) {
+        return None;
+    }
+    // Same section, and one last part begins with the other (`tools.excludeTools`,
+    // `mcp.exclude`).
+    let related = |r: &str| {
+        let (rs, rl) = r.rsplit_once('.').unwrap_or(("", r));
+        let (ks, kl) = key.rsplit_once('.').unwrap_or(("", key));
+        let (rl, kl) = (rl.to_ascii_lowercase(), kl.to_ascii_lowercase());
+        rs.eq_ignore_ascii_case(ks) && (kl.starts_with(&rl) || rl.starts_with(&kl)) && kl.len() > 3
+    };
+    RESTRICTIONS
+        .iter()
+        .copied()
+        .find(|r| r.eq_ignore_ascii_case(key))
+        .or_else(|| crate::spelling::did_you_mean(key, RESTRICTIONS.iter().copied()))
+        .or_else(|| RESTRICTIONS.iter().copied().find(|r| related(r)))
+        .filter(|r| *r != key)
+}
+
 /// The key to name when `key` is unknown: its section, when the whole section is unknown.
 pub fn unknown_at(key: &str) -> &str {
     let top = key.split('.').next().unwrap_or(key);
@@ -165,6 +201,22 @@ mod tests {
             status("general.defaultApprovalmode"),
             KeyStatus::Unknown(Some("general.defaultApprovalMode".into()))
         );
+    }
+
+    #[test]
+    fn near_misses_of_restrictions_are_found() {
+        for (typo, meant) in [
+            ("tools.Exclude", "tools.exclude"),
+            ("tools.excluded", "tools.exclude"),
+            ("tools.excludeTools", "tools.exclude"),
+            ("tool.exclude", "tools.exclude"),
+            ("security.disableYOLOMode", "security.disableYoloMode"),
+            ("mcp.exclude", "mcp.excluded"),
+        ] {
+            assert_eq!(meant_restriction(typo), Some(meant), "{typo}");
+        }
+        assert_eq!(meant_restriction("tools.exclude"), None);
+        assert_eq!(meant_restriction("ui.theme"), None);
     }
 
     #[test]

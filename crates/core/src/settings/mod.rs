@@ -370,6 +370,30 @@ impl Settings {
         }
     }
 
+    /// A key that is a near-miss of a restriction (`tools.Exclude`, `tool.exclude`,
+    /// `security.disableYOLOMode`): the user meant to restrict something, and as written
+    /// nothing would be. The first one found, as an error.
+    pub fn restriction_typo(&self) -> Result<(), SettingsError> {
+        for f in &self.files {
+            for key in keys::leaf_keys(&f.value) {
+                let at = keys::unknown_at(&key).to_string();
+                let meant = keys::meant_restriction(&key).or_else(|| keys::meant_restriction(&at));
+                if let (keys::KeyStatus::Unknown(_), Some(meant)) = (keys::status(&key), meant) {
+                    let text = std::fs::read_to_string(&f.path).unwrap_or_default();
+                    return Err(SettingsError {
+                        path: f.path.clone(),
+                        line: line_of(&text, &key),
+                        key: Some(key),
+                        message: format!(
+                            "unknown key (did you mean {meant}?); as written the restriction would not apply"
+                        ),
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Every key no one knows, once, with the file that holds it and the closest known key:
     /// `<file>: unknown setting tools.exlude (did you mean tools.exclude?); it is ignored`.
     pub fn unknown_key_notices(&self) -> Vec<String> {

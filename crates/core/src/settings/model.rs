@@ -159,6 +159,21 @@ fn check(v: &Value, ty: Ty, key: &str) -> Result<(), Bad> {
                         string_map(x, &format!("{k}.{f}"))?;
                     }
                 }
+                // A misspelled restriction (`excludetools`) would leave the tools it names
+                // running: a problem, not a key to ignore.
+                for key in d.keys() {
+                    let restrictions = ["excludeTools", "includeTools"];
+                    if !restrictions.contains(&key.as_str())
+                        && let Some(meant) = crate::spelling::did_you_mean(key, restrictions)
+                    {
+                        return Err((
+                            format!("{k}.{key}"),
+                            format!(
+                                "unknown key (did you mean {meant}?); the restriction would not apply"
+                            ),
+                        ));
+                    }
+                }
                 if !["command", "url", "httpUrl"].iter().any(|f| d.contains_key(*f)) {
                     return Err((
                         k,

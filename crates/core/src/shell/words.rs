@@ -160,7 +160,7 @@ const REDIRECTIONS: &[&str] = &[">>", ">&", "<<", "<", ">"];
 
 /// The words of a simple command without its redirections (`>/dev/null rm x` -> `rm x`,
 /// `xargs rm <<< x` -> `xargs rm`, `2>&1`), so a check sees the program that runs.
-fn without_redirections(words: Vec<String>) -> Vec<String> {
+pub(crate) fn without_redirections(words: Vec<String>) -> Vec<String> {
     let mut out = Vec::with_capacity(words.len());
     let mut i = 0;
     while i < words.len() {
@@ -215,10 +215,57 @@ pub struct Unwrapped {
     pub transparent: bool,
 }
 
+/// The command a program runs when it is given as one string or after a marker: `env -S 'cmd'`,
+/// `script -c 'cmd'`, `su -c 'cmd'`, `sg group 'cmd'`, `trap 'cmd' SIG`, `gdb --args cmd`,
+/// `find ... -exec cmd ;`.
+fn command_argument(base: &str, rest: &[String]) -> Option<String> {
+    let after = |flags: &[&str]| {
+        rest.iter().position(|w| flags.contains(&w.as_str())).and_then(|j| rest.get(j + 1)).cloned()
+    };
+    let split_string = || {
+        rest.iter()
+            .find_map(|w| w.strip_prefix("--split-string=").map(String::from))
+            .or_else(|| after(&["-S", "--split-string"]))
+    };
+    match base {
+        "env" => split_string(),
+        "script" | "su" | "runuser" => {
+            // `-c CMD`, also combined with other short flags (`-qc CMD`).
+            let j = rest.iter().position(|w| {
+                w == "--command" || (w.starts_with('-') && !w.starts_with("--") && w.ends_with('c'))
+            })?;
+            rest.get(j + 1).cloned()
+        }
+        "sg" => rest.get(1).cloned(),
+        "trap" => rest.first().filter(|w| !w.starts_with('-')).cloned(),
+        "gdb" | "lldb" => {
+            let j = rest.iter().position(|w| w == "--args" || w == "--")?;
+            let cmd = &rest[j + 1..];
+            (!cmd.is_empty())
+                .then(|| cmd.iter().map(|w| quote_word(w)).collect::<Vec<_>>().join(" "))
+        }
+        "find" => {
+            let j = rest
+                .iter()
+                .position(|w| matches!(w.as_str(), "-exec" | "-execdir" | "-ok" | "-okdir"))?;
+            let cmd: Vec<&String> = rest[j + 1..]
+                .iter()
+                .take_while(|w| !matches!(w.as_str(), ";" | "\\;" | "+"))
+                .collect();
+            (!cmd.is_empty())
+                .then(|| cmd.iter().map(|w| quote_word(w)).collect::<Vec<_>>().join(" "))
+        }
+        _ => None,
+    }
+}
+
 /// `FOO=1 env -i nohup rm x` -> `rm x`. Returns `None` when there is nothing to unwrap.
 pub fn unwrap_command(simple: &str) -> Option<Unwrapped> {
     let words = without_redirections(split_words(simple));
-    if words.iter().any(|w| OPERATORS.contains(&w.as_str())) {
+    // A `;` word in a simple command can only be quoted: `find ... -exec rm {} \;`.
+    let find_exec =
+        words.iter().any(|w| matches!(w.as_str(), "-exec" | "-execdir" | "-ok" | "-okdir"));
+    if words.iter().any(|w| OPERATORS.contains(&w.as_str()) && !(find_exec && w == ";")) {
         return None;
     }
     let mut i = 0;
@@ -236,6 +283,10 @@ pub fn unwrap_command(simple: &str) -> Option<Unwrapped> {
         }
         let Some(w) = words.get(i) else { break };
         let base = w.rsplit('/').next().unwrap_or(w);
+        // Programs that take the command to run as one string, or after a marker.
+        if let Some(inner) = command_argument(base, &words[i + 1..]) {
+            return Some(Unwrapped { inner, transparent: false });
+        }
         // (name, transparent, options that take a value)
         let (opaque, takes_value): (bool, &[&str]) = match base {
             "env" => (false, &["-u", "--unset", "-C", "--chdir", "-S", "--split-string"]),
@@ -249,6 +300,9 @@ pub fn unwrap_command(simple: &str) -> Option<Unwrapped> {
                 (true, &[])
             }
             "ionice" => (true, &["-c", "--class", "-n", "--classdata", "-p", "-P", "-u"]),
+            "coproc" | "valgrind" | "catchsegv" | "torsocks" | "proxychains" | "proxychains4" => {
+                (true, &[])
+            }
             "chrt" => (true, &["-T", "-P", "-D"]),
             "taskset" => (true, &[]),
             "strace" | "ltrace" => {
@@ -273,8 +327,8 @@ pub fn unwrap_command(simple: &str) -> Option<Unwrapped> {
         if base == "timeout" && i < words.len() {
             i += 1; // the duration
         }
-        if matches!(base, "flock" | "chrt" | "taskset" | "faketime") && i < words.len() {
-            i += 1; // the lock file, the priority, the CPU mask, the time
+        if matches!(base, "flock" | "chrt" | "taskset" | "faketime" | "chroot") && i < words.len() {
+            i += 1; // the lock file, the priority, the CPU mask, the time, the new root
         }
         if base == "exec" && words.get(i - 1).is_some_and(|w| w == "-a") {
             i += 1; // `exec -a NAME`: the name

@@ -101,7 +101,7 @@ const CASES: &[(&str, Decision)] = &[
     ("FOO=1 ls", Allow),
     ("env ls -la", Allow),
     ("busybox rm x", Ask),
-    ("find . -exec rm {} \\;", Ask),
+    ("find . -exec rm {} \\;", Deny),
     // quoting and escapes
     ("'rm' x", Deny),
     ("\"rm\" -rf x", Deny),
@@ -224,6 +224,26 @@ fn a_denied_prefix_cannot_hide_behind_spacing_redirections_or_wrappers() {
         "exec -a foo rm x",
         "x=rm; $x victim",
         "RM=rm; ${RM} victim",
+        // A second review: globs and braces as the program, keywords and builtins, shells
+        // reading their script from input, wrappers that take a command string or argv.
+        "/bin/r[m] victim",
+        "/bin/[r]m victim",
+        "/usr/bin/rm* victim",
+        "{rm,victim}",
+        "{rm,-f,victim}",
+        "coproc rm victim",
+        "trap \"rm victim\" EXIT",
+        "bash <<< \"rm victim\"",
+        "source /dev/stdin <<< \"rm victim\"",
+        "env -S \"rm victim\"",
+        "env --split-string=\"rm victim\"",
+        "script -qc \"rm victim\" /dev/null",
+        "su -c \"rm victim\"",
+        "sg root \"rm victim\"",
+        "chroot / rm /abs/victim",
+        "gdb -batch -ex run --args rm victim",
+        "valgrind rm victim",
+        "find . -name victim -exec rm {} \\;",
     ] {
         for mode in [ApprovalMode::Default, ApprovalMode::Yolo] {
             assert_ne!(decide(&e, cmd, mode), Allow, "{cmd:?} in {mode:?}");

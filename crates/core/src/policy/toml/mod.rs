@@ -53,13 +53,17 @@ pub fn load_path(path: &Path, tier: Tier) -> Loaded {
                 let mut v: Vec<PathBuf> = rd
                     .filter_map(Result::ok)
                     .map(|e| e.path())
-                    .filter(|p| p.extension().is_some_and(|e| e.eq_ignore_ascii_case("toml")))
+                    .filter(|p| {
+                        p.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
+                            n.len() >= 5 && n[n.len() - 5..].eq_ignore_ascii_case(".toml")
+                        })
+                    })
                     .collect();
                 v.sort();
                 // A `*.toml` that is not a file (a folder, a dangling link) or is spelled
                 // `.TOML` holds rules the user meant to apply: a problem, not silence.
                 v.retain(|p| {
-                    let problem = if p.extension().is_some_and(|e| e != "toml") {
+                    let problem = if !p.to_string_lossy().ends_with(".toml") {
                         Some("not loaded: policy files must end in `.toml` (lower case)")
                     } else if !p.is_file() {
                         Some("not a file (a folder, or a link to nothing)")
@@ -354,6 +358,21 @@ fn compile(
     }
     if raw.subagent.as_deref() == Some("") {
         return Err("`subagent` must not be empty".into());
+    }
+    if let Some(p) = raw.command_prefix.iter().flatten().find(|p| p.trim() != p.as_str()) {
+        return Err(format!(
+            "`commandPrefix = {p:?}` begins or ends with white space, so it would not match the \
+             command it names; write {:?}",
+            p.trim()
+        ));
+    }
+    if let Some(t) = raw.tool_names.iter().find(|t| {
+        t.contains("__") || t.contains(|c: char| c.is_whitespace() || "|[](){}?/\\".contains(c))
+    }) {
+        return Err(format!(
+            "`toolName = {t:?}` names no tool (tool names hold letters, digits, `_`, `-`, `.`, and \
+             `*` as a wildcard; MCP tools are `mcp_<server>_<tool>`, not `<server>__<tool>`)"
+        ));
     }
     if raw.command_prefix.as_ref().is_some_and(|p| p.is_empty() || p.iter().any(String::is_empty)) {
         return Err(
