@@ -227,9 +227,19 @@ pub async fn run(args: RunArgs) -> CliResult {
     let home = toolbelt_core::files::user_home();
     let roots: Vec<_> = env.workspace.roots().iter().map(|r| r.real.clone()).collect();
     let files = toolbelt_agent::context::find(&context_names, home.as_deref(), &roots);
-    let system = toolbelt_agent::context::system_instruction(
-        toolbelt_agent::context::load(&files).as_deref(),
+    let (context, left_out) = toolbelt_agent::context::load_contained(
+        &files,
+        &toolbelt_agent::context::ContextSources {
+            home: home.as_deref(),
+            workspace: &env.workspace,
+            trusted: session.trusted,
+            config: &session.config,
+        },
     );
+    for f in left_out {
+        crate::output::warn(&format!("context file not loaded: {f}"));
+    }
+    let system = toolbelt_agent::context::system_instruction(context.as_deref());
     // What the model is shown follows the session's mode (plan-mode tools switch it).
     let (registry, exclude) = (session.registry.clone(), session.tool_settings.exclude.clone());
     let shown_policy = session.policy.clone();

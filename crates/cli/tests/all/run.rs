@@ -28,6 +28,10 @@ fn command(t: &TempTree, args: &[&str], base: Option<&str>) -> tokio::process::C
     c
 }
 
+fn trust(t: &TempTree) {
+    assert_eq!(crate::toolbelt(t, &["trust"], None).code, 0);
+}
+
 async fn output(mut c: tokio::process::Command) -> (i32, String, String) {
     let o = c.output().await.unwrap();
     (
@@ -42,6 +46,8 @@ async fn a_gemini_session_runs_tools_and_prints_the_answer() {
     let t = TempTree::new();
     t.file("notes.txt", "the secret is 42\n");
     t.file("GEMINI.md", "Always answer in one line.\n");
+    // Project context files are read in trusted folders only.
+    trust(&t);
     let fake = FakeModel::start(vec![
         gemini_answer(json!([{"text": "Reading."}, {"functionCall": {"name": "read_file", "args": {"file_path": "notes.txt"}}}])),
         gemini_answer(json!([{"text": "The secret is 42."}])),
@@ -87,6 +93,7 @@ async fn context_file_names_and_model_name_from_settings() {
     t.file("AGENTS.md", "Agents rule: be brief.\n");
     t.file("GEMINI.md", "Gemini rule: be kind.\n");
     t.file("CLAUDE.md", "not configured\n");
+    trust(&t);
     let settings = t.home().join(".gemini/settings.json");
     std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
     std::fs::write(
@@ -359,4 +366,33 @@ async fn plan_mode_restricts_then_the_approved_plan_switches_the_mode() {
     );
     assert!(declared(5).contains(&"run_shell_command".to_string()));
     assert!(t.root().join(".gemini/tmp/toolbelt/plans/p.md").is_file());
+}
+
+/// Issue 17: `GEMINI.md` linked to `/proc/self/environ` or to a key file sent every API key and
+/// the private key to the model; context files were read with no containment, no sensitive
+/// rules and no trust check.
+#[tokio::test]
+async fn context_files_cannot_leak_secrets() {
+    let t = TempTree::new();
+    let outside = TempTree::new();
+    outside.file("id_rsa", "-----BEGIN OPENSSH PRIVATE KEY-----\nSECRET\n");
+    t.symlink(outside.root().join("id_rsa"), "GEMINI.md");
+    t.symlink("/proc/self/environ", "AGENTS.md");
+    let settings = t.home().join(".gemini/settings.json");
+    std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
+    std::fs::write(&settings, r#"{"context": {"fileName": ["AGENTS.md", "GEMINI.md"]}}"#).unwrap();
+    for trusted in [false, true] {
+        if trusted {
+            trust(&t);
+        }
+        let fake = FakeModel::start(vec![gemini_answer(json!([{"text": "ok"}]))]).await;
+        let (code, _, stderr) = output(command(&t, &["hi"], Some(&fake.url))).await;
+        assert_eq!(code, 0, "{stderr}");
+        let body = fake.bodies()[0].to_string();
+        assert!(
+            !body.contains("SECRET") && !body.contains("GEMINI_API_KEY"),
+            "trusted={trusted}: {body}"
+        );
+        assert!(stderr.contains("context file not loaded"), "trusted={trusted}: {stderr}");
+    }
 }

@@ -33,6 +33,32 @@ impl RootDir {
         let fd = rustix::fs::open(real, dir_flags(), Mode::empty())?;
         Ok(Self { real: real.to_path_buf(), fd })
     }
+
+    /// Opens the folder `given` names (following its symlinks: the user chose it) and takes
+    /// its real path from the handle, not from a second lookup of the name: a parent swapped
+    /// for a link between the two could otherwise give a handle on one folder and the path of
+    /// another.
+    pub(crate) fn open_given(given: &Path) -> io::Result<Self> {
+        use std::os::fd::AsRawFd;
+        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+        let fd = rustix::fs::open(given, flags, Mode::empty())?;
+        let real = std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd()))
+            .ok()
+            .filter(|p| p.is_absolute() && !p.to_string_lossy().ends_with(" (deleted)"));
+        let real = match real {
+            Some(r) => r,
+            // No /proc: resolve by name, then make sure it is the folder we hold.
+            None => {
+                let r = std::fs::canonicalize(given)?;
+                let (a, b) = (fstat(&fd)?, rustix::fs::stat(&r)?);
+                if (a.st_dev, a.st_ino) != (b.st_dev, b.st_ino) {
+                    return Err(io::Error::other("the folder changed while it was opened"));
+                }
+                r
+            }
+        };
+        Ok(Self { real, fd })
+    }
 }
 
 /// What the last component should become.

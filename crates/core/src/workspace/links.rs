@@ -17,8 +17,8 @@ use super::SensitiveRules;
 /// What the roots hold of one file with several names.
 #[derive(Debug, Default)]
 struct Names {
-    /// Its names in the roots, as found.
-    paths: Vec<PathBuf>,
+    /// Its names in the roots, as found (once each, also where roots overlap).
+    paths: std::collections::BTreeSet<PathBuf>,
     /// One of them that the sensitive rules refuse, if any.
     sensitive: Option<String>,
 }
@@ -71,7 +71,11 @@ impl LinkIndex {
         let index = self.index.get_or_init(|| build(roots, rules));
         match index.get(&(dev, ino)) {
             Some(Names { sensitive: Some(name), .. }) => Some(LinkRefusal::Sensitive(name.clone())),
-            Some(Names { paths, .. }) if stable_names(paths, dev, ino) >= nlink => None,
+            Some(Names { paths, .. })
+                if stable_names(&paths.iter().cloned().collect::<Vec<_>>(), dev, ino) >= nlink =>
+            {
+                None
+            }
             _ => Some(LinkRefusal::Outside),
         }
     }
@@ -94,9 +98,9 @@ fn build(roots: &[PathBuf], rules: &SensitiveRules) -> HashMap<(u64, u64), Names
                 continue;
             }
             let names = index.entry((meta.dev(), meta.ino())).or_default();
-            if !names.paths.iter().any(|p| p == entry.path()) {
-                names.paths.push(entry.path().to_path_buf());
-            }
+            // A set: overlapping roots yield a path twice, and a list look-up was quadratic
+            // with tens of thousands of links to one file.
+            names.paths.insert(entry.path().to_path_buf());
             let rel = super::paths::relative_to(entry.path(), root);
             if names.sensitive.is_none() && rules.check(&rel).is_some() {
                 names.sensitive = Some(rel);

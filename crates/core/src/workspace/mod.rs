@@ -128,24 +128,31 @@ impl Workspace {
             return Err(WorkspaceError::NoRoots);
         }
         let mut out = Vec::with_capacity(roots.len());
+        #[cfg(unix)]
+        let mut root_dirs = Vec::with_capacity(roots.len());
         for given in roots {
+            if !given.is_dir() {
+                return Err(match std::fs::metadata(given) {
+                    Err(source) => WorkspaceError::Root { path: given.clone(), source },
+                    Ok(_) => WorkspaceError::NotADirectory(given.clone()),
+                });
+            }
+            // The handle first, its real path from the handle: see `RootDir::open_given`.
+            #[cfg(unix)]
+            let real = {
+                let dir = beneath::RootDir::open_given(given)
+                    .map_err(|source| WorkspaceError::Root { path: given.clone(), source })?;
+                let real = dir.real.clone();
+                root_dirs.push(dir);
+                real
+            };
+            #[cfg(not(unix))]
             let real = std::fs::canonicalize(given)
                 .map_err(|source| WorkspaceError::Root { path: given.clone(), source })?;
-            if !real.is_dir() {
-                return Err(WorkspaceError::NotADirectory(given.clone()));
-            }
             out.push(Root { given: given.clone(), real });
         }
         let sensitive = SensitiveRules::new(&config.sensitive_paths, &config.allow_sensitive_paths)
             .map_err(WorkspaceError::Sensitive)?;
-        #[cfg(unix)]
-        let root_dirs = out
-            .iter()
-            .map(|r| {
-                beneath::RootDir::open(&r.real)
-                    .map_err(|source| WorkspaceError::Root { path: r.given.clone(), source })
-            })
-            .collect::<Result<Vec<_>, _>>()?;
         let primary = out[0].real.clone();
         let temp_dir = config.home_dir.join("tmp").join(project_id(&primary));
         Ok(Self {
@@ -251,8 +258,9 @@ impl Workspace {
         if let Some(root) = base {
             let rel = paths::relative_to(real, root);
             if let Some(hit) = self.sensitive.check(&rel) {
+                // Named as asked: an innocent link to a secret must not reveal its name.
                 return Err(PathError::Sensitive {
-                    path: shown,
+                    path: asked.to_string_lossy().into_owned(),
                     rule: hit.rule,
                     origin: hit.origin,
                 });

@@ -301,6 +301,66 @@ fn refusals_name_what_was_asked_and_the_temp_folder_keeps_the_rules() {
     assert!(r.model.get("error").is_some(), "{}", r.model);
 }
 
+/// Found by a third adversarial review: a refusal named the sensitive file an innocent link
+/// points to (`a.txt -> gha-creds-TOPSECRET.json`), and a root whose parent was swapped for a
+/// link while the session started got a handle on one folder and the path of another (glob
+/// listed the other folder's names under the root's path).
+#[test]
+fn refusals_do_not_name_secrets_and_roots_are_what_their_handle_is() {
+    let t = TempTree::new();
+    t.file("gha-creds-TOPSECRET-NAME.json", "{}");
+    t.symlink("gha-creds-TOPSECRET-NAME.json", "a.txt");
+    for (tool, args) in [
+        ("read_file", json!({"file_path": "a.txt"})),
+        ("write_file", json!({"file_path": "a.txt", "content": "x"})),
+        ("replace", json!({"file_path": "a.txt", "old_string": "{}", "new_string": "[]"})),
+    ] {
+        let r = run(&t, tool, args);
+        assert!(r.model.get("error").is_some(), "{tool}: {}", r.model);
+        assert!(!r.model.to_string().contains("TOPSECRET"), "{tool}: {}", r.model);
+    }
+
+    let base = TempTree::new();
+    base.file("P/ws/sub/inside.txt", "x").file("EVIL/ws/sub/EVIL-NAME.txt", "x");
+    let (p, swap) = (base.root().join("P"), base.root().join("swap"));
+    std::os::unix::fs::symlink(base.root().join("EVIL"), &swap).unwrap();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let swapper = {
+        let (stop, p, swap) = (stop.clone(), p.clone(), swap.clone());
+        std::thread::spawn(move || {
+            use rustix::fs::{CWD, RenameFlags, renameat_with};
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let _ = renameat_with(CWD, &p, CWD, &swap, RenameFlags::EXCHANGE);
+            }
+        })
+    };
+    let root = p.join("ws");
+    let mut leaks = Vec::new();
+    for _ in 0..300 {
+        let config = toolbelt_core::config::Config::default();
+        let Ok(ws) = toolbelt_core::Workspace::new(std::slice::from_ref(&root), &config) else {
+            continue;
+        };
+        let real = ws.primary().to_path_buf();
+        let env = toolbelt_core::ToolEnv::new(ws, config);
+        let text =
+            crate::harness::run_in(&env, "glob", json!({"pattern": "**/*.txt"})).model.to_string();
+        // The root is whichever folder the handle holds; its path must say which.
+        let evil_root = real.to_string_lossy().contains("EVIL");
+        if text.contains("EVIL-NAME") != evil_root {
+            leaks.push(text);
+        }
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    swapper.join().unwrap();
+    assert!(
+        leaks.is_empty(),
+        "{} sessions listed another folder's names, first: {}",
+        leaks.len(),
+        leaks[0]
+    );
+}
+
 /// Issue 15: grep_search returned the lines of `id_rsa`, `*.pem`, `*.key`, `.env`, `.netrc`,
 /// `.ssh/id_ed25519` and (with `no_ignore`) `.git/config`; glob listed their names; a hard link
 /// to a secret was read under another name.
