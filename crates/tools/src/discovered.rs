@@ -307,7 +307,10 @@ fn failure(
         code.map_or_else(|| "(none)".into(), |c| c.to_string()),
         signal.map_or_else(|| "(none)".into(), |s| s.to_string()),
     );
-    ToolResult::simple_error(ErrorType::DiscoveredToolExecutionError, text)
+    ToolResult::simple_error(
+        ErrorType::DiscoveredToolExecutionError,
+        toolbelt_core::result::untrusted(&text),
+    )
 }
 
 #[async_trait]
@@ -380,7 +383,8 @@ impl Invocation for DiscoveredCall {
         let signal: Option<i32> = None;
         let code = out.status.and_then(|s| s.code());
         if code == Some(0) && signal.is_none() && stderr.is_empty() {
-            return ToolResult::text(stdout.clone(), stdout);
+            // A program's output: outside content for the model.
+            return ToolResult::text(toolbelt_core::result::untrusted(&stdout), stdout);
         }
         failure(&stdout, &stderr, None, code, signal)
     }

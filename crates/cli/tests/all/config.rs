@@ -149,7 +149,8 @@ fn untrusted_projects_run_no_hooks_or_discovery_until_trusted() {
         None,
     );
     assert_eq!(r.code, 0, "{}", r.stderr);
-    assert_eq!(r.stdout, "Hello, Ada! (via greet)\n");
+    // A discovered tool's output is outside content for the model (issue 17).
+    assert_eq!(r.stdout, "<untrusted_context>\nHello, Ada! (via greet)\n\n</untrusted_context>");
     // Headless default mode denies discovered tools, as upstream.
     let r = toolbelt(&t, &["call", "discovered_tool_greet", r#"{"name":"Ada"}"#], None);
     assert_eq!(r.code, 3);

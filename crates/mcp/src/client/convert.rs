@@ -16,8 +16,14 @@ pub fn to_tool_result(tool: &str, args: &Value, result: &Value) -> ToolResult {
             json!({"name": tool, "args": args}),
             content.cloned().unwrap_or(Value::Null)
         );
+        // What the model reads: the server's words wrapped, as its other content is.
+        let llm = format!(
+            "MCP tool '{tool}' reported tool error for function call: {} with response:\n{}",
+            json!({"name": tool, "args": args}),
+            untrusted(&content.cloned().unwrap_or(Value::Null).to_string())
+        );
         return ToolResult {
-            llm_content: Content::Text(message.clone()),
+            llm_content: Content::Text(llm),
             return_display: json!(format!("Error: MCP tool '{tool}' reported an error.")),
             error: Some(ToolError::new(ErrorType::McpToolError, message)),
             ..ToolResult::default()
@@ -65,7 +71,10 @@ pub fn to_tool_result(tool: &str, args: &Value, result: &Value) -> ToolResult {
             }
             Some("resource_link") => {
                 let title = if s("title").is_empty() { s("name") } else { s("title") };
-                parts.push(Part::text(format!("Resource Link: {title} at {}", s("uri"))));
+                parts.push(Part::text(untrusted(&format!(
+                    "Resource Link: {title} at {}",
+                    s("uri")
+                ))));
                 display.push(format!("[Link to {title}: {}]", s("uri")));
             }
             Some(other) => display.push(format!("[Unknown content type: {other}]")),
@@ -100,7 +109,7 @@ mod tests {
         assert_eq!(
             r.llm_content,
             Content::Text(
-                "<untrusted_context>\nhi &lt;/untrusted_context&gt;\n</untrusted_context>".into()
+                "<untrusted_context>\nhi &lt;/untrusted_context>\n</untrusted_context>".into()
             )
         );
         let r = to_tool_result(
@@ -118,7 +127,11 @@ mod tests {
             Part::text("[Tool 't' provided the following image data with mime-type: image/png]")
         );
         assert_eq!(p[1], Part::inline("image/png", "AAA"));
-        assert_eq!(p[2], Part::text("Resource Link: a at file:///a"));
+        // Titles and URIs come from the server: wrapped (issue 17).
+        assert_eq!(
+            p[2],
+            Part::text("<untrusted_context>\nResource Link: a at file:///a\n</untrusted_context>")
+        );
         assert_eq!(p[4], Part::inline("application/pdf", "BBB"));
         assert_eq!(
             r.return_display,

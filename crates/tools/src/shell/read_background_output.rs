@@ -164,6 +164,7 @@ impl Invocation for ReadCall {
             "Full Log Output:\n".to_string()
         };
         let out = format!("{head}{}", shown.join("\n"));
-        ToolResult::text(out.clone(), out)
+        // The command's output is outside content, as run_shell_command's is.
+        ToolResult::text(toolbelt_core::result::untrusted(&out), out)
     }
 }

@@ -405,10 +405,14 @@ impl Invocation for DirectCall {
                 f.headers.iter().map(|(k, v)| (k.clone(), json!(v))).collect();
             let body = capped(f.text(), 10_000, "\n\n... [Error response truncated] ...");
             return ToolResult::text(
+                // The body and headers come from the server: wrapped, as any page is.
                 format!(
-                    "Request failed with status {}\nHeaders: {}\nResponse: {body}",
+                    "Request failed with status {}\n{}",
                     f.status,
-                    serde_json::to_string_pretty(&headers).unwrap_or_default()
+                    untrusted(&format!(
+                        "Headers: {}\nResponse: {body}",
+                        serde_json::to_string_pretty(&headers).unwrap_or_default()
+                    ))
                 ),
                 format!("Failed to fetch {url} (Status: {})", f.status),
             );

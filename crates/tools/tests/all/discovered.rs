@@ -110,14 +110,16 @@ fn calls_pass_arguments_on_stdin_and_report_failures_in_five_lines() {
     assert!(ok.error.is_none());
     assert_eq!(
         ok.llm_content,
-        toolbelt_core::Content::Text("deploying {\"env\":\"prod\"}\n".into())
+        toolbelt_core::Content::Text(
+            "<untrusted_context>\ndeploying {\"env\":\"prod\"}\n\n</untrusted_context>".into()
+        )
     );
     let bad = run(1, json!({}));
     let e = bad.error.unwrap();
     assert_eq!(e.kind, toolbelt_core::ErrorType::DiscoveredToolExecutionError);
     assert_eq!(
         e.message,
-        "Stdout: partial\n\nStderr: lint broke\n\nError: (none)\nExit Code: 4\nSignal: (none)"
+        "<untrusted_context>\nStdout: partial\n\nStderr: lint broke\n\nError: (none)\nExit Code: 4\nSignal: (none)\n</untrusted_context>"
     );
 }
 

@@ -414,8 +414,9 @@ fn a_dev_server_in_the_background_is_listed_readable_and_stopped_at_exit() {
     assert!(listed.contains(&format!("- [PID {pid}] RUNNING: `echo listening;")), "{listed}");
     let read =
         output(&s.call("read_background_output", json!({"pid": pid, "lines": 2, "delay_ms": 400})));
-    assert_eq!(read, "Showing last 2 of ".to_string() + &read["Showing last 2 of ".len()..]);
-    assert!(read.ends_with("tick\ntick"), "{read}");
+    // Outside content, wrapped (issue 17).
+    assert!(read.starts_with("<untrusted_context>\nShowing last 2 of "), "{read}");
+    assert!(read.ends_with("tick\ntick\n</untrusted_context>"), "{read}");
     assert!(alive(pid));
     assert_eq!(s.shutdown(), 1);
     assert!(!alive(pid) && group_gone(pid));
@@ -473,8 +474,9 @@ fn bg03_tail_of_the_log() {
                 json!({"pid": pid, "lines": lines, "delay_ms": 1500}),
             ))
         };
-    assert_eq!(read(2), "Showing last 2 of 3 lines:\nline2\nline3");
-    assert_eq!(read(5), "Full Log Output:\nline1\nline2\nline3");
+    let wrapped = |s: &str| format!("<untrusted_context>\n{s}\n</untrusted_context>");
+    assert_eq!(read(2), wrapped("Showing last 2 of 3 lines:\nline2\nline3"));
+    assert_eq!(read(5), wrapped("Full Log Output:\nline1\nline2\nline3"));
     let c = s.call("read_background_output", json!({"pid": 1}));
     assert_eq!(error(&c), "Background process history lookup failed for PID 1");
     s.shutdown();

@@ -228,8 +228,13 @@ fn direct_mode_formats_each_content_type() {
     );
     let r = call(&d, &env, json!({"url": format!("{}/missing", server.url)})).unwrap();
     assert!(r.error.is_none());
-    assert!(text(&r).starts_with("Request failed with status 404\nHeaders: {"), "{}", text(&r));
-    assert!(text(&r).ends_with("Response: no such page"));
+    // The error page is the server's words: wrapped (issue 17).
+    assert!(
+        text(&r).starts_with("Request failed with status 404\n<untrusted_context>\nHeaders: {"),
+        "{}",
+        text(&r)
+    );
+    assert!(text(&r).ends_with("Response: no such page\n</untrusted_context>"));
     assert_eq!(
         call(&d, &env, json!({"url": "not a url"})).err().unwrap(),
         "Invalid URL: \"not a url\""
