@@ -2,8 +2,9 @@
 # Search benchmarks (issue 3), side by side in one run:
 #   grep_search vs `rg -n`, glob vs `fdfind -g`, read_many_files throughput and peak RSS,
 #   and peak RSS of grep_search over the whole tree.
-# The tree: the crate sources in cargo's registry (real Rust code), hard-linked COPIES times
-# (default 8: about 100k files) into a scratch folder.
+# The tree: the crate sources in cargo's registry (real Rust code), copied COPIES times
+# (default 8: about 100k files) into a scratch folder. Copied, not hard-linked: the file layer
+# refuses a file whose other names lie outside the workspace (the registry is outside).
 # Usage: scripts/bench-search.sh [COPIES] [RUNS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,10 +19,10 @@ cargo build --release -q
 BIN=$PWD/target/release/toolbelt
 SRC=$(ls -d "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/ | head -n 1)
 TREE=${BENCH_TREE:-/tmp/toolbelt-bench-tree}
-if [ ! -f "$TREE/.complete-$COPIES" ]; then
+if [ ! -f "$TREE/.complete-copied-$COPIES" ]; then
   rm -rf "$TREE"; mkdir -p "$TREE"
-  for i in $(seq 1 "$COPIES"); do cp -al "$SRC" "$TREE/copy$i"; done
-  touch "$TREE/.complete-$COPIES"
+  for i in $(seq 1 "$COPIES"); do cp -r "$SRC" "$TREE/copy$i"; done
+  touch "$TREE/.complete-copied-$COPIES"
 fi
 MANY=/tmp/toolbelt-bench-many
 if [ ! -d "$MANY" ]; then

@@ -179,9 +179,12 @@ impl Workspace {
         ino: Option<u64>,
     ) -> Result<std::fs::Metadata, OpenError> {
         use std::os::unix::fs::MetadataExt as _;
-        let resolved = self.resolve_path(path)?;
-        self.check_access(&resolved, super::Access::Read)?;
-        let meta = self.metadata(&resolved)?;
+        // One walk beneath the root: the walk's path is already absolute and under a root, and
+        // `reach` checks what it reaches (containment, sensitive rules).
+        let asked = ResolvedPath { lexical: path.to_path_buf(), real: path.to_path_buf() };
+        let found = self.reach(&asked, Want::Open(OFlags::PATH), false)?;
+        let fd = found.fd.ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))?;
+        let meta = File::from(fd).metadata()?;
         match ino {
             Some(ino) if ino != meta.ino() => Err(PathError::Resolve(format!(
                 "{} changed while the folder was walked",
