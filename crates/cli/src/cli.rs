@@ -287,9 +287,17 @@ pub struct McpArgs {
     /// Serve Streamable HTTP at this address (e.g. 127.0.0.1:8765) instead of stdio
     #[arg(long, value_name = "ADDR")]
     pub http: Option<std::net::SocketAddr>,
-    /// Require `Authorization: Bearer TOKEN` over HTTP (default: $TOOLBELT_MCP_TOKEN)
-    #[arg(long, value_name = "TOKEN")]
+    /// Refused: a token on the command line is visible to every user in the process list.
+    /// Use $TOOLBELT_MCP_TOKEN or --token-file
+    #[arg(long, value_name = "TOKEN", hide = true)]
     pub token: Option<String>,
+    /// Require `Authorization: Bearer TOKEN` over HTTP, the token read from this file (default:
+    /// $TOOLBELT_MCP_TOKEN). Required when --http binds an address other than loopback
+    #[arg(long, value_name = "FILE")]
+    pub token_file: Option<std::path::PathBuf>,
+    /// Sessions open at once over HTTP (default 256; idle sessions end after 5 minutes)
+    #[arg(long, value_name = "N")]
+    pub max_sessions: Option<usize>,
     /// Another browser origin allowed over HTTP (repeatable; loopback origins always are)
     #[arg(long = "allowed-origin", value_name = "ORIGIN")]
     pub allowed_origins: Vec<String>,

@@ -187,11 +187,7 @@ async fn fixture(args: &McpArgs) -> CliResult {
     });
     match args.http {
         Some(addr) => {
-            let opts = http::HttpOptions {
-                addr,
-                bearer_token: args.token.clone(),
-                allowed_origins: args.allowed_origins.clone(),
-            };
+            let opts = http_options(args, addr)?;
             http::serve_handler(ConformanceServer::default, opts, stop, |a| {
                 crate::output::err_line(&format!(
                     "toolbelt: serving the conformance fixture at http://{a}/mcp"
@@ -277,15 +273,7 @@ pub async fn run(args: McpArgs) -> CliResult {
     }
     let result = match args.http {
         Some(addr) => {
-            let opts = http::HttpOptions {
-                addr,
-                bearer_token: args
-                    .token
-                    .clone()
-                    .or_else(|| std::env::var("TOOLBELT_MCP_TOKEN").ok())
-                    .filter(|t| !t.is_empty()),
-                allowed_origins: args.allowed_origins.clone(),
-            };
+            let opts = http_options(&args, addr)?;
             http::serve(shared, opts, stop.clone(), |a| {
                 crate::output::err_line(&format!("toolbelt: serving MCP at http://{a}/mcp"));
             })
@@ -317,4 +305,38 @@ async fn serve_stdio(shared: SharedParts, stop: CancellationToken) -> Result<(),
         () = stop.cancelled() => ct.cancel(),
     }
     Ok(())
+}
+
+/// The HTTP server's options. The token comes from `--token-file` or `$TOOLBELT_MCP_TOKEN`,
+/// never the command line (every user can read a process's arguments); an address other than
+/// loopback needs one (anyone who can reach it could otherwise run the tools).
+fn http_options(args: &McpArgs, addr: std::net::SocketAddr) -> Result<http::HttpOptions, CliError> {
+    if args.token.is_some() {
+        return Err(CliError::usage(
+            "--token puts the token in the process list, where every user can read it; put it in $TOOLBELT_MCP_TOKEN or a file given with --token-file",
+        ));
+    }
+    let token = match &args.token_file {
+        Some(f) => Some(
+            std::fs::read_to_string(f)
+                .map_err(|e| {
+                    CliError::usage(format!("cannot read --token-file {}: {e}", f.display()))
+                })?
+                .trim()
+                .to_string(),
+        ),
+        None => std::env::var("TOOLBELT_MCP_TOKEN").ok(),
+    }
+    .filter(|t| !t.is_empty());
+    if token.is_none() && !addr.ip().is_loopback() {
+        return Err(CliError::usage(format!(
+            "--http {addr} would serve the tools to every machine that can reach it, with no token; set $TOOLBELT_MCP_TOKEN or --token-file FILE (clients then send Authorization: Bearer TOKEN), or bind 127.0.0.1"
+        )));
+    }
+    Ok(http::HttpOptions {
+        addr,
+        bearer_token: token,
+        allowed_origins: args.allowed_origins.clone(),
+        max_sessions: args.max_sessions.unwrap_or(http::DEFAULT_MAX_SESSIONS),
+    })
 }

@@ -22,15 +22,19 @@ pub fn run(dir: Option<PathBuf>, trust: bool) -> CliResult {
     let mut store = TrustStore::load(&home).map_err(CliError::failed)?;
     store.set(&dir, if trust { Level::TrustFolder } else { Level::DoNotTrust });
     store.save().map_err(CliError::failed)?;
+    // The path may hold anything a folder name can: shown, never interpreted.
+    let shown = crate::terminal::visible(&dir.display().to_string());
     if trust {
         out_line(&format!(
-            "Trusted {}: its project settings may now run hooks, tool discovery and MCP servers.",
-            dir.display()
+            "Trusted {shown} and every folder inside it (nested repositories and vendored \
+             packages included): their project settings may now run hooks, tool discovery and \
+             MCP servers, allow tools and load context files. `toolbelt untrust` on a subfolder \
+             takes it back for that subfolder."
         ));
     } else {
         out_line(&format!(
-            "{} is not trusted: its project settings will not run commands or allow more.",
-            dir.display()
+            "{shown} and the folders inside it are not trusted: their project settings may only \
+             restrict (they will not run commands, allow more or load context files)."
         ));
     }
     Ok(EXIT_OK)

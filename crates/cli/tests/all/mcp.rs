@@ -205,7 +205,9 @@ async fn every_builtin_tool_has_honest_hints() {
 #[test]
 fn http_refuses_foreign_origins_and_missing_tokens() {
     let t = TempTree::new();
-    let (mut child, url) = http_server(&t, &["--token", "abc"]);
+    std::fs::write(t.home().join("token"), "abc\n").unwrap();
+    let token_file = t.home().join("token");
+    let (mut child, url) = http_server(&t, &["--token-file", token_file.to_str().unwrap()]);
     let addr = url.trim_start_matches("http://").trim_end_matches("/mcp").to_string();
     let post = |headers: &str| {
         let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}"#;
@@ -222,6 +224,39 @@ fn http_refuses_foreign_origins_and_missing_tokens() {
         "foreign origin"
     );
     assert!(post("Authorization: Bearer abc\r\n").contains("200"), "good request");
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+/// Issue 17: `--http 0.0.0.0:PORT` served everyone with no token and no warning (a second
+/// address on the machine ran `id` in yolo mode); `--token` was visible in the process list;
+/// sessions were unbounded (20,000 `initialize` requests took the server past 1 GiB).
+#[test]
+fn http_off_loopback_needs_a_token_and_sessions_are_bounded() {
+    let t = TempTree::new();
+    let r = crate::toolbelt(&t, &["mcp", "--http", "0.0.0.0:0"], None);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("TOOLBELT_MCP_TOKEN"), "{}", r.stderr);
+    let r = crate::toolbelt(&t, &["mcp", "--http", "127.0.0.1:0", "--token", "abc"], None);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("process list"), "{}", r.stderr);
+
+    let (mut child, url) = http_server(&t, &["--max-sessions", "3"]);
+    let addr = url.trim_start_matches("http://").trim_end_matches("/mcp").to_string();
+    let init = || {
+        let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}"#;
+        let mut s = std::net::TcpStream::connect(&addr).unwrap();
+        write!(s, "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}", body.len()).unwrap();
+        let mut out = String::new();
+        let _ = s.read_to_string(&mut out);
+        out
+    };
+    let answers: Vec<String> = (0..5).map(|_| init()).collect();
+    let ok = answers.iter().filter(|a| a.starts_with("HTTP/1.1 200")).count();
+    let refused: Vec<&String> = answers.iter().filter(|a| a.starts_with("HTTP/1.1 503")).collect();
+    assert_eq!(ok, 3, "{answers:?}");
+    assert_eq!(refused.len(), 2, "{answers:?}");
+    assert!(refused[0].contains("too many open sessions"), "{}", refused[0]);
     let _ = child.kill();
     let _ = child.wait();
 }

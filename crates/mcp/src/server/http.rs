@@ -24,7 +24,13 @@ pub struct HttpOptions {
     pub bearer_token: Option<String>,
     /// Extra allowed browser origins (besides the loopback ones for the bound port).
     pub allowed_origins: Vec<String>,
+    /// Sessions open at once; a new `initialize` beyond this is refused (503) until one ends
+    /// (sessions idle for 5 minutes end by themselves).
+    pub max_sessions: usize,
 }
+
+/// The default of [`HttpOptions::max_sessions`].
+pub const DEFAULT_MAX_SESSIONS: usize = 256;
 
 fn unauthorized(msg: &'static str) -> Response {
     (StatusCode::UNAUTHORIZED, [(header::WWW_AUTHENTICATE, "Bearer")], msg).into_response()
@@ -71,14 +77,13 @@ pub async fn serve_handler<S: rmcp::ServerHandler>(
     config.allowed_hosts = hosts;
     config.allowed_origins = origins;
     config.cancellation_token = stop.child_token();
-    let service = StreamableHttpService::new(
-        move || Ok(factory()),
-        Arc::new(LocalSessionManager::default()),
-        config,
-    );
+    let sessions = Arc::new(LocalSessionManager::default());
+    let service = StreamableHttpService::new(move || Ok(factory()), sessions.clone(), config);
     let token = opts.bearer_token.clone();
+    let max_sessions = opts.max_sessions.max(1);
     let auth = move |req: Request, next: Next| {
         let token = token.clone();
+        let sessions = sessions.clone();
         async move {
             if let Some(want) = token {
                 let got = req
@@ -91,6 +96,22 @@ pub async fn serve_handler<S: rmcp::ServerHandler>(
                     Some(_) => return unauthorized("invalid bearer token"),
                     None => return unauthorized("missing bearer token"),
                 }
+            }
+            // A request without a session id starts one: bounded, so a client cannot grow
+            // the server without end (20,000 `initialize` requests took it past 1 GiB).
+            let starts_session = req.method() == axum::http::Method::POST
+                && !req.headers().contains_key("mcp-session-id");
+            if starts_session && sessions.sessions.read().await.len() >= max_sessions {
+                let body = serde_json::json!({"jsonrpc": "2.0", "id": null, "error": {
+                    "code": -32000,
+                    "message": format!("too many open sessions ({max_sessions}); close one or try again later"),
+                }});
+                return (
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    [(header::CONTENT_TYPE, "application/json")],
+                    body.to_string(),
+                )
+                    .into_response();
             }
             next.run(req).await
         }

@@ -261,6 +261,7 @@ async fn streamable_http_with_a_bearer_token() {
         addr: "127.0.0.1:0".parse().unwrap(),
         bearer_token: Some("s3cret".into()),
         allowed_origins: Vec::new(),
+        max_sessions: toolbelt_mcp::server::http::DEFAULT_MAX_SESSIONS,
     };
     let shared = server::shared(p);
     let s2 = stop.clone();
@@ -337,6 +338,7 @@ async fn probe_calls_every_tool_of_an_http_server() {
         addr: "127.0.0.1:0".parse().unwrap(),
         bearer_token: None,
         allowed_origins: Vec::new(),
+        max_sessions: toolbelt_mcp::server::http::DEFAULT_MAX_SESSIONS,
     };
     let s2 = stop.clone();
     tokio::spawn(async move {
