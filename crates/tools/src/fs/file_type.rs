@@ -192,7 +192,8 @@ pub fn detect(path: &Path) -> FileType {
     detect_with(path, || is_binary_file(path))
 }
 
-/// [`detect`] with the content check supplied (for a file whose first bytes are already read).
+/// A file's type from its name, with the content check supplied (for a file whose first bytes are
+/// already read: files are never opened again by name).
 pub fn detect_with(path: &Path, binary_content: impl FnOnce() -> bool) -> FileType {
     let Some(ext) = extension(path) else {
         return if binary_content() { FileType::Binary } else { FileType::Text };
