@@ -338,5 +338,7 @@ fn http_options(args: &McpArgs, addr: std::net::SocketAddr) -> Result<http::Http
         bearer_token: token,
         allowed_origins: args.allowed_origins.clone(),
         max_sessions: args.max_sessions.unwrap_or(http::DEFAULT_MAX_SESSIONS),
+        per_client_connections: toolbelt_mcp::server::limits::DEFAULT_PER_CLIENT,
+        idle_timeout: toolbelt_mcp::server::limits::DEFAULT_IDLE,
     })
 }

@@ -27,6 +27,10 @@ pub struct HttpOptions {
     /// Sessions open at once; a new `initialize` beyond this is refused (503) until one ends
     /// (sessions idle for 5 minutes end by themselves).
     pub max_sessions: usize,
+    /// Connections open at once from one address (see [`super::limits`]).
+    pub per_client_connections: usize,
+    /// A connection with no traffic either way for this long is closed.
+    pub idle_timeout: std::time::Duration,
 }
 
 /// The default of [`HttpOptions::max_sessions`].
@@ -118,6 +122,11 @@ pub async fn serve_handler<S: rmcp::ServerHandler>(
     };
     let app =
         axum::Router::new().nest_service("/mcp", service).layer(axum::middleware::from_fn(auth));
+    let listener = super::limits::BoundedListener::new(
+        listener,
+        opts.per_client_connections,
+        opts.idle_timeout,
+    );
     axum::serve(listener, app).with_graceful_shutdown(async move { stop.cancelled().await }).await
 }
 

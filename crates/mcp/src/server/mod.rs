@@ -10,6 +10,7 @@ mod convert;
 #[cfg(feature = "conformance-fixture")]
 pub mod fixture;
 pub mod http;
+pub mod limits;
 pub mod stdio;
 
 use std::collections::HashMap;

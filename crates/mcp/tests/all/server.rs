@@ -262,6 +262,8 @@ async fn streamable_http_with_a_bearer_token() {
         bearer_token: Some("s3cret".into()),
         allowed_origins: Vec::new(),
         max_sessions: toolbelt_mcp::server::http::DEFAULT_MAX_SESSIONS,
+        per_client_connections: toolbelt_mcp::server::limits::DEFAULT_PER_CLIENT,
+        idle_timeout: toolbelt_mcp::server::limits::DEFAULT_IDLE,
     };
     let shared = server::shared(p);
     let s2 = stop.clone();
@@ -339,6 +341,8 @@ async fn probe_calls_every_tool_of_an_http_server() {
         bearer_token: None,
         allowed_origins: Vec::new(),
         max_sessions: toolbelt_mcp::server::http::DEFAULT_MAX_SESSIONS,
+        per_client_connections: toolbelt_mcp::server::limits::DEFAULT_PER_CLIENT,
+        idle_timeout: toolbelt_mcp::server::limits::DEFAULT_IDLE,
     };
     let s2 = stop.clone();
     tokio::spawn(async move {
@@ -370,5 +374,48 @@ async fn probe_calls_every_tool_of_an_http_server() {
         defaults.contains("John Doe"),
         "elicitations are answered with the defaults: {defaults}"
     );
+    stop.cancel();
+}
+
+/// Issue 17: slow clients held connections with no header timeout, and one client could open
+/// as many as it liked. Connections from one address are bounded and an idle one is closed.
+#[tokio::test]
+async fn http_connections_are_bounded_per_client_and_closed_when_idle() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let allow = vec![Rule::new("*", Decision::Allow, 1.0, "test")];
+    let (_d, p) = parts(allow, ApprovalMode::Default);
+    let stop = tokio_util::sync::CancellationToken::new();
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let opts = toolbelt_mcp::server::http::HttpOptions {
+        addr: "127.0.0.1:0".parse().unwrap(),
+        bearer_token: None,
+        allowed_origins: Vec::new(),
+        max_sessions: toolbelt_mcp::server::http::DEFAULT_MAX_SESSIONS,
+        per_client_connections: 2,
+        idle_timeout: std::time::Duration::from_millis(400),
+    };
+    let shared = server::shared(p);
+    let s2 = stop.clone();
+    tokio::spawn(async move {
+        let _ = toolbelt_mcp::server::http::serve(shared, opts, s2, |a| {
+            let _ = tx.send(a);
+        })
+        .await;
+    });
+    let addr = rx.await.unwrap();
+    // Two silent connections are kept (for now); a third from the same address is closed.
+    let mut a = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let mut b = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let mut c = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let mut buf = [0u8; 16];
+    let third = tokio::time::timeout(std::time::Duration::from_millis(300), c.read(&mut buf)).await;
+    assert!(matches!(third, Ok(Ok(0)) | Ok(Err(_))), "the third connection stays open: {third:?}");
+    // Half a header, then nothing: the connection is closed once idle.
+    a.write_all(b"POST /mcp HTTP/1.1\r\nHost: x\r\n").await.unwrap();
+    let started = std::time::Instant::now();
+    let closed = tokio::time::timeout(std::time::Duration::from_secs(5), a.read(&mut buf)).await;
+    assert!(matches!(closed, Ok(Ok(0)) | Ok(Err(_))), "{closed:?}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(3));
+    drop(b.shutdown().await);
     stop.cancel();
 }
