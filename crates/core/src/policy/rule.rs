@@ -159,6 +159,16 @@ impl ArgsPattern {
             // Perhaps a look-around or back-reference: compile now to know.
             let re = Regex::new(&source)
                 .map_err(|e| format!("argsPattern {source:?} is not a valid regex: {e}"))?;
+            // These run on a backtracking engine, which gives up on some inputs (a deny rule
+            // then fails closed, see `matches_or`); a repeated group of alternatives is the
+            // classic way to make it give up, so such patterns are refused here.
+            if has_repeated_alternation(&source) {
+                return Err(format!(
+                    "argsPattern {source:?} repeats a group of alternatives and needs the \
+                     backtracking engine (look-around or a back-reference), which can give up; \
+                     rewrite it without one of the two"
+                ));
+            }
             let _ = compiled.set(Some(re));
         }
         Ok(Self { source, compiled: Arc::new(compiled) })
@@ -205,6 +215,35 @@ impl ArgsPattern {
             None => Err("it does not compile".into()),
         }
     }
+}
+
+/// A group holding `|` and followed by a quantifier (`(a|aa)*`), checked without a regex.
+fn has_repeated_alternation(p: &str) -> bool {
+    let b = p.as_bytes();
+    let mut opens: Vec<(usize, bool)> = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'\\' => i += 1,
+            b'(' => opens.push((i, false)),
+            b'|' => {
+                if let Some(top) = opens.last_mut() {
+                    top.1 = true;
+                }
+            }
+            b')' => {
+                if let Some((_, alternation)) = opens.pop()
+                    && alternation
+                    && b.get(i + 1).is_some_and(|c| matches!(c, b'*' | b'+' | b'{'))
+                {
+                    return true;
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    false
 }
 
 /// Upstream rejects patterns matching `\([^)]*[*+?{].*\)[*+?{]` (a quantified group that
@@ -344,7 +383,10 @@ mod tests {
         assert!(look.is_match("foobaz") && !look.is_match("foobar"));
         // Issue 17: a deny rule whose look-ahead makes the backtracking engine give up denied
         // with 20 `a`s and allowed with 25 (the error was read as "no match").
-        let hard = ArgsPattern::new("(a|aa)*(?=[^\"]*EVIL)c").unwrap();
+        let source = "(a|aa)*(?=[^\"]*EVIL)c";
+        // Refused at load now; built by hand here to check evaluation fails closed anyway.
+        assert!(ArgsPattern::new(source).unwrap_err().contains("repeats a group of alternatives"));
+        let hard = ArgsPattern { source: source.into(), compiled: Arc::new(OnceLock::new()) };
         let long = format!("{}b EVIL", "a".repeat(40));
         assert!(hard.matches_or(&long, true), "a deny rule that cannot tell matches");
         assert!(!hard.matches_or(&long, false), "an allow rule that cannot tell does not");
