@@ -261,6 +261,41 @@ fn http_off_loopback_needs_a_token_and_sessions_are_bounded() {
     let _ = child.wait();
 }
 
+/// Issue 17: 20,000 `initialize` requests took the server from 12 MiB to over 1 GiB. Sessions
+/// are capped: its memory stays under 100 MiB.
+#[cfg(target_os = "linux")]
+#[test]
+fn twenty_thousand_initialize_requests_stay_under_100_mib() {
+    let t = TempTree::new();
+    let (mut child, url) = http_server(&t, &[]);
+    let addr = url.trim_start_matches("http://").trim_end_matches("/mcp").to_string();
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}"#;
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    let mut refused = 0;
+    for _ in 0..20_000 {
+        let mut s = std::net::TcpStream::connect(&addr).unwrap();
+        s.write_all(request.as_bytes()).unwrap();
+        let mut head = [0u8; 12];
+        let _ = s.read_exact(&mut head);
+        if head.ends_with(b"503") {
+            refused += 1;
+        }
+    }
+    let status = std::fs::read_to_string(format!("/proc/{}/status", child.id())).unwrap();
+    let rss_kib: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .unwrap();
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(refused > 0, "the session cap was never reached");
+    assert!(rss_kib < 100 * 1024, "RSS {rss_kib} KiB after 20,000 initialize requests");
+}
+
 #[test]
 fn configured_servers_join_the_registry_over_stdio_and_http() {
     let t = TempTree::new();
