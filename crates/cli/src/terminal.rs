@@ -30,13 +30,26 @@ pub fn visible(text: &str) -> String {
 fn hidden_or_reordering(c: char) -> bool {
     matches!(
         c,
-        '\u{061c}'
+        '\u{00ad}'
+            | '\u{034f}'
+            | '\u{061c}'
+            | '\u{115f}'..='\u{1160}'
+            | '\u{17b4}'..='\u{17b5}'
+            | '\u{180b}'..='\u{180f}'
             | '\u{200b}'..='\u{200f}'
             | '\u{2028}'..='\u{202e}'
-            | '\u{2060}'..='\u{2069}'
+            | '\u{2060}'..='\u{206f}'
+            | '\u{2800}'
+            | '\u{3164}'
+            | '\u{fe00}'..='\u{fe0f}'
             | '\u{feff}'
-            | '\u{180e}'
-            | '\u{00ad}'
+            | '\u{ffa0}'
+            | '\u{fff0}'..='\u{fffb}'
+            | '\u{e000}'..='\u{f8ff}'
+            | '\u{1bca0}'..='\u{1bca3}'
+            | '\u{1d173}'..='\u{1d17a}'
+            | '\u{e0000}'..='\u{e0fff}'
+            | '\u{f0000}'..='\u{10ffff}'
     )
 }
 
@@ -61,6 +74,8 @@ mod tests {
         for (text, want) in [
             ("a\u{202e}b", "a<U+202E>b"),
             ("a\u{200b}b", "a<U+200B>b"),
+            ("echo\u{3164}hi", "echo<U+3164>hi"),
+            ("x\u{e0041}", "x<U+E0041>"),
             ("\x1b]52;c;Y2xpcA==\x07", "\\e]52;c;Y2xpcA==\\x07"),
             ("x\u{9b}2J", "x\\u{9b}2J"),
             ("line\n\tnext", "line\n\tnext"),

@@ -32,7 +32,15 @@ pub fn atomic_write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 /// approvals, trusted folders, OAuth tokens). A new file is private to the user (0600).
 pub fn replace_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     private_dir(path.parent().unwrap_or(Path::new(".")))?;
-    atomic_write(path, bytes)
+    atomic_write(path, bytes)?;
+    // Private whatever mode the file had (a world-writable trust list would let anyone trust
+    // a folder).
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))?;
+    }
+    Ok(())
 }
 
 /// Creates `dir` and its missing parents, the folders created private to the user (0700),
@@ -41,10 +49,24 @@ pub fn replace_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 pub fn private_dir(dir: &Path) -> std::io::Result<()> {
     #[cfg(unix)]
     {
-        use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+        use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
         std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
+        // The folder must be a real folder of this user: a symlink planted there
+        // (`tmp/<project>/tool-outputs -> /somewhere/readable`) would send what toolbelt saves
+        // elsewhere. A loose mode found on it is tightened.
+        // `/proc/self` belongs to the process's effective user (no /proc: owner not checked).
+        let uid = std::fs::metadata("/proc/self").ok().map(|m| m.uid());
         let meta = std::fs::symlink_metadata(dir)?;
-        if meta.is_dir() && meta.permissions().mode() & 0o077 != 0 {
+        if !meta.is_dir() || uid.is_some_and(|u| meta.uid() != u) {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::PermissionDenied,
+                format!(
+                    "{} is not a folder of this user (a symlink?); refusing to save there",
+                    dir.display()
+                ),
+            ));
+        }
+        if meta.permissions().mode() & 0o077 != 0 {
             std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
         }
         Ok(())

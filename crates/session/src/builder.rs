@@ -238,9 +238,25 @@ impl SessionBuilder {
         });
 
         let mut roots = if self.roots.is_empty() { vec![root.clone()] } else { self.roots };
+        // A folder the sensitive rules refuse (`~/.ssh`, `~/.aws`) must not become a root:
+        // beneath it, its files would no longer look sensitive.
+        let rules = toolbelt_core::workspace::SensitiveRules::new(
+            &config.sensitive_paths,
+            &config.allow_sensitive_paths,
+        )
+        .ok();
+        let refused = |real: &std::path::Path| {
+            let text = real.to_string_lossy();
+            rules.as_ref().and_then(|r| r.check(text.trim_start_matches('/'))).map(|hit| hit.rule)
+        };
         for dir in &tool_settings.include_directories {
             let p = included_dir(dir, &root, sources.user_home.as_deref());
             match std::fs::canonicalize(&p) {
+                Ok(real) if real.is_dir() && refused(&real).is_some() => notices.push(format!(
+                    "context.includeDirectories: {} matches the sensitive-path rule \"{}\"; it is not part of the workspace",
+                    real.display(),
+                    refused(&real).unwrap_or_default()
+                )),
                 Ok(real) if real.is_dir() => {
                     if !roots.contains(&real) {
                         roots.push(real);

@@ -328,6 +328,15 @@ fn http_options(args: &McpArgs, addr: std::net::SocketAddr) -> Result<http::Http
         None => std::env::var("TOOLBELT_MCP_TOKEN").ok(),
     }
     .filter(|t| !t.is_empty());
+    if !addr.ip().is_loopback()
+        && let Some(t) = &token
+        && t.chars().count() < 16
+    {
+        return Err(CliError::usage(format!(
+            "--http {addr} serves other machines: its token must have at least 16 characters (this one has {}); e.g. `openssl rand -hex 24`",
+            t.chars().count()
+        )));
+    }
     if token.is_none() && !addr.ip().is_loopback() {
         return Err(CliError::usage(format!(
             "--http {addr} would serve the tools to every machine that can reach it, with no token; set $TOOLBELT_MCP_TOKEN or --token-file FILE (clients then send Authorization: Bearer TOKEN), or bind 127.0.0.1"

@@ -317,3 +317,49 @@ fn a_fake_mcp_tool_name_shows_what_it_is() {
     answer.write_all(b"n\n").unwrap();
     let _ = child.wait();
 }
+
+/// Found by an adversarial review: a trusted project could name `~/.ssh` or `~/.aws` in
+/// `context.includeDirectories` (their files no longer looked sensitive beneath them); a folder
+/// symlink planted where toolbelt saves output was followed; a world-writable trust list stayed
+/// world-writable after toolbelt rewrote it.
+#[test]
+fn state_and_roots_after_the_review() {
+    use std::os::unix::fs::PermissionsExt;
+    let t = TempTree::new();
+    let aws = t.home().join(".aws");
+    std::fs::create_dir_all(&aws).unwrap();
+    std::fs::write(aws.join("credentials"), "aws_secret_access_key=SHOULD-NOT-LEAK\n").unwrap();
+    assert_eq!(run(&t, &["trust"]).code, 0);
+    t.file(
+        ".gemini/settings.json",
+        &serde_json::json!({"context": {"includeDirectories": [aws]}}).to_string(),
+    );
+    let args = serde_json::json!({ "file_path": aws.join("credentials") }).to_string();
+    let r = run(&t, &["call", "read_file", &args]);
+    assert_ne!(r.code, 0, "{}", r.stdout);
+    assert!(!r.stdout.contains("SHOULD-NOT-LEAK"));
+    assert!(r.stderr.contains("sensitive-path rule"), "{}", r.stderr);
+
+    // The trust list is private after toolbelt writes it, whatever mode it had.
+    let list = t.home().join("trusted-folders.json");
+    std::fs::set_permissions(&list, std::fs::Permissions::from_mode(0o666)).unwrap();
+    assert_eq!(run(&t, &["trust"]).code, 0);
+    assert_eq!(mode(&list), 0o600);
+
+    // A folder symlink planted where output is saved is refused, not followed.
+    let victim = t.home().join("victim");
+    std::fs::create_dir_all(&victim).unwrap();
+    std::fs::create_dir_all(t.home().join("tmp")).unwrap();
+    std::os::unix::fs::symlink(&victim, t.home().join("tmp/background-processes")).unwrap();
+    let r = run(
+        &t,
+        &[
+            "call",
+            "run_shell_command",
+            r#"{"command":"echo bg","is_background":true}"#,
+            "--approval-mode",
+            "yolo",
+        ],
+    );
+    assert_eq!(std::fs::read_dir(&victim).unwrap().count(), 0, "{} {}", r.stdout, r.stderr);
+}

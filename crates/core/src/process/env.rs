@@ -111,6 +111,9 @@ const NEVER_ALLOWED_NAME_PARTS: &[&str] = &[
     "CREDS",
     "PRIVATE",
     "CERT",
+    // Beyond upstream: `DB_PASS`, `SESSION_COOKIE`.
+    "PASS",
+    "COOKIE",
 ];
 
 /// Variables that change how a program loads code; an MCP server's `env` may not set them.
@@ -157,17 +160,21 @@ fn value_patterns() -> &'static [Regex] {
     static P: OnceLock<Vec<Regex>> = OnceLock::new();
     P.get_or_init(|| {
         [
-            r"(?i)-----BEGIN (RSA|OPENSSH|EC|PGP) PRIVATE KEY-----",
+            r"(?i)-----BEGIN [A-Z ]*PRIVATE KEY( BLOCK)?-----",
             r"(?i)-----BEGIN CERTIFICATE-----",
             // Upstream bounds the runs ({1,1024}, {0,10240}); unbounded runs match a superset
             // and compile to a small automaton (the bounded ones take megabytes).
-            r"(?i)(https?|ftp|smtp)://[^:\s]+:[^@\s]+@",
+            // Any scheme (postgres://, mongodb+srv://, redis://, ...), not only upstream's.
+            r"(?i)[a-z][a-z0-9+.-]*://[^:\s/@]+:[^@\s]+@",
             r"(?i)(ghp|gho|ghu|ghs|ghr|github_pat)_[a-zA-Z0-9_]{36,}",
             r"(?i)AIzaSy[a-zA-Z0-9_\\-]{33}",
             r"(?i)AKIA[A-Z0-9]{16}",
             r"(?i)eyJ[a-zA-Z0-9_-]*\.[a-zA-Z0-9_-]*\.",
             r"(?i)(s|r)k_(live|test)_[0-9a-zA-Z]{24}",
             r"(?i)xox[abpr]-[a-zA-Z0-9-]+",
+            // Beyond upstream: OpenAI, Anthropic and GitLab token shapes.
+            r"sk-(proj|svcacct|admin|ant)-[A-Za-z0-9_-]{16,}",
+            r"glpat-[A-Za-z0-9_-]{16,}",
         ]
         .iter()
         .filter_map(|p| Regex::new(p).ok())
@@ -264,6 +271,10 @@ mod tests {
             ("EDITOR", "vim"),
             ("SOME_URL", "https://user:pw@example.com/"),
             ("NOTE", "ghp_abcdefghijklmnopqrstuvwxyz0123456789"),
+            ("PKCS8", "-----BEGIN PRIVATE KEY-----"),
+            ("PGURL", "postgres://u:p@h/d"),
+            ("OAI", "sk-proj-abcdefghijklmnopqrstuv"),
+            ("DB_PASS", "hunter2"),
             ("GIT_CONFIG_COUNT", "1"),
             ("GEMINI_CLI_IDE", "1"),
         ];
@@ -297,7 +308,7 @@ mod tests {
 
     #[test]
     fn every_value_pattern_compiles() {
-        assert_eq!(value_patterns().len(), 9);
+        assert_eq!(value_patterns().len(), 11);
     }
 
     #[test]
