@@ -332,7 +332,7 @@ fn state_and_roots_after_the_review() {
     assert_eq!(run(&t, &["trust"]).code, 0);
     t.file(
         ".gemini/settings.json",
-        &serde_json::json!({"context": {"includeDirectories": [aws]}}).to_string(),
+        serde_json::json!({"context": {"includeDirectories": [aws]}}).to_string(),
     );
     let args = serde_json::json!({ "file_path": aws.join("credentials") }).to_string();
     let r = run(&t, &["call", "read_file", &args]);
