@@ -174,14 +174,14 @@ impl SessionBuilder {
             load_settings_from(&sources.state_dir, sources.user_home.as_deref(), &root)?;
         notices.extend(settings.skipped_notice());
         settings.restriction_typo()?;
-        server_typos(&settings.tools())?;
+        let tool_settings = settings.tools();
+        server_typos(&tool_settings)?;
         notices.extend(settings.unknown_key_notices());
         settings.apply_to(&mut config);
         config.apply_env()?;
         for f in self.overrides {
             f(&mut config);
         }
-        let tool_settings = settings.tools();
         let interactive = self.interactive;
         let mode = match (self.approval_mode, tool_settings.default_approval_mode.as_deref()) {
             (Some(m), _) => m,

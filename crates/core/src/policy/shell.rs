@@ -15,6 +15,30 @@ pub(super) const RUNTIME_PROGRAM: &str = "runs a program only known when it runs
 /// Whether the program `program` (a simple command, unwrapped) is only known at run time: its
 /// name holds an expansion (`$x`, `/bin/r[m]`, `{rm,x}`), or it is a shell reading its script
 /// from a redirection (`bash <<< 'rm x'`).
+/// Whether any deny rule is about shell commands (a prefix or a command pattern): then a command
+/// those rules cannot be checked against is denied rather than run.
+fn shell_denies(rules: &[Rule]) -> bool {
+    rules.iter().any(|r| r.decision == Decision::Deny && r.matches_command())
+}
+
+/// The decision for a command whose program is only known at run time (`text` names it in the
+/// reason): denied when shell deny rules exist, else asked about instead of allowed (yolo keeps
+/// its allow). `Err` carries a deny; `Ok` the decision and its reason, if it changed.
+fn runtime_decision(
+    text: &str,
+    current: Decision,
+    rules: &[Rule],
+    ctx: &PolicyContext<'_>,
+) -> Result<Option<(Decision, String)>, String> {
+    if shell_denies(rules) {
+        return Err(format!("`{text}` {RUNTIME_PROGRAM}, and deny rules for shell commands apply"));
+    }
+    if ctx.mode != ApprovalMode::Yolo && current == Decision::Allow {
+        return Ok(Some((Decision::AskUser, format!("`{text}` {RUNTIME_PROGRAM}"))));
+    }
+    Ok(None)
+}
+
 fn runtime_program(program: &str, sub: &str) -> bool {
     let words = crate::shell::words::without_redirections(split_words(program));
     let Some(first) = words.first() else { return false };
@@ -143,8 +167,7 @@ pub(super) fn check_command(
         if ctx.mode == ApprovalMode::Yolo {
             // Deny rules for shell commands cannot be checked against a command that does not
             // parse (`{rm,x}` is a brace expansion bash runs): it is denied when there are any.
-            let denies = rules.iter().any(|r| r.decision == Decision::Deny && r.matches_command());
-            let d = if denies || rule.is_some_and(|r| r.args_pattern.is_some()) {
+            let d = if shell_denies(rules) || rule.is_some_and(|r| r.args_pattern.is_some()) {
                 Decision::Deny
             } else {
                 Decision::Allow
@@ -166,17 +189,10 @@ pub(super) fn check_command(
     // Text the parser finds no command in (`{rm,x}` is a brace expansion to bash) still runs
     // something: its program is only known at run time.
     if parsed.details.iter().all(|d| d.is_marker()) && runtime_program(command.trim(), command) {
-        let denies = rules.iter().any(|r| r.decision == Decision::Deny && r.matches_command());
-        if denies {
-            let reason = format!(
-                "`{}` {RUNTIME_PROGRAM}, and deny rules for shell commands apply",
-                command.trim()
-            );
-            return verdict(Decision::Deny, None, reason);
-        }
-        if ctx.mode != ApprovalMode::Yolo && agg == Decision::Allow {
-            agg = Decision::AskUser;
-            why = format!("`{}` {RUNTIME_PROGRAM}", command.trim());
+        match runtime_decision(command.trim(), agg, rules, ctx) {
+            Err(reason) => return verdict(Decision::Deny, None, reason),
+            Ok(Some((d, reason))) => (agg, why) = (d, reason),
+            Ok(None) => {}
         }
     }
     for d in parsed.details.iter().filter(|d| !d.is_marker()) {
@@ -253,17 +269,10 @@ pub(super) fn check_command(
         // rule can have allowed it, and a deny rule might be about it.
         let program = unwrap_command(sub).map_or_else(|| sub.to_string(), |u| u.inner);
         if runtime_program(&program, sub) {
-            let denies = rules.iter().any(|r| r.decision == Decision::Deny && r.matches_command());
-            if denies {
-                return verdict(
-                    Decision::Deny,
-                    None,
-                    format!("`{sub}` {RUNTIME_PROGRAM}, and deny rules for shell commands apply"),
-                );
-            }
-            if ctx.mode != ApprovalMode::Yolo && eff == Decision::Allow {
-                eff = Decision::AskUser;
-                why = format!("`{sub}` {RUNTIME_PROGRAM}");
+            match runtime_decision(sub, eff, rules, ctx) {
+                Err(reason) => return verdict(Decision::Deny, None, reason),
+                Ok(Some((d, reason))) => (eff, why) = (d, reason),
+                Ok(None) => {}
             }
         }
         if !atomic

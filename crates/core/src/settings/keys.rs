@@ -69,8 +69,10 @@ impl KeyStatus {
     }
 }
 
+/// The keys toolbelt acts on: the typed ones (`sensitivePaths` lists are also read file by
+/// file, `mcpServers` and `hooks` as a whole; all are typed).
 fn honoured() -> impl Iterator<Item = &'static str> {
-    super::model::HONOURED.iter().copied()
+    super::model::KEYS.iter().map(|(k, _)| *k)
 }
 
 fn known() -> &'static BTreeSet<&'static str> {

@@ -58,44 +58,6 @@ pub(super) const KEYS: &[(&str, Ty)] = &[
     ("security.disableYoloMode", Ty::Bool),
 ];
 
-/// The keys toolbelt acts on (every key in [`KEYS`], plus the ones read elsewhere).
-pub(super) const HONOURED: &[&str] = &[
-    "tools.core",
-    "tools.allowed",
-    "tools.exclude",
-    "tools.confirmationRequired",
-    "tools.discoveryCommand",
-    "tools.callCommand",
-    "tools.discoveryTimeoutMs",
-    "tools.callTimeoutMs",
-    "tools.truncateToolOutputThreshold",
-    "tools.enableToolOutputTruncation",
-    "tools.toolCallTimeoutMs",
-    "tools.toolTimeoutsMs",
-    "tools.shell.inactivityTimeout",
-    "tools.shell.promptIdleMs",
-    "tools.shell.enableInteractiveShell",
-    "mcpServers",
-    "mcp.allowed",
-    "mcp.excluded",
-    "mcp.autoAllowInHeadless",
-    "hooks",
-    "hooksConfig.enabled",
-    "hooksConfig.disabled",
-    "security.folderTrust.enabled",
-    "security.sensitivePaths",
-    "security.allowSensitivePaths",
-    "context.fileFiltering.respectGitIgnore",
-    "context.fileFiltering.respectGeminiIgnore",
-    "context.includeDirectories",
-    "context.fileName",
-    "general.defaultApprovalMode",
-    "model.name",
-    "experimental.directWebFetch",
-    "security.environmentVariableRedaction",
-    "security.disableYoloMode",
-];
-
 type Bad = (String, String);
 
 fn strings(v: &Value, key: &str) -> Result<(), Bad> {

@@ -28,7 +28,8 @@ struct Names {
 const ROUNDS: usize = 3;
 
 /// How many of `paths` are the file (dev, ino) in every one of [`ROUNDS`] checks.
-fn stable_names(paths: &[PathBuf], dev: u64, ino: u64) -> u64 {
+fn stable_names(paths: &std::collections::BTreeSet<PathBuf>, dev: u64, ino: u64) -> u64 {
+    let paths: Vec<&PathBuf> = paths.iter().collect();
     let mut ok = vec![true; paths.len()];
     for round in 0..ROUNDS {
         let order: Box<dyn Iterator<Item = usize>> = if round % 2 == 0 {
@@ -37,7 +38,7 @@ fn stable_names(paths: &[PathBuf], dev: u64, ino: u64) -> u64 {
             Box::new((0..paths.len()).rev())
         };
         for i in order {
-            let same = std::fs::symlink_metadata(&paths[i])
+            let same = std::fs::symlink_metadata(paths[i])
                 .is_ok_and(|m| m.is_file() && m.dev() == dev && m.ino() == ino);
             ok[i] &= same;
         }
@@ -71,11 +72,7 @@ impl LinkIndex {
         let index = self.index.get_or_init(|| build(roots, rules));
         match index.get(&(dev, ino)) {
             Some(Names { sensitive: Some(name), .. }) => Some(LinkRefusal::Sensitive(name.clone())),
-            Some(Names { paths, .. })
-                if stable_names(&paths.iter().cloned().collect::<Vec<_>>(), dev, ino) >= nlink =>
-            {
-                None
-            }
+            Some(Names { paths, .. }) if stable_names(paths, dev, ino) >= nlink => None,
             _ => Some(LinkRefusal::Outside),
         }
     }

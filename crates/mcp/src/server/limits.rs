@@ -3,6 +3,7 @@
 //! client that opens connections and sends nothing, or a byte a minute, cannot keep them).
 
 use std::collections::HashMap;
+use std::future::Future as _;
 use std::io;
 use std::net::{IpAddr, SocketAddr};
 use std::pin::Pin;
@@ -108,8 +109,6 @@ impl Drop for BoundedStream {
         }
     }
 }
-
-use std::future::Future as _;
 
 impl AsyncRead for BoundedStream {
     fn poll_read(

@@ -317,7 +317,12 @@ impl Job {
                 // Gone or changed while the folder was walked.
                 Err(_) => continue,
             }
-            let real = paths::robust_realpath(&f).unwrap_or_else(|_| f.clone());
+            // The walk starts at resolved roots and does not follow links: only a link (no inode
+            // recorded) can lead elsewhere.
+            let real = match ino {
+                Some(_) => f.clone(),
+                None => paths::robust_realpath(&f).unwrap_or_else(|_| f.clone()),
+            };
             kept.push(ResolvedPath { lexical: f, real });
         }
         if ignored > 0 {

@@ -22,6 +22,36 @@ fn hostile() -> (TempTree, TempTree) {
     (t, outside)
 }
 
+/// Trades two names atomically (`renameat2` with `RENAME_EXCHANGE`), over and over, on a thread
+/// of its own until dropped: a name is always there, and is now one file, now the other.
+struct Exchange {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Exchange {
+    fn start(a: &Path, b: &Path) -> Self {
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (flag, a, b) = (stop.clone(), a.to_path_buf(), b.to_path_buf());
+        let thread = std::thread::spawn(move || {
+            use rustix::fs::{CWD, RenameFlags, renameat_with};
+            while !flag.load(std::sync::atomic::Ordering::Relaxed) {
+                let _ = renameat_with(CWD, &a, CWD, &b, RenameFlags::EXCHANGE);
+            }
+        });
+        Self { stop, thread: Some(thread) }
+    }
+}
+
+impl Drop for Exchange {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
 fn hops(n: usize, rest: &str) -> String {
     format!("{}{rest}", "s/".repeat(n))
 }
@@ -151,17 +181,7 @@ fn a_folder_swapped_mid_walk_never_leaks_outside_names() {
     }
     let (d, link) = (t.root().join("d"), t.root().join("d.link"));
     std::os::unix::fs::symlink(outside.root(), &link).unwrap();
-    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    // `d` is always there: the folder and the link to outside trade places atomically.
-    let swapper = {
-        let (stop, d, link) = (stop.clone(), d.clone(), link.clone());
-        std::thread::spawn(move || {
-            use rustix::fs::{CWD, RenameFlags, renameat_with};
-            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                let _ = renameat_with(CWD, &d, CWD, &link, RenameFlags::EXCHANGE);
-            }
-        })
-    };
+    let swapper = Exchange::start(&d, &link);
     let env = crate::harness::env_for(&t, &[]);
     let walkers: Vec<_> = (0..4)
         .map(|_| {
@@ -188,8 +208,7 @@ fn a_folder_swapped_mid_walk_never_leaks_outside_names() {
         })
         .collect();
     let leaks: Vec<String> = walkers.into_iter().flat_map(|w| w.join().unwrap()).collect();
-    stop.store(true, std::sync::atomic::Ordering::Relaxed);
-    swapper.join().unwrap();
+    drop(swapper);
     assert!(leaks.is_empty(), "{} walks leaked outside names, first: {}", leaks.len(), leaks[0]);
 }
 
@@ -204,16 +223,7 @@ fn a_hard_link_swapped_in_never_leaks_outside_bytes() {
     t.file("h.txt", "inside\n");
     let (h, hl) = (t.root().join("h.txt"), t.root().join("hl"));
     std::fs::hard_link(outside.root().join("secret.txt"), &hl).unwrap();
-    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let swapper = {
-        let (stop, h, hl) = (stop.clone(), h.clone(), hl.clone());
-        std::thread::spawn(move || {
-            use rustix::fs::{CWD, RenameFlags, renameat_with};
-            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                let _ = renameat_with(CWD, &h, CWD, &hl, RenameFlags::EXCHANGE);
-            }
-        })
-    };
+    let swapper = Exchange::start(&h, &hl);
     // A session per round: each finds the file's names anew, as each `toolbelt call` does.
     let readers: Vec<_> = (0..4)
         .map(|_| {
@@ -237,8 +247,7 @@ fn a_hard_link_swapped_in_never_leaks_outside_bytes() {
         })
         .collect();
     let leaks: Vec<String> = readers.into_iter().flat_map(|r| r.join().unwrap()).collect();
-    stop.store(true, std::sync::atomic::Ordering::Relaxed);
-    swapper.join().unwrap();
+    drop(swapper);
     assert!(leaks.is_empty(), "{} reads leaked, first: {}", leaks.len(), leaks[0]);
 }
 
@@ -250,16 +259,7 @@ fn a_fifo_swapped_in_does_not_block_read_many_files() {
     t.file("p.txt", "plain\n");
     let (p, fifo) = (t.root().join("p.txt"), t.root().join("f.fifo"));
     nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o644)).unwrap();
-    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let swapper = {
-        let (stop, p, fifo) = (stop.clone(), p.clone(), fifo.clone());
-        std::thread::spawn(move || {
-            use rustix::fs::{CWD, RenameFlags, renameat_with};
-            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                let _ = renameat_with(CWD, &p, CWD, &fifo, RenameFlags::EXCHANGE);
-            }
-        })
-    };
+    let swapper = Exchange::start(&p, &fifo);
     let env = crate::harness::env_for(&t, &[]);
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
@@ -269,8 +269,7 @@ fn a_fifo_swapped_in_does_not_block_read_many_files() {
         let _ = tx.send(());
     });
     let done = rx.recv_timeout(std::time::Duration::from_secs(60));
-    stop.store(true, std::sync::atomic::Ordering::Relaxed);
-    swapper.join().unwrap();
+    drop(swapper);
     assert!(done.is_ok(), "read_many_files blocked on a FIFO");
 }
 
@@ -324,16 +323,7 @@ fn refusals_do_not_name_secrets_and_roots_are_what_their_handle_is() {
     base.file("P/ws/sub/inside.txt", "x").file("EVIL/ws/sub/EVIL-NAME.txt", "x");
     let (p, swap) = (base.root().join("P"), base.root().join("swap"));
     std::os::unix::fs::symlink(base.root().join("EVIL"), &swap).unwrap();
-    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let swapper = {
-        let (stop, p, swap) = (stop.clone(), p.clone(), swap.clone());
-        std::thread::spawn(move || {
-            use rustix::fs::{CWD, RenameFlags, renameat_with};
-            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                let _ = renameat_with(CWD, &p, CWD, &swap, RenameFlags::EXCHANGE);
-            }
-        })
-    };
+    let swapper = Exchange::start(&p, &swap);
     let root = p.join("ws");
     let mut leaks = Vec::new();
     for _ in 0..300 {
@@ -351,8 +341,7 @@ fn refusals_do_not_name_secrets_and_roots_are_what_their_handle_is() {
             leaks.push(text);
         }
     }
-    stop.store(true, std::sync::atomic::Ordering::Relaxed);
-    swapper.join().unwrap();
+    drop(swapper);
     assert!(
         leaks.is_empty(),
         "{} sessions listed another folder's names, first: {}",
