@@ -200,11 +200,12 @@ pub(super) fn check_command(
         // Atomic: the rules above saw exactly this text. A sub-command that is only part of it
         // (` rm x`, `>/dev/null rm x`) is checked again on its own.
         let atomic = d.start == 0 && d.text.len() == command.len();
-        let check = |text: &str| {
+        let check_in = |text: &str, dir_path: Option<&str>| {
             let args = serde_json::json!({ "command": text, "dir_path": dir_path });
             let c = PolicyCall { args: &args, ..*call };
             evaluate_at(&c, rules, ctx, depth + 1)
         };
+        let check = |text: &str| check_in(text, dir_path);
         // The sub-command on its own (the whole command was matched above).
         // `own_default`: no rule looked at this command's text, so a decision about the command
         // it runs (`FOO=1 ls` -> `ls`) is more specific.
@@ -250,7 +251,16 @@ pub(super) fn check_command(
             }
         }
         if let Some(u) = unwrap_command(sub) {
-            let v = check(&u.inner);
+            // `env -C DIR cmd` runs `cmd` in DIR: it is judged there.
+            let dir = u.chdir.as_deref().map(|c| {
+                if c.contains(['$', '`', '~']) {
+                    // A folder only known when the command runs: judged as outside.
+                    "/".to_string()
+                } else {
+                    Path::new(dir_path.unwrap_or("")).join(c).to_string_lossy().into_owned()
+                }
+            });
+            let v = check_in(&u.inner, dir.as_deref().or(dir_path));
             if v.decision == Decision::Deny {
                 return v;
             }

@@ -3,6 +3,7 @@
 //! command-substitution guard ([`words`]), and the "known safe" / "dangerous" command lists
 //! ([`safety`]).
 
+pub mod assignments;
 pub mod parse;
 pub mod safety;
 pub mod words;

@@ -129,33 +129,40 @@ fn args_stay_inside(args: &[String], at: Place<'_>, file_opts: bool) -> bool {
     true
 }
 
-fn git_subcommand(args: &[String]) -> Option<(usize, &str)> {
+/// Git's global options known not to change what git runs or writes; `-C`, `--git-dir` and
+/// `--work-tree` take a folder, checked against the workspace when `at` is given.
+const GIT_GLOBAL_FLAGS: &[&str] =
+    &["--no-pager", "-P", "--no-optional-locks", "--literal-pathspecs", "--no-replace-objects"];
+const GIT_GLOBAL_FOLDERS: &[&str] = &["-C", "--git-dir", "--work-tree"];
+
+/// The read-only subcommand and its index, when every global option before it is known (a
+/// pager, `-c`, `--exec-path` and the like are not).
+fn git_subcommand<'a>(args: &'a [String], at: Option<Place<'_>>) -> Option<(usize, &'a str)> {
     let mut i = 1;
     while i < args.len() {
         let a = args[i].as_str();
-        let with_value = [
-            "--config-env",
-            "--exec-path",
-            "--git-dir",
-            "--namespace",
-            "--super-prefix",
-            "--work-tree",
-        ];
-        if with_value.iter().any(|o| a.starts_with(&format!("{o}=")))
-            || ((a.starts_with("-C") || a.starts_with("-c")) && a.len() > 2)
-        {
+        if GIT_GLOBAL_FLAGS.contains(&a) {
             i += 1;
             continue;
         }
-        if a == "-C" || a == "-c" || with_value.contains(&a) {
+        let folder = if GIT_GLOBAL_FOLDERS.contains(&a) {
             i += 2;
-            continue;
-        }
-        if a.starts_with('-') {
+            args.get(i - 1).map(String::as_str)
+        } else if let Some((o, v)) = a.split_once('=').filter(|(o, _)| o.starts_with("--")) {
             i += 1;
-            continue;
+            GIT_GLOBAL_FOLDERS.contains(&o).then_some(v)
+        } else if a.starts_with("-C") && a.len() > 2 {
+            i += 1;
+            Some(&a[2..])
+        } else if a.starts_with('-') {
+            return None;
+        } else {
+            return GIT_READ_ONLY.contains(&a).then_some((i, a));
+        };
+        let folder = folder?;
+        if at.is_some_and(|at| path_escapes(folder, at)) {
+            return None;
         }
-        return GIT_READ_ONLY.contains(&a).then_some((i, a));
     }
     None
 }
@@ -196,12 +203,13 @@ fn git_branch_read_only(args: &[String]) -> bool {
     args.iter().all(|a| flags.contains(&a.as_str()) || a.starts_with("--format="))
 }
 
-/// Read-only git: status/log/diff/show (no output/exec flags) and listing branches.
-fn git_read_only(args: &[String]) -> Option<bool> {
+/// Read-only git: status/log/diff/show (no output/exec flags) and listing branches; with `at`,
+/// folders given to git stay inside the workspace.
+fn git_read_only(args: &[String], at: Option<Place<'_>>) -> Option<bool> {
     if git_config_override(args) {
         return Some(false);
     }
-    let (idx, sub) = git_subcommand(args)?;
+    let (idx, sub) = git_subcommand(args, at)?;
     let rest = &args[idx + 1..];
     Some(git_args_read_only(rest) && (sub != "branch" || git_branch_read_only(rest)))
 }
@@ -227,6 +235,26 @@ fn sed_n_arg(a: &str) -> bool {
     }
 }
 
+/// Whether `uniq` is given an output file: its second operand (`uniq IN OUT`), other than `-`.
+fn uniq_writes(args: &[String]) -> bool {
+    const TAKES_VALUE: &[&str] =
+        &["-f", "-s", "-w", "--skip-fields", "--skip-chars", "--check-chars"];
+    let mut operands = Vec::new();
+    let mut i = 1;
+    let mut options = true;
+    while let Some(a) = args.get(i) {
+        i += 1;
+        if options && a == "--" {
+            options = false;
+        } else if options && TAKES_VALUE.contains(&a.as_str()) {
+            i += 1;
+        } else if !(options && a.starts_with('-') && a.len() > 1) {
+            operands.push(a.as_str());
+        }
+    }
+    operands.get(1).is_some_and(|o| *o != "-")
+}
+
 fn safe_to_exec(args: &[String], at: Place<'_>) -> bool {
     let Some(cmd) = args.first().map(String::as_str) else { return false };
     if !cwd_inside(at) {
@@ -240,6 +268,9 @@ fn safe_to_exec(args: &[String], at: Place<'_>) -> bool {
             } else {
                 !paths.iter().any(|p| path_escapes(p, at))
             };
+        }
+        if cmd == "uniq" && uniq_writes(args) {
+            return false;
         }
         if FILE_READERS.contains(&cmd) {
             return args_stay_inside(args, at, false);
@@ -259,12 +290,14 @@ fn safe_to_exec(args: &[String], at: Place<'_>) -> bool {
             !args.iter().any(|a| FIND_UNSAFE.contains(&a.as_str()))
                 && !args[1..].iter().any(|a| !a.starts_with('-') && path_escapes(a, at))
         }
-        "git" => git_read_only(args).unwrap_or(false),
+        "git" => git_read_only(args, Some(at)).unwrap_or(false),
         "sed" => {
+            // GNU sed takes options anywhere: an operand like `-ew FILE` is a script that
+            // writes, so the file operand must not start with `-`.
             args.len() <= 4
                 && args.get(1).is_some_and(|a| a == "-n")
                 && args.get(2).is_some_and(|a| sed_n_arg(a))
-                && !args.get(3).is_some_and(|f| path_escapes(f, at))
+                && !args.get(3).is_some_and(|f| f.starts_with('-') || path_escapes(f, at))
         }
         c if is_rg(c) => {
             // Only an rg at a trusted system location, so a planted `./rg` can't pass.
@@ -317,7 +350,7 @@ pub fn is_dangerous(args: &[String]) -> bool {
         "rm" => args.get(1).is_some_and(|a| a == "-f" || a == "-rf" || a == "-fr"),
         "sudo" => is_dangerous(&args[1..]),
         "find" => args.iter().any(|a| FIND_UNSAFE.contains(&a.as_str())),
-        "git" => git_read_only(args).is_some_and(|ro| !ro),
+        "git" => git_read_only(args, None).is_some_and(|ro| !ro),
         "base64" => args[1..]
             .iter()
             .any(|a| a.starts_with("-o") || a == "--output" || a.starts_with("--output=")),

@@ -6,6 +6,8 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
+use super::assignments;
+
 const OPERATORS: &[&str] =
     &["&&", "||", ";;", "|&", ">>", ">&", "<<", "&", ";", "(", ")", "|", "<", ">"];
 
@@ -211,8 +213,11 @@ pub struct Unwrapped {
     pub inner: String,
     /// The prefix only sets the environment or times the command (`VAR=x`, `env`, `time`,
     /// `nohup`, `command`, `exec`, `nice`, `timeout`): the inner command's decision is the
-    /// whole command's. Otherwise (`sudo`, `xargs`, `eval`, ...) both must be allowed.
+    /// whole command's. Otherwise (`sudo`, `xargs`, `eval`, an assignment not known to be
+    /// harmless, ...) both must be allowed.
     pub transparent: bool,
+    /// The folder the inner command runs in, relative to the outer one (`env -C DIR`).
+    pub chdir: Option<String>,
 }
 
 /// The command a program runs when it is given as one string or after a marker: `env -S 'cmd'`,
@@ -222,10 +227,29 @@ fn command_argument(base: &str, rest: &[String]) -> Option<String> {
     let after = |flags: &[&str]| {
         rest.iter().position(|w| flags.contains(&w.as_str())).and_then(|j| rest.get(j + 1)).cloned()
     };
+    // `env`'s `-S STRING`, also attached (`-S'cmd'`) or last in a cluster (`-iS 'cmd'`).
+    let env_short = |j: usize, w: &str| -> Option<String> {
+        let cluster = w.strip_prefix('-').filter(|c| !c.starts_with('-'))?;
+        for (k, c) in cluster.char_indices() {
+            if matches!(c, 'u' | 'C' | 'S') {
+                let value = &cluster[k + 1..];
+                if c != 'S' {
+                    return None;
+                }
+                return if value.is_empty() {
+                    rest.get(j + 1).cloned()
+                } else {
+                    Some(value.into())
+                };
+            }
+        }
+        None
+    };
     let split_string = || {
         rest.iter()
             .find_map(|w| w.strip_prefix("--split-string=").map(String::from))
-            .or_else(|| after(&["-S", "--split-string"]))
+            .or_else(|| after(&["--split-string"]))
+            .or_else(|| rest.iter().enumerate().find_map(|(j, w)| env_short(j, w)))
     };
     match base {
         "env" => split_string(),
@@ -270,22 +294,17 @@ pub fn unwrap_command(simple: &str) -> Option<Unwrapped> {
     }
     let mut i = 0;
     let mut transparent = true;
-    let is_assign = |w: &str| {
-        w.split_once('=').is_some_and(|(k, _)| {
-            !k.is_empty()
-                && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-                && !k.starts_with(|c: char| c.is_ascii_digit())
-        })
-    };
+    let mut chdir: Option<String> = None;
     loop {
-        while i < words.len() && is_assign(&words[i]) {
+        while i < words.len() && assignments::is_assignment(&words[i]) {
+            transparent &= assignments::is_harmless(&words[i]);
             i += 1;
         }
         let Some(w) = words.get(i) else { break };
         let base = w.rsplit('/').next().unwrap_or(w);
         // Programs that take the command to run as one string, or after a marker.
         if let Some(inner) = command_argument(base, &words[i + 1..]) {
-            return Some(Unwrapped { inner, transparent: false });
+            return Some(Unwrapped { inner, transparent: false, chdir: None });
         }
         // (name, transparent, options that take a value)
         let (opaque, takes_value): (bool, &[&str]) = match base {
@@ -316,6 +335,18 @@ pub fn unwrap_command(simple: &str) -> Option<Unwrapped> {
         transparent &= !opaque;
         i += 1;
         while let Some(opt) = words.get(i) {
+            if base == "env" {
+                let dir = match opt.as_str() {
+                    "-C" | "--chdir" => words.get(i + 1).cloned(),
+                    o if o.starts_with("--chdir=") => Some(o["--chdir=".len()..].to_string()),
+                    o if o.starts_with("-C") && o.len() > 2 => Some(o[2..].to_string()),
+                    _ => None,
+                };
+                if let Some(dir) = dir {
+                    let joined = std::path::Path::new(chdir.as_deref().unwrap_or("")).join(dir);
+                    chdir = Some(joined.to_string_lossy().into_owned());
+                }
+            }
             if takes_value.contains(&opt.as_str()) {
                 i += 2;
             } else if opt.starts_with('-') && opt.len() > 1 {
@@ -342,7 +373,7 @@ pub fn unwrap_command(simple: &str) -> Option<Unwrapped> {
     } else {
         words[i..].iter().map(|w| quote_word(w)).collect::<Vec<_>>().join(" ")
     };
-    Some(Unwrapped { inner, transparent })
+    Some(Unwrapped { inner, transparent, chdir })
 }
 
 #[cfg(test)]
@@ -402,11 +433,18 @@ mod tests {
     #[test]
     fn unwraps_prefix_commands() {
         let u = |s| unwrap_command(s);
-        assert_eq!(u("env rm x"), Some(Unwrapped { inner: "rm x".into(), transparent: true }));
+        assert_eq!(
+            u("env rm x"),
+            Some(Unwrapped { inner: "rm x".into(), transparent: true, chdir: None })
+        );
+        assert_eq!(u("env -C ../o -i cat f").unwrap().chdir.as_deref(), Some("../o"));
+        assert_eq!(u("env --chdir=d cat f").unwrap().chdir.as_deref(), Some("d"));
+        assert!(!u("PATH=. ls").unwrap().transparent);
+        assert!(u("LC_ALL=C ls").unwrap().transparent);
         assert_eq!(u("FOO=1 BAR=2 ls -la").unwrap().inner, "ls -la");
         assert_eq!(
             u("sudo -u root rm -rf /").unwrap(),
-            Unwrapped { inner: "rm -rf /".into(), transparent: false }
+            Unwrapped { inner: "rm -rf /".into(), transparent: false, chdir: None }
         );
         assert_eq!(u("timeout -s KILL 5 nice -n 3 make").unwrap().inner, "make");
         assert_eq!(u("xargs -n 1 rm").unwrap().inner, "rm");

@@ -4,3 +4,4 @@
 mod house;
 mod settings_rules;
 mod shell_policy;
+mod shell_table;

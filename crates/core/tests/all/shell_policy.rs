@@ -98,7 +98,9 @@ const CASES: &[(&str, Decision)] = &[
     ("command rm x", Deny),
     ("exec rm x", Deny),
     ("timeout 5 rm x", Deny),
-    ("FOO=1 ls", Allow),
+    // issue 18: an assignment not known to be harmless may change what runs
+    ("FOO=1 ls", Ask),
+    ("LC_ALL=C ls", Allow),
     ("env ls -la", Allow),
     ("busybox rm x", Ask),
     ("find . -exec rm {} \\;", Deny),

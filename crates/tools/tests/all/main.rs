@@ -15,6 +15,7 @@ mod replace;
 mod session;
 #[cfg(unix)]
 mod shell;
+mod shell_git;
 mod special_files;
 mod web;
 mod write_file;

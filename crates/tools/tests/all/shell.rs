@@ -17,18 +17,18 @@ use toolbelt_core::{Outcome, Registry, ToolEnv, Workspace};
 use toolbelt_test_support::TempTree;
 use toolbelt_tools::Services;
 
-struct Session {
-    tree: TempTree,
-    rt: tokio::runtime::Runtime,
+pub(crate) struct Session {
+    pub(crate) tree: TempTree,
+    pub(crate) rt: tokio::runtime::Runtime,
     services: Services,
     scheduler: Scheduler,
 }
 
-fn session_with(config: impl FnOnce(&mut Config)) -> Session {
+pub(crate) fn session_with(config: impl FnOnce(&mut Config)) -> Session {
     session_full(config, None)
 }
 
-fn session_full(
+pub(crate) fn session_full(
     config: impl FnOnce(&mut Config),
     events: Option<toolbelt_core::scheduler::EventSink>,
 ) -> Session {
@@ -62,40 +62,45 @@ fn session_full(
     Session { tree, rt, services, scheduler }
 }
 
-fn session() -> Session {
+pub(crate) fn session() -> Session {
     session_with(|_| {})
 }
 
 impl Session {
-    fn call_with(&self, tool: &str, args: Value, token: CancellationToken) -> CompletedCall {
+    pub(crate) fn call_with(
+        &self,
+        tool: &str,
+        args: Value,
+        token: CancellationToken,
+    ) -> CompletedCall {
         let req = CallRequest::new("c1", tool, args);
         self.rt.block_on(self.scheduler.schedule(vec![req], token)).pop().unwrap()
     }
 
-    fn call(&self, tool: &str, args: Value) -> CompletedCall {
+    pub(crate) fn call(&self, tool: &str, args: Value) -> CompletedCall {
         self.call_with(tool, args, CancellationToken::new())
     }
 
-    fn shell(&self, command: &str) -> CompletedCall {
+    pub(crate) fn shell(&self, command: &str) -> CompletedCall {
         self.call("run_shell_command", json!({ "command": command }))
     }
 
-    fn shutdown(&self) -> usize {
+    pub(crate) fn shutdown(&self) -> usize {
         self.rt.block_on(self.services.background.shutdown(Duration::from_millis(300)))
     }
 }
 
-fn output(c: &CompletedCall) -> String {
+pub(crate) fn output(c: &CompletedCall) -> String {
     let v = c.response.response_value();
     v["output"].as_str().unwrap_or_else(|| panic!("no output in {v}")).to_string()
 }
 
-fn error(c: &CompletedCall) -> String {
+pub(crate) fn error(c: &CompletedCall) -> String {
     let v = c.response.response_value();
     v["error"].as_str().unwrap_or_else(|| panic!("no error in {v}")).to_string()
 }
 
-fn display(c: &CompletedCall) -> Value {
+pub(crate) fn display(c: &CompletedCall) -> Value {
     c.result.as_ref().map(|r| r.return_display.clone()).unwrap_or(Value::Null)
 }
 
@@ -109,12 +114,12 @@ fn assert_wrapped(got: &str, want: &str) {
     assert!(Regex::new(&pattern).unwrap().is_match(got), "got:\n{got}\nwant:\n{want}");
 }
 
-fn number_after(text: &str, key: &str) -> i32 {
+pub(crate) fn number_after(text: &str, key: &str) -> i32 {
     let re = Regex::new(&format!(r"{}(\d+)", regex::escape(key))).unwrap();
     re.captures(text).unwrap_or_else(|| panic!("no {key} in {text}"))[1].parse().unwrap()
 }
 
-fn alive(pid: i32) -> bool {
+pub(crate) fn alive(pid: i32) -> bool {
     // A zombie still answers kill(0); only running processes count.
     kill(Pid::from_raw(pid), None).is_ok()
         && !std::fs::read_to_string(format!("/proc/{pid}/stat"))
@@ -123,7 +128,7 @@ fn alive(pid: i32) -> bool {
 
 /// Whether no process of the group is left. Killed members that were re-parented are reaped
 /// by init asynchronously, so this waits up to two seconds for their zombies to go.
-fn group_gone(pgid: i32) -> bool {
+pub(crate) fn group_gone(pgid: i32) -> bool {
     let deadline = Instant::now() + Duration::from_secs(2);
     loop {
         if killpg(Pid::from_raw(pgid), None).is_err() {
