@@ -58,6 +58,10 @@ pub struct Config {
     pub respect_git_ignore: bool,
     /// Whether file tools honour `.geminiignore`.
     pub respect_gemini_ignore: bool,
+    /// The sandbox commands run in (shell, background, hooks, discovered tools); `None`: none.
+    /// Set by the session from `--sandbox`, `tools.sandbox` or `GEMINI_SANDBOX`.
+    #[serde(skip)]
+    pub sandbox: Option<crate::process::Sandbox>,
     /// toolbelt's own state folder (`~/.toolbelt`): saved outputs live under `tmp/`.
     pub home_dir: PathBuf,
     /// The global context file `save_memory` writes (upstream: `~/.gemini/GEMINI.md`).
@@ -109,6 +113,7 @@ impl Default for Config {
             allow_sensitive_paths: Vec::new(),
             respect_git_ignore: true,
             respect_gemini_ignore: true,
+            sandbox: None,
             home_dir: default_home_dir(),
             memory_file: default_memory_file(),
             web_fetch_direct: false,

@@ -230,6 +230,7 @@ impl SessionBuilder {
                 tool_settings.hooks.clone(),
                 HookContext {
                     env_redaction: config.env_redaction.clone(),
+                    sandbox: config.sandbox.clone(),
                     project_dir: root.clone(),
                     session_id: session_id(),
                     transcript_path: String::new(),
@@ -360,6 +361,7 @@ async fn discovered(
     let Some(cmd) = &t.discovery_command else { return Vec::new() };
     let cfg = toolbelt_tools::discovered::DiscoveryConfig {
         env_redaction: config.env_redaction.clone(),
+        sandbox: config.sandbox.clone(),
         discovery_command: cmd.clone(),
         call_command: t.call_command.clone(),
         cwd: root.to_path_buf(),

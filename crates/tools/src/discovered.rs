@@ -64,6 +64,8 @@ pub struct DiscoveryConfig {
     pub discovery_timeout_ms: u64,
     /// What of toolbelt's environment the commands get.
     pub env_redaction: toolbelt_core::process::EnvRedaction,
+    /// The sandbox both commands run in, if any.
+    pub sandbox: Option<toolbelt_core::process::Sandbox>,
 }
 
 struct Output {
@@ -97,22 +99,18 @@ async fn run_program(
     timeout: Option<Duration>,
     cancel: &tokio_util::sync::CancellationToken,
 ) -> std::io::Result<Option<Output>> {
-    let mut cmd = tokio::process::Command::new(program);
-    cmd.args(args)
-        .current_dir(&cfg.cwd)
-        .env_clear()
-        .envs(toolbelt_core::process::child_env(
-            &cfg.env_redaction,
-            toolbelt_core::process::ChildPurpose::Tool,
-        ))
-        .stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
-    #[cfg(unix)]
-    cmd.process_group(0);
-    let mut child = cmd.spawn()?;
-    let pid = child.id();
+    let env = toolbelt_core::process::child_env(
+        &cfg.env_redaction,
+        toolbelt_core::process::ChildPurpose::Tool,
+    );
+    let stdin_kind = if stdin.is_some() { Stdio::piped() } else { Stdio::null() };
+    let toolbelt_core::process::Spawned { mut child, pid, exit } =
+        toolbelt_core::process::Launch::new(program, &cfg.cwd, &env)
+            .args(args)
+            .sandbox(cfg.sandbox.as_ref())
+            .spawn(stdin_kind, Stdio::piped(), Stdio::piped())?;
+    // Whatever happens below, nothing the program started outlives the call.
+    let _tree = toolbelt_core::process::tree::TreeGuard::new(pid);
     let mut input = child.stdin.take();
     let feed = async move {
         if let (Some(pipe), Some(bytes)) = (input.as_mut(), stdin) {
@@ -125,7 +123,7 @@ async fn run_program(
         let (_, (stdout, big_out), (stderr, big_err)) =
             tokio::join!(feed, read_limited(out, limit), read_limited(err, limit));
         let too_large = big_out || big_err;
-        let status = if too_large { None } else { child.wait().await.ok() };
+        let status = if too_large { None } else { exit.wait().await };
         Output { stdout, stderr, status, too_large }
     };
     let far = Duration::from_secs(86_400 * 365);
@@ -134,24 +132,8 @@ async fn run_program(
         () = tokio::time::sleep(timeout.unwrap_or(far)) => None,
         () = cancel.cancelled() => None,
     };
-    if result.as_ref().is_none_or(|o| o.too_large) {
-        kill_group(pid);
-    }
     Ok(result)
 }
-
-#[cfg(unix)]
-fn kill_group(pid: Option<u32>) {
-    if let Some(p) = pid.and_then(|p| i32::try_from(p).ok()) {
-        let _ = nix::sys::signal::killpg(
-            nix::unistd::Pid::from_raw(p),
-            nix::sys::signal::Signal::SIGKILL,
-        );
-    }
-}
-
-#[cfg(not(unix))]
-fn kill_group(_pid: Option<u32>) {}
 
 /// Runs the discovery command and turns its declarations into tools.
 pub async fn discover(cfg: &DiscoveryConfig) -> Result<Vec<Arc<DiscoveredTool>>, DiscoveryError> {

@@ -81,6 +81,8 @@ pub struct HookContext {
     pub transcript_path: String,
     /// What of toolbelt's environment hook commands get.
     pub env_redaction: crate::process::EnvRedaction,
+    /// The sandbox hook commands run in, if any.
+    pub sandbox: Option<crate::process::Sandbox>,
 }
 
 /// Hooks from settings, run as commands.

@@ -91,43 +91,28 @@ async fn read_capped<R: AsyncReadExt + Unpin>(r: Option<R>) -> String {
     String::from_utf8_lossy(&buf).into_owned()
 }
 
-#[cfg(unix)]
-fn signal_group(pid: u32, kill: bool) {
-    use nix::sys::signal::{Signal, killpg};
-    if let Ok(p) = i32::try_from(pid) {
-        let sig = if kill { Signal::SIGKILL } else { Signal::SIGTERM };
-        let _ = killpg(nix::unistd::Pid::from_raw(p), sig);
-    }
-}
-
-#[cfg(not(unix))]
-fn signal_group(_pid: u32, _kill: bool) {}
-
 /// Runs a command hook to completion or its timeout.
 pub async fn run_command(hook: &HookEntry, input: &Value, ctx: &HookContext) -> Ran {
-    let mut cmd = tokio::process::Command::new("bash");
-    cmd.arg("-c")
-        .arg(expand(&hook.command, ctx))
-        .current_dir(&ctx.project_dir)
-        .env_clear()
-        .envs(crate::process::child_env(&ctx.env_redaction, crate::process::ChildPurpose::Tool))
-        .env("GEMINI_PROJECT_DIR", &ctx.project_dir)
-        .env("CLAUDE_PROJECT_DIR", &ctx.project_dir)
-        .env("TOOLBELT_PROJECT_DIR", &ctx.project_dir)
-        .env("GEMINI_CWD", &ctx.project_dir)
-        .env("GEMINI_SESSION_ID", &ctx.session_id)
+    let env = crate::process::child_env(&ctx.env_redaction, crate::process::ChildPurpose::Tool);
+    let dir = ctx.project_dir.as_os_str();
+    let spawned = crate::process::Launch::new("bash", &ctx.project_dir, &env)
+        .args([std::ffi::OsString::from("-c"), expand(&hook.command, ctx).into()])
+        .envs([
+            ("GEMINI_PROJECT_DIR", dir),
+            ("CLAUDE_PROJECT_DIR", dir),
+            ("TOOLBELT_PROJECT_DIR", dir),
+            ("GEMINI_CWD", dir),
+            ("GEMINI_SESSION_ID", ctx.session_id.as_ref()),
+        ])
         .envs(&hook.env)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
-    #[cfg(unix)]
-    cmd.process_group(0);
-    let mut child = match cmd.spawn() {
-        Ok(c) => c,
+        .sandbox(ctx.sandbox.as_ref())
+        .spawn(Stdio::piped(), Stdio::piped(), Stdio::piped());
+    let crate::process::Spawned { mut child, pid, exit } = match spawned {
+        Ok(s) => s,
         Err(e) => return Ran { failure: Some(format!("could not start: {e}")), ..Ran::default() },
     };
-    let pid = child.id().unwrap_or(0);
+    // Whatever happens below, nothing the hook started outlives it.
+    let _tree = crate::process::tree::TreeGuard::new(pid);
     let text = serde_json::to_vec(input).unwrap_or_default();
     let mut stdin = child.stdin.take();
     let feed = async move {
@@ -140,14 +125,13 @@ pub async fn run_command(hook: &HookEntry, input: &Value, ctx: &HookContext) -> 
     let (out, err) = (child.stdout.take(), child.stderr.take());
     let work = async {
         let (_, stdout, stderr, status) =
-            tokio::join!(feed, read_capped(out), read_capped(err), child.wait());
+            tokio::join!(feed, read_capped(out), read_capped(err), exit.wait());
         (stdout, stderr, status)
     };
     tokio::pin!(work);
     let timeout = Duration::from_millis(hook.timeout_ms);
     match tokio::time::timeout(timeout, &mut work).await {
         Ok((stdout, stderr, status)) => {
-            let status = status.ok();
             let exit_code = status.and_then(|s| s.code());
             let failure = match (status, exit_code) {
                 (None, _) => Some("could not be waited for".to_string()),
@@ -157,14 +141,15 @@ pub async fn run_command(hook: &HookEntry, input: &Value, ctx: &HookContext) -> 
             Ran { stdout, stderr, exit_code, failure }
         }
         Err(_) => {
-            signal_group(pid, false);
-            let finished = tokio::time::timeout(KILL_GRACE, &mut work).await;
+            let grace = crate::process::tree::terminate_tree(pid, KILL_GRACE);
+            let finished = tokio::time::timeout(KILL_GRACE * 2, async {
+                grace.await;
+                (&mut work).await
+            })
+            .await;
             let (stdout, stderr) = match finished {
                 Ok((o, e, _)) => (o, e),
-                Err(_) => {
-                    signal_group(pid, true);
-                    (String::new(), String::new())
-                }
+                Err(_) => (String::new(), String::new()),
             };
             Ran {
                 stdout,

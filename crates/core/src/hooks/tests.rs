@@ -53,6 +53,7 @@ fn harness(hooks: HookSettings, interactive: bool, approver: Outcome) -> H {
     ));
     let ctx = HookContext {
         env_redaction: Default::default(),
+        sandbox: None,
         project_dir: env.workspace.primary().to_path_buf(),
         session_id: "s1".into(),
         transcript_path: String::new(),

@@ -263,3 +263,33 @@ fn every_child_gets_the_cleaned_environment() {
     }
     assert!(bad.is_empty(), "these start programs with toolbelt's whole environment: {bad:?}");
 }
+
+/// Issue 18: every program a tool, a hook or a discovered tool runs starts through
+/// `toolbelt_core::process::Launch` (reaper, sandbox, environment in one place). Only the
+/// process layer itself builds a command, and the few programs that are not run for a tool.
+#[test]
+fn programs_start_only_through_the_process_layer() {
+    const OTHERS: &[(&str, &str)] = &[
+        ("core/src/process/spawn.rs", "the one spawn function"),
+        ("cli/src/approver.rs", "the user's own editor, opened at the user's request"),
+        ("cli/src/commands/mcp.rs", "the user's browser, for an OAuth sign-in"),
+        ("mcp/src/client/mod.rs", "MCP stdio servers, run by rmcp's transport (issue 20)"),
+    ];
+    let crates = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut files = Vec::new();
+    rust_files(&crates, &mut files);
+    let mut bad = Vec::new();
+    for f in files.iter().filter(|f| f.components().any(|c| c.as_os_str() == "src")) {
+        let code = non_test_code(&std::fs::read_to_string(f).unwrap()).to_string();
+        let rel = f.strip_prefix(&crates).unwrap().to_string_lossy().replace('\\', "/");
+        let builds =
+            ["Command::new(", "CommandBuilder::new(", "pre_exec(", "fork("].iter().any(|p| {
+                code.match_indices(p)
+                    .any(|(i, _)| !code[..i].ends_with(|c: char| c.is_alphanumeric() || c == '_'))
+            });
+        if builds && !OTHERS.iter().any(|(p, _)| rel.ends_with(p)) && !rel.ends_with("reaper.rs") {
+            bad.push(rel);
+        }
+    }
+    assert!(bad.is_empty(), "these start programs outside toolbelt_core::process: {bad:?}");
+}

@@ -15,7 +15,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::output::{Capture, strip_ansi};
 use super::running::{Exit, Limits, PumpEnd, Running};
-use super::spawn::{kill_group_now, terminate_group};
+use super::spawn::{kill_tree_now, terminate_tree};
 
 /// Processes remembered per session (upstream: 100).
 const HISTORY: usize = 100;
@@ -184,7 +184,7 @@ impl BackgroundRegistry {
             return 0;
         }
         let groups = self.running_groups();
-        futures::future::join_all(groups.iter().map(|g| terminate_group(*g, grace))).await;
+        futures::future::join_all(groups.iter().map(|g| terminate_tree(*g, grace))).await;
         self.stop.cancel();
         groups.len()
     }
@@ -194,7 +194,7 @@ impl Drop for BackgroundRegistry {
     fn drop(&mut self) {
         if !self.keep.load(std::sync::atomic::Ordering::SeqCst) {
             for g in self.running_groups() {
-                kill_group_now(g, &[]);
+                kill_tree_now(g);
             }
         }
     }

@@ -25,7 +25,7 @@ use toolbelt_core::workspace::Access;
 use super::background::BackgroundRegistry;
 use super::output::{Capture, render_terminal, strip_ansi};
 use super::running::{Exit, Limits, PumpEnd, Running, Stopped};
-use super::spawn::{spawn, spawn_terminal, wrap_command};
+use super::spawn::{kill_tree_now, spawn, spawn_terminal, wrap_command};
 
 pub const NAME: &str = "run_shell_command";
 /// Upstream waits this long before moving a command to the background.
@@ -251,23 +251,20 @@ impl Invocation for ShellCall {
             &self.config.env_redaction,
             toolbelt_core::process::ChildPurpose::Tool,
         );
+        let sandbox = self.config.sandbox.as_ref();
         let running = if terminal {
-            spawn_terminal(&script, &self.cwd, &env).map(|t| {
+            spawn_terminal(&script, &self.cwd, &env, sandbox).map(|t| {
                 let pid = t.pid;
-                Some(Running::from_terminal(t, spill(pid)))
+                Running::from_terminal(t, spill(pid))
             })
         } else {
-            spawn(&script, &self.cwd, &env).map(|c| {
-                let pid = c.id().and_then(|p| i32::try_from(p).ok()).unwrap_or(0);
+            spawn(&script, &self.cwd, &env, sandbox).map(|c| {
+                let pid = c.pid;
                 Running::from_pipes(c, spill(pid))
             })
         };
         let mut running = match running {
-            Ok(Some(r)) => r,
-            Ok(None) => {
-                return self
-                    .spawn_error("the shell exited before its process id could be read".into());
-            }
+            Ok(r) => r,
             Err(e) => return self.spawn_error(format!("could not start bash: {e}")),
         };
         let pid = running.pid;
@@ -328,8 +325,13 @@ impl Invocation for ShellCall {
             return r;
         }
         let pids = background_pids(&bgpids, pid);
-        let group_left = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pid), None).is_ok();
-        if !pids.is_empty() || group_left {
+        // What the command left running without making it a job (`setsid -f`, a double fork,
+        // `( cmd & )`) is stopped now; jobs (`cmd &`) are meant to run and are stopped when the
+        // session ends.
+        toolbelt_core::process::tree::prune(pid, &pids);
+        if pids.is_empty() {
+            kill_tree_now(pid);
+        } else {
             self.background.track_group(pid);
         }
         if self.is_background {

@@ -14,7 +14,8 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::output::{Capture, Decoder};
-use super::spawn::{GroupGuard, terminate_group};
+use super::spawn::{TreeGuard, terminate_tree};
+use toolbelt_core::process::Spawned;
 
 /// How long output may keep arriving after the shell exits (a background job can hold the
 /// pipes open forever; we stop waiting instead of hanging).
@@ -77,7 +78,7 @@ type Chunk = (bool, Vec<u8>);
 /// chunks over a channel and a waiter reports the exit, so pipes and PTYs are watched alike.
 pub struct Running {
     pub pid: i32,
-    pub guard: GroupGuard,
+    pub guard: TreeGuard,
     chunks: mpsc::Receiver<Chunk>,
     exited: Option<oneshot::Receiver<Exit>>,
     readers: Vec<tokio::task::JoinHandle<()>>,
@@ -110,7 +111,7 @@ impl Running {
     ) -> Self {
         Self {
             pid,
-            guard: GroupGuard::new(pid),
+            guard: TreeGuard::new(pid),
             chunks,
             exited: Some(exited),
             readers: Vec::new(),
@@ -122,9 +123,9 @@ impl Running {
         }
     }
 
-    /// Watches a child whose stdout and stderr are pipes.
-    pub fn from_pipes(mut child: Child, capture: Capture) -> Option<Self> {
-        let pid = i32::try_from(child.id()?).ok()?;
+    /// Watches a command whose stdout and stderr are pipes.
+    pub fn from_pipes(spawned: Spawned<Child>, capture: Capture) -> Self {
+        let Spawned { mut child, pid, exit } = spawned;
         let (tx, rx) = mpsc::channel(64);
         let (exit_tx, exit_rx) = oneshot::channel();
         let mut readers = Vec::new();
@@ -135,21 +136,24 @@ impl Running {
             readers.push(tokio::spawn(pipe_reader(err, true, tx)));
         }
         tokio::spawn(async move {
-            let exit = child.wait().await.map(exit_of).unwrap_or_default();
-            let _ = exit_tx.send(exit);
+            let status = exit.wait().await;
+            let _ = exit_tx.send(status.map(exit_of).unwrap_or_default());
+            // The reaper goes when the last process of the tree does.
+            let _ = child.wait().await;
         });
         let mut r = Self::with(pid, rx, exit_rx, capture);
         r.readers = readers;
-        Some(r)
+        r
     }
 
-    /// Watches a child on a terminal: `reader` is the terminal's output, `child` is waited on a
-    /// thread of its own.
+    /// Watches a command on a terminal: its output is read, and its exit waited for, on
+    /// threads of their own.
     pub fn from_terminal(t: super::spawn::Terminal, capture: Capture) -> Self {
-        let super::spawn::Terminal { pid, mut child, mut reader, master } = t;
+        let super::spawn::Terminal { pid, mut child, exit, mut reader, master } = t;
         let (tx, rx) = mpsc::channel(64);
         let (exit_tx, exit_rx) = oneshot::channel();
         std::thread::spawn(move || {
+            use std::io::Read as _;
             let _terminal = master;
             let mut buf = vec![0u8; 64 * 1024];
             while let Ok(n) = reader.read(&mut buf) {
@@ -159,8 +163,9 @@ impl Running {
             }
         });
         std::thread::spawn(move || {
-            let exit = child.wait().map(exit_of).unwrap_or_default();
-            let _ = exit_tx.send(exit);
+            let status = exit.wait_blocking();
+            let _ = exit_tx.send(status.map(exit_of).unwrap_or_default());
+            let _ = child.wait();
         });
         Self::with(pid, rx, exit_rx, capture)
     }
@@ -238,7 +243,7 @@ impl Running {
 
     /// Stops the whole group, reaps the shell and collects what was still buffered.
     pub async fn stop(&mut self, grace: Duration, live: &(dyn Fn(&str) + Sync)) -> Exit {
-        terminate_group(self.pid, grace).await;
+        terminate_tree(self.pid, grace).await;
         self.guard.disarm();
         let exit = match self.exit {
             Some(e) => e,

@@ -1,14 +1,11 @@
-//! Starting `bash -c` in a session of its own (so it has no controlling terminal and leads its
-//! own process group), with stdin from /dev/null and a non-interactive environment; and
-//! stopping the whole group: SIGTERM to the group and every descendant, then SIGKILL.
+//! Starting `bash -c` through the process layer (`toolbelt_core::process::Launch`: a session of
+//! its own under a reaper, the sandbox when set), with stdin from /dev/null or a terminal and a
+//! non-interactive environment.
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use std::time::Duration;
 
-use nix::sys::signal::{Signal, kill, killpg};
-use nix::unistd::Pid;
-use tokio::process::{Child, Command};
+use tokio::process::Child;
 
 /// Options bash may inherit that change how the command's words expand.
 const SHOPT_GUARD: &str = "shopt -u promptvars nullglob extglob nocaseglob dotglob; ";
@@ -88,8 +85,9 @@ pub fn extra_env(inherited_git_count: Option<&str>) -> Vec<(String, String)> {
     env
 }
 
-/// A child's environment (see `toolbelt_core::process::env`).
-pub type ChildEnv = Vec<(std::ffi::OsString, std::ffi::OsString)>;
+pub use toolbelt_core::process::ChildEnv;
+pub use toolbelt_core::process::tree::{TreeGuard, descendants, kill_tree_now, terminate_tree};
+use toolbelt_core::process::{ExitPipe, Launch, Sandbox, Spawned};
 
 /// The `GIT_CONFIG_COUNT` the child inherits, so toolbelt's own overrides come after.
 fn git_config_count(env: &ChildEnv) -> Option<String> {
@@ -98,217 +96,72 @@ fn git_config_count(env: &ChildEnv) -> Option<String> {
         .and_then(|(_, v)| v.to_str().map(String::from))
 }
 
-/// Starts `bash -c script` in `cwd`: its own session and process group, stdin from /dev/null,
-/// stdout and stderr piped.
-pub fn spawn(script: &str, cwd: &Path, env: &ChildEnv) -> std::io::Result<Child> {
-    let mut cmd = Command::new(bash_path());
-    cmd.arg("-c")
-        .arg(script)
-        .current_dir(cwd)
-        .env_clear()
-        .envs(env.iter().cloned())
+fn bash<'a>(
+    script: &str,
+    cwd: &'a Path,
+    env: &'a ChildEnv,
+    sandbox: Option<&'a Sandbox>,
+) -> Launch<'a> {
+    Launch::new(bash_path(), cwd, env)
+        .args(["-c", script])
         .envs(extra_env(git_config_count(env).as_deref()))
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(false);
-    new_session(&mut cmd);
-    cmd.spawn()
+        .sandbox(sandbox)
 }
 
-fn other(e: impl std::fmt::Display) -> std::io::Error {
-    std::io::Error::other(e.to_string())
+/// Starts `bash -c script` in `cwd` under a reaper (its own session and process group, see
+/// `toolbelt_core::process`), in `sandbox` if set: stdin from /dev/null, stdout and stderr piped.
+pub fn spawn(
+    script: &str,
+    cwd: &Path,
+    env: &ChildEnv,
+    sandbox: Option<&Sandbox>,
+) -> std::io::Result<Spawned<Child>> {
+    bash(script, cwd, env, sandbox).spawn(Stdio::null(), Stdio::piped(), Stdio::piped())
 }
 
 /// A command started on a pseudo-terminal.
 pub struct Terminal {
+    /// The reaper's pid (the command's session and group).
     pub pid: i32,
+    /// The reaper.
     pub child: std::process::Child,
+    /// The command's exit.
+    pub exit: ExitPipe,
     /// The terminal's output.
-    pub reader: Box<dyn std::io::Read + Send>,
+    pub reader: std::fs::File,
     /// The terminal itself, kept open while its output is read.
-    pub master: Box<dyn portable_pty::MasterPty + Send>,
+    pub master: std::os::fd::OwnedFd,
 }
 
 /// Terminal size, as upstream's (80 columns, 30 rows).
 const COLS: u16 = 80;
 const ROWS: u16 = 30;
 
-/// Starts `bash -c script` on a new pseudo-terminal (its own session, the terminal as its
-/// controlling terminal and stdin/stdout/stderr). An end-of-file is typed first, so a command
-/// that reads its input gets EOF instead of waiting.
-pub fn spawn_terminal(script: &str, cwd: &Path, env: &ChildEnv) -> std::io::Result<Terminal> {
-    use portable_pty::{CommandBuilder, PtySize, native_pty_system};
-    let pair = native_pty_system()
-        .openpty(PtySize { rows: ROWS, cols: COLS, pixel_width: 0, pixel_height: 0 })
-        .map_err(other)?;
-    let mut cmd = CommandBuilder::new(bash_path());
-    cmd.arg("-c");
-    cmd.arg(script);
-    cmd.cwd(cwd);
-    cmd.env_clear();
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    for (k, v) in extra_env(git_config_count(env).as_deref()) {
-        cmd.env(k, v);
-    }
-    let child = pair.slave.spawn_command(cmd).map_err(other)?;
-    drop(pair.slave);
-    // On Unix the terminal's child is a std::process::Child, whose status has the numeric
-    // signal that the result reports.
-    let child: Box<dyn portable_pty::Child> = child;
-    let child = child
-        .downcast::<std::process::Child>()
-        .map_err(|_| std::io::Error::other("unexpected child type from the terminal"))?;
-    let pid = i32::try_from(child.id()).map_err(std::io::Error::other)?;
-    let reader = pair.master.try_clone_reader().map_err(other)?;
-    if let Ok(mut w) = pair.master.take_writer() {
-        use std::io::Write;
-        let _ = w.write_all(b"\x04");
-    }
-    Ok(Terminal { pid, child: *child, reader, master: pair.master })
-}
-
-/// Makes the child a session leader: no controlling terminal (so `sudo`, `ssh` and friends
-/// cannot open /dev/tty and wait on a person) and its own process group (PGID = PID).
-#[allow(unsafe_code)]
-fn new_session(cmd: &mut Command) {
-    // SAFETY: the closure runs in the forked child before exec and only calls setsid(2),
-    // which is async-signal-safe; it touches no memory shared with the parent.
-    unsafe {
-        cmd.pre_exec(|| nix::unistd::setsid().map(|_| ()).map_err(std::io::Error::from));
-    }
-}
-
-/// Every live descendant of `pid` (children first), however they regrouped.
-pub fn descendants(pid: i32) -> Vec<i32> {
-    let parents = parent_map();
-    let mut out = Vec::new();
-    let mut frontier = vec![pid];
-    while let Some(p) = frontier.pop() {
-        for (child, parent) in &parents {
-            if *parent == p && !out.contains(child) {
-                out.push(*child);
-                frontier.push(*child);
-            }
-        }
-    }
-    out
-}
-
-#[cfg(target_os = "linux")]
-fn parent_map() -> Vec<(i32, i32)> {
-    let Ok(dir) = std::fs::read_dir("/proc") else { return Vec::new() };
-    dir.filter_map(|e| {
-        let e = e.ok()?;
-        let pid: i32 = e.file_name().to_str()?.parse().ok()?;
-        let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
-        // pid (comm) state ppid ... ; comm may contain spaces and parentheses.
-        let after = &stat[stat.rfind(')')? + 2..];
-        let mut f = after.split_whitespace();
-        let state = f.next()?;
-        let ppid: i32 = f.next()?.parse().ok()?;
-        (state != "Z").then_some((pid, ppid))
-    })
-    .collect()
-}
-
-#[cfg(not(target_os = "linux"))]
-fn parent_map() -> Vec<(i32, i32)> {
-    let Ok(out) = std::process::Command::new("ps").args(["-A", "-o", "pid=,ppid=,stat="]).output()
-    else {
-        return Vec::new();
-    };
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|l| {
-            let mut f = l.split_whitespace();
-            let pid = f.next()?.parse().ok()?;
-            let ppid = f.next()?.parse().ok()?;
-            (!f.next().unwrap_or("").starts_with('Z')).then_some((pid, ppid))
-        })
-        .collect()
-}
-
-/// Whether any process of the group (other than a zombie) or any of `pids` is alive.
-fn any_alive(pgid: i32, pids: &[i32]) -> bool {
-    let alive = |p: i32| {
-        kill(Pid::from_raw(p), None).is_ok()
-            && !std::fs::read_to_string(format!("/proc/{p}/stat"))
-                .is_ok_and(|s| s.rsplit_once(") ").is_some_and(|(_, r)| r.starts_with('Z')))
-    };
-    pids.iter().any(|p| alive(*p)) || group_has_live_member(pgid)
-}
-
-fn group_has_live_member(pgid: i32) -> bool {
-    if killpg(Pid::from_raw(pgid), None).is_err() {
-        return false;
-    }
-    #[cfg(target_os = "linux")]
-    {
-        // Zombies keep the group "alive" for kill(2); only count running members.
-        let Ok(dir) = std::fs::read_dir("/proc") else { return true };
-        dir.filter_map(|e| e.ok())
-            .filter_map(|e| std::fs::read_to_string(e.path().join("stat")).ok())
-            .any(|stat| {
-                let Some((_, after)) = stat.rsplit_once(") ") else { return false };
-                let f: Vec<&str> = after.split_whitespace().take(3).collect();
-                f.len() == 3 && f[0] != "Z" && f[2].parse() == Ok(pgid)
-            })
-    }
-    #[cfg(not(target_os = "linux"))]
-    true
-}
-
-/// Stops the group led by `pgid` and every descendant of it: SIGTERM, then after `grace`
-/// (or as soon as all are gone) SIGKILL. The caller reaps its own child afterwards.
-pub async fn terminate_group(pgid: i32, grace: Duration) {
-    let mut pids = descendants(pgid);
-    pids.push(pgid);
-    let _ = killpg(Pid::from_raw(pgid), Signal::SIGTERM);
-    for p in &pids {
-        let _ = kill(Pid::from_raw(*p), Signal::SIGTERM);
-    }
-    let deadline = tokio::time::Instant::now() + grace;
-    while tokio::time::Instant::now() < deadline && any_alive(pgid, &pids) {
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    kill_group_now(pgid, &pids);
-}
-
-/// SIGKILL to the group, `pids`, and any descendant found now.
-pub fn kill_group_now(pgid: i32, pids: &[i32]) {
-    let mut all = descendants(pgid);
-    all.extend_from_slice(pids);
-    let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
-    for p in all {
-        let _ = kill(Pid::from_raw(p), Signal::SIGKILL);
-    }
-}
-
-/// Kills the group when dropped, unless disarmed: a call the scheduler abandons (its future
-/// dropped) still leaves nothing running.
-pub struct GroupGuard {
-    pgid: Option<i32>,
-}
-
-impl GroupGuard {
-    pub fn new(pgid: i32) -> Self {
-        Self { pgid: Some(pgid) }
-    }
-
-    pub fn disarm(&mut self) {
-        self.pgid = None;
-    }
-}
-
-impl Drop for GroupGuard {
-    fn drop(&mut self) {
-        if let Some(pgid) = self.pgid {
-            kill_group_now(pgid, &[]);
-        }
-    }
+/// Starts `bash -c script` on a new pseudo-terminal (its controlling terminal and
+/// stdin/stdout/stderr). An end-of-file is typed first, so a command that reads its input gets
+/// EOF instead of waiting.
+pub fn spawn_terminal(
+    script: &str,
+    cwd: &Path,
+    env: &ChildEnv,
+    sandbox: Option<&Sandbox>,
+) -> std::io::Result<Terminal> {
+    use std::io::Write;
+    let size = nix::pty::Winsize { ws_row: ROWS, ws_col: COLS, ws_xpixel: 0, ws_ypixel: 0 };
+    let pty = nix::pty::openpty(Some(&size), None)?;
+    let slave = std::fs::File::from(pty.slave);
+    let stdio = |f: &std::fs::File| f.try_clone().map(Stdio::from);
+    let spawned = bash(script, cwd, env, sandbox).controlling_terminal().spawn_std(
+        stdio(&slave)?,
+        stdio(&slave)?,
+        stdio(&slave)?,
+    )?;
+    drop(slave);
+    let master = pty.master;
+    let mut writer = std::fs::File::from(master.try_clone()?);
+    let _ = writer.write_all(b"\x04");
+    let reader = std::fs::File::from(master.try_clone()?);
+    Ok(Terminal { pid: spawned.pid, child: spawned.child, exit: spawned.exit, reader, master })
 }
 
 #[cfg(test)]

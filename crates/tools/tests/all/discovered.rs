@@ -24,6 +24,7 @@ fn script(dir: &Path, name: &str, body: &str) -> String {
 fn cfg(dir: &Path, discovery: String, call: Option<String>, timeout_ms: u64) -> DiscoveryConfig {
     DiscoveryConfig {
         env_redaction: Default::default(),
+        sandbox: None,
         discovery_command: discovery,
         call_command: call,
         cwd: dir.to_path_buf(),
