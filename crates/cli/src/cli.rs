@@ -52,6 +52,26 @@ pub enum Command {
         /// The folder (default: .)
         dir: Option<PathBuf>,
     },
+    /// Run one command in the sandbox, or say what this machine supports (--check)
+    Sandbox(SandboxArgs),
+}
+
+/// `toolbelt sandbox [--profile P] [--root DIR]... -- CMD [ARGS]...` / `toolbelt sandbox --check`.
+#[derive(Debug, Args)]
+pub struct SandboxArgs {
+    /// Say what this machine supports (Landlock ABI, seccomp) and exit (1 when it cannot sandbox)
+    #[arg(long, conflicts_with = "command")]
+    pub check: bool,
+    /// The profile: permissive-open, permissive-closed, restrictive-open, restrictive-closed
+    /// (default: SEATBELT_PROFILE, else permissive-open)
+    #[arg(long, value_name = "PROFILE")]
+    pub profile: Option<String>,
+    /// A folder the command may write (repeatable; default: .)
+    #[arg(long = "root", value_name = "DIR")]
+    pub roots: Vec<PathBuf>,
+    /// The command and its arguments
+    #[arg(last = true, value_name = "CMD")]
+    pub command: Vec<std::ffi::OsString>,
 }
 
 /// `--approval-mode`: the engine's own [`ApprovalMode`], by its names (and two spellings more).
@@ -91,6 +111,10 @@ pub struct SessionArgs {
     /// Treat the run as interactive even without a terminal on stdin
     #[arg(long)]
     pub interactive: bool,
+    /// Run commands (shell, background, hooks, discovered tools) in the sandbox; the profile
+    /// comes from SEATBELT_PROFILE or tools.sandboxProfile (default: permissive-open)
+    #[arg(long, short = 's')]
+    pub sandbox: bool,
 }
 
 #[derive(Debug, Args)]

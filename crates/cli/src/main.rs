@@ -47,6 +47,7 @@ fn main() {
             cli::Command::Mcp(args) => commands::mcp::run(args).await,
             cli::Command::Trust { dir } => commands::trust::run(dir, true),
             cli::Command::Untrust { dir } => commands::trust::run(dir, false),
+            cli::Command::Sandbox(args) => commands::sandbox::run(args),
         }
     });
     let code = match result {

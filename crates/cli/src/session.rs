@@ -26,6 +26,7 @@ pub fn builder(args: &SessionArgs) -> SessionBuilder {
         .policy_paths(args.policies.iter().cloned())
         .approval_mode(args.approval_mode)
         .interactive(interactive(args))
+        .sandbox(args.sandbox)
         .questioner(Arc::new(crate::questions::TerminalQuestioner))
         .approver(Arc::new(crate::approver::TerminalApprover))
 }

@@ -40,6 +40,7 @@ pub struct SessionBuilder {
     overrides: Vec<Override>,
     mcp_servers: bool,
     sources: Option<SettingsSources>,
+    sandbox: bool,
 }
 
 /// Where settings, policies and trust decisions are read from.
@@ -84,6 +85,7 @@ impl SessionBuilder {
             overrides: Vec::new(),
             mcp_servers: false,
             sources: None,
+            sandbox: false,
         }
     }
 
@@ -156,6 +158,13 @@ impl SessionBuilder {
         self
     }
 
+    /// Runs commands in the sandbox (`--sandbox`), whatever the settings say; `GEMINI_SANDBOX`
+    /// still decides when it is set.
+    pub fn sandbox(mut self, on: bool) -> Self {
+        self.sandbox = on;
+        self
+    }
+
     /// Also connects the MCP servers configured in settings; their tools join the registry.
     pub fn mcp_servers(mut self, connect: bool) -> Self {
         self.mcp_servers = connect;
@@ -181,6 +190,43 @@ impl SessionBuilder {
         config.apply_env()?;
         for f in self.overrides {
             f(&mut config);
+        }
+        let mut roots = if self.roots.is_empty() { vec![root.clone()] } else { self.roots };
+        // A folder the sensitive rules refuse (`~/.ssh`, `~/.aws`) must not become a root:
+        // beneath it, its files would no longer look sensitive.
+        let rules = toolbelt_core::workspace::SensitiveRules::new(
+            &config.sensitive_paths,
+            &config.allow_sensitive_paths,
+        )
+        .ok();
+        let refused = |real: &std::path::Path| {
+            let text = real.to_string_lossy();
+            rules.as_ref().and_then(|r| r.check(text.trim_start_matches('/'))).map(|hit| hit.rule)
+        };
+        for dir in &tool_settings.include_directories {
+            let p = included_dir(dir, &root, sources.user_home.as_deref());
+            match std::fs::canonicalize(&p) {
+                Ok(real) if real.is_dir() && refused(&real).is_some() => notices.push(format!(
+                    "context.includeDirectories: {} matches the sensitive-path rule \"{}\"; it is not part of the workspace",
+                    real.display(),
+                    refused(&real).unwrap_or_default()
+                )),
+                Ok(real) if real.is_dir() => {
+                    if !roots.contains(&real) {
+                        roots.push(real);
+                    }
+                }
+                _ => notices.push(format!(
+                    "context.includeDirectories: {} is not a folder; it is not part of the workspace",
+                    p.display()
+                )),
+            }
+        }
+        let sandbox_request =
+            crate::sandbox::requested(&settings, self.sandbox, &|k| std::env::var(k).ok())?;
+        if let Some(req) = &sandbox_request {
+            let home = sources.user_home.as_deref();
+            config.sandbox = Some(crate::sandbox::build(req, &roots, home, &root)?);
         }
         let interactive = self.interactive;
         let mode = match (self.approval_mode, tool_settings.default_approval_mode.as_deref()) {
@@ -238,37 +284,6 @@ impl SessionBuilder {
             )
         });
 
-        let mut roots = if self.roots.is_empty() { vec![root.clone()] } else { self.roots };
-        // A folder the sensitive rules refuse (`~/.ssh`, `~/.aws`) must not become a root:
-        // beneath it, its files would no longer look sensitive.
-        let rules = toolbelt_core::workspace::SensitiveRules::new(
-            &config.sensitive_paths,
-            &config.allow_sensitive_paths,
-        )
-        .ok();
-        let refused = |real: &std::path::Path| {
-            let text = real.to_string_lossy();
-            rules.as_ref().and_then(|r| r.check(text.trim_start_matches('/'))).map(|hit| hit.rule)
-        };
-        for dir in &tool_settings.include_directories {
-            let p = included_dir(dir, &root, sources.user_home.as_deref());
-            match std::fs::canonicalize(&p) {
-                Ok(real) if real.is_dir() && refused(&real).is_some() => notices.push(format!(
-                    "context.includeDirectories: {} matches the sensitive-path rule \"{}\"; it is not part of the workspace",
-                    real.display(),
-                    refused(&real).unwrap_or_default()
-                )),
-                Ok(real) if real.is_dir() => {
-                    if !roots.contains(&real) {
-                        roots.push(real);
-                    }
-                }
-                _ => notices.push(format!(
-                    "context.includeDirectories: {} is not a folder; it is not part of the workspace",
-                    p.display()
-                )),
-            }
-        }
         let workspace = Workspace::new(&roots, &config)?;
         let env = ToolEnv::new(workspace, config.clone());
         let approver = self.approver.unwrap_or_else(|| Arc::new(FixedApprover(Outcome::Cancel)));

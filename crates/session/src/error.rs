@@ -28,6 +28,10 @@ pub enum SessionError {
     /// Yolo mode was asked for but a settings file forbids it.
     #[error("yolo mode is disabled by security.disableYoloMode in {0}")]
     YoloDisabled(std::path::PathBuf),
+    /// The sandbox was asked for but cannot be had, or asked for in a way toolbelt does not
+    /// understand: nothing runs unconfined by surprise.
+    #[error("sandbox: {0}")]
+    Sandbox(String),
     /// A live root change with no root.
     #[error("a session needs at least one root")]
     NoRoots,

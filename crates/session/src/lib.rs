@@ -19,6 +19,7 @@
 pub mod builder;
 pub mod error;
 pub mod lint;
+pub mod sandbox;
 pub mod session;
 pub mod settings;
 

@@ -3,6 +3,7 @@ pub mod config;
 pub mod mcp;
 pub mod policy;
 pub mod run;
+pub mod sandbox;
 pub mod tools;
 pub mod trust;
 

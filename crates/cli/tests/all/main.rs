@@ -8,6 +8,8 @@ mod gemini_settings;
 mod mcp;
 mod policy;
 mod run;
+#[cfg(target_os = "linux")]
+mod sandbox;
 #[cfg(unix)]
 mod secrets;
 #[cfg(unix)]

@@ -42,8 +42,7 @@ const OPEN: &[&str] = &[
 ];
 
 /// Keys toolbelt knows but cannot honour yet, and why.
-const NOT_YET: &[(&str, &str)] =
-    &[("tools.sandbox", "toolbelt has no sandbox yet; commands run unconfined")];
+const NOT_YET: &[(&str, &str)] = &[];
 
 /// What a key means to toolbelt.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -192,7 +191,7 @@ mod tests {
         assert_eq!(status("tools.toolTimeoutsMs"), KeyStatus::Honoured);
         assert_eq!(status("ui.theme"), KeyStatus::NotSupported(None));
         assert_eq!(status("ui.someFutureKey"), KeyStatus::NotSupported(None));
-        assert!(matches!(status("tools.sandbox"), KeyStatus::NotSupported(Some(_))));
+        assert_eq!(status("tools.sandbox"), KeyStatus::Honoured);
         assert_eq!(status("tools.exlude"), KeyStatus::Unknown(Some("tools.exclude".into())));
         assert_eq!(status("mcpServer"), KeyStatus::Unknown(Some("mcpServers".into())));
         assert_eq!(status("mcpServer.x.command"), KeyStatus::Unknown(Some("mcpServers".into())));

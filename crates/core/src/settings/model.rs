@@ -17,6 +17,8 @@ pub(super) enum Ty {
     Servers,
     Hooks,
     StrOrStrings,
+    /// `true`/`false`, a command name, or `{enabled, command, allowedPaths, networkAccess}`.
+    Sandbox,
 }
 
 pub(super) const KEYS: &[(&str, Ty)] = &[
@@ -56,6 +58,11 @@ pub(super) const KEYS: &[(&str, Ty)] = &[
     ("security.environmentVariableRedaction.allowed", Ty::Strings),
     ("security.environmentVariableRedaction.blocked", Ty::Strings),
     ("security.disableYoloMode", Ty::Bool),
+    ("tools.sandbox", Ty::Sandbox),
+    ("tools.sandboxAllowedPaths", Ty::Strings),
+    ("tools.sandboxNetworkAccess", Ty::Bool),
+    ("tools.sandboxProfile", Ty::Str),
+    ("security.toolSandboxing", Ty::Bool),
 ];
 
 type Bad = (String, String);
@@ -86,6 +93,26 @@ fn check(v: &Value, ty: Ty, key: &str) -> Result<(), Bad> {
         Ty::Str => bad("must be a string"),
         Ty::Uint if v.as_u64().is_some() => Ok(()),
         Ty::Uint => bad("must be a whole number, 0 or more"),
+        Ty::Sandbox => match v {
+            Value::Bool(_) | Value::String(_) => Ok(()),
+            Value::Object(o) => {
+                let typed = |k: &str, ok: fn(&Value) -> bool| o.get(k).is_none_or(ok);
+                if typed("enabled", Value::is_boolean)
+                    && typed("command", Value::is_string)
+                    && typed("networkAccess", Value::is_boolean)
+                    && typed("allowedPaths", |a| {
+                        a.as_array().is_some_and(|a| a.iter().all(Value::is_string))
+                    })
+                {
+                    Ok(())
+                } else {
+                    bad(
+                        "must have enabled (true/false), command (a string), allowedPaths (strings), networkAccess (true/false)",
+                    )
+                }
+            }
+            _ => bad("must be true, false, a sandbox command or an object"),
+        },
         Ty::Bool if v.is_boolean() => Ok(()),
         Ty::Bool => bad("must be true or false"),
         Ty::UintMap => match v {

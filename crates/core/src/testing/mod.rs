@@ -31,8 +31,14 @@ impl Default for TempTree {
 impl TempTree {
     /// A new empty tree and state folder.
     pub fn new() -> Self {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("temp dir: {e}"));
-        let home = tempfile::tempdir().unwrap_or_else(|e| panic!("temp dir: {e}"));
+        Self::new_in(&std::env::temp_dir())
+    }
+
+    /// A new empty tree and state folder inside `base` (sandbox tests need them outside the
+    /// temp folder, which every sandbox profile may write).
+    pub fn new_in(base: &Path) -> Self {
+        let dir = tempfile::tempdir_in(base).unwrap_or_else(|e| panic!("temp dir: {e}"));
+        let home = tempfile::tempdir_in(base).unwrap_or_else(|e| panic!("temp dir: {e}"));
         let root =
             std::fs::canonicalize(dir.path()).unwrap_or_else(|e| panic!("canonical root: {e}"));
         let home_path =

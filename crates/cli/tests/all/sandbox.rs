@@ -1,0 +1,192 @@
+//! The sandbox (issue 18), through the binary: `toolbelt sandbox --check`, and commands run by
+//! `toolbelt call --sandbox run_shell_command` inside a workspace that is not under /tmp (every
+//! profile may write the temp folder).
+
+use std::path::{Path, PathBuf};
+
+use toolbelt_core::process::sandbox::support;
+use toolbelt_test_support::TempTree;
+
+use super::{command, toolbelt};
+
+/// A workspace, a home and a sibling folder of the workspace, all outside the temp folder.
+struct Place {
+    tree: TempTree,
+    sibling: tempfile::TempDir,
+}
+
+impl Place {
+    fn new() -> Self {
+        let base = Path::new(env!("CARGO_TARGET_TMPDIR"));
+        Place { tree: TempTree::new_in(base), sibling: tempfile::tempdir_in(base).unwrap() }
+    }
+
+    fn sibling(&self) -> PathBuf {
+        std::fs::canonicalize(self.sibling.path()).unwrap()
+    }
+
+    /// Runs `script` through run_shell_command with the sandbox on; `env` is set for toolbelt.
+    fn shell(&self, script: &str, env: &[(&str, &str)]) -> super::Run {
+        let args = serde_json::json!({ "command": script }).to_string();
+        let mut c = command(
+            &self.tree,
+            &["call", "-s", "run_shell_command", &args, "--approval-mode", "yolo"],
+        );
+        for (k, v) in env {
+            c.env(k, v);
+        }
+        let out = c.output().unwrap();
+        super::Run {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+}
+
+/// Whether this machine can sandbox. Where it cannot, the tests check the refusal instead:
+/// asking for the sandbox is an error and nothing runs.
+fn usable() -> bool {
+    let usable = support().usable();
+    if !usable {
+        let p = Place::new();
+        let r = p.shell("touch ran", &[]);
+        assert_eq!(r.code, 2, "{}", r.stderr);
+        assert!(r.stderr.contains("the sandbox needs Landlock"), "{}", r.stderr);
+        assert!(!p.tree.root().join("ran").exists());
+    }
+    usable
+}
+
+#[test]
+fn check_says_what_the_machine_supports_with_and_without_landlock() {
+    let t = TempTree::new();
+    let r = toolbelt(&t, &["sandbox", "--check"], None);
+    if usable() {
+        assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+        assert!(r.stdout.starts_with("landlock: yes (ABI "), "{}", r.stdout);
+        assert!(r.stdout.contains("sandbox: available; profiles: permissive-open"), "{}", r.stdout);
+    } else {
+        assert_eq!(r.code, 1);
+    }
+    // Without Landlock (simulated): the report says so, and asking for the sandbox is an error
+    // before anything runs.
+    let out =
+        command(&t, &["sandbox", "--check"]).env("TOOLBELT_LANDLOCK_ABI", "0").output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.starts_with("landlock: no (switched off by TOOLBELT_LANDLOCK_ABI=0)"), "{text}");
+    assert!(text.contains("sandbox: not available on this machine; asking for it is an error"));
+    let args = r#"{"command":"touch ran"}"#;
+    let out =
+        command(&t, &["call", "--sandbox", "run_shell_command", args, "--approval-mode", "yolo"])
+            .env("TOOLBELT_LANDLOCK_ABI", "0")
+            .output()
+            .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("the sandbox needs Landlock"), "{err}");
+    assert!(!t.root().join("ran").exists(), "the command ran unsandboxed");
+    let out = command(&t, &["sandbox", "--", "touch", "ran"])
+        .env("TOOLBELT_LANDLOCK_ABI", "0")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(!t.root().join("ran").exists(), "the command ran unsandboxed");
+}
+
+#[test]
+fn the_default_profile_writes_the_workspace_and_tmp_but_not_a_sibling_or_ssh() {
+    if !usable() {
+        return;
+    }
+    let p = Place::new();
+    let sibling = p.sibling();
+    let ssh = p.tree.home().join(".ssh");
+    std::fs::create_dir_all(&ssh).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let script = format!(
+        "echo a > inside.txt; echo b > {tmp}/t.txt; echo c > {sib}/out.txt; echo d > {ssh}/authorized_keys; cat {sib}/../ 2>/dev/null; echo done",
+        tmp = tmp.path().display(),
+        sib = sibling.display(),
+        ssh = ssh.display()
+    );
+    let r = p.shell(&script, &[]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(r.stdout.contains("done"), "{}", r.stdout);
+    assert_eq!(std::fs::read_to_string(p.tree.root().join("inside.txt")).unwrap(), "a\n");
+    assert_eq!(std::fs::read_to_string(tmp.path().join("t.txt")).unwrap(), "b\n");
+    assert!(!sibling.join("out.txt").exists(), "wrote a sibling of the workspace: {}", r.stdout);
+    assert!(!ssh.join("authorized_keys").exists(), "wrote $HOME/.ssh: {}", r.stdout);
+    assert!(r.stdout.contains("Permission denied"), "{}", r.stdout);
+}
+
+#[test]
+fn a_descendant_cannot_lift_the_sandbox() {
+    if !usable() {
+        return;
+    }
+    let p = Place::new();
+    let sib = p.sibling();
+    let s = sib.display();
+    // A new session, a double fork, a nested shell, a new user namespace, an unsandboxed
+    // toolbelt asked to run the write: each still runs under the rules.
+    let toolbelt = env!("CARGO_BIN_EXE_toolbelt");
+    let script = format!(
+        "setsid sh -c 'echo 1 > {s}/a'; sh -c '(sh -c \"echo 2 > {s}/b\" &) ; sleep 0.2'; \
+         bash -c 'bash -c \"echo 3 > {s}/c\"'; unshare -r sh -c 'echo 4 > {s}/d'; \
+         {toolbelt} sandbox --root {s} -- sh -c 'echo 5 > {s}/e'; sleep 0.3; echo done"
+    );
+    let r = p.shell(&script, &[]);
+    assert!(r.stdout.contains("done"), "{}{}", r.stdout, r.stderr);
+    let written: Vec<_> =
+        std::fs::read_dir(&sib).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert!(written.is_empty(), "descendants wrote {written:?}: {}", r.stdout);
+}
+
+#[test]
+fn a_closed_profile_cannot_connect_to_a_loopback_listener() {
+    if !usable() {
+        return;
+    }
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let p = Place::new();
+    let script =
+        format!("(echo hi > /dev/tcp/127.0.0.1/{port}) 2>&1 && echo CONNECTED || echo REFUSED");
+    let open = p.shell(&script, &[]);
+    assert!(open.stdout.contains("CONNECTED"), "open profile: {}{}", open.stdout, open.stderr);
+    for profile in ["permissive-closed", "restrictive-closed"] {
+        let closed = p.shell(&script, &[("SEATBELT_PROFILE", profile)]);
+        assert!(closed.stdout.contains("REFUSED"), "{profile}: {}{}", closed.stdout, closed.stderr);
+        assert!(!closed.stdout.contains("CONNECTED"), "{profile}: {}", closed.stdout);
+    }
+    // UDP and other families are closed too (Landlock's rules are TCP only).
+    let udp = "python3 -c 'import socket; socket.socket(socket.AF_INET, socket.SOCK_DGRAM); print(\"UDP\")' 2>&1 | tail -1";
+    let closed = p.shell(udp, &[("SEATBELT_PROFILE", "permissive-closed")]);
+    assert!(
+        !closed.stdout.contains("UDP\n") && closed.stdout.contains("Operation not permitted"),
+        "{}",
+        closed.stdout
+    );
+}
+
+#[test]
+fn a_restrictive_profile_limits_reads_too() {
+    if !usable() {
+        return;
+    }
+    let p = Place::new();
+    let sib = p.sibling();
+    std::fs::write(sib.join("secret.txt"), "s3cret").unwrap();
+    p.tree.file("mine.txt", "mine");
+    let script = format!("cat mine.txt; cat {}/secret.txt 2>&1; echo", sib.display());
+    let permissive = p.shell(&script, &[]);
+    assert!(permissive.stdout.contains("s3cret"), "{}", permissive.stdout);
+    let restrictive = p.shell(&script, &[("SEATBELT_PROFILE", "restrictive-open")]);
+    assert!(restrictive.stdout.contains("mine"), "{}", restrictive.stdout);
+    assert!(!restrictive.stdout.contains("s3cret"), "{}", restrictive.stdout);
+    let bad = p.shell("true", &[("SEATBELT_PROFILE", "lenient-open")]);
+    assert_eq!(bad.code, 2);
+    assert!(bad.stderr.contains("not a sandbox profile"), "{}", bad.stderr);
+}
