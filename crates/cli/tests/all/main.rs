@@ -6,6 +6,8 @@ mod config;
 mod gemini_settings;
 #[cfg(unix)]
 mod mcp;
+#[cfg(target_os = "linux")]
+mod orphans;
 mod policy;
 mod run;
 #[cfg(target_os = "linux")]
