@@ -1,5 +1,6 @@
 //! Shell overhead: 100 sequential `true` commands through one scheduler (policy, spawn of bash
-//! in its own session, output capture, reaping, formatting), and the policy check of a compound
+//! under its reaper, output capture, reaping, formatting), the same in the sandbox (Landlock
+//! ruleset and seccomp filter built per command, applied before exec), and the policy check of a compound
 //! command (tree-sitter parse + sub-command checks). Run with `cargo bench -p toolbelt-tools`.
 
 use std::sync::Arc;
@@ -10,11 +11,22 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 use toolbelt_core::approver::{FixedApprover, Outcome};
 use toolbelt_core::policy::{ApprovalMode, PolicyCall, PolicyEngine, default_rules};
+use toolbelt_core::process::sandbox::{Profile, Sandbox, support};
 use toolbelt_core::testing::test_env;
 use toolbelt_core::{CallRequest, Registry, Scheduler, SchedulerOptions};
 
-fn bench(c: &mut Criterion) {
-    let (_dir, env) = test_env();
+/// A scheduler running commands in yolo mode, in `sandbox` if set.
+fn scheduler(
+    policy: &Arc<PolicyEngine>,
+    sandbox: bool,
+) -> (toolbelt_core::testing::TempTree, Scheduler) {
+    let (dir, mut env) = test_env();
+    if sandbox {
+        let mut config = (*env.config).clone();
+        let roots = [dir.root().to_path_buf()];
+        config.sandbox = Some(Sandbox::new(Profile::DEFAULT, &roots, Some(dir.home()), &[]));
+        env.config = Arc::new(config);
+    }
     let services = toolbelt_tools::Services::default();
     let registry = Arc::new(
         Registry::builder()
@@ -22,7 +34,6 @@ fn bench(c: &mut Criterion) {
             .build()
             .unwrap_or_else(|e| panic!("{e}")),
     );
-    let policy = Arc::new(PolicyEngine::new(default_rules().rules, false));
     let options = SchedulerOptions { mode: ApprovalMode::Yolo, ..SchedulerOptions::default() };
     let scheduler = Scheduler::new(
         registry,
@@ -31,6 +42,13 @@ fn bench(c: &mut Criterion) {
         env,
         options,
     );
+    (dir, scheduler)
+}
+
+fn bench(c: &mut Criterion) {
+    let policy = Arc::new(PolicyEngine::new(default_rules().rules, false));
+    let plain = scheduler(&policy, false);
+    let sandboxed = support().usable().then(|| scheduler(&policy, true));
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -38,19 +56,22 @@ fn bench(c: &mut Criterion) {
         .unwrap_or_else(|e| panic!("{e}"));
     let mut group = c.benchmark_group("shell");
     group.sample_size(10).measurement_time(Duration::from_secs(20));
+    let hundred = |scheduler: &Scheduler| {
+        for i in 0..100 {
+            let req =
+                CallRequest::new(format!("c{i}"), "run_shell_command", json!({"command": "true"}));
+            let done = rt.block_on(scheduler.schedule(vec![req], CancellationToken::new()));
+            assert!(done[0].error.is_none());
+        }
+    };
     group.bench_function("100 sequential `true` through one scheduler", |b| {
-        b.iter(|| {
-            for i in 0..100 {
-                let req = CallRequest::new(
-                    format!("c{i}"),
-                    "run_shell_command",
-                    json!({"command": "true"}),
-                );
-                let done = rt.block_on(scheduler.schedule(vec![req], CancellationToken::new()));
-                assert!(done[0].error.is_none());
-            }
-        })
+        b.iter(|| hundred(&plain.1))
     });
+    if let Some((_, sandboxed)) = &sandboxed {
+        group.bench_function("100 sequential `true` in the permissive-open sandbox", |b| {
+            b.iter(|| hundred(sandboxed))
+        });
+    }
     group.finish();
     let args = json!({"command": "git status && ls -la | grep foo; echo done > out.txt"});
     c.bench_function("policy check of a compound shell command", |b| {

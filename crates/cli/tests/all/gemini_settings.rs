@@ -208,7 +208,7 @@ fn unknown_keys_get_one_warning_with_a_suggestion_and_config_show_marks_every_ke
             "tools.truncateToolOutputThreshhold",
             "# unknown (did you mean tools.truncateToolOutputThreshold?);",
         ),
-        ("tools.sandbox", "# not supported: toolbelt has no sandbox yet"),
+        ("tools.sandbox", "# honoured;"),
         ("ui.theme", "# not supported;"),
         ("experimental.directWebFetch", "# honoured;"),
     ] {
