@@ -190,3 +190,45 @@ fn a_restrictive_profile_limits_reads_too() {
     assert_eq!(bad.code, 2);
     assert!(bad.stderr.contains("not a sandbox profile"), "{}", bad.stderr);
 }
+
+/// The sandbox covers hooks and discovered tools too, and is switched on by `tools.sandbox` in
+/// settings; `GEMINI_SANDBOX=false` switches it off over settings, as upstream.
+#[test]
+fn settings_switch_it_on_for_hooks_and_discovered_tools_too() {
+    if !usable() {
+        return;
+    }
+    let p = Place::new();
+    let s = p.sibling();
+    let s = s.display();
+    let settings = serde_json::json!({
+        "tools": {
+            "sandbox": true,
+            "discoveryCommand": format!("sh -c 'echo d > {s}/discovery.txt; echo []'"),
+        },
+        "hooks": {"BeforeTool": [{"matcher": "run_shell_command", "hooks": [
+            {"type": "command", "command": format!("echo h > {s}/hook.txt; echo '{{}}'")}
+        ]}]},
+    });
+    let dir = p.tree.home().join(".gemini");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("settings.json"), settings.to_string()).unwrap();
+    let args =
+        serde_json::json!({ "command": format!("echo c > {s}/command.txt; echo ran") }).to_string();
+    let argv = ["call", "run_shell_command", args.as_str(), "--approval-mode", "yolo"];
+    let out = command(&p.tree, &argv).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("ran"), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    let written: Vec<_> =
+        std::fs::read_dir(p.sibling()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert!(written.is_empty(), "written outside the sandbox: {written:?}");
+    // The same without the sandbox writes all three: the test above can fail.
+    let out = command(&p.tree, &argv).env("GEMINI_SANDBOX", "false").output().unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("ran"));
+    let mut written: Vec<String> = std::fs::read_dir(p.sibling())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    written.sort();
+    assert_eq!(written, ["command.txt", "discovery.txt", "hook.txt"]);
+}
