@@ -68,6 +68,8 @@ fn background_processes_are_stopped_when_toolbelt_exits() {
     let keep = ["call", "run_shell_command", args, "--approval-mode", "yolo", "--keep-background"];
     let r = toolbelt(&t, &keep, None);
     let pid = pid_in(&r.stdout);
+    // The reaper acts on toolbelt's exit at once; a moment later the process must still run.
+    std::thread::sleep(std::time::Duration::from_millis(500));
     assert!(alive(pid), "--keep-background leaves it running");
     assert!(pid > 1);
     let _ = nix::sys::signal::killpg(

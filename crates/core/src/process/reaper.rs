@@ -5,7 +5,8 @@
 //! reports the command's exit on a pipe, lives while any descendant does, and
 //!
 //! - on SIGUSR1 (toolbelt stopping the command) kills every descendant and exits;
-//! - on SIGUSR2 (`PR_SET_PDEATHSIG`: toolbelt died, even by SIGKILL) does the same;
+//! - on SIGUSR2 (`PR_SET_PDEATHSIG`: toolbelt died, even by SIGKILL) does the same, unless
+//!   SIGWINCH told it beforehand to leave the tree running (`--keep-background`);
 //! - ignores SIGTERM, SIGINT and SIGHUP (sent to the group to stop the command), so that it
 //!   outlives the command and can collect what it leaves behind.
 //!
@@ -20,6 +21,9 @@ use std::os::fd::RawFd;
 pub const STOP_SIGNAL: i32 = libc::SIGUSR1;
 /// The reaper's parent-death signal.
 const PARENT_DIED: i32 = libc::SIGUSR2;
+/// Signal that tells a reaper to leave the tree running when toolbelt exits
+/// (`--keep-background`). The reaper has no terminal that could be resized.
+pub const DETACH_SIGNAL: i32 = libc::SIGWINCH;
 
 fn last_error() -> std::io::Error {
     std::io::Error::last_os_error()
@@ -39,6 +43,7 @@ fn reaper_signals() -> libc::sigset_t {
             libc::SIGCHLD,
             STOP_SIGNAL,
             PARENT_DIED,
+            DETACH_SIGNAL,
             libc::SIGTERM,
             libc::SIGINT,
             libc::SIGHUP,
@@ -99,6 +104,7 @@ unsafe fn reaper_main(
 ) -> ! {
     // SAFETY: plain system calls; `held` is a valid signal set.
     unsafe {
+        libc::prctl(libc::PR_SET_NAME, c"toolbelt-reaper".as_ptr(), 0, 0, 0);
         libc::prctl(libc::PR_SET_PDEATHSIG, PARENT_DIED, 0, 0, 0);
         if libc::getppid() != parent {
             stop_all();
@@ -113,6 +119,7 @@ unsafe fn reaper_main(
             }
         }
         let mut reported = false;
+        let mut detached = false;
         loop {
             loop {
                 let mut status: libc::c_int = 0;
@@ -135,7 +142,11 @@ unsafe fn reaper_main(
             if libc::sigwait(held, &mut sig) != 0 {
                 continue;
             }
-            if sig == STOP_SIGNAL || (sig == PARENT_DIED && libc::getppid() != parent) {
+            if sig == DETACH_SIGNAL {
+                detached = true;
+            }
+            if sig == STOP_SIGNAL || (sig == PARENT_DIED && !detached && libc::getppid() != parent)
+            {
                 stop_all();
             }
         }

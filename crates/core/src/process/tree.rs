@@ -95,6 +95,13 @@ pub fn kill_tree_now(reaper: i32) {
     let _ = kill(Pid::from_raw(reaper), stop);
 }
 
+/// Leaves the tree under `reaper` running when toolbelt exits (`--keep-background`).
+pub fn detach(reaper: i32) {
+    if let Ok(sig) = Signal::try_from(super::reaper::DETACH_SIGNAL) {
+        let _ = kill(Pid::from_raw(reaper), sig);
+    }
+}
+
 /// Kills the tree when dropped, unless disarmed: a call the scheduler abandons (its future
 /// dropped) still leaves nothing running.
 #[derive(Debug)]

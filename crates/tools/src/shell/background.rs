@@ -181,6 +181,7 @@ impl BackgroundRegistry {
     /// `grace`), unless the user asked to keep them. Returns how many groups were stopped.
     pub async fn shutdown(&self, grace: Duration) -> usize {
         if self.keep.load(std::sync::atomic::Ordering::SeqCst) {
+            self.detach_all();
             return 0;
         }
         let groups = self.running_groups();
@@ -190,9 +191,28 @@ impl BackgroundRegistry {
     }
 }
 
+impl BackgroundRegistry {
+    /// Tells every reaper to leave its tree running when toolbelt exits.
+    fn detach_all(&self) {
+        let mut groups: Vec<i32> = self
+            .entries
+            .locked()
+            .iter()
+            .filter(|e| *e.status.locked() == Status::Running)
+            .map(|e| e.pid)
+            .collect();
+        groups.extend(self.leftovers.locked().iter().copied());
+        for g in groups {
+            toolbelt_core::process::tree::detach(g);
+        }
+    }
+}
+
 impl Drop for BackgroundRegistry {
     fn drop(&mut self) {
-        if !self.keep.load(std::sync::atomic::Ordering::SeqCst) {
+        if self.keep.load(std::sync::atomic::Ordering::SeqCst) {
+            self.detach_all();
+        } else {
             for g in self.running_groups() {
                 kill_tree_now(g);
             }
