@@ -142,7 +142,11 @@ unsafe fn reaper_main(
             if libc::sigwait(held, &mut sig) != 0 {
                 continue;
             }
-            if sig == DETACH_SIGNAL {
+            // Lower-numbered signals come first: a detach sent before toolbelt exited may
+            // still be pending behind the parent-death signal.
+            let mut pending: libc::sigset_t = std::mem::zeroed();
+            libc::sigpending(&mut pending);
+            if sig == DETACH_SIGNAL || libc::sigismember(&pending, DETACH_SIGNAL) == 1 {
                 detached = true;
             }
             if sig == STOP_SIGNAL || (sig == PARENT_DIED && !detached && libc::getppid() != parent)
