@@ -227,6 +227,9 @@ impl SessionBuilder {
         if let Some(req) = &sandbox_request {
             let home = sources.user_home.as_deref();
             config.sandbox = Some(crate::sandbox::build(req, &roots, home, &root)?);
+            if let Some(gaps) = toolbelt_core::process::sandbox::support().gaps() {
+                notices.push(format!("sandbox: {gaps}"));
+            }
         }
         let interactive = self.interactive;
         let mode = match (self.approval_mode, tool_settings.default_approval_mode.as_deref()) {

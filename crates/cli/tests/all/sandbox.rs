@@ -232,3 +232,77 @@ fn settings_switch_it_on_for_hooks_and_discovered_tools_too() {
     written.sort();
     assert_eq!(written, ["command.txt", "discovery.txt", "hook.txt"]);
 }
+
+/// Adversarial review: a sandboxed command wrote `~/.toolbelt/settings.json` (and
+/// `~/.gemini/settings.json`) with `allowedPaths: ["/"]`, lifting the sandbox of every later
+/// session; a file descriptor toolbelt inherited carried writes past it; in a closed profile it
+/// drove a tmux server through its Unix socket; TIOCSTI typed into another terminal.
+#[test]
+fn the_review_escapes_stay_closed() {
+    if !usable() {
+        return;
+    }
+    let p = Place::new();
+    let home = p.tree.home();
+    for dir in [".toolbelt", ".gemini", ".cargo/bin"] {
+        std::fs::create_dir_all(home.join(dir)).unwrap();
+    }
+    let lift = r#"{"tools":{"sandbox":{"enabled":true,"allowedPaths":["/"]}}}"#;
+    let script = format!(
+        "echo '{lift}' > ~/.toolbelt/settings.json; echo '{lift}' > ~/.gemini/settings.json; \
+         echo x > ~/.toolbelt/trusted-folders.json; echo x > ~/.cargo/bin/cargo; echo done"
+    );
+    let r = p.shell(&script, &[]);
+    assert!(r.stdout.contains("done"), "{}{}", r.stdout, r.stderr);
+    for f in [
+        ".toolbelt/settings.json",
+        ".gemini/settings.json",
+        ".toolbelt/trusted-folders.json",
+        ".cargo/bin/cargo",
+    ] {
+        assert!(!home.join(f).exists(), "the command wrote ~/{f}");
+    }
+
+    // A descriptor open in toolbelt's parent does not reach the command.
+    let leak = p.sibling().join("fdleak");
+    let args = serde_json::json!({ "command": "echo pwn >&7" }).to_string();
+    let toolbelt = env!("CARGO_BIN_EXE_toolbelt");
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!("exec 7>>'{}'; exec '{toolbelt}' call -s run_shell_command '{args}' --approval-mode yolo", leak.display()))
+        .current_dir(p.tree.root())
+        .env("HOME", home)
+        .env("TOOLBELT_HOME", home)
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("Bad file descriptor"));
+    assert_eq!(
+        std::fs::read_to_string(&leak).unwrap_or_default(),
+        "",
+        "wrote through an inherited descriptor"
+    );
+
+    // A Unix socket of an outside program is out of reach with a closed profile.
+    let sock = p.sibling().join("s.sock");
+    let _listener = std::os::unix::net::UnixListener::bind(&sock).unwrap();
+    let connect = format!(
+        "python3 -c \"import socket; s=socket.socket(socket.AF_UNIX); s.connect('{}'); print('CONNECTED')\" 2>&1 | tail -1",
+        sock.display()
+    );
+    let open = p.shell(&connect, &[]);
+    assert!(open.stdout.contains("CONNECTED"), "the open profile connects: {}", open.stdout);
+    let closed = p.shell(&connect, &[("SEATBELT_PROFILE", "permissive-closed")]);
+    assert!(!closed.stdout.contains("CONNECTED"), "{}", closed.stdout);
+
+    // TIOCSTI is refused, even on the command's own terminal.
+    let sti = "python3 -c \"import fcntl, termios; fcntl.ioctl(0, termios.TIOCSTI, b'x'); print('TYPED')\" 2>&1 | tail -1";
+    let args = serde_json::json!({ "command": sti }).to_string();
+    let out = command(
+        &p.tree,
+        &["call", "-s", "--pty", "run_shell_command", &args, "--approval-mode", "yolo"],
+    )
+    .output()
+    .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(!text.contains("TYPED") && text.contains("Operation not permitted"), "{text}");
+}

@@ -89,6 +89,10 @@ pub fn fork_command(
                 libc::_exit(127);
             }
             libc::close(status_fd);
+            // Nothing toolbelt's own parent left open reaches the command (an inherited file or
+            // socket would carry writes past the sandbox): every descriptor above stderr is
+            // closed at exec. Close-on-exec, not closed now: the spawn-error pipe must work.
+            libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, libc::CLOSE_RANGE_CLOEXEC);
             return in_command();
         }
         reaper_main(command, status_fd, parent, &held)

@@ -154,13 +154,24 @@ fn stop_message(stopped: &Stopped) -> String {
 }
 
 /// PIDs the EXIT trap listed, other than the shell's own.
+/// The jobs the command's shell listed. The file is the command's to write, so it is read as
+/// untrusted: no link followed, nothing but a regular file (a FIFO put in its place hung
+/// toolbelt, issue 18), and no more than a few kilobytes.
 fn background_pids(file: &Path, shell_pid: i32) -> Vec<i32> {
-    std::fs::read_to_string(file)
-        .unwrap_or_default()
-        .lines()
-        .filter_map(|l| l.trim().parse::<i32>().ok())
-        .filter(|p| *p != shell_pid)
-        .collect()
+    use nix::fcntl::OFlag;
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let opened = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(OFlag::O_NOFOLLOW.bits() | OFlag::O_NONBLOCK.bits())
+        .open(file);
+    let mut text = String::new();
+    if let Ok(f) = opened
+        && f.metadata().is_ok_and(|m| m.is_file())
+    {
+        let _ = f.take(64 * 1024).read_to_string(&mut text);
+    }
+    text.lines().filter_map(|l| l.trim().parse::<i32>().ok()).filter(|p| *p != shell_pid).collect()
 }
 
 impl ShellCall {

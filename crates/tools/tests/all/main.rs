@@ -16,6 +16,7 @@ mod session;
 #[cfg(unix)]
 mod shell;
 mod shell_git;
+mod shell_hostile;
 mod special_files;
 mod web;
 mod write_file;

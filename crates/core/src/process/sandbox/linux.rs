@@ -141,7 +141,7 @@ impl Prepared {
         for p in &sandbox.writable {
             created = add(created, p, AccessFs::from_all(abi), abi)?;
         }
-        Ok(Prepared { ruleset: Some(created), filter: filter(closed)? })
+        Ok(Prepared { ruleset: Some(created), filter: filter(closed, abi as i32)? })
     }
 
     /// Applies the rules to the calling process: Landlock first (it sets no_new_privs), then the
@@ -167,23 +167,31 @@ fn add(
     created.add_rule(PathBeneath::new(fd, access)).map_err(setup)
 }
 
-/// The seccomp filter: [`DENIED`] calls fail with EPERM, and with a closed network so does
-/// opening a socket other than a Unix-domain one (UDP, raw, netlink, ...), which Landlock's
-/// TCP rules do not cover.
-fn filter(closed: bool) -> Result<BpfProgram, SandboxError> {
+/// The seccomp filter: [`DENIED`] calls fail with EPERM, so do the terminal ioctls that type
+/// into another program's input, and with a closed network so does opening any socket (UDP,
+/// raw, netlink and Unix ones, which Landlock's TCP rules do not cover).
+fn filter(closed: bool, abi: i32) -> Result<BpfProgram, SandboxError> {
     let arch = std::env::consts::ARCH.try_into().map_err(setup)?;
     let mut rules: BTreeMap<i64, Vec<SeccompRule>> =
         DENIED.iter().map(|s| (*s, Vec::new())).collect();
-    if closed {
-        let not_unix = SeccompCondition::new(
-            0,
-            SeccompCmpArgLen::Dword,
-            SeccompCmpOp::Ne,
-            u64::try_from(libc::AF_UNIX).unwrap_or(1),
-        )
-        .map_err(setup)?;
-        rules.insert(libc::SYS_socket, vec![SeccompRule::new(vec![not_unix]).map_err(setup)?]);
+    if abi < 3 {
+        // Before ABI 3 Landlock does not govern truncate(2) by path: any file could be emptied.
+        rules.insert(libc::SYS_truncate, Vec::new());
     }
+    if closed {
+        // Every socket: Landlock does not cover connecting to a Unix socket by path, and an
+        // outside program listening on one (tmux, an ssh agent, docker) would run commands for
+        // the sandboxed one. `socketpair` stays.
+        rules.insert(libc::SYS_socket, Vec::new());
+    }
+    // Typing into a terminal (TIOCSTI) or through the console (TIOCLINUX) would run commands
+    // in whatever shell reads that terminal, outside the sandbox.
+    let ioctl = |cmd: u64| -> Result<SeccompRule, SandboxError> {
+        let c = SeccompCondition::new(1, SeccompCmpArgLen::Dword, SeccompCmpOp::Eq, cmd)
+            .map_err(setup)?;
+        SeccompRule::new(vec![c]).map_err(setup)
+    };
+    rules.insert(libc::SYS_ioctl, vec![ioctl(libc::TIOCSTI)?, ioctl(libc::TIOCLINUX)?]);
     let eperm = SeccompAction::Errno(u32::try_from(libc::EPERM).unwrap_or(1));
     let filter = SeccompFilter::new(rules, SeccompAction::Allow, eperm, arch).map_err(setup)?;
     filter.try_into().map_err(setup)

@@ -90,8 +90,12 @@ pub struct Sandbox {
     pub readable: Vec<PathBuf>,
 }
 
-/// Tool caches under the home folder that commands may write.
-const HOME_WRITABLE: &[&str] = &[".cache", ".npm", ".cargo", ".gemini", ".toolbelt"];
+/// Tool caches under the home folder that commands may write. Not the folders that hold
+/// settings, policies, trust decisions or programs (`~/.gemini`, `~/.toolbelt`, `~/.cargo/bin`,
+/// `~/.cargo/config.toml`): a sandboxed command that could write those would lift the sandbox
+/// of every later session (adversarial review, issue 18).
+const HOME_WRITABLE: &[&str] =
+    &[".cache", ".npm", ".cargo/registry", ".cargo/git", ".gemini/tmp", ".toolbelt/tmp"];
 /// Configuration and toolchains under the home folder a restrictive profile still reads.
 const HOME_READABLE: &[&str] = &[
     ".gitconfig",
@@ -178,6 +182,30 @@ impl Support {
         self.landlock_abi >= 1 && self.seccomp
     }
 
+    /// What this kernel's Landlock leaves uncovered, for a warning when the sandbox is on.
+    pub fn gaps(&self) -> Option<String> {
+        let abi = self.landlock_abi;
+        if !self.usable() || abi >= 6 {
+            return None;
+        }
+        let mut gaps = vec![
+            "signals to processes outside the sandbox (so a command can kill its reaper and leave orphans)",
+            "connecting to abstract Unix sockets",
+        ];
+        if abi < 4 {
+            gaps.push(
+                "TCP bind and connect (closed profiles still refuse sockets through seccomp)",
+            );
+        }
+        if abi < 3 {
+            gaps.push("truncating files (truncate(2) is refused through seccomp instead)");
+        }
+        Some(format!(
+            "this kernel's Landlock (ABI {abi}) does not cover {}; Linux 6.12 or later covers all of it",
+            gaps.join(", ")
+        ))
+    }
+
     /// A report for `toolbelt sandbox --check`, one line per feature.
     pub fn report(&self) -> String {
         let yes = |b: bool| if b { "yes" } else { "no" };
@@ -193,6 +221,9 @@ impl Support {
         out.push_str(&format!("  device ioctl rules (ABI 5): {}\n", yes(abi >= 5)));
         out.push_str(&format!("  signal and abstract socket scoping (ABI 6): {}\n", yes(abi >= 6)));
         out.push_str(&format!("seccomp: {}\n", yes(self.seccomp)));
+        if let Some(gaps) = self.gaps() {
+            out.push_str(&format!("warning: {gaps}\n"));
+        }
         if self.usable() {
             out.push_str("sandbox: available; profiles: ");
             out.push_str(&Profile::NAMES.join(", "));
@@ -255,5 +286,9 @@ mod tests {
         assert!(s.writable.contains(&PathBuf::from("/h/.cache")));
         assert!(s.writable.contains(&PathBuf::from("/tmp")));
         assert!(!s.writable.iter().any(|p| p == Path::new("/h") || p.starts_with("/h/.ssh")));
+        // Settings, policies and trust decisions stay out of reach.
+        for p in ["/h/.gemini", "/h/.toolbelt", "/h/.cargo", "/h/.cargo/bin"] {
+            assert!(!s.writable.contains(&PathBuf::from(p)), "{p}");
+        }
     }
 }
