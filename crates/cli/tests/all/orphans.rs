@@ -158,3 +158,37 @@ fn nothing_survives_an_mcp_client_that_goes_away() {
     let _ = child.wait();
     assert_eq!(left_after(&n), Vec::<String>::new(), "after the client went away");
 }
+
+/// Adversarial review: an MCP stdio server (and what it started) outlived `toolbelt call` and
+/// `toolbelt tools list`, re-parented to PID 1; so did a server that failed to initialise.
+#[test]
+fn nothing_an_mcp_server_started_survives_the_session() {
+    let t = TempTree::new();
+    let toolbelt = env!("CARGO_BIN_EXE_toolbelt");
+    let root = t.root().display().to_string();
+    let n: Vec<String> = (0..2).map(|i| format!("4100.{i}{}", std::process::id())).collect();
+    let settings = json!({"mcpServers": {
+        "good": {"command": "sh", "args": ["-c", format!("setsid -f sleep {}; exec '{toolbelt}' mcp --root '{root}'", n[0])]},
+        "broken": {"command": "sh", "args": ["-c", format!("setsid -f sleep {}; exit 1", n[1])]},
+    }});
+    let dir = t.home().join(".gemini");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("settings.json"), settings.to_string()).unwrap();
+    let out = command(&t, &["tools", "list"]).output().unwrap();
+    let listed = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        listed.contains("mcp_good_read_file"),
+        "{listed}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(left_after(&n), Vec::<String>::new());
+    let inner = format!("{toolbelt} mcp --root {root}");
+    let servers: Vec<_> = std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .map(|c| String::from_utf8_lossy(&c).replace('\0', " ").trim().to_string())
+        .filter(|c| *c == inner)
+        .collect();
+    assert!(servers.is_empty(), "MCP servers left running: {servers:?}");
+}

@@ -113,7 +113,14 @@ pub(super) fn heuristics(
             (Decision::AskUser, Some("it is a dangerous command"))
         };
     }
-    if decision == Decision::AskUser && safety::is_known_safe(&words, at) {
+    // The words must be the words bash will run: no brace expansion, ANSI-C quoting or
+    // parameter expansion, and globs that match nothing outside.
+    let expansions = crate::shell::expansion::scan(command);
+    if decision == Decision::AskUser
+        && expansions.plain()
+        && safety::is_known_safe(&words, at)
+        && (!expansions.glob || safety::globs_stay_inside(&words, at))
+    {
         return (Decision::Allow, Some("it is a known read-only command"));
     }
     (decision, None)
@@ -223,6 +230,12 @@ pub(super) fn check_command(
             }
             (v.decision, generic(v.rule.as_ref()))
         };
+        // Re-quoted forms (`cat '*'`) no longer show what bash expands: when the text has
+        // expansions, they can only make the decision stricter.
+        let literal = {
+            let e = crate::shell::expansion::scan(sub);
+            e.plain() && !e.glob
+        };
         let stripped = strip_shell_wrapper(sub);
         if stripped != sub {
             let v = check(&stripped);
@@ -240,7 +253,7 @@ pub(super) fn check_command(
             if v.decision == Decision::Deny {
                 return v;
             }
-            if transparent && own_default {
+            if transparent && own_default && literal {
                 eff = v.decision;
             } else {
                 if strictest(eff, v.decision) != eff {
@@ -264,7 +277,7 @@ pub(super) fn check_command(
             if v.decision == Decision::Deny {
                 return v;
             }
-            if u.transparent && own_default {
+            if u.transparent && own_default && literal {
                 eff = v.decision;
             } else {
                 if strictest(eff, v.decision) != eff {
@@ -278,7 +291,8 @@ pub(super) fn check_command(
         // A program named by a variable (`x=rm; $x f`) is only known when the command runs: no
         // rule can have allowed it, and a deny rule might be about it.
         let program = unwrap_command(sub).map_or_else(|| sub.to_string(), |u| u.inner);
-        if runtime_program(&program, sub) {
+        // `${!x}` and `${a[...]}` evaluate text as code when the command runs.
+        if runtime_program(&program, sub) || crate::shell::expansion::scan(sub).hidden_code {
             match runtime_decision(sub, eff, rules, ctx) {
                 Err(reason) => return verdict(Decision::Deny, None, reason),
                 Ok(Some((d, reason))) => (eff, why) = (d, reason),

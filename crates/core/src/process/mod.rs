@@ -16,4 +16,4 @@ pub mod tree;
 
 pub use env::{ChildPurpose, EnvRedaction, child_env};
 pub use sandbox::{Profile, Sandbox, SandboxError};
-pub use spawn::{ChildEnv, ExitPipe, Launch, Spawned};
+pub use spawn::{ChildEnv, ExitPipe, ForeignSpawn, Launch, Spawned};

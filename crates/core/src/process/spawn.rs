@@ -37,6 +37,28 @@ pub struct Spawned<C> {
     pub exit: ExitPipe,
 }
 
+/// A command built by [`Launch::for_foreign_spawner`], not started yet.
+#[derive(Debug)]
+pub struct ForeignSpawn {
+    command: tokio::process::Command,
+    exit: ExitPipe,
+    write: OwnedFd,
+}
+
+impl ForeignSpawn {
+    /// Starts the command with `spawner`, then closes toolbelt's copy of the exit pipe's write
+    /// end (the reaper keeps its own). Returns what `spawner` returned and the exit pipe.
+    pub fn spawn_with<T>(
+        self,
+        spawner: impl FnOnce(tokio::process::Command) -> std::io::Result<T>,
+    ) -> std::io::Result<(T, ExitPipe)> {
+        let ForeignSpawn { command, exit, write } = self;
+        let spawned = spawner(command);
+        drop(write);
+        Ok((spawned?, exit))
+    }
+}
+
 /// Where a command's exit status arrives (4 bytes, the raw wait status).
 #[derive(Debug)]
 pub struct ExitPipe(OwnedFd);
@@ -164,6 +186,15 @@ impl<'a> Launch<'a> {
             });
         }
         Ok((cmd, ExitPipe(read), write))
+    }
+
+    /// The command for a spawner that is not toolbelt's own (rmcp's child-process transport,
+    /// which sets the pipes itself): see [`ForeignSpawn::spawn_with`].
+    pub fn for_foreign_spawner(self) -> std::io::Result<ForeignSpawn> {
+        let (cmd, exit, write) = self.command(Stdio::piped(), Stdio::piped(), Stdio::null())?;
+        let mut command = tokio::process::Command::from(cmd);
+        command.kill_on_drop(false);
+        Ok(ForeignSpawn { command, exit, write })
     }
 
     /// Starts the program with tokio, with these pipes.

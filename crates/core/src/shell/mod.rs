@@ -4,6 +4,7 @@
 //! ([`safety`]).
 
 pub mod assignments;
+pub mod expansion;
 pub mod parse;
 pub mod safety;
 pub mod words;

@@ -211,6 +211,13 @@ fn git_read_only(args: &[String], at: Option<Place<'_>>) -> Option<bool> {
     }
     let (idx, sub) = git_subcommand(args, at)?;
     let rest = &args[idx + 1..];
+    // Operands name revisions or paths; a path outside (`git diff --no-index /etc/passwd x`,
+    // `git diff ../secret x`) is read.
+    if let Some(at) = at
+        && rest.iter().any(|a| !a.starts_with('-') && path_escapes(a, at))
+    {
+        return Some(false);
+    }
     Some(git_args_read_only(rest) && (sub != "branch" || git_branch_read_only(rest)))
 }
 
@@ -233,6 +240,27 @@ fn sed_n_arg(a: &str) -> bool {
         None => num(core),
         Some((x, y)) => num(x) && num(y),
     }
+}
+
+/// Whether `args` has the long option (`--x`, `--x=...`) or the short one (alone or in a
+/// cluster such as `-Rn`).
+fn has_option(args: &[String], long: &[&str], short: Option<char>) -> bool {
+    args.iter().skip(1).take_while(|a| *a != "--").any(|a| {
+        long.iter().any(|l| a == l || a.starts_with(&format!("{l}=")))
+            || short.is_some_and(|c| a.starts_with('-') && !a.starts_with("--") && a.contains(c))
+    })
+}
+
+/// Options of the known-safe commands that follow links found while walking, or take the
+/// names to read from a file: either reads what no operand names.
+fn reads_unnamed_paths(cmd: &str, args: &[String]) -> bool {
+    has_option(args, &["--files0-from"], None)
+        || match cmd {
+            "grep" => has_option(args, &["--dereference-recursive"], Some('R')),
+            "ls" => has_option(args, &["--dereference"], Some('L')),
+            "find" => args.iter().any(|a| matches!(a.as_str(), "-L" | "-follow" | "-files0-from")),
+            _ => false,
+        }
 }
 
 /// Whether `uniq` is given an output file: its second operand (`uniq IN OUT`), other than `-`.
@@ -258,6 +286,9 @@ fn uniq_writes(args: &[String]) -> bool {
 fn safe_to_exec(args: &[String], at: Place<'_>) -> bool {
     let Some(cmd) = args.first().map(String::as_str) else { return false };
     if !cwd_inside(at) {
+        return false;
+    }
+    if reads_unnamed_paths(cmd, args) {
         return false;
     }
     if SAFE.contains(&cmd) {
@@ -313,6 +344,40 @@ fn safe_to_exec(args: &[String], at: Place<'_>) -> bool {
     }
 }
 
+/// Whether every glob among `args` (`cat *.txt`) matches only names that stay inside the
+/// workspace: a glob names no path of its own, so each match is checked (a link to outside
+/// matched by `cat *` was read). A glob in a folder part (`*/x`, `**`) is not followed.
+pub fn globs_stay_inside(args: &[String], at: Place<'_>) -> bool {
+    args.iter().filter(|a| a.contains(['*', '?', '['])).all(|a| {
+        let p = Path::new(a.trim_start_matches('='));
+        let (dir, name) = match (p.parent(), p.file_name().and_then(|n| n.to_str())) {
+            (Some(d), Some(n)) => (d, n),
+            _ => return false,
+        };
+        let dir_text = dir.to_string_lossy();
+        if dir_text.contains(['*', '?', '[']) || name.contains("**") {
+            return false;
+        }
+        if !dir_text.is_empty() && path_escapes(&dir_text, at) {
+            return false;
+        }
+        let Ok(matcher) = globset::GlobBuilder::new(name)
+            .literal_separator(true)
+            .build()
+            .map(|g| g.compile_matcher())
+        else {
+            return false;
+        };
+        let Ok(entries) = std::fs::read_dir(at.cwd.join(dir)) else { return true };
+        entries.flatten().all(|e| {
+            let n = e.file_name();
+            let n = n.to_string_lossy();
+            !matcher.is_match(n.as_ref())
+                || !path_escapes(&dir.join(n.as_ref()).to_string_lossy(), at)
+        })
+    })
+}
+
 /// Whether the words are a command known to be safe to run without asking.
 pub fn is_known_safe(args: &[String], at: Place<'_>) -> bool {
     let args: Vec<String> =
@@ -322,7 +387,7 @@ pub fn is_known_safe(args: &[String], at: Place<'_>) -> bool {
     }
     if args.len() == 3 && args[0] == "bash" && (args[1] == "-c" || args[1] == "-lc") {
         let script = &args[2];
-        if script.contains(['(', ')', '<', '>']) {
+        if script.contains(['(', ')', '<', '>']) || !super::expansion::scan(script).plain() {
             return false;
         }
         let Some(parsed) = super::parse_command(script).filter(|p| !p.has_error) else {
@@ -332,7 +397,7 @@ pub fn is_known_safe(args: &[String], at: Place<'_>) -> bool {
         return !subs.is_empty()
             && subs.iter().all(|d| {
                 let w = super::split_words(&d.text);
-                w.is_empty() || safe_to_exec(&w, at)
+                w.is_empty() || (safe_to_exec(&w, at) && globs_stay_inside(&w, at))
             });
     }
     false

@@ -273,7 +273,6 @@ fn programs_start_only_through_the_process_layer() {
         ("core/src/process/spawn.rs", "the one spawn function"),
         ("cli/src/approver.rs", "the user's own editor, opened at the user's request"),
         ("cli/src/commands/mcp.rs", "the user's browser, for an OAuth sign-in"),
-        ("mcp/src/client/mod.rs", "MCP stdio servers, run by rmcp's transport (issue 20)"),
     ];
     let crates = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
     let mut files = Vec::new();

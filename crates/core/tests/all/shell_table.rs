@@ -145,6 +145,43 @@ const TABLE: &[(&str, Decision)] = &[
     ("git -c diff.external='touch X' diff", Ask),
     ("git -p log", Ask),
     ("git --paginate log", Ask),
+    // what bash expands that the words do not show (adversarial review, issue 18)
+    ("find inside.txt {-exec,touch} pwned \\;", Ask),
+    ("find . {-fls,out2}", Ask),
+    ("uniq {inside.txt,b1}", Ask),
+    ("sed -n 1p {-i,inside.txt}", Ask),
+    ("git diff {--output=out3,HEAD}", Ask),
+    ("git log {--output,out4}", Ask),
+    ("cat {../outside/secret.txt,inside.txt}", Ask),
+    ("cat {..,.}/secret.txt", Ask),
+    ("cd {..,} && cat secret.txt", Ask),
+    ("ls {-R,/}", Ask),
+    ("bash -c 'find . {-fls,x}'", Ask),
+    ("bash -c \"git log {--output,x}\"", Ask),
+    ("git diff $'--output=ansi1' HEAD", Ask),
+    ("git log $'--output\\x3dansi2'", Ask),
+    ("git diff $'--ext-diff'", Ask),
+    ("echo ${y:=a[\\$\\(touch\\ p2\\)]} ${!y}", Ask),
+    ("echo ${HOME}", Ask),
+    ("git diff --no-index ../outside/secret.txt inside.txt", Ask),
+    ("git diff /etc/passwd inside.txt", Ask),
+    ("git diff --no-index lnk inside.txt", Ask),
+    ("grep -R SECRET", Ask),
+    ("grep -Rn SECRET .", Ask),
+    ("grep -rn SECRET .", Allow),
+    ("cat *", Ask),
+    ("cat ?nk", Ask),
+    ("cat l[n]k", Ask),
+    ("head l*", Ask),
+    ("cat *.txt", Allow),
+    ("cat src/*", Allow),
+    ("find -L .", Ask),
+    ("ls -L lnk", Ask),
+    ("wc --files0-from=list", Ask),
+    ("git diff HEAD~1", Allow),
+    ("git log origin/main..HEAD", Allow),
+    ("echo '{a,b}'", Allow),
+    ("grep '*' inside.txt", Allow),
     // writing and running things
     ("touch X", Ask),
     ("rm x", Ask),
@@ -182,6 +219,7 @@ fn every_command_in_the_table_gets_its_decision() {
     std::fs::create_dir_all(base.join("outside")).unwrap();
     std::fs::write(root.join("inside.txt"), "a\n").unwrap();
     std::fs::write(base.join("outside/secret.txt"), "s\n").unwrap();
+    std::os::unix::fs::symlink(base.join("outside/secret.txt"), root.join("lnk")).unwrap();
     let e = engine(&root);
     assert!(TABLE.len() >= 80, "the table has {} rows", TABLE.len());
     let wrong: Vec<String> = TABLE

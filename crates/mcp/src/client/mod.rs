@@ -8,6 +8,7 @@ pub mod oauth;
 pub mod probe;
 pub mod schema;
 mod sse;
+mod stdio;
 mod tool;
 
 use std::collections::HashMap;
@@ -18,7 +19,7 @@ use std::time::Duration;
 use rmcp::handler::client::progress::ProgressDispatcher;
 use rmcp::model::{ClientCapabilities, ClientConfig, Implementation, ProgressNotificationParam};
 use rmcp::service::{NotificationContext, RunningService};
-use rmcp::transport::{ConfigureCommandExt, StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use serde_json::{Map, Value, json};
 use toolbelt_core::process::env::is_dangerous_execution_var;
@@ -67,6 +68,8 @@ pub struct Connection {
     /// The running service, taken at shutdown to close the transport (a stdio server is
     /// asked to exit, then killed).
     service: tokio::sync::Mutex<Option<RunningService<RoleClient, Handler>>>,
+    /// A stdio server's reaper: its whole process tree is stopped at shutdown.
+    reaper: Option<i32>,
     progress: ProgressDispatcher,
     timeout_ms: u64,
 }
@@ -269,6 +272,11 @@ impl McpClients {
             }
         }
         for c in seen {
+            // The server's tree first (SIGTERM, a grace period, SIGKILL): closing the transport
+            // alone would leave what the server started running.
+            if let Some(reaper) = c.reaper {
+                toolbelt_core::process::tree::terminate_tree(reaper, Duration::from_secs(2)).await;
+            }
             if let Some(service) = c.service.lock().await.take() {
                 let _ = tokio::time::timeout(Duration::from_secs(5), service.cancel()).await;
             }
@@ -276,28 +284,18 @@ impl McpClients {
     }
 }
 
+/// Connects to a server; a stdio server's reaper pid goes into `reaper` as soon as it runs, so
+/// that a caller that gives up (an error, a timeout) can stop the server's whole tree.
 async fn connect(
     spec: &ServerSpec,
     cwd: &Path,
+    reaper: &std::sync::atomic::AtomicI32,
 ) -> Result<RunningService<RoleClient, Handler>, String> {
     let handler = Handler::default();
     match &spec.transport {
         Transport::Stdio { command, args, env, inherit, cwd: dir } => {
             let dir = dir.as_ref().map(|d| cwd.join(d)).unwrap_or_else(|| cwd.to_path_buf());
-            let cmd = tokio::process::Command::new(command).configure(|c| {
-                c.args(args)
-                    .env_clear()
-                    .envs(inherit)
-                    .envs(env)
-                    .env("GEMINI_CLI", "1")
-                    .env("TOOLBELT", "1")
-                    .current_dir(&dir);
-            });
-            let (transport, _stderr) = TokioChildProcess::builder(cmd)
-                .stderr(std::process::Stdio::null())
-                .spawn()
-                .map_err(|e| format!("cannot start `{command}`: {e}"))?;
-            handler.serve(transport).await.map_err(|e| format!("initialization failed: {e}"))
+            stdio::connect(handler, command, args, (inherit, env), &dir, reaper).await
         }
         Transport::Http { url, headers } => connect_http(handler, spec, url, headers).await,
         Transport::Sse { url, headers } => connect_sse(handler, url, headers).await,
@@ -382,8 +380,9 @@ async fn start(
     connect_timeout: Duration,
 ) -> (String, Result<(Vec<Arc<McpTool>>, Vec<(String, String)>), String>) {
     let name = spec.name.clone();
+    let reaper = std::sync::atomic::AtomicI32::new(0);
     let work = async {
-        let client = connect(&spec, cwd).await?;
+        let client = connect(&spec, cwd, &reaper).await?;
         // Every page, not only the first.
         let listed = client.list_all_tools().await.map_err(|e| {
             let hint = oauth::Refusal::hint(oauth::Refusal::of_request(&e), &spec.name);
@@ -391,10 +390,22 @@ async fn start(
         })?;
         Ok::<_, String>((client, listed))
     };
-    let (client, listed) = match tokio::time::timeout(connect_timeout, work).await {
+    let outcome = tokio::time::timeout(connect_timeout, work).await;
+    let reaper = reaper.load(std::sync::atomic::Ordering::SeqCst);
+    let stop = || {
+        // A server that failed or missed its deadline is stopped with everything it started.
+        if reaper > 0 {
+            toolbelt_core::process::tree::kill_tree_now(reaper);
+        }
+    };
+    let (client, listed) = match outcome {
         Ok(Ok(x)) => x,
-        Ok(Err(e)) => return (name, Err(e)),
+        Ok(Err(e)) => {
+            stop();
+            return (name, Err(e));
+        }
         Err(_) => {
+            stop();
             return (name, Err(format!("no answer within {} ms", connect_timeout.as_millis())));
         }
     };
@@ -402,6 +413,7 @@ async fn start(
     let peer = client.peer().clone();
     let conn = Arc::new(Connection {
         client: peer,
+        reaper: (reaper > 0).then_some(reaper),
         service: tokio::sync::Mutex::new(Some(client)),
         progress,
         timeout_ms: spec.timeout_ms,
