@@ -22,10 +22,12 @@ impl ParamValidator {
     /// A validator for a JSON schema (compiled on first use).
     pub fn new(schema: Value) -> Self {
         // Ajv's default is draft-07; a schema that names its `$schema` gets that draft.
+        // `nullable: true` (OpenAPI's, what MCP schemas are repaired to) admits null.
+        let checked = with_nullable(&schema);
         let built = if schema.get("$schema").is_some() {
-            jsonschema::validator_for(&schema)
+            jsonschema::validator_for(&checked)
         } else {
-            jsonschema::options().with_draft(jsonschema::Draft::Draft7).build(&schema)
+            jsonschema::options().with_draft(jsonschema::Draft::Draft7).build(&checked)
         };
         let validator = match built {
             Ok(v) => Some(v),
@@ -62,6 +64,38 @@ impl ParamValidator {
             Some((_, msg)) => Err(msg),
             None => Ok(()),
         }
+    }
+}
+
+/// The schema with every `{"type": T, "nullable": true}` also admitting `null` (as Ajv does with
+/// its `nullable` keyword): an MCP parameter declared `["string", "null"]` and repaired to
+/// `nullable` refused `null` (issue 19).
+fn with_nullable(schema: &Value) -> Value {
+    match schema {
+        Value::Object(map) => {
+            let mut out: serde_json::Map<String, Value> =
+                map.iter().map(|(k, v)| (k.clone(), with_nullable(v))).collect();
+            if map.get("nullable") == Some(&Value::Bool(true)) {
+                match out.get_mut("type") {
+                    Some(Value::String(t)) => {
+                        let t = t.clone();
+                        out.insert("type".into(), serde_json::json!([t, "null"]));
+                    }
+                    Some(Value::Array(types)) if !types.contains(&Value::from("null")) => {
+                        types.push("null".into());
+                    }
+                    _ => {}
+                }
+                if let Some(Value::Array(values)) = out.get_mut("enum")
+                    && !values.contains(&Value::Null)
+                {
+                    values.push(Value::Null);
+                }
+            }
+            Value::Object(out)
+        }
+        Value::Array(items) => Value::Array(items.iter().map(with_nullable).collect()),
+        other => other.clone(),
     }
 }
 

@@ -438,8 +438,12 @@ async fn connect_mcp(
         }
     }
     for tool in &clients.tools {
-        // MCP calls have their own timeout, extended by progress.
-        config.tool_timeouts_ms.insert(tool.name().to_string(), 0);
+        // The engine's deadline applies as to any tool: `tools.toolTimeoutsMs` by full name,
+        // else the server's `timeout`, else the global one. (The server's own request timeout,
+        // extended by progress, still applies inside.)
+        if let Some(ms) = tool.server_timeout_ms() {
+            config.tool_timeouts_ms.entry(tool.name().to_string()).or_insert(ms);
+        }
         tools.push(tool.clone() as Arc<dyn Tool>);
     }
     Some(clients)

@@ -6,6 +6,8 @@ mod config;
 mod gemini_settings;
 #[cfg(unix)]
 mod mcp;
+#[cfg(unix)]
+mod mcp_client;
 #[cfg(target_os = "linux")]
 mod orphans;
 mod policy;

@@ -70,6 +70,8 @@ pub struct Connection {
     service: tokio::sync::Mutex<Option<RunningService<RoleClient, Handler>>>,
     /// A stdio server's reaper: its whole process tree is stopped at shutdown.
     reaper: Option<i32>,
+    /// The server's `timeout`, when given: each call's deadline in the engine.
+    call_deadline_ms: Option<u64>,
     progress: ProgressDispatcher,
     timeout_ms: u64,
 }
@@ -108,6 +110,9 @@ pub struct ServerSpec {
     pub name: String,
     pub transport: Transport,
     pub timeout_ms: u64,
+    /// Whether `timeout` was given: then it is also the deadline of each call to the server's
+    /// tools, as a per-tool override of the engine's (otherwise the global one applies).
+    pub timeout_given: bool,
     pub trust: bool,
     pub include: Vec<String>,
     pub exclude: Vec<String>,
@@ -229,6 +234,7 @@ pub fn spec(s: &McpServerSettings, redaction: &EnvRedaction) -> Result<ServerSpe
         name: s.name.clone(),
         transport,
         timeout_ms: d.get("timeout").and_then(Value::as_u64).unwrap_or(DEFAULT_TIMEOUT_MS),
+        timeout_given: d.get("timeout").and_then(Value::as_u64).is_some(),
         trust: d.get("trust").and_then(Value::as_bool).unwrap_or(false),
         include: strings(d.get("includeTools")),
         exclude: strings(d.get("excludeTools")),
@@ -414,6 +420,7 @@ async fn start(
     let conn = Arc::new(Connection {
         client: peer,
         reaper: (reaper > 0).then_some(reaper),
+        call_deadline_ms: spec.timeout_given.then_some(spec.timeout_ms),
         service: tokio::sync::Mutex::new(Some(client)),
         progress,
         timeout_ms: spec.timeout_ms,

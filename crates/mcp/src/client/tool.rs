@@ -30,6 +30,13 @@ pub struct McpTool {
     pub(super) conn: Arc<Connection>,
 }
 
+impl McpTool {
+    /// The deadline of a call to this tool set by its server's `timeout`, if given.
+    pub fn server_timeout_ms(&self) -> Option<u64> {
+        self.conn.call_deadline_ms
+    }
+}
+
 impl Tool for McpTool {
     fn name(&self) -> &str {
         &self.fqn
@@ -131,6 +138,9 @@ impl Invocation for McpCall {
         let response = handle.await_response();
         tokio::pin!(response);
         let mut deadline = tokio::time::Instant::now() + timeout;
+        // What progress said so far: the partial output of a call stopped by its deadline.
+        let mut so_far = String::new();
+        let mut stopped = false;
         let outcome = loop {
             tokio::select! {
                 r = &mut response => break Ok(r),
@@ -143,10 +153,15 @@ impl Invocation for McpCall {
                             None => p.progress.to_string(),
                         });
                         ctx.emit(&format!("{msg}\n"));
+                        so_far.push_str(&msg);
+                        so_far.push('\n');
                     }
                 }
                 () = tokio::time::sleep_until(deadline) => break Err(format!("MCP tool call timed out after {} ms without a response or progress", self.conn.timeout_ms)),
-                () = ctx.cancel.cancelled() => break Err("Tool call aborted".to_string()),
+                () = ctx.cancel.cancelled() => {
+                    stopped = true;
+                    break Err("Tool call aborted".to_string());
+                }
             }
         };
         // Progress sent just before the result may still be on its way: pass it on too.
@@ -165,6 +180,14 @@ impl Invocation for McpCall {
             // Tell the server to stop working on it.
             let note = CancelledNotificationParam::new(Some(id), outcome.as_ref().err().cloned());
             let _ = peer.notify_cancelled(note).await;
+        }
+        if stopped {
+            // Cancelled or out of time: the engine reports it; the progress so far is the output.
+            let text = so_far.trim_end().to_string();
+            if text.is_empty() {
+                return ToolResult::text(String::new(), String::new());
+            }
+            return ToolResult::text(toolbelt_core::result::untrusted(&text), text);
         }
         let failure = |message: String| {
             ToolResult::error(

@@ -29,6 +29,7 @@ fn stdio(name: &str, extra: &[&str], timeout_ms: u64) -> ServerSpec {
             cwd: None,
         },
         timeout_ms,
+        timeout_given: true,
         trust: false,
         include: Vec::new(),
         exclude: Vec::new(),
@@ -122,7 +123,13 @@ async fn progress_streams_and_cancellation_reaches_the_server() {
     let start = Instant::now();
     let r = call(&c, "mcp_fx_slow", json!({}), ExecContext::new("c2", token)).await;
     assert!(start.elapsed() < Duration::from_millis(450));
-    assert_eq!(r.error.unwrap().message, "Tool call aborted");
+    // Stopped: the progress so far is the partial output the engine reports with the
+    // cancellation or timeout (issue 19).
+    assert!(r.error.is_none(), "{:?}", r.error);
+    assert_eq!(
+        r.llm_content,
+        Content::Text("<untrusted_context>\nstep 1\n</untrusted_context>".into())
+    );
     tokio::time::sleep(Duration::from_millis(200)).await;
     assert!(
         std::fs::read_to_string(marker.path()).unwrap().contains("cancelled"),
