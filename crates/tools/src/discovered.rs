@@ -138,13 +138,7 @@ async fn run_program(
 /// Runs the discovery command and turns its declarations into tools.
 pub async fn discover(cfg: &DiscoveryConfig) -> Result<Vec<Arc<DiscoveredTool>>, DiscoveryError> {
     // Split like a shell would, but run without one: operators are dropped, as upstream.
-    let words: Vec<String> = split_words(&cfg.discovery_command)
-        .into_iter()
-        .filter(|w| {
-            !["&&", "||", ";;", "|&", ">>", ">&", "<<", "&", ";", "(", ")", "|", "<", ">"]
-                .contains(&w.as_str())
-        })
-        .collect();
+    let words = command_words(&cfg.discovery_command);
     let Some((program, args)) = words.split_first() else { return Err(DiscoveryError::Empty) };
     let never = tokio_util::sync::CancellationToken::new();
     let timeout =
@@ -190,11 +184,14 @@ pub async fn discover(cfg: &DiscoveryConfig) -> Result<Vec<Arc<DiscoveredTool>>,
             let name = d.get("name")?.as_str()?.to_string();
             let description =
                 d.get("description").and_then(Value::as_str).unwrap_or("").to_string();
-            // Only `parametersJsonSchema` is read, as upstream; anything else gives `{}`.
+            // `parametersJsonSchema`, else the `parameters` form (Gemini's `Schema`, whose
+            // types may be upper case): upstream ignores the latter, and arguments then went
+            // unchecked (issue 19, compat M11).
             let schema = d
                 .get("parametersJsonSchema")
                 .filter(|s| s.is_object())
                 .cloned()
+                .or_else(|| d.get("parameters").filter(|s| s.is_object()).map(lower_types))
                 .unwrap_or_else(|| json!({}));
             Some(Arc::new(DiscoveredTool {
                 full_name: format!("{PREFIX}{name}"),
@@ -205,6 +202,38 @@ pub async fn discover(cfg: &DiscoveryConfig) -> Result<Vec<Arc<DiscoveredTool>>,
             }))
         })
         .collect())
+}
+
+/// A Gemini `Schema` as JSON Schema: `"type": "OBJECT"` -> `"object"`, all the way down.
+fn lower_types(schema: &Value) -> Value {
+    match schema {
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| match (k.as_str(), v) {
+                    ("type", Value::String(t)) => (k.clone(), Value::String(t.to_lowercase())),
+                    _ => (k.clone(), lower_types(v)),
+                })
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(lower_types).collect()),
+        other => other.clone(),
+    }
+}
+
+/// The program and arguments of a command setting: split like a shell would, without one
+/// (operators dropped), as upstream splits `discoveryCommand`. A `callCommand` that names an
+/// existing file as a whole (a path with spaces) is that program.
+fn command_words(command: &str) -> Vec<String> {
+    if std::path::Path::new(command.trim()).is_file() {
+        return vec![command.trim().to_string()];
+    }
+    split_words(command)
+        .into_iter()
+        .filter(|w| {
+            !["&&", "||", ";;", "|&", ">>", ">&", "<<", "&", ";", "(", ")", "|", "<", ">"]
+                .contains(&w.as_str())
+        })
+        .collect()
 }
 
 /// One discovered tool.
@@ -320,16 +349,17 @@ impl Invocation for DiscoveredCall {
             return failure("", "", Some("no tools.callCommand is configured"), None, None);
         };
         let input = serde_json::to_vec(&self.params).unwrap_or_default();
-        let ran = run_program(
-            call,
-            std::slice::from_ref(&self.name),
-            &self.cfg,
-            Some(input),
-            MAX_CALL_OUTPUT,
-            None,
-            &ctx.cancel,
-        )
-        .await;
+        // Split like the discovery command (`node call-tool.js` failed with "No such file":
+        // upstream runs the whole string as one program path; compat M11).
+        let words = command_words(call);
+        let Some((program, rest)) = words.split_first() else {
+            return failure("", "", Some("tools.callCommand names no program"), None, None);
+        };
+        let mut args = rest.to_vec();
+        args.push(self.name.clone());
+        let ran =
+            run_program(program, &args, &self.cfg, Some(input), MAX_CALL_OUTPUT, None, &ctx.cancel)
+                .await;
         let out = match ran {
             Ok(Some(o)) => o,
             Ok(None) => {

@@ -37,7 +37,7 @@ fn rt() -> tokio::runtime::Runtime {
 }
 
 const DECLS: &str = r#"[{"function_declarations": [{"name": "deploy", "description": "Deploys it.", "parametersJsonSchema": {"type": "object", "properties": {"env": {"type": "string"}}, "required": ["env"]}}]},
- {"name": "lint", "description": "Lints.", "parameters": {"type": "object"}},
+ {"name": "lint", "description": "Lints.", "parameters": {"type": "OBJECT", "properties": {"n": {"type": "INTEGER"}}}},
  {"description": "nameless, skipped"}]"#;
 
 #[test]
@@ -54,11 +54,35 @@ fn discovery_registers_prefixed_tools_of_kind_other() {
             .starts_with("Deploys it.\n\nThis tool comes from the project's discovery command")
     );
     assert_eq!(decl.parameters["required"], json!(["env"]));
+    // Issue 19: the `parameters` form keeps its schema (upstream ignores it; compat M11).
     assert_eq!(
         tools[1].declaration(ModelFamily::Legacy).parameters,
-        json!({"type": "object"}),
-        "legacy `parameters` is ignored"
+        json!({"type": "object", "properties": {"n": {"type": "integer"}}}),
     );
+}
+
+/// Issue 19: a multi-word call command (`bash call.sh`) failed with "could not start ...: No such
+/// file", and arguments of a `parameters`-form declaration were not validated at all.
+#[test]
+fn a_multi_word_call_command_runs_and_parameters_schemas_are_enforced() {
+    let t = TempTree::new();
+    let d = script(t.root(), "d.sh", &format!("cat <<'EOF'\n{DECLS}\nEOF"));
+    std::fs::write(t.root().join("call.sh"), "read -r input; echo \"$1 got $input\"\n").unwrap();
+    let r = rt();
+    let call = Some("bash call.sh".to_string());
+    let tools = r.block_on(discover(&cfg(t.root(), d, call, 5000))).unwrap();
+    let registry = toolbelt_core::Registry::builder()
+        .tools(tools.iter().map(|t| t.clone() as std::sync::Arc<dyn Tool>))
+        .build()
+        .unwrap();
+    let env = harness_env(&t);
+    let bad = registry.build_call("discovered_tool_lint", json!({"n": "three"}), &env).err();
+    assert_eq!(bad.map(|e| e.message).as_deref(), Some("params/n must be integer"));
+    let built = registry.build_call("discovered_tool_lint", json!({"n": 3}), &env).ok().unwrap();
+    let ok = r.block_on(built.invocation.execute(ExecContext::new("c1", CancellationToken::new())));
+    assert!(ok.error.is_none(), "{:?}", ok.error);
+    let text = format!("{:?}", ok.llm_content);
+    assert!(text.contains(r#"lint got {\"n\":3}"#), "{text}");
 }
 
 #[test]
