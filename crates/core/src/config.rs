@@ -38,6 +38,8 @@ pub const DEFAULT_SENSITIVE_PATHS: &[&str] = &[
     ".aws",
     ".docker",
     ".gnupg",
+    "*credentials*",
+    "*secret*",
 ];
 
 /// The engine's typed settings: defaults < settings files < environment < flags.

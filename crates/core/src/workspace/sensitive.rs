@@ -22,6 +22,11 @@ pub struct SensitiveRules {
 
 const BUILT_IN_SEGMENTS: [&str; 3] = [".git", ".env", "node_modules"];
 
+/// Templates of secret files, which hold placeholders and are meant to be read (as upstream,
+/// where only `.env` itself is outside the workspace): exempt from the configured patterns.
+const TEMPLATES: [&str; 5] =
+    [".env.example", ".env.sample", ".env.template", ".env.dist", ".env.defaults"];
+
 impl SensitiveRules {
     /// Patterns that do not parse as globs are reported back as errors.
     pub fn new(patterns: &[String], allow: &[String]) -> Result<Self, String> {
@@ -61,6 +66,9 @@ impl SensitiveRules {
             }
             // The name as given and as the file system may read it (trailing dots and spaces
             // dropped, as for the built-in rules).
+            if TEMPLATES.iter().any(|t| cut.eq_ignore_ascii_case(t)) {
+                continue;
+            }
             let hit = self.configured.matches(seg).first().copied();
             if let Some(i) = hit.or_else(|| self.configured.matches(cut).first().copied()) {
                 return Some(SensitiveHit {
@@ -106,7 +114,14 @@ mod tests {
     fn configured_key_files_are_refused_and_can_be_allowed() {
         let r = defaults(&[]);
         assert_eq!(r.check("certs/server.pem").unwrap().rule, "*.pem");
-        assert_eq!(r.check(".env.example").unwrap().rule, ".env*");
+        // Issue 19: templates are readable, the real files and anything named like a secret
+        // or credentials file are not.
+        assert_eq!(r.check(".env.example"), None);
+        assert_eq!(r.check("config/.ENV.sample"), None);
+        assert_eq!(r.check(".env.local").unwrap().rule, ".env*");
+        assert_eq!(r.check("credentials.json").unwrap().rule, "*credentials*");
+        assert_eq!(r.check("my_secret.txt").unwrap().rule, "*secret*");
+        assert_eq!(r.check("Secrets/a.txt").unwrap().rule, "*secret*");
         assert_eq!(r.check("keys/id_rsa").unwrap().rule, "id_rsa");
         assert_eq!(r.check("keys/id_rsa.pub"), None);
         assert_eq!(r.check("home/.ssh/config").unwrap().rule, ".ssh");

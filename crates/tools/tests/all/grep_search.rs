@@ -171,8 +171,8 @@ fn hidden_ignored_excluded_and_binary_files_are_skipped() {
         .file("build/out.txt", "world")
         .file("app.log", "world")
         .file("data.bin2", b"world\0\0\x01binary")
-        .file(".geminiignore", "secret.txt\n")
-        .file("secret.txt", "world")
+        .file(".geminiignore", "private.txt\n")
+        .file("private.txt", "world")
         .file("v.txt", "world");
     let o = run(&t, "grep_search", json!({"pattern": "world", "context": 0}));
     assert_eq!(
@@ -183,7 +183,7 @@ fn hidden_ignored_excluded_and_binary_files_are_skipped() {
     let out = o.output();
     assert!(
         out.contains("File: build/out.txt")
-            && out.contains("File: secret.txt")
+            && out.contains("File: private.txt")
             && out.contains("File: app.log"),
         "{out}"
     );

@@ -235,16 +235,16 @@ fn rf35_at_prefixed_paths() {
 #[test]
 fn rf37_gitignore_only_inside_git_repos() {
     let t = TempTree::new();
-    t.file(".gitignore", "secret.txt").file("secret.txt", "s");
+    t.file(".gitignore", "private.txt").file("private.txt", "s");
     assert_eq!(
-        run(&t, "read_file", json!({"file_path": "secret.txt"})).model,
+        run(&t, "read_file", json!({"file_path": "private.txt"})).model,
         json!({"output": "s"})
     );
     t.file(".git", "");
-    let o = run(&t, "read_file", json!({"file_path": "secret.txt"}));
+    let o = run(&t, "read_file", json!({"file_path": "private.txt"}));
     assert_eq!(
         o.error(),
-        format!("File path '{}' is ignored by configured ignore patterns.", t.abs("secret.txt"))
+        format!("File path '{}' is ignored by configured ignore patterns.", t.abs("private.txt"))
     );
 }
 
