@@ -55,9 +55,20 @@ pub struct Scheduler {
     active: Mutex<HashMap<String, (CancellationToken, Option<&'static str>)>>,
     batches: Mutex<HashMap<u64, CancellationToken>>,
     next_batch: AtomicU64,
+    /// The queue between batches: a batch with a mutating call holds it alone, read-only
+    /// batches share it. Requests that arrive while a batch runs wait for it (two MCP clients,
+    /// or one sending calls concurrently, ran mutating calls of different batches at once).
+    gate: tokio::sync::RwLock<()>,
     hooks: Option<Arc<dyn ToolHooks>>,
     /// Tail calls requested by AfterTool hooks, by call id.
     tails: Mutex<HashMap<String, (String, Value)>>,
+}
+
+/// A batch's place in the queue (held while it runs, never read).
+#[allow(dead_code)]
+enum Gate<'a> {
+    Alone(tokio::sync::RwLockWriteGuard<'a, ()>),
+    Shared(tokio::sync::RwLockReadGuard<'a, ()>),
 }
 
 /// A built call waiting for policy, approval and execution.
@@ -97,6 +108,7 @@ impl Scheduler {
             active: Mutex::default(),
             batches: Mutex::default(),
             next_batch: AtomicU64::new(0),
+            gate: tokio::sync::RwLock::new(()),
             hooks: None,
             tails: Mutex::default(),
         }
@@ -184,6 +196,20 @@ impl Scheduler {
             }
         }
         let mut slots: Vec<Slot> = requests.into_iter().map(|r| self.prepare(r)).collect();
+        // Wait for the batches before this one (tail calls run after the gate is released).
+        let exclusive = slots.iter().any(|s| matches!(s, Slot::Ready(_)) && !self.parallel(s));
+        let acquire = async {
+            if exclusive {
+                Gate::Alone(self.gate.write().await)
+            } else {
+                Gate::Shared(self.gate.read().await)
+            }
+        };
+        // A batch cancelled while it waits does not run (its calls are answered as cancelled).
+        let gate = tokio::select! {
+            g = acquire => Some(g),
+            () = batch.cancelled() => None,
+        };
         let mut i = 0;
         let mut queue_reason: Option<&'static str> = None;
         while i < slots.len() {
@@ -217,6 +243,7 @@ impl Scheduler {
             }
             i = end;
         }
+        drop(gate);
         self.batches.locked().remove(&batch_id);
         let out: Vec<CompletedCall> = slots
             .into_iter()

@@ -107,6 +107,31 @@ async fn read_only_calls_run_together_and_mutating_calls_run_alone() {
     );
 }
 
+/// Issue 19: two `schedule()` batches at once (two MCP clients) ran their mutating calls at the
+/// same time. A batch now waits for the one before it; read-only batches still share.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_batches_never_overlap_mutating_calls() {
+    let h = Arc::new(allow_all());
+    let run = |batch: Vec<CallRequest>| {
+        let h = h.clone();
+        tokio::spawn(async move { h.scheduler.schedule(batch, CancellationToken::new()).await })
+    };
+    let a = run(vec![call("a1", "edit", "ea"), call("a2", "read", "ra")]);
+    let b = run(vec![call("b1", "edit", "eb")]);
+    let c = run(vec![call("c1", "read", "rc")]);
+    for done in [a.await.unwrap(), b.await.unwrap(), c.await.unwrap()] {
+        assert!(done.iter().all(|c| c.status == CallState::Success));
+    }
+    assert!(!overlaps(&h.journal, "ea", "eb"), "mutating calls of two batches overlapped");
+    assert!(!overlaps(&h.journal, "eb", "ra") && !overlaps(&h.journal, "ea", "rc"));
+    // Read-only batches share.
+    let r1 = run(vec![call("r1", "read", "x1")]);
+    let r2 = run(vec![call("r2", "read", "x2")]);
+    r1.await.unwrap();
+    r2.await.unwrap();
+    assert!(overlaps(&h.journal, "x1", "x2"), "read-only batches run together");
+}
+
 #[tokio::test]
 async fn wait_for_previous_makes_a_call_wait() {
     let h = allow_all();
