@@ -2,7 +2,8 @@
 //! so that `tool`, `registry` and `policy` can all read it without depending on each other.
 
 /// Names models trained on older versions still call (`search_file_content` is `grep_search`).
-pub const LEGACY_ALIASES: &[(&str, &str)] = &[("search_file_content", "grep_search")];
+pub const LEGACY_ALIASES: &[(&str, &str)] =
+    &[("search_file_content", "grep_search"), ("smart-edit", "replace")];
 
 /// The prefix of every MCP tool's name: `mcp_<server>_<tool>`.
 pub const MCP_PREFIX: &str = "mcp_";

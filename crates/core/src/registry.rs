@@ -174,7 +174,10 @@ impl Registry {
         let invalid = |message: String| BuildError { kind: ErrorType::InvalidToolParams, message };
         entry.tool.normalize_args(&mut args);
         let validator = entry.validator.get_or_init(|| {
-            ParamValidator::new(entry.tool.declaration(ModelFamily::Legacy).parameters)
+            let schema = entry.tool.accepted_parameters();
+            ParamValidator::new(
+                schema.unwrap_or_else(|| entry.tool.declaration(ModelFamily::Legacy).parameters),
+            )
         });
         validator.validate(&args).map_err(invalid)?;
         let invocation = entry.tool.build(args.clone(), env).map_err(invalid)?;

@@ -92,6 +92,12 @@ pub trait Tool: Send + Sync {
     /// Maps older parameter names and forms that models still send onto the current ones,
     /// before validation (see [`crate::schema::rename_params`]).
     fn normalize_args(&self, _args: &mut Value) {}
+    /// The schema arguments are validated against, when it differs from the declared one:
+    /// parameters of older versions the declaration no longer lists (`expected_replacements`,
+    /// `enable_line_numbers`, ...) are accepted without being offered to the model.
+    fn accepted_parameters(&self) -> Option<Value> {
+        None
+    }
     /// Whether the engine's output truncation applies to this tool's text output
     /// (upstream: the shell and MCP tools; the others bound their own output).
     fn truncates_output(&self) -> bool {

@@ -29,6 +29,12 @@ struct Params {
     allow_multiple: bool,
     #[serde(default)]
     modified_by_user: bool,
+    /// Older Gemini CLI: exactly this many occurrences, all replaced (compat T5).
+    #[serde(default)]
+    expected_replacements: Option<usize>,
+    /// Older Gemini CLI: the file ends with a newline after the edit.
+    #[serde(default)]
+    require_final_newline: bool,
 }
 
 pub struct Replace;
@@ -85,6 +91,24 @@ impl Tool for Replace {
             args,
             &[("absolute_path", "file_path"), ("path", "file_path")],
         );
+    }
+
+    /// The declared schema, plus older parameters (`expected_replacements`,
+    /// `require_final_newline`) and without `instruction` required (calls that follow the
+    /// design documents have none; compat T5).
+    fn accepted_parameters(&self) -> Option<Value> {
+        let mut schema = self.declaration(ModelFamily::Legacy).parameters;
+        if let Some(props) = schema["properties"].as_object_mut() {
+            props.insert(
+                "expected_replacements".into(),
+                serde_json::json!({"type": "integer", "minimum": 1}),
+            );
+            props.insert("require_final_newline".into(), serde_json::json!({"type": "boolean"}));
+        }
+        if let Some(required) = schema["required"].as_array_mut() {
+            required.retain(|r| r != "instruction");
+        }
+        Some(schema)
     }
 
     fn build(&self, params: Value, env: &ToolEnv) -> Result<Box<dyn Invocation>, String> {
@@ -292,8 +316,13 @@ impl ReplaceCall {
         }
         let crlf = raw.contains("\r\n");
         let before = if crlf { raw.replace("\r\n", "\n") } else { raw };
-        let Replacement { content: after, occurrences, fuzzy_lines, .. } =
-            matching::replace(&before, &old, &new, p.allow_multiple);
+        let expected = p.expected_replacements;
+        let multiple = p.allow_multiple || expected.is_some_and(|n| n > 1);
+        let Replacement { content: mut after, occurrences, fuzzy_lines, .. } =
+            matching::replace(&before, &old, &new, multiple);
+        if p.require_final_newline && !after.is_empty() && !after.ends_with('\n') {
+            after.push('\n');
+        }
         if occurrences == 0 {
             let mut m = format!(
                 "Could not find an exact match for 'old_string' in '{given}'. If previous edits modified the file or you are modifying lines outside your recent read window, please use ReadFile to inspect the target lines before retrying with an exact 'old_string'."
@@ -308,7 +337,19 @@ impl ReplaceCall {
                 display: "Failed to edit, could not find the string to replace.".into(),
             });
         }
-        if !p.allow_multiple && occurrences != 1 {
+        if let Some(n) = expected
+            && occurrences != n
+        {
+            let term = if n == 1 { "occurrence" } else { "occurrences" };
+            return Err(Failure {
+                kind: ErrorType::EditExpectedOccurrenceMismatch,
+                raw: format!(
+                    "Failed to edit, Expected {n} {term} but found {occurrences} for old_string in file: {given}"
+                ),
+                display: format!("Failed to edit, expected {n} {term} but found {occurrences}."),
+            });
+        }
+        if !multiple && occurrences != 1 {
             return Err(Failure {
                 kind: ErrorType::EditExpectedOccurrenceMismatch,
                 raw: format!(

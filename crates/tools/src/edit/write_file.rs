@@ -26,6 +26,9 @@ struct Params {
     content: String,
     #[serde(default)]
     modified_by_user: bool,
+    /// Older Gemini CLI: the file ends with a newline (compat T5).
+    #[serde(default)]
+    require_final_newline: bool,
 }
 
 pub struct WriteFile;
@@ -88,6 +91,15 @@ impl Tool for WriteFile {
         );
     }
 
+    /// The declared schema plus `require_final_newline` (older Gemini CLI).
+    fn accepted_parameters(&self) -> Option<Value> {
+        let mut schema = self.declaration(ModelFamily::Legacy).parameters;
+        if let Some(props) = schema["properties"].as_object_mut() {
+            props.insert("require_final_newline".into(), serde_json::json!({"type": "boolean"}));
+        }
+        Some(schema)
+    }
+
     fn build(&self, params: Value, env: &ToolEnv) -> Result<Box<dyn Invocation>, String> {
         let p: Params = toolbelt_core::schema::parse_params(params)?;
         if p.file_path.is_empty() {
@@ -119,7 +131,14 @@ impl Tool for WriteFile {
                 path,
                 env.config.edit_max_file_bytes,
             )),
-            content: p.content,
+            content: if p.require_final_newline
+                && !p.content.is_empty()
+                && !p.content.ends_with('\n')
+            {
+                format!("{}\n", p.content)
+            } else {
+                p.content
+            },
             modified_by_user: p.modified_by_user,
         }))
     }

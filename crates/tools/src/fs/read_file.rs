@@ -35,6 +35,9 @@ struct Params {
     file_path: String,
     start_line: Option<u64>,
     end_line: Option<u64>,
+    /// Older versions: each line prefixed with its number (`     1|`; compat T5).
+    #[serde(default)]
+    enable_line_numbers: bool,
 }
 
 pub struct ReadFile;
@@ -122,7 +125,17 @@ impl Tool for ReadFile {
             path,
             start_line: p.start_line,
             end_line: p.end_line,
+            numbered: p.enable_line_numbers,
         }))
+    }
+
+    /// The declared schema plus `enable_line_numbers` (older versions).
+    fn accepted_parameters(&self) -> Option<Value> {
+        let mut schema = self.declaration(ModelFamily::Legacy).parameters;
+        if let Some(props) = schema["properties"].as_object_mut() {
+            props.insert("enable_line_numbers".into(), json!({"type": "boolean"}));
+        }
+        Some(schema)
     }
 }
 
@@ -134,6 +147,7 @@ struct ReadFileCall {
     description: String,
     start_line: Option<u64>,
     end_line: Option<u64>,
+    numbered: bool,
 }
 
 #[async_trait]
@@ -156,10 +170,12 @@ impl Invocation for ReadFileCall {
         };
         let small = file.len <= INLINE_READ_BYTES;
         let (path, shown) = (self.path.real.clone(), self.shown.clone());
-        let (start, end) = (self.start_line, self.end_line);
+        let (start, end, numbered) = (self.start_line, self.end_line, self.numbered);
         let seen = self.seen.clone();
         let work = move || {
-            read_opened(file, &path, &shown, &seen, |text| text_result(text, &shown, start, end))
+            read_opened(file, &path, &shown, &seen, |text| {
+                text_result(text, &shown, start, end, numbered)
+            })
         };
         // A small regular file is read where the call runs: handing it to a worker thread and
         // back costs more than the read. Anything larger goes to the blocking pool.
@@ -495,14 +511,21 @@ pub(crate) fn select_lines(
 }
 
 /// read_file's wording of a selection: a header when anything was left out.
+/// Each line prefixed with its number, right-aligned in six columns: `     1|text`.
+pub fn number_lines(body: &str, first: usize) -> String {
+    body.split_inclusive('\n').zip(first..).map(|(line, n)| format!("{n:>6}|{line}")).collect()
+}
+
 fn text_result(
     content: &str,
     shown: &str,
     start_line: Option<u64>,
     end_line: Option<u64>,
+    numbered: bool,
 ) -> ToolResult {
     let Selection { body, first: a, last: b, total: n, shortened, ranged } =
         select_lines(content, start_line, end_line);
+    let body = if numbered { number_lines(&body, a) } else { body };
     let suffix = if shortened { " (some lines were shortened)" } else { "" };
     let display = if ranged {
         format!("Read lines {a}-{b} of {n} from {shown}{suffix}")
@@ -543,18 +566,25 @@ mod tests {
     #[test]
     fn ranges_and_headers() {
         let content: String = (1..=20).map(|i| format!("Line {i}")).collect::<Vec<_>>().join("\n");
-        let r = text_result(&content, "p.txt", Some(6), Some(8));
+        let r = text_result(&content, "p.txt", Some(6), Some(8), false);
         assert_eq!(r.return_display, json!("Read lines 6-8 of 20 from p.txt"));
         assert!(
             matches!(&r.llm_content, Content::Text(t) if t.ends_with("--- FILE CONTENT (truncated) ---\nLine 6\nLine 7\nLine 8") && t.contains("use start_line: 9."))
         );
         assert_eq!(r.summary.as_deref(), Some("6-8 of 20"));
-        let r = text_result("a\nb\nc", "f.txt", Some(10), None);
+        let r = text_result("a\nb\nc", "f.txt", Some(10), None, false);
         assert_eq!(r.return_display, json!("Read lines 4-3 of 3 from f.txt"));
-        let r = text_result("Line 1\nLine 2", "t.txt", Some(1), Some(10));
+        let r = text_result("Line 1\nLine 2", "t.txt", Some(1), Some(10), false);
         assert_eq!(r.llm_content, Content::Text("Line 1\nLine 2".into()));
         assert_eq!(r.summary.as_deref(), Some("2 lines"));
-        let r = text_result("", "e.txt", None, None);
+        let r = text_result("", "e.txt", None, None, false);
         assert_eq!(r.summary.as_deref(), Some("1 lines"));
+        // Older versions' line numbers (issue 19).
+        let r = text_result("a\nb\n", "n.txt", None, None, true);
+        assert_eq!(r.llm_content, Content::Text("     1|a\n     2|b\n".into()));
+        let r = text_result(&content, "p.txt", Some(9), Some(10), true);
+        assert!(
+            matches!(&r.llm_content, Content::Text(t) if t.ends_with("---\n     9|Line 9\n    10|Line 10"))
+        );
     }
 }

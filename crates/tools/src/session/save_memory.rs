@@ -56,6 +56,11 @@ impl Tool for SaveMemory {
         }
     }
 
+    /// Older versions called the fact `content`.
+    fn normalize_args(&self, args: &mut Value) {
+        toolbelt_core::schema::rename_params(args, &[("content", "fact")]);
+    }
+
     fn build(&self, params: Value, env: &ToolEnv) -> Result<Box<dyn Invocation>, String> {
         let Params { fact, scope } = toolbelt_core::schema::parse_params(params)?;
         let fact = sanitize(&fact);

@@ -9,6 +9,7 @@ mod glob;
 mod grep_search;
 mod harness;
 mod list_directory;
+mod older_params;
 mod read_file;
 mod read_many_files;
 mod replace;

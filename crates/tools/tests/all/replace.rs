@@ -234,9 +234,16 @@ fn paths_directories_and_placeholders() {
         o.output().starts_with("Successfully modified file"),
         "placeholders already in old_string are fine"
     );
+    // Issue 19: a call without `instruction` (the design documents' form) is accepted; here
+    // the file is missing, so that is what it says.
+    assert!(
+        run(&t, "replace", json!({"file_path": "x", "old_string": "a", "new_string": "b"}))
+            .error()
+            .starts_with("File not found:")
+    );
     assert_eq!(
-        run(&t, "replace", json!({"file_path": "x", "old_string": "a", "new_string": "b"})).error(),
-        "params must have required property 'instruction'"
+        run(&t, "replace", json!({"file_path": "x", "old_string": "a"})).error(),
+        "params must have required property 'new_string'"
     );
 }
 
