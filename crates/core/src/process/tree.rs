@@ -42,6 +42,22 @@ fn parent_map() -> Vec<(i32, i32)> {
     .collect()
 }
 
+/// The descendants of `reaper` still in its process group (the command's group): what the
+/// command left running in the background without detaching (`sh -c 'sleep 1 & exit 1'`),
+/// reported as background processes, as upstream lists its process group.
+pub fn group_members(reaper: i32) -> Vec<i32> {
+    descendants(reaper)
+        .into_iter()
+        .filter(|p| {
+            let stat = std::fs::read_to_string(format!("/proc/{p}/stat")).unwrap_or_default();
+            // pid (comm) state ppid pgrp ...
+            stat.rsplit_once(") ")
+                .and_then(|(_, rest)| rest.split_whitespace().nth(2)?.parse::<i32>().ok())
+                == Some(reaper)
+        })
+        .collect()
+}
+
 /// Kills (SIGKILL) every descendant of `reaper` except `keep` and their descendants: what a
 /// finished command left behind without being asked to (`setsid -f`, double forks).
 /// Returns how many were killed.

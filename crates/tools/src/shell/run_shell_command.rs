@@ -335,7 +335,13 @@ impl Invocation for ShellCall {
             r.data = Some(json!({"stopped": format!("{stopped:?}"), "pid": pid}));
             return r;
         }
-        let pids = background_pids(&bgpids, pid);
+        let mut pids = background_pids(&bgpids, pid);
+        // Also what stayed in the command's process group (a job of a nested shell).
+        for p in toolbelt_core::process::tree::group_members(pid) {
+            if !pids.contains(&p) {
+                pids.push(p);
+            }
+        }
         // What the command left running without making it a job (`setsid -f`, a double fork,
         // `( cmd & )`) is stopped now; jobs (`cmd &`) are meant to run and are stopped when the
         // session ends.

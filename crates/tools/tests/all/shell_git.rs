@@ -19,3 +19,13 @@ fn git_diff_log_and_show_work_in_a_real_repository() {
         assert!(!out.contains("external diff died"), "{command}: {out}");
     }
 }
+
+/// Issue 19: a command ending with a background job of a nested shell lost the
+/// `Background PIDs:` line upstream shows (it lists the command's process group).
+#[test]
+fn a_nested_shells_background_job_is_listed() {
+    let s = session();
+    let out = output(&s.shell("sh -c 'sleep 2 & exit 1'"));
+    assert!(out.contains("Exit Code: 1\nBackground PIDs: "), "{out}");
+    s.shutdown();
+}
