@@ -159,7 +159,15 @@ impl Tool for GrepSearch {
             p.pattern,
             p.include_pattern.as_ref().map(|i| format!(" in {i}")).unwrap_or_default()
         );
+        // Without a dir_path every root is searched, as upstream's search does (the first
+        // root only, before; issue 19).
+        let roots: Vec<PathBuf> = if p.dir_path.is_none() && ws.roots().len() > 1 {
+            ws.roots().iter().map(|r| r.real.clone()).collect()
+        } else {
+            Vec::new()
+        };
         Ok(Box::new(GrepCall {
+            roots,
             search: search.real,
             description,
             opts: ws.ignore_options(None, None),
@@ -198,6 +206,8 @@ struct GrepCall {
     matcher: RegexMatcher,
     exclude: Option<regex::Regex>,
     params: Params,
+    /// Every root, when no dir_path was given and there are several.
+    roots: Vec<PathBuf>,
 }
 
 #[async_trait]
@@ -220,6 +230,7 @@ impl Invocation for GrepCall {
             exclude: self.exclude.clone(),
             params: self.params.clone(),
             cancel: ctx.cancel.clone(),
+            roots: self.roots.clone(),
         };
         match tokio::task::spawn_blocking(move || job.run()).await {
             Ok(r) => r,
@@ -233,6 +244,8 @@ impl Invocation for GrepCall {
 
 struct Job {
     search: PathBuf,
+    /// Every root to search in turn (several roots, no dir_path); empty: `search` only.
+    roots: Vec<PathBuf>,
     /// The search path is one file (checked once, not per searched file).
     single_file: bool,
     opts: IgnoreOptions,
@@ -244,19 +257,34 @@ struct Job {
 }
 
 impl Job {
-    fn run(self) -> ToolResult {
-        let p = &self.params;
-        let limit = p
+    fn run(mut self) -> ToolResult {
+        let limit = self
+            .params
             .total_max_matches
             .map_or(DEFAULT_TOTAL_MAX_MATCHES, |n| usize::try_from(n).unwrap_or(usize::MAX));
-        let (before, after) = context_of(p);
-        let files = match self.search_tree(before, after, limit) {
-            Ok(f) => f,
-            Err(msg) => {
-                let m = format!("Error during grep search operation: {msg}");
-                return ToolResult::text(m.clone(), format!("Error: {msg}"));
+        let (before, after) = context_of(&self.params);
+        let dirs =
+            if self.roots.is_empty() { vec![self.search.clone()] } else { self.roots.clone() };
+        let mut files = Vec::new();
+        for dir in &dirs {
+            let found: usize = files
+                .iter()
+                .map(|f: &GrepFile| f.lines.iter().filter(|l| !l.is_context).count())
+                .sum();
+            if found >= limit {
+                break;
             }
-        };
+            self.search = dir.clone();
+            let mut more = match self.search_tree(before, after, limit - found) {
+                Ok(f) => f,
+                Err(msg) => {
+                    let m = format!("Error during grep search operation: {msg}");
+                    return ToolResult::text(m.clone(), format!("Error: {msg}"));
+                }
+            };
+            files.append(&mut more);
+        }
+        let p = &self.params;
         let mut files = limit_files(files, limit);
         let matches: usize =
             files.iter().map(|f| f.lines.iter().filter(|l| !l.is_context).count()).sum();
@@ -271,7 +299,11 @@ impl Job {
                 .collect();
             files = limit_files(again, limit);
         }
-        let place = format!("in path \"{}\"", p.dir_path.as_deref().unwrap_or("."));
+        let place = if dirs.len() > 1 {
+            format!("across {} workspace directories", dirs.len())
+        } else {
+            format!("in path \"{}\"", p.dir_path.as_deref().unwrap_or("."))
+        };
         format_grep(
             &files,
             &GrepReport {
@@ -399,6 +431,10 @@ impl Job {
         searcher.search_file(&self.matcher, &file, &mut sink).ok()?;
         let file_path = if self.single_file {
             path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
+        } else if let Some(root) = self.roots.iter().find(|r| path.starts_with(r)) {
+            // Several roots: the path starts with its root's folder name.
+            let name = root.file_name().map(|n| n.to_string_lossy().into_owned());
+            format!("{}/{}", name.unwrap_or_default(), paths::relative_to(path, root))
         } else {
             paths::relative_to(path, &self.search)
         };

@@ -286,3 +286,33 @@ fn gr23_descriptions() {
         "'testPattern' within src/app"
     );
 }
+
+/// Issue 19: without `dir_path` only the first root was searched. Every root is searched, each
+/// file named under its root's folder, as upstream's search does.
+#[test]
+fn without_dir_path_every_root_is_searched() {
+    let t = TempTree::new();
+    t.file("a.txt", "needle one\n");
+    let other = tempfile::tempdir().unwrap();
+    let other_root = std::fs::canonicalize(other.path()).unwrap();
+    std::fs::write(other_root.join("b.txt"), "needle two\n").unwrap();
+    let env = env_for(&t, &[other_root.as_path()]);
+    let o = crate::harness::run_in(&env, "grep_search", json!({"pattern": "needle"}));
+    let out = o.output();
+    assert!(
+        out.starts_with("Found 2 matches for pattern \"needle\" across 2 workspace directories"),
+        "{out}"
+    );
+    let first = t.root().file_name().unwrap().to_string_lossy().into_owned();
+    let second = other_root.file_name().unwrap().to_string_lossy().into_owned();
+    assert!(out.contains(&format!("File: {first}/a.txt")), "{out}");
+    assert!(out.contains(&format!("File: {second}/b.txt")), "{out}");
+    // With a dir_path, only there.
+    let o =
+        crate::harness::run_in(&env, "grep_search", json!({"pattern": "needle", "dir_path": "."}));
+    assert!(
+        o.output().starts_with("Found 1 match for pattern \"needle\" in path \".\""),
+        "{}",
+        o.output()
+    );
+}
