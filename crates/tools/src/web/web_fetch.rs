@@ -44,7 +44,9 @@ pub fn parse_prompt(prompt: &str) -> (Vec<Url>, Vec<String>) {
             Ok(u) if matches!(u.scheme(), "http" | "https") && u.host_str().is_some() => {
                 urls.push(u)
             }
-            Ok(_) if !token.starts_with("http") => errors.push(format!(
+            // Any other scheme the WHATWG parser accepts (`ftp:`, `httpshttps:`) is
+            // unsupported, as upstream says (issue 19: `httpshttps://x` was "malformed").
+            Ok(u) if !matches!(u.scheme(), "http" | "https") => errors.push(format!(
                 "Unsupported protocol in URL: \"{token}\". Only http and https are supported."
             )),
             _ => errors.push(format!("Malformed URL detected: \"{token}\".")),
@@ -450,7 +452,7 @@ mod tests {
     #[test]
     fn prompt_urls_as_upstream() {
         let (urls, errors) = parse_prompt(
-            "see https://Example.com:443/a/ and http://x.org, then ftp://f.org/z (https://bad)",
+            "see https://Example.com:443/a/ and http://x.org, then ftp://f.org/z (https://bad) httpshttps://example.com",
         );
         assert_eq!(
             urls.iter().map(normalize).collect::<Vec<_>>(),
@@ -460,7 +462,8 @@ mod tests {
             errors,
             [
                 "Unsupported protocol in URL: \"ftp://f.org/z\". Only http and https are supported.",
-                "Malformed URL detected: \"(https://bad)\"."
+                "Malformed URL detected: \"(https://bad)\".",
+                "Unsupported protocol in URL: \"httpshttps://example.com\". Only http and https are supported."
             ]
         );
     }
