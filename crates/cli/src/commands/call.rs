@@ -57,6 +57,7 @@ pub async fn run(args: CallArgs) -> CliResult {
             "llmContent": call.result.as_ref().map(|r| serde_json::to_value(&r.llm_content).unwrap_or(Value::Null)),
             "returnDisplay": call.result.as_ref().map(|r| r.return_display.clone()),
             "error": call.error.as_ref().map(|e| json!({"type": e.kind.as_str(), "message": e.message})),
+            "toolLocations": call.locations,
         });
         out(&format!("{report}\n"));
     } else if call.status == CallState::Success {

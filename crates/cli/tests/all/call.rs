@@ -29,7 +29,8 @@ fn json_mode_prints_exactly_one_object_with_the_contract_fields() {
             "response": {"output": listing},
             "llmContent": listing,
             "returnDisplay": {"summary": "Found 1 item(s).", "files": ["a.txt"]},
-            "error": null
+            "error": null,
+            "toolLocations": [{"path": t.root().display().to_string()}]
         })
     );
 }
@@ -223,12 +224,9 @@ fn events_stream_as_json_lines_on_stderr() {
     let states: Vec<String> = r
         .stderr
         .lines()
-        .map(|l| {
-            serde_json::from_str::<serde_json::Value>(l).unwrap()["state"]
-                .as_str()
-                .unwrap()
-                .to_string()
-        })
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|e| e["event"] == "state")
+        .map(|e| e["state"].as_str().unwrap().to_string())
         .collect();
     assert_eq!(states, ["validating", "scheduled", "executing", "success"]);
     assert_eq!(r.stdout, "x");
@@ -362,4 +360,22 @@ fn kill_9_during_writes_leaves_old_or_new_and_no_temporary_file() {
         .filter(|n| n.starts_with(".toolbelt-write-"))
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
+/// Issue 19: the paths a call works on were computed but never reported.
+#[test]
+fn tool_locations_are_reported_in_json_and_events() {
+    let t = TempTree::new();
+    t.file("q.txt", "x\n");
+    let args = r#"{"file_path":"q.txt","start_line":1}"#;
+    let r = toolbelt(&t, &["call", "read_file", args, "--json", "--events"], None);
+    let want = serde_json::json!([{"path": t.abs("q.txt"), "line": 1}]);
+    assert_eq!(r.json()["toolLocations"], want, "{}", r.stdout);
+    let event = r
+        .stderr
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .find(|e| e["event"] == "locations")
+        .unwrap_or_else(|| panic!("no locations event in {}", r.stderr));
+    assert_eq!(event["locations"], want);
 }

@@ -48,6 +48,13 @@ pub enum Event {
         #[serde(skip_serializing_if = "Option::is_none")]
         detail: Option<String>,
     },
+    /// The paths (and lines) a call works on, once it is built (`toolLocations`).
+    Locations {
+        /// The call's id.
+        call_id: String,
+        /// Where.
+        locations: Vec<crate::tool::Location>,
+    },
     /// A chunk of live output from a running call.
     Output {
         /// The call's id.

@@ -60,6 +60,8 @@ pub struct Scheduler {
     /// or one sending calls concurrently, ran mutating calls of different batches at once).
     gate: tokio::sync::RwLock<()>,
     hooks: Option<Arc<dyn ToolHooks>>,
+    /// Where each built call works, by call id, until its response is made.
+    locations: Mutex<HashMap<String, Vec<crate::tool::Location>>>,
     /// Tail calls requested by AfterTool hooks, by call id.
     tails: Mutex<HashMap<String, (String, Value)>>,
 }
@@ -109,6 +111,7 @@ impl Scheduler {
             batches: Mutex::default(),
             next_batch: AtomicU64::new(0),
             gate: tokio::sync::RwLock::new(()),
+            locations: Mutex::default(),
             hooks: None,
             tails: Mutex::default(),
         }
@@ -248,7 +251,11 @@ impl Scheduler {
         let out: Vec<CompletedCall> = slots
             .into_iter()
             .map(|s| match s {
-                Slot::Done(c) => *c,
+                Slot::Done(mut c) => {
+                    c.locations =
+                        self.locations.locked().remove(&c.request.call_id).unwrap_or_default();
+                    *c
+                }
                 // Unreachable by construction; still answer rather than lose the call.
                 Slot::Ready(p) => self.cancelled(p.request, REASON_ABORT, None, Instant::now()),
             })
@@ -282,6 +289,16 @@ impl Scheduler {
         match self.registry.build_call(&request.name, request.args.clone(), &self.env()) {
             Ok(built) => {
                 self.emit(&request.call_id, &request.name, CallState::Validating, None);
+                let locations = built.invocation.locations();
+                if !locations.is_empty() {
+                    if let Some(sink) = &self.events {
+                        sink(&Event::Locations {
+                            call_id: request.call_id.clone(),
+                            locations: locations.clone(),
+                        });
+                    }
+                    self.locations.locked().insert(request.call_id.clone(), locations);
+                }
                 Slot::Ready(Box::new(Pending {
                     request,
                     built,

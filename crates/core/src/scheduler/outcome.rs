@@ -27,6 +27,7 @@ impl Scheduler {
         let response = response::success(&req.call_id, &req.name, &result.llm_content, self.family);
         self.emit(&req.call_id, &req.name, CallState::Success, None);
         CompletedCall {
+            locations: Vec::new(),
             request: req,
             status: CallState::Success,
             response,
@@ -48,6 +49,7 @@ impl Scheduler {
     ) -> CompletedCall {
         self.emit(&req.call_id, &req.name, CallState::Error, Some(error.message.clone()));
         CompletedCall {
+            locations: Vec::new(),
             response: ResponseParts::error(&req.call_id, &req.name, &error.message),
             request: req,
             status: CallState::Error,
@@ -71,6 +73,7 @@ impl Scheduler {
         let msg = format!("[Operation Cancelled] Reason: {reason}");
         self.emit(&req.call_id, &req.name, CallState::Cancelled, Some(reason.to_string()));
         CompletedCall {
+            locations: Vec::new(),
             response: ResponseParts::error(&req.call_id, &req.name, &msg),
             request: req,
             status: CallState::Cancelled,
@@ -130,6 +133,7 @@ impl Scheduler {
             Some("User cancelled tool execution.".into()),
         );
         CompletedCall {
+            locations: Vec::new(),
             request: req,
             status: CallState::Cancelled,
             response,

@@ -446,7 +446,7 @@ async fn events_trace_the_state_machine() {
         .iter()
         .filter_map(|e| match e {
             Event::State { state, .. } => Some(*state),
-            Event::Output { .. } => None,
+            Event::Output { .. } | Event::Locations { .. } => None,
         })
         .collect();
     assert_eq!(

@@ -90,6 +90,8 @@ pub struct CompletedCall {
     pub output_file: Option<PathBuf>,
     /// How long it took.
     pub duration_ms: u64,
+    /// The paths (and lines) the call works on, when it could be built (`toolLocations`).
+    pub locations: Vec<crate::tool::Location>,
 }
 
 /// Scheduler settings that are not tool settings.

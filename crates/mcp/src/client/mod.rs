@@ -278,13 +278,24 @@ impl McpClients {
             }
         }
         for c in seen {
-            // The server's tree first (SIGTERM, a grace period, SIGKILL): closing the transport
-            // alone would leave what the server started running.
-            if let Some(reaper) = c.reaper {
-                toolbelt_core::process::tree::terminate_tree(reaper, Duration::from_secs(2)).await;
-            }
+            use toolbelt_core::process::tree;
+            // What the server started, noted before the transport closes (closing it may end
+            // the reaper, and with it the way to find them).
+            let started = c.reaper.map(tree::descendants).unwrap_or_default();
+            // Closing the transport first lets the server read what was sent last (a
+            // cancellation) and exit on its own.
             if let Some(service) = c.service.lock().await.take() {
-                let _ = tokio::time::timeout(Duration::from_secs(5), service.cancel()).await;
+                let _ = tokio::time::timeout(Duration::from_secs(2), service.cancel()).await;
+            }
+            // Then the server's tree: SIGTERM, a grace period, SIGKILL.
+            if let Some(reaper) = c.reaper {
+                tree::terminate_tree(reaper, Duration::from_secs(2)).await;
+            }
+            for pid in started {
+                let _ = nix::sys::signal::kill(
+                    nix::unistd::Pid::from_raw(pid),
+                    nix::sys::signal::Signal::SIGKILL,
+                );
             }
         }
     }
