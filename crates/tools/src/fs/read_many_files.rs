@@ -86,6 +86,13 @@ struct Params {
     include: Vec<String>,
     #[serde(default)]
     exclude: Vec<String>,
+    /// Older versions (compat T5): a line range applied to every file, and line numbers.
+    #[serde(rename = "start_line")]
+    start_line: Option<u64>,
+    #[serde(rename = "end_line")]
+    end_line: Option<u64>,
+    #[serde(default, rename = "enable_line_numbers")]
+    enable_line_numbers: bool,
     use_default_excludes: Option<bool>,
     #[serde(rename = "file_filtering_options")]
     file_filtering_options: Option<Filtering>,
@@ -132,8 +139,30 @@ impl Tool for ReadManyFiles {
         }
     }
 
+    /// Older versions named the list `file_paths`.
+    fn normalize_args(&self, args: &mut Value) {
+        toolbelt_core::schema::rename_params(args, &[("file_paths", "include")]);
+    }
+
+    /// The declared schema plus the older shared `start_line`, `end_line` and
+    /// `enable_line_numbers`.
+    fn accepted_parameters(&self) -> Option<Value> {
+        let mut schema = self.declaration(ModelFamily::Legacy).parameters;
+        if let Some(props) = schema["properties"].as_object_mut() {
+            props.insert("start_line".into(), json!({"type": "integer", "minimum": 1}));
+            props.insert("end_line".into(), json!({"type": "integer", "minimum": 1}));
+            props.insert("enable_line_numbers".into(), json!({"type": "boolean"}));
+        }
+        Some(schema)
+    }
+
     fn build(&self, params: Value, env: &ToolEnv) -> Result<Box<dyn Invocation>, String> {
         let p: Params = toolbelt_core::schema::parse_params(params)?;
+        if let (Some(s), Some(e)) = (p.start_line, p.end_line)
+            && s > e
+        {
+            return Err("start_line cannot be greater than end_line".into());
+        }
         let mut excludes: Vec<String> = if p.use_default_excludes != Some(false) {
             DEFAULT_EXCLUDES.iter().map(|s| s.to_string()).collect()
         } else {
@@ -147,6 +176,7 @@ impl Tool for ReadManyFiles {
             excludes,
             opts: env.workspace.ignore_options(f.respect_git_ignore, f.respect_gemini_ignore),
             workspace: env.workspace.clone(),
+            lines: (p.start_line, p.end_line, p.enable_line_numbers),
         }))
     }
 }
@@ -157,6 +187,8 @@ struct ReadManyCall {
     excludes: Vec<String>,
     opts: IgnoreOptions,
     workspace: Arc<Workspace>,
+    /// The line range for every file and whether lines are numbered.
+    lines: (Option<u64>, Option<u64>, bool),
 }
 
 #[async_trait]
@@ -186,6 +218,7 @@ impl Invocation for ReadManyCall {
             opts: self.opts,
             workspace: self.workspace.clone(),
             cancel: ctx.cancel.clone(),
+            lines: self.lines,
         };
         match tokio::task::spawn_blocking(move || job.run()).await {
             Ok(r) => r,
@@ -225,6 +258,7 @@ struct Job {
     opts: IgnoreOptions,
     workspace: Arc<Workspace>,
     cancel: CancellationToken,
+    lines: (Option<u64>, Option<u64>, bool),
 }
 
 impl Job {
@@ -357,10 +391,17 @@ impl Job {
                 continue;
             }
             let mut warned = false;
+            let (start, end, numbered) = self.lines;
             let r = read(ws, f, &shown, &self.seen, |text| {
-                let sel = select_lines(text, None, None);
-                warned = sel.truncated();
-                ToolResult::text(sel.body, "")
+                let sel = select_lines(text, start, end);
+                // A range asked for is not a truncation.
+                warned = sel.shortened || (sel.ranged && start.is_none() && end.is_none());
+                let body = if numbered {
+                    super::read_file::number_lines(&sel.body, sel.first)
+                } else {
+                    sel.body
+                };
+                ToolResult::text(body, "")
             });
             if let Some(e) = &r.error {
                 skipped.push((shown, format!("Read error: {}", e.message)));

@@ -95,3 +95,25 @@ fn read_file_line_numbers_save_memory_content_and_shell_reasoning() {
     let o = run(&t, "run_shell_command", json!({"command": "echo hi", "reasoning": "to greet"}));
     assert!(o.output().contains("hi"), "{}", o.model);
 }
+
+#[test]
+fn read_many_files_older_parameters() {
+    let t = TempTree::new();
+    t.file("a.txt", "1\n2\n3\n4\n").file("b.txt", "one\ntwo\nthree\n");
+    let o = run(
+        &t,
+        "read_many_files",
+        json!({"file_paths": ["a.txt", "b.txt"], "start_line": 2, "end_line": 3, "enable_line_numbers": true}),
+    );
+    assert!(o.error_type.is_none(), "{}", o.model);
+    let text = o.model.to_string();
+    assert!(text.contains("a.txt ---\\n\\n     2|2\\n     3|3\\n"), "{text}");
+    assert!(text.contains("b.txt ---\\n\\n     2|two\\n     3|three\\n"), "{text}");
+    assert!(!text.contains("WARNING: This file was truncated"), "{text}");
+    let o = run(
+        &t,
+        "read_many_files",
+        json!({"file_paths": ["a.txt"], "start_line": 3, "end_line": 2}),
+    );
+    assert_eq!(o.error_type.as_deref(), Some("invalid_tool_params"), "{}", o.model);
+}
