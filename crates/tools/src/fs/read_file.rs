@@ -461,12 +461,6 @@ pub(crate) struct Selection {
     pub ranged: bool,
 }
 
-impl Selection {
-    pub fn truncated(&self) -> bool {
-        self.ranged || self.shortened
-    }
-}
-
 /// Selects lines as upstream: CRLF becomes LF, ranges are 1-based and inclusive, without a
 /// range the first 2000 lines are shown, long lines are cut.
 pub(crate) fn select_lines(
