@@ -91,7 +91,7 @@ pub fn builtin_tools_with(services: &Services) -> Vec<Arc<dyn Tool>> {
         Arc::new(search::glob::Glob),
         Arc::new(edit::replace::Replace),
         Arc::new(edit::write_file::WriteFile),
-        Arc::new(session::write_todos::WriteTodos),
+        Arc::new(session::write_todos::WriteTodos::default()),
         Arc::new(session::save_memory::SaveMemory),
         Arc::new(session::ask_user::AskUser::new(services.questioner.clone())),
         Arc::new(session::enter_plan_mode::EnterPlanMode),

@@ -1,5 +1,6 @@
-//! `write_todos`: the model's visible plan for a multi-step request. Stateless: the list lives
-//! in the conversation; each call replaces it.
+//! `write_todos`: the model's visible plan for a multi-step request. Each call replaces the list,
+//! as upstream; the older `merge: true` form updates the session's last list by `id` instead
+//! (issue 19), so the tool remembers the last list it wrote.
 
 use async_trait::async_trait;
 use serde::Deserialize;
@@ -12,17 +13,48 @@ pub const NAME: &str = "write_todos";
 
 const STATUSES: [&str; 5] = ["pending", "in_progress", "completed", "cancelled", "blocked"];
 
-pub struct WriteTodos;
+/// The tool, with the last list it wrote (for `merge`).
+#[derive(Default)]
+pub struct WriteTodos {
+    last: std::sync::Arc<std::sync::Mutex<Vec<Todo>>>,
+}
 
 #[derive(Clone, Debug, Deserialize)]
 struct Todo {
+    /// Older form: an id to update by (with `merge`).
+    #[serde(default)]
+    id: Option<String>,
+    #[serde(default)]
     description: String,
+    #[serde(default)]
     status: String,
 }
 
 #[derive(Deserialize)]
 struct Params {
     todos: Vec<Todo>,
+    #[serde(default)]
+    merge: bool,
+}
+
+/// `update` applied to `last` by id: a known id's item is replaced, anything else appended.
+fn merged(last: &[Todo], update: Vec<Todo>) -> Vec<Todo> {
+    let mut out = last.to_vec();
+    for t in update {
+        let at = t.id.as_ref().and_then(|id| out.iter().position(|o| o.id.as_ref() == Some(id)));
+        match at {
+            Some(i) => {
+                if !t.description.is_empty() {
+                    out[i].description = t.description;
+                }
+                if !t.status.is_empty() {
+                    out[i].status = t.status;
+                }
+            }
+            None => out.push(t),
+        }
+    }
+    out
 }
 
 impl Tool for WriteTodos {
@@ -80,7 +112,12 @@ impl Tool for WriteTodos {
         }
         let p: Params = serde_json::from_value(params)
             .map_err(|_| "Each todo item must be an object".to_string())?;
-        for t in &p.todos {
+        let todos = if p.merge {
+            merged(&self.last.lock().map(|l| l.clone()).unwrap_or_default(), p.todos)
+        } else {
+            p.todos
+        };
+        for t in &todos {
             if t.description.trim().is_empty() {
                 return Err("Each todo must have a non-empty description string".into());
             }
@@ -91,17 +128,26 @@ impl Tool for WriteTodos {
                 ));
             }
         }
-        if p.todos.iter().filter(|t| t.status == "in_progress").count() > 1 {
+        if todos.iter().filter(|t| t.status == "in_progress").count() > 1 {
             return Err(
                 "Invalid parameters: Only one task can be \"in_progress\" at a time.".into()
             );
         }
-        Ok(Box::new(WriteTodosCall { todos: p.todos }))
+        Ok(Box::new(WriteTodosCall { todos, last: self.last.clone() }))
+    }
+
+    /// The declared schema plus the older `merge` and item `id`.
+    fn accepted_parameters(&self) -> Option<Value> {
+        let mut schema = self.declaration(ModelFamily::Legacy).parameters;
+        schema["properties"]["merge"] = json!({"type": "boolean"});
+        schema["properties"]["todos"]["items"]["properties"]["id"] = json!({"type": "string"});
+        Some(schema)
     }
 }
 
 struct WriteTodosCall {
     todos: Vec<Todo>,
+    last: std::sync::Arc<std::sync::Mutex<Vec<Todo>>>,
 }
 
 #[async_trait]
@@ -115,6 +161,9 @@ impl Invocation for WriteTodosCall {
     }
 
     async fn execute(&self, _ctx: ExecContext) -> ToolResult {
+        if let Ok(mut last) = self.last.lock() {
+            last.clone_from(&self.todos);
+        }
         let todos: Vec<Value> = self
             .todos
             .iter()

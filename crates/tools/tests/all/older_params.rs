@@ -117,3 +117,38 @@ fn read_many_files_older_parameters() {
     );
     assert_eq!(o.error_type.as_deref(), Some("invalid_tool_params"), "{}", o.model);
 }
+
+#[test]
+fn write_todos_merge_updates_by_id() {
+    let t = TempTree::new();
+    let env = super::harness::env_for(&t, &[]);
+    // One registry (one session): the tool remembers the last list it wrote.
+    let registry =
+        toolbelt_core::Registry::builder().tools(toolbelt_tools::builtin_tools()).build().unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let call = |args: serde_json::Value| {
+        let built = registry.build_call("write_todos", args, &env).map_err(|e| e.message)?;
+        let ctx =
+            toolbelt_core::tool::ExecContext::new("c", tokio_util::sync::CancellationToken::new());
+        Ok::<_, String>(format!("{:?}", rt.block_on(built.invocation.execute(ctx)).llm_content))
+    };
+    call(json!({"todos": [
+        {"id": "a", "description": "write code", "status": "in_progress"},
+        {"id": "b", "description": "test it", "status": "pending"},
+    ]}))
+    .unwrap();
+    let out = call(json!({"merge": true, "todos": [
+        {"id": "a", "description": "write code", "status": "completed"},
+        {"id": "c", "description": "ship", "status": "pending"},
+    ]}))
+    .unwrap();
+    assert!(
+        out.contains("1. [completed] write code\\n2. [pending] test it\\n3. [pending] ship"),
+        "{out}"
+    );
+    // Without merge the list is replaced, as upstream.
+    let out = call(json!({"todos": [{"description": "only", "status": "pending"}]})).unwrap();
+    assert!(out.contains("now:\\n1. [pending] only"), "{out}");
+    let err = call(json!({"todos": [{"description": "x"}]})).unwrap_err();
+    assert_eq!(err, "params/todos/0 must have required property 'status'");
+}
