@@ -159,16 +159,44 @@ impl Tool for WebFetch {
         }
     }
 
+    /// The declared schema plus the older `url` and `html_to_markdown`, in either mode; in the
+    /// default mode a call needs `prompt` or `url` (compat T5).
+    fn accepted_parameters(&self) -> Option<Value> {
+        let mut schema = self.declaration(ModelFamily::Legacy).parameters;
+        schema["properties"]["url"] = json!({"type": "string"});
+        schema["properties"]["prompt"] = json!({"type": "string"});
+        schema["properties"]["html_to_markdown"] = json!({"type": "boolean"});
+        if !self.direct {
+            // `prompt` is required unless there is a `url` (the message stays upstream's).
+            schema["required"] = json!([]);
+            schema["if"] = json!({"required": ["url"]});
+            schema["else"] = json!({"required": ["prompt"]});
+        }
+        Some(schema)
+    }
+
     fn build(&self, params: Value, env: &ToolEnv) -> Result<Box<dyn Invocation>, String> {
-        if self.direct {
-            let DirectParams { url: raw } = toolbelt_core::schema::parse_params(params)?;
+        let older: OlderParams = toolbelt_core::schema::parse_params(params.clone())?;
+        let direct_url = if self.direct {
+            older.url.clone()
+        } else {
+            older.url.clone().filter(|_| older.prompt.is_none())
+        };
+        if self.direct || direct_url.is_some() {
+            // A `url` on its own (the older form) is fetched as it is, in either mode.
+            let raw = direct_url.unwrap_or_default();
             let url = Url::parse(&raw)
                 .ok()
                 .filter(|u| matches!(u.scheme(), "http" | "https"))
                 .ok_or_else(|| format!("Invalid URL: \"{raw}\""))?;
-            return Ok(Box::new(DirectCall { url, limits: limits(env) }));
+            let html_to_text = older.html_to_markdown.unwrap_or(true);
+            return Ok(Box::new(DirectCall { url, limits: limits(env), html_to_text }));
         }
-        let PromptParams { prompt } = toolbelt_core::schema::parse_params(params)?;
+        let PromptParams { mut prompt } = toolbelt_core::schema::parse_params(params)?;
+        // A `url` beside a prompt is one of the prompt's URLs.
+        if let Some(u) = older.url.filter(|u| !prompt.contains(u.as_str())) {
+            prompt = format!("{prompt} {u}");
+        }
         if prompt.trim().is_empty() {
             return Err(
                 "The 'prompt' parameter cannot be empty and must contain URL(s) and instructions."
@@ -196,9 +224,13 @@ struct PromptParams {
     prompt: String,
 }
 
+/// Every parameter either mode accepts (`url` and `html_to_markdown` are older in the default
+/// mode).
 #[derive(serde::Deserialize)]
-struct DirectParams {
-    url: String,
+struct OlderParams {
+    url: Option<String>,
+    prompt: Option<String>,
+    html_to_markdown: Option<bool>,
 }
 
 struct PromptCall {
@@ -368,6 +400,8 @@ impl PromptCall {
 struct DirectCall {
     url: Url,
     limits: FetchLimits,
+    /// HTML is turned into text (`html_to_markdown: false` keeps the HTML).
+    html_to_text: bool,
 }
 
 #[async_trait]
@@ -430,7 +464,7 @@ impl Invocation for DirectCall {
                 ..ToolResult::text("", format!("Fetched {mime} from {url}"))
             };
         }
-        if mime == "text/html" {
+        if mime == "text/html" && self.html_to_text {
             return ToolResult::text(
                 untrusted(&cap(fetch::html_to_text(&f.body, true))),
                 format!("Fetched and converted HTML content from {url}"),

@@ -321,3 +321,29 @@ fn google_web_search_reaches_the_open_world_and_writes_nothing() {
     let e = t.effects();
     assert!(e.open_world && !e.writes, "{e:?}");
 }
+
+/// Issue 19: `url` and `html_to_markdown` were only understood in direct mode; in the default
+/// mode a `url` on its own was refused ("params must have required property 'prompt'").
+#[test]
+fn the_default_mode_accepts_the_older_url_and_html_to_markdown() {
+    let t = TempTree::new();
+    let server = WebServer::start();
+    let env = env_allowing(&t, &server);
+    let wf = WebFetch::new(None, false);
+    let registry = toolbelt_core::Registry::builder()
+        .tools(vec![Arc::new(WebFetch::new(None, false)) as Arc<dyn Tool>])
+        .build()
+        .unwrap();
+    let page = format!("{}/page.html", server.url);
+    assert!(registry.build_call("web_fetch", json!({"url": page}), &env).is_ok());
+    let missing = registry.build_call("web_fetch", json!({}), &env).err().unwrap().message;
+    assert_eq!(missing, "params must have required property 'prompt'");
+    let r = call(&wf, &env, json!({"url": page})).unwrap();
+    assert!(text(&r).contains("[a link][1]"), "{}", text(&r));
+    let r = call(&wf, &env, json!({"url": page, "html_to_markdown": false})).unwrap();
+    assert!(text(&r).contains("<a href="), "the HTML itself: {}", text(&r));
+    // The declaration is still upstream's.
+    let decl = wf.declaration(toolbelt_core::ModelFamily::Legacy);
+    assert_eq!(decl.parameters["required"], json!(["prompt"]));
+    assert!(decl.parameters["properties"].get("url").is_none());
+}
