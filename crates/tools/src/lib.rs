@@ -85,6 +85,7 @@ impl Services {
 /// Every built-in tool, sharing `services`.
 pub fn builtin_tools_with(services: &Services) -> Vec<Arc<dyn Tool>> {
     let mut tools: Vec<Arc<dyn Tool>> = vec![
+        Arc::new(session::update_topic::UpdateTopic::default()),
         Arc::new(fs::list_directory::ListDirectory),
         Arc::new(fs::read_file::ReadFile),
         Arc::new(search::grep_search::GrepSearch),

@@ -56,6 +56,7 @@ async fn stdio_serves_the_builtin_tools() {
     assert_eq!(
         names,
         [
+            "update_topic",
             "list_directory",
             "read_file",
             "grep_search",
@@ -134,7 +135,7 @@ async fn yolo_mode_serves_everything() {
             .unwrap();
     let tools = client.list_all_tools().await.unwrap();
     // All but ask_user, which nobody could answer.
-    assert_eq!(tools.len(), 15);
+    assert_eq!(tools.len(), 16);
     let args = json!({"command": "echo from-mcp"}).as_object().unwrap().clone();
     let r = client
         .call_tool(CallToolRequestParams::new("run_shell_command").with_arguments(args))
@@ -153,6 +154,7 @@ async fn every_builtin_tool_has_honest_hints() {
     /// (read-only, destructive, idempotent, open world).
     type Hints = (bool, bool, bool, bool);
     let expected: &[(&str, Hints)] = &[
+        ("update_topic", (true, false, true, false)),
         ("list_directory", (true, false, true, false)),
         ("read_file", (true, false, true, false)),
         ("grep_search", (true, false, true, false)),

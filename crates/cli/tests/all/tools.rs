@@ -17,6 +17,7 @@ fn tools_list_names_every_builtin_tool() {
     assert_eq!(
         names,
         [
+            "update_topic",
             "list_directory",
             "read_file",
             "grep_search",
@@ -51,6 +52,7 @@ fn tools_schema_prints_declarations_per_family() {
     assert_eq!(
         names,
         [
+            "update_topic",
             "list_directory",
             "read_file",
             "grep_search",
@@ -60,15 +62,15 @@ fn tools_schema_prints_declarations_per_family() {
         ]
     );
     let everything = toolbelt(&t, &["tools", "schema", "--all"], None).json();
-    assert_eq!(everything.as_array().unwrap().len(), 16);
+    assert_eq!(everything.as_array().unwrap().len(), 17);
     // Interactive default mode: everything but exit_plan_mode (not in Plan Mode).
     let interactive = toolbelt(&t, &["tools", "schema", "--interactive"], None).json();
-    assert_eq!(interactive.as_array().unwrap().len(), 15);
+    assert_eq!(interactive.as_array().unwrap().len(), 16);
     // Headless yolo allows everything but ask_user, which nobody could answer.
     let yolo = toolbelt(&t, &["tools", "schema", "--approval-mode", "yolo"], None).json();
     let names: Vec<&str> =
         yolo.as_array().unwrap().iter().map(|d| d["name"].as_str().unwrap()).collect();
-    assert_eq!(names.len(), 15);
+    assert_eq!(names.len(), 16);
     assert!(!names.contains(&"ask_user"));
     let all = everything;
     assert!(all[0]["parametersJsonSchema"]["properties"].is_object());

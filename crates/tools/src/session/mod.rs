@@ -1,10 +1,11 @@
 //! Tools about the session itself: the model's todo list, its memory, questions to the user,
-//! and plan mode.
+//! plan mode and the conversation's topic.
 
 pub mod ask_user;
 pub mod enter_plan_mode;
 pub mod exit_plan_mode;
 pub mod save_memory;
+pub mod update_topic;
 pub mod write_todos;
 
 /// Where plans are written: `<project>/.gemini/tmp/toolbelt/plans`, inside the workspace and

@@ -336,9 +336,13 @@ impl Invocation for ShellCall {
             return r;
         }
         let mut pids = background_pids(&bgpids, pid);
-        // Also what stayed in the command's process group (a job of a nested shell).
+        // Also what stayed in the command's process group (a job of a nested shell), but not
+        // the wrapper's own subshell, which may still be on its way out (`kill -9 $$`).
+        let marker = bgpids.to_string_lossy().into_owned();
         for p in toolbelt_core::process::tree::group_members(pid) {
-            if !pids.contains(&p) {
+            let cmdline = std::fs::read(format!("/proc/{p}/cmdline")).unwrap_or_default();
+            let wrapper = String::from_utf8_lossy(&cmdline).contains(&marker);
+            if !wrapper && !pids.contains(&p) {
                 pids.push(p);
             }
         }

@@ -19,5 +19,6 @@ mod shell;
 mod shell_git;
 mod shell_hostile;
 mod special_files;
+mod update_topic;
 mod web;
 mod write_file;
