@@ -53,17 +53,13 @@ pub fn load_path(path: &Path, tier: Tier) -> Loaded {
                 let mut v: Vec<PathBuf> = rd
                     .filter_map(Result::ok)
                     .map(|e| e.path())
-                    .filter(|p| {
-                        p.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
-                            n.len() >= 5 && n[n.len() - 5..].eq_ignore_ascii_case(".toml")
-                        })
-                    })
+                    .filter(|p| p.extension().is_some_and(|e| e.eq_ignore_ascii_case("toml")))
                     .collect();
                 v.sort();
                 // A `*.toml` that is not a file (a folder, a dangling link) or is spelled
                 // `.TOML` holds rules the user meant to apply: a problem, not silence.
                 v.retain(|p| {
-                    let problem = if !p.to_string_lossy().ends_with(".toml") {
+                    let problem = if p.extension() != Some("toml".as_ref()) {
                         Some("not loaded: policy files must end in `.toml` (lower case)")
                     } else if !p.is_file() {
                         Some("not a file (a folder, or a link to nothing)")

@@ -121,6 +121,22 @@ fn policy_folder_entries_that_are_not_files_are_problems() {
     assert_eq!(l.errors.len(), expected, "{:?}", l.errors);
 }
 
+/// A hostile repository's policy folder with a file named in non-ASCII letters (`éééé`): the
+/// extension check sliced the name by bytes and panicked on a character boundary.
+#[test]
+fn non_ascii_file_names_in_a_policy_folder_do_not_panic() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join("éééé"), "").unwrap();
+    std::fs::write(
+        d.path().join("ééé.toml"),
+        "[[rule]]\ntoolName = \"glob\"\ndecision = \"allow\"\npriority = 1\n",
+    )
+    .unwrap();
+    let l = load_path(d.path(), Tier::User);
+    assert!(l.errors.is_empty(), "{:?}", l.errors);
+    assert_eq!(l.rules.len(), 1);
+}
+
 #[test]
 fn a_misspelled_key_gets_a_suggestion() {
     let l = load_str(
