@@ -25,7 +25,7 @@ use toolbelt_core::workspace::Access;
 use super::background::BackgroundRegistry;
 use super::output::{Capture, render_terminal, strip_ansi};
 use super::running::{Exit, Limits, PumpEnd, Running, Stopped};
-use super::spawn::{kill_tree_now, spawn, spawn_terminal, wrap_command};
+use super::spawn::{spawn, spawn_terminal, wrap_command};
 
 pub const NAME: &str = "run_shell_command";
 /// Upstream waits this long before moving a command to the background.
@@ -336,22 +336,24 @@ impl Invocation for ShellCall {
             return r;
         }
         let mut pids = background_pids(&bgpids, pid);
-        // Also what stayed in the command's process group (a job of a nested shell), but not
-        // the wrapper's own subshell, which may still be on its way out (`kill -9 $$`).
-        let marker = bgpids.to_string_lossy().into_owned();
-        for p in toolbelt_core::process::tree::group_members(pid) {
-            let cmdline = std::fs::read(format!("/proc/{p}/cmdline")).unwrap_or_default();
-            let wrapper = String::from_utf8_lossy(&cmdline).contains(&marker);
-            if !wrapper && !pids.contains(&p) {
-                pids.push(p);
+        // Also what stayed in the command's process group (a job of a nested shell). Only after
+        // a normal exit: the shell waits for its wrapper subshell then, while a shell killed by
+        // a signal (`kill -9 $$`) leaves that subshell on its way out.
+        let procs = toolbelt_core::process::tree::Procs::read();
+        if exit.signal.is_none() {
+            for p in procs.group_members(pid) {
+                if !pids.contains(&p) {
+                    pids.push(p);
+                }
             }
         }
         // What the command left running without making it a job (`setsid -f`, a double fork,
         // `( cmd & )`) is stopped now; jobs (`cmd &`) are meant to run and are stopped when the
         // session ends.
-        toolbelt_core::process::tree::prune(pid, &pids);
+        procs.prune(pid, &pids);
         if pids.is_empty() {
-            kill_tree_now(pid);
+            // Everything under it was just killed; the reaper catches any late fork and goes.
+            toolbelt_core::process::tree::stop_reaper(pid);
         } else {
             self.background.track_group(pid);
         }
