@@ -54,12 +54,9 @@ pub fn private_dir(dir: &Path) -> std::io::Result<()> {
         // The folder must be a real folder of this user: a symlink planted there
         // (`tmp/<project>/tool-outputs -> /somewhere/readable`) would send what toolbelt saves
         // elsewhere. A loose mode found on it is tightened.
-        // `/proc/self` belongs to the process's effective user (no /proc: owner not checked);
-        // looked up once, not at every file saved.
-        static UID: std::sync::OnceLock<Option<u32>> = std::sync::OnceLock::new();
-        let uid = *UID.get_or_init(|| std::fs::metadata("/proc/self").ok().map(|m| m.uid()));
+        let uid = rustix::process::geteuid().as_raw();
         let meta = std::fs::symlink_metadata(dir)?;
-        if !meta.is_dir() || uid.is_some_and(|u| meta.uid() != u) {
+        if !meta.is_dir() || meta.uid() != uid {
             return Err(std::io::Error::new(
                 std::io::ErrorKind::PermissionDenied,
                 format!(

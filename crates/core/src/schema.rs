@@ -99,6 +99,17 @@ fn with_nullable(schema: &Value) -> Value {
     }
 }
 
+/// `schema` (an object schema) with more `properties`: the parameters a tool accepts beyond
+/// those it declares (see `Tool::accepted_parameters`).
+pub fn with_properties(mut schema: Value, extra: &[(&str, Value)]) -> Value {
+    if let Some(props) = schema["properties"].as_object_mut() {
+        for (name, s) in extra {
+            props.insert((*name).to_string(), s.clone());
+        }
+    }
+    schema
+}
+
 /// Binds validated arguments to a tool's typed parameters; the error is what the model reads.
 pub fn parse_params<P: serde::de::DeserializeOwned>(params: Value) -> Result<P, String> {
     serde_json::from_value(params).map_err(|e| format!("Invalid parameters: {e}"))

@@ -80,13 +80,9 @@ pub fn requested(
         });
     let mut profile = match name {
         None => Profile::DEFAULT,
-        Some((source, v)) => Profile::parse(&v).ok_or_else(|| {
-            bad(
-                source,
-                &v,
-                &format!("not a sandbox profile; use one of {}", Profile::NAMES.join(", ")),
-            )
-        })?,
+        Some((source, v)) => {
+            Profile::named(&v).map_err(|e| SessionError::Sandbox(format!("{source}: {e}")))?
+        }
     };
     let object = setting.and_then(Value::as_object);
     let network = object
@@ -113,13 +109,9 @@ pub fn build(
     home: Option<&Path>,
     root: &Path,
 ) -> Result<Sandbox, SessionError> {
-    let support = toolbelt_core::process::sandbox::support();
-    if !support.usable() {
-        let why = support.missing.unwrap_or_else(|| "seccomp is not available".into());
-        return Err(SessionError::Sandbox(
-            toolbelt_core::process::SandboxError::Unsupported(why).to_string(),
-        ));
-    }
+    toolbelt_core::process::sandbox::support()
+        .require()
+        .map_err(|e| SessionError::Sandbox(e.to_string()))?;
     let extra: Vec<PathBuf> = request
         .allowed_paths
         .iter()

@@ -229,10 +229,7 @@ fn command_words(command: &str) -> Vec<String> {
     }
     split_words(command)
         .into_iter()
-        .filter(|w| {
-            !["&&", "||", ";;", "|&", ">>", ">&", "<<", "&", ";", "(", ")", "|", "<", ">"]
-                .contains(&w.as_str())
-        })
+        .filter(|w| !toolbelt_core::shell::words::OPERATORS.contains(&w.as_str()))
         .collect()
 }
 

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::process::Stdio;
 
 use toolbelt_core::process::sandbox::{Profile, Sandbox, support};
-use toolbelt_core::process::{ChildPurpose, EnvRedaction, Launch, SandboxError, child_env};
+use toolbelt_core::process::{ChildPurpose, EnvRedaction, Launch, child_env};
 
 use super::{EXIT_OK, EXIT_TOOL_FAILED};
 use crate::cli::SandboxArgs;
@@ -25,19 +25,11 @@ pub fn run(args: SandboxArgs) -> CliResult {
             "name the command to run after `--` (toolbelt sandbox -- CMD ARGS...), or use --check",
         ));
     };
-    if !support.usable() {
-        let why = support.missing.unwrap_or_else(|| "seccomp is not available".into());
-        return Err(CliError::failed(SandboxError::Unsupported(why)));
-    }
+    support.require().map_err(CliError::failed)?;
     let name = args.profile.or_else(|| std::env::var("SEATBELT_PROFILE").ok());
     let profile = match name.as_deref().filter(|n| !n.trim().is_empty()) {
         None => Profile::DEFAULT,
-        Some(n) => Profile::parse(n).ok_or_else(|| {
-            CliError::usage(format!(
-                "{n:?} is not a sandbox profile; use one of {}",
-                Profile::NAMES.join(", ")
-            ))
-        })?,
+        Some(n) => Profile::named(n).map_err(CliError::usage)?,
     };
     let cwd = std::env::current_dir()?;
     let roots: Vec<PathBuf> = if args.roots.is_empty() {

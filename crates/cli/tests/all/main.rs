@@ -74,3 +74,30 @@ pub fn toolbelt(tree: &TempTree, args: &[&str], input: Option<&str>) -> Run {
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
     }
 }
+
+/// `toolbelt mcp ARGS` over stdio, initialized: the child, its stdin and its stdout (lines).
+#[cfg(unix)]
+pub fn mcp_stdio(
+    tree: &TempTree,
+    args: &[&str],
+) -> (std::process::Child, std::process::ChildStdin, std::io::BufReader<std::process::ChildStdout>)
+{
+    use std::io::BufRead;
+    let mut argv = vec!["mcp"];
+    argv.extend_from_slice(args);
+    let mut child = command(tree, &argv)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn toolbelt mcp");
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    let init = serde_json::json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
+    writeln!(stdin, "{init}").unwrap();
+    let mut line = String::new();
+    stdout.read_line(&mut line).unwrap();
+    writeln!(stdin, r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#).unwrap();
+    (child, stdin, stdout)
+}

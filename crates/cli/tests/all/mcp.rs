@@ -94,19 +94,8 @@ fn stdio_server_answers_calls_in_a_row_and_then_idles() {
     use std::io::BufRead;
     let t = TempTree::new();
     t.file("notes.txt", "line one\n");
-    let mut child = crate::command(&t, &["mcp"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    let (mut child, mut stdin, mut stdout) = crate::mcp_stdio(&t, &[]);
     let mut line = String::new();
-    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
-    writeln!(stdin, "{init}").unwrap();
-    stdout.read_line(&mut line).unwrap();
-    writeln!(stdin, r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#).unwrap();
     for id in 1..=300 {
         let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
             "params": {"name": "read_file", "arguments": {"file_path": "notes.txt"}}});

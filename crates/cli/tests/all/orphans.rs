@@ -126,20 +126,8 @@ fn nothing_survives_cancel_sigterm_or_sighup() {
 #[test]
 fn nothing_survives_an_mcp_client_that_goes_away() {
     let t = TempTree::new();
-    let mut child = command(&t, &["mcp", "--approval-mode", "yolo"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    let (mut child, mut stdin, mut stdout) = super::mcp_stdio(&t, &["--approval-mode", "yolo"]);
     let mut line = String::new();
-    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
-    writeln!(stdin, "{init}").unwrap();
-    stdout.read_line(&mut line).unwrap();
-    writeln!(stdin, r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#).unwrap();
     let (script, n) = shapes(7);
     let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
         "params": {"name": "run_shell_command", "arguments": {"command": script}}});

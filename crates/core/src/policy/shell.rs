@@ -232,10 +232,9 @@ pub(super) fn check_command(
         };
         // Re-quoted forms (`cat '*'`) no longer show what bash expands: when the text has
         // expansions, they can only make the decision stricter.
-        let literal = {
-            let e = crate::shell::expansion::scan(sub);
-            e.plain() && !e.glob
-        };
+        let expansions = crate::shell::expansion::scan(sub);
+        let literal = expansions.plain() && !expansions.glob;
+        let unwrapped = unwrap_command(sub);
         let stripped = strip_shell_wrapper(sub);
         if stripped != sub {
             let v = check(&stripped);
@@ -263,7 +262,7 @@ pub(super) fn check_command(
                 eff = strictest(eff, v.decision);
             }
         }
-        if let Some(u) = unwrap_command(sub) {
+        if let Some(u) = &unwrapped {
             // `env -C DIR cmd` runs `cmd` in DIR: it is judged there.
             let dir = u.chdir.as_deref().map(|c| {
                 if c.contains(['$', '`', '~']) {
@@ -290,9 +289,9 @@ pub(super) fn check_command(
         }
         // A program named by a variable (`x=rm; $x f`) is only known when the command runs: no
         // rule can have allowed it, and a deny rule might be about it.
-        let program = unwrap_command(sub).map_or_else(|| sub.to_string(), |u| u.inner);
+        let program = unwrapped.map_or_else(|| sub.to_string(), |u| u.inner);
         // `${!x}` and `${a[...]}` evaluate text as code when the command runs.
-        if runtime_program(&program, sub) || crate::shell::expansion::scan(sub).hidden_code {
+        if runtime_program(&program, sub) || expansions.hidden_code {
             match runtime_decision(sub, eff, rules, ctx) {
                 Err(reason) => return verdict(Decision::Deny, None, reason),
                 Ok(Some((d, reason))) => (eff, why) = (d, reason),

@@ -64,40 +64,21 @@ impl ForeignSpawn {
 pub struct ExitPipe(OwnedFd);
 
 impl ExitPipe {
-    fn decode(buf: [u8; 4], n: usize) -> Option<ExitStatus> {
-        (n == 4).then(|| ExitStatus::from_raw(i32::from_ne_bytes(buf)))
-    }
-
     /// Waits for the command's exit (`None`: the reaper died without telling).
     pub async fn wait(self) -> Option<ExitStatus> {
         use tokio::io::AsyncReadExt;
         let mut rx = tokio::net::unix::pipe::Receiver::from_owned_fd(self.0).ok()?;
         let mut buf = [0u8; 4];
-        let mut n = 0;
-        while n < 4 {
-            match rx.read(&mut buf[n..]).await {
-                Ok(0) | Err(_) => break,
-                Ok(k) => n += k,
-            }
-        }
-        Self::decode(buf, n)
+        rx.read_exact(&mut buf).await.ok()?;
+        Some(ExitStatus::from_raw(i32::from_ne_bytes(buf)))
     }
 
     /// Waits for the command's exit on this thread.
     pub fn wait_blocking(self) -> Option<ExitStatus> {
         use std::io::Read;
-        let mut f = std::fs::File::from(self.0);
         let mut buf = [0u8; 4];
-        let mut n = 0;
-        while n < 4 {
-            match f.read(&mut buf[n..]) {
-                Ok(0) => break,
-                Ok(k) => n += k,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(_) => break,
-            }
-        }
-        Self::decode(buf, n)
+        std::fs::File::from(self.0).read_exact(&mut buf).ok()?;
+        Some(ExitStatus::from_raw(i32::from_ne_bytes(buf)))
     }
 }
 
@@ -205,11 +186,9 @@ impl<'a> Launch<'a> {
         stderr: Stdio,
     ) -> std::io::Result<Spawned<tokio::process::Child>> {
         let (cmd, exit, write) = self.command(stdin, stdout, stderr)?;
-        let mut cmd = tokio::process::Command::from(cmd);
-        cmd.kill_on_drop(false);
-        let child = cmd.spawn();
-        drop(write);
-        let child = child?;
+        let mut command = tokio::process::Command::from(cmd);
+        command.kill_on_drop(false);
+        let (child, exit) = ForeignSpawn { command, exit, write }.spawn_with(|mut c| c.spawn())?;
         let pid = child.id().and_then(|p| i32::try_from(p).ok()).unwrap_or(0);
         Ok(Spawned { child, pid, exit })
     }

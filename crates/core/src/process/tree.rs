@@ -4,80 +4,80 @@
 //! tree round after round (a process forked meanwhile becomes the reaper's child and is found
 //! on the next round), and finally the reaper is told to go.
 
+use std::collections::HashMap;
 use std::time::Duration;
 
 use nix::sys::signal::{Signal, kill, killpg};
 use nix::unistd::Pid;
 
-/// Every live descendant of `pid` (children first), however they regrouped.
-pub fn descendants(pid: i32) -> Vec<i32> {
-    let parents = parent_map();
-    let mut out = Vec::new();
-    let mut frontier = vec![pid];
-    while let Some(p) = frontier.pop() {
-        for (child, parent) in &parents {
-            if *parent == p && !out.contains(child) {
-                out.push(*child);
-                frontier.push(*child);
+/// One look at the process table: the parent and process group of every live process.
+#[derive(Debug, Default)]
+pub struct Procs {
+    /// pid -> (parent, process group), zombies left out.
+    procs: HashMap<i32, (i32, i32)>,
+}
+
+impl Procs {
+    /// Reads `/proc` once.
+    pub fn read() -> Self {
+        let Ok(dir) = std::fs::read_dir("/proc") else { return Self::default() };
+        let procs = dir
+            .filter_map(|e| {
+                let e = e.ok()?;
+                let pid: i32 = e.file_name().to_str()?.parse().ok()?;
+                let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
+                // pid (comm) state ppid pgrp ... ; comm may contain spaces and parentheses.
+                let mut f = stat[stat.rfind(')')? + 2..].split_whitespace();
+                let state = f.next()?;
+                let ppid: i32 = f.next()?.parse().ok()?;
+                let pgrp: i32 = f.next()?.parse().ok()?;
+                (state != "Z").then_some((pid, (ppid, pgrp)))
+            })
+            .collect();
+        Self { procs }
+    }
+
+    /// Every descendant of `pid` (children first), however they regrouped.
+    pub fn descendants(&self, pid: i32) -> Vec<i32> {
+        let mut children: HashMap<i32, Vec<i32>> = HashMap::new();
+        for (child, (parent, _)) in &self.procs {
+            children.entry(*parent).or_default().push(*child);
+        }
+        let mut out = Vec::new();
+        let mut frontier = vec![pid];
+        while let Some(p) = frontier.pop() {
+            for c in children.get(&p).into_iter().flatten() {
+                out.push(*c);
+                frontier.push(*c);
+            }
+        }
+        out
+    }
+
+    /// The descendants of `reaper` still in its process group (the command's group): what the
+    /// command left running in the background without detaching (`sh -c 'sleep 1 & exit 1'`),
+    /// reported as background processes, as upstream lists its process group.
+    pub fn group_members(&self, reaper: i32) -> Vec<i32> {
+        let in_group = |p: &i32| self.procs.get(p).is_some_and(|(_, g)| *g == reaper);
+        self.descendants(reaper).into_iter().filter(in_group).collect()
+    }
+
+    /// Kills (SIGKILL) every descendant of `reaper` except `keep` and their descendants: what
+    /// a finished command left behind without being asked to (`setsid -f`, double forks).
+    pub fn prune(&self, reaper: i32, keep: &[i32]) {
+        let kept: Vec<i32> =
+            keep.iter().flat_map(|k| std::iter::once(*k).chain(self.descendants(*k))).collect();
+        for p in self.descendants(reaper) {
+            if !kept.contains(&p) {
+                let _ = kill(Pid::from_raw(p), Signal::SIGKILL);
             }
         }
     }
-    out
 }
 
-/// `(pid, parent)` of every process that is not a zombie.
-fn parent_map() -> Vec<(i32, i32)> {
-    let Ok(dir) = std::fs::read_dir("/proc") else { return Vec::new() };
-    dir.filter_map(|e| {
-        let e = e.ok()?;
-        let pid: i32 = e.file_name().to_str()?.parse().ok()?;
-        let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
-        // pid (comm) state ppid ... ; comm may contain spaces and parentheses.
-        let after = &stat[stat.rfind(')')? + 2..];
-        let mut f = after.split_whitespace();
-        let state = f.next()?;
-        let ppid: i32 = f.next()?.parse().ok()?;
-        (state != "Z").then_some((pid, ppid))
-    })
-    .collect()
-}
-
-/// The descendants of `reaper` still in its process group (the command's group): what the
-/// command left running in the background without detaching (`sh -c 'sleep 1 & exit 1'`),
-/// reported as background processes, as upstream lists its process group.
-pub fn group_members(reaper: i32) -> Vec<i32> {
-    descendants(reaper)
-        .into_iter()
-        .filter(|p| {
-            let stat = std::fs::read_to_string(format!("/proc/{p}/stat")).unwrap_or_default();
-            // pid (comm) state ppid pgrp ...
-            stat.rsplit_once(") ")
-                .and_then(|(_, rest)| rest.split_whitespace().nth(2)?.parse::<i32>().ok())
-                == Some(reaper)
-        })
-        .collect()
-}
-
-/// Kills (SIGKILL) every descendant of `reaper` except `keep` and their descendants: what a
-/// finished command left behind without being asked to (`setsid -f`, double forks).
-/// Returns how many were killed.
-pub fn prune(reaper: i32, keep: &[i32]) -> usize {
-    let parents = parent_map();
-    let children = |p: i32| parents.iter().filter(move |(_, pp)| *pp == p).map(|(c, _)| *c);
-    let mut kept: Vec<i32> = keep.to_vec();
-    let mut i = 0;
-    while i < kept.len() {
-        let more: Vec<i32> = children(kept[i]).filter(|c| !kept.contains(c)).collect();
-        kept.extend(more);
-        i += 1;
-    }
-    let mut killed = 0;
-    for p in descendants(reaper) {
-        if !kept.contains(&p) && kill(Pid::from_raw(p), Signal::SIGKILL).is_ok() {
-            killed += 1;
-        }
-    }
-    killed
+/// Every live descendant of `pid` (children first), however they regrouped.
+pub fn descendants(pid: i32) -> Vec<i32> {
+    Procs::read().descendants(pid)
 }
 
 /// Stops the tree under `reaper`: SIGTERM to its group and every descendant, then after
@@ -95,7 +95,8 @@ pub async fn terminate_tree(reaper: i32, grace: Duration) {
 }
 
 /// SIGKILL to every descendant of `reaper`, round after round until none is left (bounded),
-/// then the reaper is told to stop (it kills anything that slipped through and exits).
+/// then [`stop_reaper`]. Done here, not only by the reaper: something else may kill the
+/// reaper meanwhile (rmcp kills a dropped server's process), and its orphans would be lost.
 pub fn kill_tree_now(reaper: i32) {
     for _ in 0..50 {
         let all = descendants(reaper);
@@ -107,6 +108,11 @@ pub fn kill_tree_now(reaper: i32) {
         }
         std::thread::sleep(Duration::from_millis(1));
     }
+    stop_reaper(reaper);
+}
+
+/// Tells the reaper to kill whatever is left under it and exit.
+pub fn stop_reaper(reaper: i32) {
     let stop = Signal::try_from(super::reaper::STOP_SIGNAL).unwrap_or(Signal::SIGKILL);
     let _ = kill(Pid::from_raw(reaper), stop);
 }

@@ -87,7 +87,8 @@ fn known() -> &'static BTreeSet<&'static str> {
     })
 }
 
-fn under(key: &str, root: &str) -> bool {
+/// Whether `key` is `root` or a key below it.
+pub(super) fn under(key: &str, root: &str) -> bool {
     key == root || key.strip_prefix(root).is_some_and(|rest| rest.starts_with('.'))
 }
 

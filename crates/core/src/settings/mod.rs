@@ -90,8 +90,7 @@ pub const UNTRUSTED_PROJECT_KEYS: &[&str] = &[
 
 /// Whether a project file in an untrusted folder may set `key` (a leaf or map root).
 fn allowed_untrusted(key: &str) -> bool {
-    let under = |k: &str| key == k || key.starts_with(&format!("{k}."));
-    UNTRUSTED_PROJECT_KEYS.iter().any(|k| under(k))
+    UNTRUSTED_PROJECT_KEYS.iter().any(|k| keys::under(key, k))
         || !matches!(
             keys::status(key),
             keys::KeyStatus::Honoured | keys::KeyStatus::NotSupported(Some(_))

@@ -8,7 +8,8 @@ use regex::Regex;
 
 use super::assignments;
 
-const OPERATORS: &[&str] =
+/// The operator tokens [`split_words`] yields as words of their own.
+pub const OPERATORS: &[&str] =
     &["&&", "||", ";;", "|&", ">>", ">&", "<<", "&", ";", "(", ")", "|", "<", ">"];
 
 /// Splits a command into words and operator tokens. Quotes are removed and escapes applied;

@@ -182,9 +182,7 @@ impl Workspace {
         // One walk beneath the root: the walk's path is already absolute and under a root, and
         // `reach` checks what it reaches (containment, sensitive rules).
         let asked = ResolvedPath { lexical: path.to_path_buf(), real: path.to_path_buf() };
-        let found = self.reach(&asked, Want::Open(OFlags::PATH), false)?;
-        let fd = found.fd.ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))?;
-        let meta = File::from(fd).metadata()?;
+        let meta = self.metadata(&asked)?;
         match ino {
             Some(ino) if ino != meta.ino() => Err(PathError::Resolve(format!(
                 "{} changed while the folder was walked",

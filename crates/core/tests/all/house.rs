@@ -233,6 +233,27 @@ fn no_source_file_is_over_600_lines() {
     assert!(long.is_empty(), "split these by noun: {long:?}");
 }
 
+/// The non-test code of every source file that calls one of `calls` (as a whole name:
+/// `RunShellCommand::new(` is not `Command::new(`), by path relative to `crates/`.
+fn sources_calling(calls: &[&str]) -> Vec<(String, String)> {
+    let crates = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut files = Vec::new();
+    rust_files(&crates, &mut files);
+    files
+        .iter()
+        .filter(|f| f.components().any(|c| c.as_os_str() == "src"))
+        .filter_map(|f| {
+            let code = non_test_code(&std::fs::read_to_string(f).unwrap()).to_string();
+            let calls_one = calls.iter().any(|p| {
+                code.match_indices(p)
+                    .any(|(i, _)| !code[..i].ends_with(|c: char| c.is_alphanumeric() || c == '_'))
+            });
+            let rel = f.strip_prefix(&crates).unwrap().to_string_lossy().replace('\\', "/");
+            calls_one.then_some((rel, code))
+        })
+        .collect()
+}
+
 /// Issue 17: every program toolbelt starts gets its environment from
 /// `toolbelt_core::process::child_env`, never the inherited one. A file that starts a program
 /// clears the environment, or is listed here with the reason it may not.
@@ -242,25 +263,13 @@ fn every_child_gets_the_cleaned_environment() {
         ("cli/src/approver.rs", "the user's own editor, opened at the user's request"),
         ("cli/src/commands/mcp.rs", "the user's browser, for an OAuth sign-in"),
     ];
-    let crates = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
-    let mut files = Vec::new();
-    rust_files(&crates, &mut files);
-    let mut bad = Vec::new();
-    for f in files.iter().filter(|f| f.components().any(|c| c.as_os_str() == "src")) {
-        let text = std::fs::read_to_string(f).unwrap();
-        let code = non_test_code(&text);
-        let spawns = ["Command::new(", "CommandBuilder::new("].iter().any(|p| {
-            code.match_indices(p)
-                .any(|(i, _)| !code[..i].ends_with(|c: char| c.is_alphanumeric() || c == '_'))
-        });
-        let rel = f.strip_prefix(&crates).unwrap().to_string_lossy().replace('\\', "/");
-        if spawns
-            && !code.contains("env_clear()")
-            && !INHERITS.iter().any(|(p, _)| rel.ends_with(p))
-        {
-            bad.push(rel);
-        }
-    }
+    let bad: Vec<String> = sources_calling(&["Command::new(", "CommandBuilder::new("])
+        .into_iter()
+        .filter(|(rel, code)| {
+            !code.contains("env_clear()") && !INHERITS.iter().any(|(p, _)| rel.ends_with(p))
+        })
+        .map(|(rel, _)| rel)
+        .collect();
     assert!(bad.is_empty(), "these start programs with toolbelt's whole environment: {bad:?}");
 }
 
@@ -271,24 +280,15 @@ fn every_child_gets_the_cleaned_environment() {
 fn programs_start_only_through_the_process_layer() {
     const OTHERS: &[(&str, &str)] = &[
         ("core/src/process/spawn.rs", "the one spawn function"),
+        ("core/src/process/reaper.rs", "the fork between the spawn and the command"),
         ("cli/src/approver.rs", "the user's own editor, opened at the user's request"),
         ("cli/src/commands/mcp.rs", "the user's browser, for an OAuth sign-in"),
     ];
-    let crates = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
-    let mut files = Vec::new();
-    rust_files(&crates, &mut files);
-    let mut bad = Vec::new();
-    for f in files.iter().filter(|f| f.components().any(|c| c.as_os_str() == "src")) {
-        let code = non_test_code(&std::fs::read_to_string(f).unwrap()).to_string();
-        let rel = f.strip_prefix(&crates).unwrap().to_string_lossy().replace('\\', "/");
-        let builds =
-            ["Command::new(", "CommandBuilder::new(", "pre_exec(", "fork("].iter().any(|p| {
-                code.match_indices(p)
-                    .any(|(i, _)| !code[..i].ends_with(|c: char| c.is_alphanumeric() || c == '_'))
-            });
-        if builds && !OTHERS.iter().any(|(p, _)| rel.ends_with(p)) && !rel.ends_with("reaper.rs") {
-            bad.push(rel);
-        }
-    }
+    let bad: Vec<String> =
+        sources_calling(&["Command::new(", "CommandBuilder::new(", "pre_exec(", "fork("])
+            .into_iter()
+            .filter(|(rel, _)| !OTHERS.iter().any(|(p, _)| rel.ends_with(p)))
+            .map(|(rel, _)| rel)
+            .collect();
     assert!(bad.is_empty(), "these start programs outside toolbelt_core::process: {bad:?}");
 }

@@ -36,6 +36,20 @@ pub struct HttpOptions {
 /// The default of [`HttpOptions::max_sessions`].
 pub const DEFAULT_MAX_SESSIONS: usize = 256;
 
+impl Default for HttpOptions {
+    /// Loopback on a free port, no token, the default limits.
+    fn default() -> Self {
+        Self {
+            addr: SocketAddr::from(([127, 0, 0, 1], 0)),
+            bearer_token: None,
+            allowed_origins: Vec::new(),
+            max_sessions: DEFAULT_MAX_SESSIONS,
+            per_client_connections: super::limits::DEFAULT_PER_CLIENT,
+            idle_timeout: super::limits::DEFAULT_IDLE,
+        }
+    }
+}
+
 fn unauthorized(msg: &'static str) -> Response {
     (StatusCode::UNAUTHORIZED, [(header::WWW_AUTHENTICATE, "Bearer")], msg).into_response()
 }

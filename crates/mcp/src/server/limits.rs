@@ -14,6 +14,7 @@ use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::time::{Instant, Sleep};
+use toolbelt_core::sync::LockExt;
 
 /// Connections open at once from one address.
 pub const DEFAULT_PER_CLIENT: usize = 32;
@@ -53,7 +54,7 @@ impl axum::serve::Listener for BoundedListener {
                 }
             };
             {
-                let mut counts = self.counts.lock().unwrap_or_else(|p| p.into_inner());
+                let mut counts = self.counts.locked();
                 let n = counts.entry(addr.ip()).or_default();
                 if *n >= self.per_client {
                     tracing::warn!("{} has {n} connections open; refusing another", addr.ip());
@@ -100,7 +101,7 @@ impl BoundedStream {
 
 impl Drop for BoundedStream {
     fn drop(&mut self) {
-        let mut counts = self.counts.lock().unwrap_or_else(|p| p.into_inner());
+        let mut counts = self.counts.locked();
         if let Some(n) = counts.get_mut(&self.ip) {
             *n = n.saturating_sub(1);
             if *n == 0 {

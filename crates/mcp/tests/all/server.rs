@@ -249,22 +249,13 @@ async fn cancellation_from_the_client_stops_the_call() {
     assert_eq!(text(&r), "after");
 }
 
-#[tokio::test]
-async fn streamable_http_with_a_bearer_token() {
-    use rmcp::transport::StreamableHttpClientTransport;
-    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-    let allow = vec![Rule::new("*", Decision::Allow, 1.0, "test")];
-    let (_d, p) = parts(allow, ApprovalMode::Default);
+/// Serves `p` over Streamable HTTP with `opts`; the address it listens on, and how to stop it.
+async fn serve_http(
+    p: ServerParts,
+    opts: toolbelt_mcp::server::http::HttpOptions,
+) -> (std::net::SocketAddr, tokio_util::sync::CancellationToken) {
     let stop = tokio_util::sync::CancellationToken::new();
     let (tx, rx) = tokio::sync::oneshot::channel();
-    let opts = toolbelt_mcp::server::http::HttpOptions {
-        addr: "127.0.0.1:0".parse().unwrap(),
-        bearer_token: Some("s3cret".into()),
-        allowed_origins: Vec::new(),
-        max_sessions: toolbelt_mcp::server::http::DEFAULT_MAX_SESSIONS,
-        per_client_connections: toolbelt_mcp::server::limits::DEFAULT_PER_CLIENT,
-        idle_timeout: toolbelt_mcp::server::limits::DEFAULT_IDLE,
-    };
     let shared = server::shared(p);
     let s2 = stop.clone();
     tokio::spawn(async move {
@@ -273,7 +264,20 @@ async fn streamable_http_with_a_bearer_token() {
         })
         .await;
     });
-    let addr = rx.await.unwrap();
+    (rx.await.unwrap(), stop)
+}
+
+#[tokio::test]
+async fn streamable_http_with_a_bearer_token() {
+    use rmcp::transport::StreamableHttpClientTransport;
+    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+    let allow = vec![Rule::new("*", Decision::Allow, 1.0, "test")];
+    let (_d, p) = parts(allow, ApprovalMode::Default);
+    let opts = toolbelt_mcp::server::http::HttpOptions {
+        bearer_token: Some("s3cret".into()),
+        ..Default::default()
+    };
+    let (addr, stop) = serve_http(p, opts).await;
     let url = format!("http://{addr}/mcp");
     let config = StreamableHttpClientTransportConfig::with_uri(url.clone()).auth_header("s3cret");
     let c =
@@ -336,14 +340,7 @@ async fn the_conformance_fixture_answers_as_the_suite_expects() {
 async fn probe_calls_every_tool_of_an_http_server() {
     let stop = tokio_util::sync::CancellationToken::new();
     let (tx, rx) = tokio::sync::oneshot::channel();
-    let opts = toolbelt_mcp::server::http::HttpOptions {
-        addr: "127.0.0.1:0".parse().unwrap(),
-        bearer_token: None,
-        allowed_origins: Vec::new(),
-        max_sessions: toolbelt_mcp::server::http::DEFAULT_MAX_SESSIONS,
-        per_client_connections: toolbelt_mcp::server::limits::DEFAULT_PER_CLIENT,
-        idle_timeout: toolbelt_mcp::server::limits::DEFAULT_IDLE,
-    };
+    let opts = toolbelt_mcp::server::http::HttpOptions::default();
     let s2 = stop.clone();
     tokio::spawn(async move {
         let _ = toolbelt_mcp::server::http::serve_handler(
@@ -384,25 +381,12 @@ async fn http_connections_are_bounded_per_client_and_closed_when_idle() {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let allow = vec![Rule::new("*", Decision::Allow, 1.0, "test")];
     let (_d, p) = parts(allow, ApprovalMode::Default);
-    let stop = tokio_util::sync::CancellationToken::new();
-    let (tx, rx) = tokio::sync::oneshot::channel();
     let opts = toolbelt_mcp::server::http::HttpOptions {
-        addr: "127.0.0.1:0".parse().unwrap(),
-        bearer_token: None,
-        allowed_origins: Vec::new(),
-        max_sessions: toolbelt_mcp::server::http::DEFAULT_MAX_SESSIONS,
         per_client_connections: 2,
         idle_timeout: std::time::Duration::from_millis(400),
+        ..Default::default()
     };
-    let shared = server::shared(p);
-    let s2 = stop.clone();
-    tokio::spawn(async move {
-        let _ = toolbelt_mcp::server::http::serve(shared, opts, s2, |a| {
-            let _ = tx.send(a);
-        })
-        .await;
-    });
-    let addr = rx.await.unwrap();
+    let (addr, stop) = serve_http(p, opts).await;
     // Two silent connections are kept (for now); a third from the same address is closed.
     let mut a = tokio::net::TcpStream::connect(addr).await.unwrap();
     let mut b = tokio::net::TcpStream::connect(addr).await.unwrap();

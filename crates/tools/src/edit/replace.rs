@@ -97,14 +97,13 @@ impl Tool for Replace {
     /// `require_final_newline`) and without `instruction` required (calls that follow the
     /// design documents have none; compat T5).
     fn accepted_parameters(&self) -> Option<Value> {
-        let mut schema = self.declaration(ModelFamily::Legacy).parameters;
-        if let Some(props) = schema["properties"].as_object_mut() {
-            props.insert(
-                "expected_replacements".into(),
-                serde_json::json!({"type": "integer", "minimum": 1}),
-            );
-            props.insert("require_final_newline".into(), serde_json::json!({"type": "boolean"}));
-        }
+        let mut schema = toolbelt_core::schema::with_properties(
+            self.declaration(ModelFamily::Legacy).parameters,
+            &[
+                ("expected_replacements", serde_json::json!({"type": "integer", "minimum": 1})),
+                ("require_final_newline", serde_json::json!({"type": "boolean"})),
+            ],
+        );
         if let Some(required) = schema["required"].as_array_mut() {
             required.retain(|r| r != "instruction");
         }

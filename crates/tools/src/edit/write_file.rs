@@ -93,11 +93,10 @@ impl Tool for WriteFile {
 
     /// The declared schema plus `require_final_newline` (older Gemini CLI).
     fn accepted_parameters(&self) -> Option<Value> {
-        let mut schema = self.declaration(ModelFamily::Legacy).parameters;
-        if let Some(props) = schema["properties"].as_object_mut() {
-            props.insert("require_final_newline".into(), serde_json::json!({"type": "boolean"}));
-        }
-        Some(schema)
+        Some(toolbelt_core::schema::with_properties(
+            self.declaration(ModelFamily::Legacy).parameters,
+            &[("require_final_newline", serde_json::json!({"type": "boolean"}))],
+        ))
     }
 
     fn build(&self, params: Value, env: &ToolEnv) -> Result<Box<dyn Invocation>, String> {

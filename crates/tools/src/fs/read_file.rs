@@ -131,11 +131,10 @@ impl Tool for ReadFile {
 
     /// The declared schema plus `enable_line_numbers` (older versions).
     fn accepted_parameters(&self) -> Option<Value> {
-        let mut schema = self.declaration(ModelFamily::Legacy).parameters;
-        if let Some(props) = schema["properties"].as_object_mut() {
-            props.insert("enable_line_numbers".into(), json!({"type": "boolean"}));
-        }
-        Some(schema)
+        Some(toolbelt_core::schema::with_properties(
+            self.declaration(ModelFamily::Legacy).parameters,
+            &[("enable_line_numbers", json!({"type": "boolean"}))],
+        ))
     }
 }
 

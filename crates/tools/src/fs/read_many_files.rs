@@ -147,13 +147,14 @@ impl Tool for ReadManyFiles {
     /// The declared schema plus the older shared `start_line`, `end_line` and
     /// `enable_line_numbers`.
     fn accepted_parameters(&self) -> Option<Value> {
-        let mut schema = self.declaration(ModelFamily::Legacy).parameters;
-        if let Some(props) = schema["properties"].as_object_mut() {
-            props.insert("start_line".into(), json!({"type": "integer", "minimum": 1}));
-            props.insert("end_line".into(), json!({"type": "integer", "minimum": 1}));
-            props.insert("enable_line_numbers".into(), json!({"type": "boolean"}));
-        }
-        Some(schema)
+        Some(toolbelt_core::schema::with_properties(
+            self.declaration(ModelFamily::Legacy).parameters,
+            &[
+                ("start_line", json!({"type": "integer", "minimum": 1})),
+                ("end_line", json!({"type": "integer", "minimum": 1})),
+                ("enable_line_numbers", json!({"type": "boolean"})),
+            ],
+        ))
     }
 
     fn build(&self, params: Value, env: &ToolEnv) -> Result<Box<dyn Invocation>, String> {

@@ -266,11 +266,8 @@ impl Job {
         let dirs =
             if self.roots.is_empty() { vec![self.search.clone()] } else { self.roots.clone() };
         let mut files = Vec::new();
+        let mut found = 0;
         for dir in &dirs {
-            let found: usize = files
-                .iter()
-                .map(|f: &GrepFile| f.lines.iter().filter(|l| !l.is_context).count())
-                .sum();
             if found >= limit {
                 break;
             }
@@ -282,6 +279,10 @@ impl Job {
                     return ToolResult::text(m.clone(), format!("Error: {msg}"));
                 }
             };
+            found += more
+                .iter()
+                .map(|f| f.lines.iter().filter(|l| !l.is_context).count())
+                .sum::<usize>();
             files.append(&mut more);
         }
         let p = &self.params;

@@ -9,6 +9,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use toolbelt_core::Kind;
 use toolbelt_core::result::ToolResult;
+use toolbelt_core::sync::LockExt;
 use toolbelt_core::tool::{Declaration, ExecContext, Invocation, ModelFamily, Tool, ToolEnv};
 
 pub const NAME: &str = "update_topic";
@@ -102,9 +103,7 @@ impl Invocation for UpdateTopicCall {
 
     async fn execute(&self, _ctx: ExecContext) -> ToolResult {
         let p = &self.params;
-        let Ok(mut state) = self.state.lock() else {
-            return ToolResult::text("Strategic Intent: ...", "");
-        };
+        let mut state = self.state.locked();
         let title = p.title.as_deref().map(str::trim).filter(|t| !t.is_empty());
         let is_new = title.is_some_and(|t| Some(t) != state.title.as_deref());
         if let Some(t) = clean(p.title.as_deref()) {

@@ -7,6 +7,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use toolbelt_core::Kind;
 use toolbelt_core::result::ToolResult;
+use toolbelt_core::sync::LockExt;
 use toolbelt_core::tool::{Declaration, ExecContext, Invocation, ModelFamily, Tool, ToolEnv};
 
 pub const NAME: &str = "write_todos";
@@ -24,9 +25,7 @@ struct Todo {
     /// Older form: an id to update by (with `merge`).
     #[serde(default)]
     id: Option<String>,
-    #[serde(default)]
     description: String,
-    #[serde(default)]
     status: String,
 }
 
@@ -41,16 +40,8 @@ struct Params {
 fn merged(last: &[Todo], update: Vec<Todo>) -> Vec<Todo> {
     let mut out = last.to_vec();
     for t in update {
-        let at = t.id.as_ref().and_then(|id| out.iter().position(|o| o.id.as_ref() == Some(id)));
-        match at {
-            Some(i) => {
-                if !t.description.is_empty() {
-                    out[i].description = t.description;
-                }
-                if !t.status.is_empty() {
-                    out[i].status = t.status;
-                }
-            }
+        match t.id.as_ref().and_then(|id| out.iter().position(|o| o.id.as_ref() == Some(id))) {
+            Some(i) => out[i] = t,
             None => out.push(t),
         }
     }
@@ -112,11 +103,7 @@ impl Tool for WriteTodos {
         }
         let p: Params = serde_json::from_value(params)
             .map_err(|_| "Each todo item must be an object".to_string())?;
-        let todos = if p.merge {
-            merged(&self.last.lock().map(|l| l.clone()).unwrap_or_default(), p.todos)
-        } else {
-            p.todos
-        };
+        let todos = if p.merge { merged(&self.last.locked(), p.todos) } else { p.todos };
         for t in &todos {
             if t.description.trim().is_empty() {
                 return Err("Each todo must have a non-empty description string".into());
@@ -138,8 +125,10 @@ impl Tool for WriteTodos {
 
     /// The declared schema plus the older `merge` and item `id`.
     fn accepted_parameters(&self) -> Option<Value> {
-        let mut schema = self.declaration(ModelFamily::Legacy).parameters;
-        schema["properties"]["merge"] = json!({"type": "boolean"});
+        let mut schema = toolbelt_core::schema::with_properties(
+            self.declaration(ModelFamily::Legacy).parameters,
+            &[("merge", json!({"type": "boolean"}))],
+        );
         schema["properties"]["todos"]["items"]["properties"]["id"] = json!({"type": "string"});
         Some(schema)
     }
@@ -161,9 +150,7 @@ impl Invocation for WriteTodosCall {
     }
 
     async fn execute(&self, _ctx: ExecContext) -> ToolResult {
-        if let Ok(mut last) = self.last.lock() {
-            last.clone_from(&self.todos);
-        }
+        self.last.locked().clone_from(&self.todos);
         let todos: Vec<Value> = self
             .todos
             .iter()

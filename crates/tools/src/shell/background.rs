@@ -189,20 +189,10 @@ impl BackgroundRegistry {
         self.stop.cancel();
         groups.len()
     }
-}
 
-impl BackgroundRegistry {
     /// Tells every reaper to leave its tree running when toolbelt exits.
     fn detach_all(&self) {
-        let mut groups: Vec<i32> = self
-            .entries
-            .locked()
-            .iter()
-            .filter(|e| *e.status.locked() == Status::Running)
-            .map(|e| e.pid)
-            .collect();
-        groups.extend(self.leftovers.locked().iter().copied());
-        for g in groups {
+        for g in self.running_groups() {
             toolbelt_core::process::tree::detach(g);
         }
     }

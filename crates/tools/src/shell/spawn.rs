@@ -86,7 +86,7 @@ pub fn extra_env(inherited_git_count: Option<&str>) -> Vec<(String, String)> {
 }
 
 pub use toolbelt_core::process::ChildEnv;
-pub use toolbelt_core::process::tree::{TreeGuard, descendants, kill_tree_now, terminate_tree};
+pub use toolbelt_core::process::tree::{TreeGuard, kill_tree_now, terminate_tree};
 use toolbelt_core::process::{ExitPipe, Launch, Sandbox, Spawned};
 
 /// The `GIT_CONFIG_COUNT` the child inherits, so toolbelt's own overrides come after.

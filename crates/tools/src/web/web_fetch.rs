@@ -162,10 +162,14 @@ impl Tool for WebFetch {
     /// The declared schema plus the older `url` and `html_to_markdown`, in either mode; in the
     /// default mode a call needs `prompt` or `url` (compat T5).
     fn accepted_parameters(&self) -> Option<Value> {
-        let mut schema = self.declaration(ModelFamily::Legacy).parameters;
-        schema["properties"]["url"] = json!({"type": "string"});
-        schema["properties"]["prompt"] = json!({"type": "string"});
-        schema["properties"]["html_to_markdown"] = json!({"type": "boolean"});
+        let mut schema = toolbelt_core::schema::with_properties(
+            self.declaration(ModelFamily::Legacy).parameters,
+            &[
+                ("url", json!({"type": "string"})),
+                ("prompt", json!({"type": "string"})),
+                ("html_to_markdown", json!({"type": "boolean"})),
+            ],
+        );
         if !self.direct {
             // `prompt` is required unless there is a `url` (the message stays upstream's).
             schema["required"] = json!([]);
@@ -176,15 +180,10 @@ impl Tool for WebFetch {
     }
 
     fn build(&self, params: Value, env: &ToolEnv) -> Result<Box<dyn Invocation>, String> {
-        let older: OlderParams = toolbelt_core::schema::parse_params(params.clone())?;
-        let direct_url = if self.direct {
-            older.url.clone()
-        } else {
-            older.url.clone().filter(|_| older.prompt.is_none())
-        };
-        if self.direct || direct_url.is_some() {
-            // A `url` on its own (the older form) is fetched as it is, in either mode.
-            let raw = direct_url.unwrap_or_default();
+        let older: OlderParams = toolbelt_core::schema::parse_params(params)?;
+        // A `url` on its own (the older form) is fetched as it is, in either mode.
+        if self.direct || older.prompt.is_none() {
+            let raw = older.url.unwrap_or_default();
             let url = Url::parse(&raw)
                 .ok()
                 .filter(|u| matches!(u.scheme(), "http" | "https"))
@@ -192,7 +191,7 @@ impl Tool for WebFetch {
             let html_to_text = older.html_to_markdown.unwrap_or(true);
             return Ok(Box::new(DirectCall { url, limits: limits(env), html_to_text }));
         }
-        let PromptParams { mut prompt } = toolbelt_core::schema::parse_params(params)?;
+        let mut prompt = older.prompt.unwrap_or_default();
         // A `url` beside a prompt is one of the prompt's URLs.
         if let Some(u) = older.url.filter(|u| !prompt.contains(u.as_str())) {
             prompt = format!("{prompt} {u}");
@@ -217,11 +216,6 @@ impl Tool for WebFetch {
             model: self.model.clone(),
         }))
     }
-}
-
-#[derive(serde::Deserialize)]
-struct PromptParams {
-    prompt: String,
 }
 
 /// Every parameter either mode accepts (`url` and `html_to_markdown` are older in the default

@@ -40,23 +40,47 @@ pub fn run_in(env: &ToolEnv, tool: &str, args: Value) -> Outcome {
 }
 
 pub fn run_with_token(env: &ToolEnv, tool: &str, args: Value, token: CancellationToken) -> Outcome {
-    let registry = Registry::builder().tools(toolbelt_tools::builtin_tools()).build().unwrap();
-    match registry.build_call(tool, args, env) {
-        Err(e) => Outcome {
-            model: serde_json::json!({ "error": e.message }),
-            result: None,
-            error_type: Some(serde_json::to_value(e.kind).unwrap().as_str().unwrap().to_string()),
-        },
-        Ok(built) => {
-            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-            let result = rt.block_on(built.invocation.execute(ExecContext::new("c1", token)));
-            let model = match &result.error {
-                Some(e) => serde_json::json!({ "error": e.message }),
-                None => response::success("c1", tool, &result.llm_content, ModelFamily::Legacy)
-                    .response_value(),
-            };
-            let error_type = result.error.as_ref().map(|e| e.kind.as_str());
-            Outcome { model, result: Some(result), error_type }
+    Session::new(env.clone()).run_with_token(tool, args, token)
+}
+
+/// Calls through one registry: tools that remember (write_todos, update_topic) see the calls
+/// before.
+pub struct Session {
+    registry: Registry,
+    env: ToolEnv,
+}
+
+impl Session {
+    pub fn new(env: ToolEnv) -> Self {
+        let registry = Registry::builder().tools(toolbelt_tools::builtin_tools()).build().unwrap();
+        Self { registry, env }
+    }
+
+    pub fn run(&self, tool: &str, args: Value) -> Outcome {
+        self.run_with_token(tool, args, CancellationToken::new())
+    }
+
+    fn run_with_token(&self, tool: &str, args: Value, token: CancellationToken) -> Outcome {
+        match self.registry.build_call(tool, args, &self.env) {
+            Err(e) => Outcome {
+                model: serde_json::json!({ "error": e.message }),
+                result: None,
+                error_type: Some(
+                    serde_json::to_value(e.kind).unwrap().as_str().unwrap().to_string(),
+                ),
+            },
+            Ok(built) => {
+                let rt =
+                    tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+                let result = rt.block_on(built.invocation.execute(ExecContext::new("c1", token)));
+                let model = match &result.error {
+                    Some(e) => serde_json::json!({ "error": e.message }),
+                    None => response::success("c1", tool, &result.llm_content, ModelFamily::Legacy)
+                        .response_value(),
+                };
+                let error_type = result.error.as_ref().map(|e| e.kind.as_str());
+                Outcome { model, result: Some(result), error_type }
+            }
         }
     }
 }

@@ -121,16 +121,14 @@ fn read_many_files_older_parameters() {
 #[test]
 fn write_todos_merge_updates_by_id() {
     let t = TempTree::new();
-    let env = super::harness::env_for(&t, &[]);
     // One registry (one session): the tool remembers the last list it wrote.
-    let registry =
-        toolbelt_core::Registry::builder().tools(toolbelt_tools::builtin_tools()).build().unwrap();
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let session = super::harness::Session::new(super::harness::env_for(&t, &[]));
     let call = |args: serde_json::Value| {
-        let built = registry.build_call("write_todos", args, &env).map_err(|e| e.message)?;
-        let ctx =
-            toolbelt_core::tool::ExecContext::new("c", tokio_util::sync::CancellationToken::new());
-        Ok::<_, String>(format!("{:?}", rt.block_on(built.invocation.execute(ctx)).llm_content))
+        let o = session.run("write_todos", args);
+        match o.result {
+            Some(r) => Ok(format!("{:?}", r.llm_content)),
+            None => Err(o.model["error"].as_str().unwrap_or_default().to_string()),
+        }
     };
     call(json!({"todos": [
         {"id": "a", "description": "write code", "status": "in_progress"},

@@ -6,16 +6,13 @@ use toolbelt_test_support::TempTree;
 #[test]
 fn a_new_topic_then_tactical_updates() {
     let t = TempTree::new();
-    let env = super::harness::env_for(&t, &[]);
-    let registry =
-        toolbelt_core::Registry::builder().tools(toolbelt_tools::builtin_tools()).build().unwrap();
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let session = super::harness::Session::new(super::harness::env_for(&t, &[]));
     let call = |args: serde_json::Value| {
-        let built = registry.build_call("update_topic", args, &env).map_err(|e| e.message)?;
-        let ctx =
-            toolbelt_core::tool::ExecContext::new("c", tokio_util::sync::CancellationToken::new());
-        let r = rt.block_on(built.invocation.execute(ctx));
-        Ok::<_, String>((format!("{:?}", r.llm_content), r.return_display))
+        let o = session.run("update_topic", args);
+        match o.result {
+            Some(r) => Ok((format!("{:?}", r.llm_content), r.return_display)),
+            None => Err(o.model["error"].as_str().unwrap_or_default().to_string()),
+        }
     };
     let (llm, display) = call(
         json!({"title": "Setup", "summary": "We set up.", "strategic_intent": "Install deps."}),

@@ -77,9 +77,15 @@ fn kernel_abi() -> Result<i32, String> {
     })
 }
 
-/// What this machine supports (the ABI capped by `TOOLBELT_LANDLOCK_ABI`).
-#[allow(unsafe_code)]
+/// What this machine supports (the ABI capped by `TOOLBELT_LANDLOCK_ABI`), found once per
+/// process: every sandboxed spawn asks.
 pub fn support() -> Support {
+    static SUPPORT: std::sync::OnceLock<Support> = std::sync::OnceLock::new();
+    SUPPORT.get_or_init(read_support).clone()
+}
+
+#[allow(unsafe_code)]
+fn read_support() -> Support {
     let cap = std::env::var(ABI_CAP_VAR).ok().and_then(|v| v.trim().parse::<i32>().ok());
     let (abi, missing) = match (kernel_abi(), cap) {
         (_, Some(c)) if c < 1 => (0, Some(format!("switched off by {ABI_CAP_VAR}={c}"))),
@@ -108,11 +114,7 @@ impl Prepared {
     /// a command unconfined, when the kernel has no Landlock.
     pub fn new(sandbox: &Sandbox) -> Result<Self, SandboxError> {
         let support = support();
-        if !support.usable() {
-            return Err(SandboxError::Unsupported(
-                support.missing.unwrap_or_else(|| "seccomp is not available".into()),
-            ));
-        }
+        support.require()?;
         let abi = abi_from(support.landlock_abi)
             .ok_or_else(|| SandboxError::Unsupported("unknown Landlock ABI".into()))?;
         let abi = if (abi as i32) > (ABI_WANTED as i32) { ABI_WANTED } else { abi };

@@ -68,6 +68,13 @@ impl Profile {
         Some(Profile { reads, network })
     }
 
+    /// A profile by name, or what to say about a name that is none.
+    pub fn named(name: &str) -> Result<Profile, String> {
+        Profile::parse(name).ok_or_else(|| {
+            format!("{name:?} is not a sandbox profile; use one of {}", Profile::NAMES.join(", "))
+        })
+    }
+
     /// The profile's name.
     pub fn name(self) -> &'static str {
         match (self.reads, self.network) {
@@ -180,6 +187,15 @@ impl Support {
     /// Whether commands can be sandboxed.
     pub fn usable(&self) -> bool {
         self.landlock_abi >= 1 && self.seccomp
+    }
+
+    /// `Ok` when commands can be sandboxed, else why not.
+    pub fn require(&self) -> Result<(), SandboxError> {
+        if self.usable() {
+            return Ok(());
+        }
+        let why = self.missing.clone().unwrap_or_else(|| "seccomp is not available".into());
+        Err(SandboxError::Unsupported(why))
     }
 
     /// What this kernel's Landlock leaves uncovered, for a warning when the sandbox is on.
