@@ -260,13 +260,21 @@ fn set_path(map: &mut Map<String, Value>, dotted: &str, v: Value) {
     cur.insert(parts[parts.len() - 1].to_string(), v);
 }
 
+/// Removes the key at a dotted path. An object the removal leaves empty goes too: it would
+/// otherwise replace a lower layer's value (`"tools": {"sandbox": {"enabled": true}}` from a
+/// project that is not trusted left `{}` over the user's `"sandbox": true`, turning the
+/// sandbox off).
 fn remove_path(map: &mut Map<String, Value>, dotted: &str) -> bool {
     match dotted.split_once('.') {
         None => map.remove(dotted).is_some(),
-        Some((head, rest)) => match map.get_mut(head) {
-            Some(Value::Object(inner)) => remove_path(inner, rest),
-            _ => false,
-        },
+        Some((head, rest)) => {
+            let Some(Value::Object(inner)) = map.get_mut(head) else { return false };
+            let removed = remove_path(inner, rest);
+            if removed && inner.is_empty() {
+                map.remove(head);
+            }
+            removed
+        }
     }
 }
 
