@@ -109,6 +109,20 @@ pub fn kill_tree_now(reaper: i32) {
         std::thread::sleep(Duration::from_millis(1));
     }
     stop_reaper(reaper);
+    // The reaper acts on the signal when it is next scheduled; wait (bounded) so that "the
+    // tree was stopped" includes the reaper itself.
+    for _ in 0..1000 {
+        if !running(reaper) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+/// Whether `pid` is a process that has not exited (a zombie has).
+fn running(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .is_ok_and(|s| s.rsplit_once(") ").is_some_and(|(_, rest)| !rest.starts_with('Z')))
 }
 
 /// Tells the reaper to kill whatever is left under it and exit.

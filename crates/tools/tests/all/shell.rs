@@ -430,6 +430,21 @@ fn a_dev_server_in_the_background_is_listed_readable_and_stopped_at_exit() {
     assert!(listed.contains(&format!("- [PID {pid}] EXITED:")), "{listed}");
 }
 
+/// CI failure (2026-11-24): `shutdown` returned while the background command's reaper was
+/// still running (it had been signalled, not waited for), so "stopped at exit" was a race.
+/// Once shutdown returns, nothing of the tree may be running, the reaper included.
+#[test]
+fn shutdown_returns_only_once_the_reaper_itself_is_gone() {
+    for _ in 0..15 {
+        let s = session();
+        let c = s.call("run_shell_command", json!({"command": "sleep 30", "is_background": true}));
+        let pid = number_after(&output(&c), "PID: ");
+        assert!(alive(pid));
+        assert_eq!(s.shutdown(), 1);
+        assert!(!alive(pid), "the reaper {pid} still runs after shutdown returned");
+    }
+}
+
 #[test]
 fn output_streams_live_to_the_scheduler_events() {
     use std::sync::Mutex;
