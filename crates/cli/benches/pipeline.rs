@@ -71,13 +71,7 @@ fn main() {
     rt.block_on(async {
         let t = Instant::now();
         for i in 0..N {
-            let ctx = ExecContext {
-                call_id: format!("c{i}"),
-                cancel: CancellationToken::new(),
-                output: None,
-                deadline_passed: Arc::default(),
-                mode: None,
-            };
+            let ctx = ExecContext::new(format!("c{i}"), CancellationToken::new());
             assert!(built.invocation.execute(ctx).await.error.is_none());
         }
         per_call("execution (open, read, format)", t.elapsed());

@@ -76,6 +76,50 @@ impl ToolEnv {
     }
 }
 
+/// The live session's tool environment, shared by the scheduler with the tools that change it
+/// (activating a skill adds its folder to the workspace): calls built after a change see it,
+/// calls already built keep the environment they were built with.
+#[derive(Clone)]
+pub struct EnvHandle(Arc<std::sync::RwLock<ToolEnv>>);
+
+impl EnvHandle {
+    /// A handle over `env`.
+    pub fn new(env: ToolEnv) -> Self {
+        Self(Arc::new(std::sync::RwLock::new(env)))
+    }
+
+    /// The environment now.
+    pub fn current(&self) -> ToolEnv {
+        use crate::sync::RwLockExt as _;
+        self.0.reading().clone()
+    }
+
+    /// Replaces the workspace; what the model has seen of files is kept.
+    pub fn set_workspace(&self, workspace: Workspace) {
+        use crate::sync::RwLockExt as _;
+        self.0.writing().workspace = Arc::new(workspace);
+    }
+
+    /// Adds `dir` to the workspace as a folder that may be read, never written (see
+    /// [`Workspace::with_read_only_root`]).
+    pub fn add_read_only_root(
+        &self,
+        dir: &std::path::Path,
+    ) -> Result<(), crate::workspace::WorkspaceError> {
+        use crate::sync::RwLockExt as _;
+        let mut env = self.0.writing();
+        let workspace = env.workspace.with_read_only_root(dir, &env.config)?;
+        env.workspace = Arc::new(workspace);
+        Ok(())
+    }
+}
+
+impl std::fmt::Debug for EnvHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EnvHandle").finish_non_exhaustive()
+    }
+}
+
 /// A tool: declaration plus a builder of invocations.
 ///
 /// The engine validates the raw arguments against [`Tool::declaration`]'s schema (legacy family)
@@ -247,6 +291,8 @@ pub struct ExecContext {
     pub deadline_passed: Arc<std::sync::atomic::AtomicBool>,
     /// The session's approval mode, which plan-mode tools switch.
     pub mode: Option<ModeHandle>,
+    /// The session's tool environment, which tools that widen the workspace change.
+    pub env: Option<EnvHandle>,
 }
 
 /// The scheduler's approval mode, shared with the tools that change it.
@@ -261,6 +307,7 @@ impl ExecContext {
             output: None,
             deadline_passed: Arc::default(),
             mode: None,
+            env: None,
         }
     }
 

@@ -255,8 +255,22 @@ impl SessionBuilder {
             &mut notices,
         )?;
 
+        let skills = if tool_settings.skills_enabled {
+            let dirs = toolbelt_tools::session::skills::skill_dirs(
+                sources.user_home.as_deref(),
+                &root,
+                trusted,
+            );
+            let (found, skill_notices) =
+                toolbelt_tools::session::skills::discover(&dirs, &tool_settings.skills_disabled);
+            notices.extend(skill_notices);
+            found
+        } else {
+            Vec::new()
+        };
         let services = toolbelt_tools::Services {
             model: self.model,
+            skills: Arc::new(skills),
             web_fetch_direct: config.web_fetch_direct,
             custom_search: config.google_api_key.is_some() && config.google_cse_id.is_some(),
             questioner: self.questioner.filter(|_| interactive),

@@ -8,8 +8,8 @@
 //! - `shell` (Unix only): `run_shell_command`, `list_background_processes`,
 //!   `read_background_output`; elsewhere a `run_shell_command` that explains it cannot run
 //! - [`web`]: `web_fetch`, `google_web_search`
-//! - [`session`]: `write_todos`, `save_memory`, `ask_user`, `enter_plan_mode`,
-//!   `exit_plan_mode`
+//! - [`session`]: `update_topic`, `activate_skill`, `write_todos`, `save_memory`,
+//!   `ask_user`, `enter_plan_mode`, `exit_plan_mode`
 //! - [`discovered`]: tools declared by `tools.discoveryCommand`, run by `tools.callCommand`
 //! - [`collate`]: the sort order upstream's listings use
 //! - [`builtin_tools_with`]: the whole set for one session, sharing [`Services`]
@@ -47,6 +47,8 @@ pub struct Services {
     pub custom_search: bool,
     /// Who answers ask_user's questions (the terminal); none: nobody can.
     pub questioner: Option<Arc<dyn toolbelt_core::approver::Questioner>>,
+    /// The agent skills found for the session; `activate_skill` is offered when there is one.
+    pub skills: Arc<Vec<session::skills::Skill>>,
     /// Background shell processes; stop them with `shutdown` when the session ends.
     #[cfg(unix)]
     pub background: Arc<shell::BackgroundRegistry>,
@@ -59,6 +61,7 @@ impl std::fmt::Debug for Services {
             .field("web_fetch_direct", &self.web_fetch_direct)
             .field("custom_search", &self.custom_search)
             .field("questioner", &self.questioner.is_some())
+            .field("skills", &self.skills.len())
             .finish_non_exhaustive()
     }
 }
@@ -90,6 +93,11 @@ pub fn builtin_tools_with(services: &Services) -> Vec<Arc<dyn Tool>> {
         Arc::new(fs::read_file::ReadFile),
         Arc::new(search::grep_search::GrepSearch),
         Arc::new(search::glob::Glob),
+    ];
+    if !services.skills.is_empty() {
+        tools.push(Arc::new(session::activate_skill::ActivateSkill::new(services.skills.clone())));
+    }
+    tools.extend::<[Arc<dyn Tool>; _]>([
         Arc::new(edit::replace::Replace),
         Arc::new(edit::write_file::WriteFile),
         Arc::new(session::write_todos::WriteTodos::default()),
@@ -98,7 +106,7 @@ pub fn builtin_tools_with(services: &Services) -> Vec<Arc<dyn Tool>> {
         Arc::new(session::enter_plan_mode::EnterPlanMode),
         Arc::new(session::exit_plan_mode::ExitPlanMode::new(services.questioner.clone())),
         Arc::new(web::web_fetch::WebFetch::new(services.model.clone(), services.web_fetch_direct)),
-    ];
+    ]);
     // Searching needs the model's search grounding or Custom Search credentials; without
     // either the tool is not offered.
     if services.custom_search || services.model.as_ref().is_some_and(|m| m.supports_grounding()) {

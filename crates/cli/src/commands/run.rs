@@ -239,7 +239,8 @@ pub async fn run(args: RunArgs) -> CliResult {
     for f in left_out {
         crate::output::warn(&format!("context file not loaded: {f}"));
     }
-    let system = toolbelt_agent::context::system_instruction(context.as_deref());
+    let skills = toolbelt_tools::session::skills::prompt_section(&session.services.skills);
+    let system = toolbelt_agent::context::system_instruction(context.as_deref(), skills.as_deref());
     // What the model is shown follows the session's mode (plan-mode tools switch it).
     let (registry, exclude) = (session.registry.clone(), session.tool_settings.exclude.clone());
     let shown_policy = session.policy.clone();

@@ -396,3 +396,50 @@ async fn context_files_cannot_leak_secrets() {
         assert!(stderr.contains("context file not loaded"), "trusted={trusted}: {stderr}");
     }
 }
+
+/// Issue 19: agent skills. The model is told which skills exist, activates one, and can then
+/// read the file its instructions name (the skill's folder joined the workspace for reading).
+#[tokio::test]
+async fn a_skill_is_listed_activated_and_its_files_read_in_one_session() {
+    let t = TempTree::new();
+    let skill = t.home().join(".gemini/skills/forms");
+    std::fs::create_dir_all(&skill).unwrap();
+    std::fs::write(
+        skill.join("SKILL.md"),
+        "---\nname: forms\ndescription: Fills PDF forms.\n---\nRead fields.md first.\n",
+    )
+    .unwrap();
+    std::fs::write(skill.join("fields.md"), "FIELD LIST\n").unwrap();
+    let fields = skill.join("fields.md").display().to_string();
+    let fake = FakeModel::start(vec![
+        gemini_answer(
+            json!([{"functionCall": {"name": "activate_skill", "args": {"name": "forms"}}}]),
+        ),
+        gemini_answer(
+            json!([{"functionCall": {"name": "read_file", "args": {"file_path": fields}}}]),
+        ),
+        gemini_answer(json!([{"text": "done"}])),
+    ])
+    .await;
+    let (code, stdout, stderr) =
+        output(command(&t, &["--approval-mode", "yolo", "fill the form"], Some(&fake.url))).await;
+    assert_eq!((code, stdout.as_str()), (0, "done\n"), "{stderr}");
+    let bodies = fake.bodies();
+    let system = bodies[0]["systemInstruction"]["parts"][0]["text"].as_str().unwrap();
+    assert!(
+        system.contains(&format!(
+            "<available_skills>\n  <skill>\n    <name>forms</name>\n    <description>Fills PDF forms.</description>\n    <location>{}</location>\n  </skill>\n</available_skills>",
+            skill.join("SKILL.md").display()
+        )),
+        "{system}"
+    );
+    let activated = &bodies[1]["contents"][2]["parts"][0]["functionResponse"]["response"]["output"];
+    assert!(
+        activated.as_str().unwrap().starts_with(
+            "<activated_skill name=\"forms\">\n  <instructions>\n    Read fields.md first.\n"
+        ),
+        "{activated}"
+    );
+    let read = &bodies[2]["contents"][4]["parts"][0]["functionResponse"]["response"];
+    assert_eq!(read["output"], "FIELD LIST\n", "{read}");
+}

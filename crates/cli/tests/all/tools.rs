@@ -84,3 +84,52 @@ fn tools_schema_prints_declarations_per_family() {
     assert_eq!(r.code, 2);
     assert!(r.stderr.contains("Tool \"nope\" not found."));
 }
+
+/// The skill names `activate_skill` offers (empty: the tool is not registered).
+fn skill_names(t: &TempTree, trusted: bool) -> Vec<String> {
+    let mut c = crate::command(t, &["tools", "schema", "--all", "activate_skill"]);
+    if trusted {
+        c.env("TOOLBELT_TRUST_WORKSPACE", "1");
+    }
+    let out = c.output().unwrap();
+    if !out.status.success() {
+        return Vec::new();
+    }
+    let d: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    d["parametersJsonSchema"]["properties"]["name"]["enum"]
+        .as_array()
+        .map(|a| a.iter().map(|n| n.as_str().unwrap().to_string()).collect())
+        .unwrap_or_default()
+}
+
+fn write_skill(dir: &std::path::Path, name: &str) {
+    std::fs::create_dir_all(dir.join(name)).unwrap();
+    std::fs::write(
+        dir.join(name).join("SKILL.md"),
+        format!("---\nname: {name}\ndescription: {name} skill\n---\nbody\n"),
+    )
+    .unwrap();
+}
+
+/// Issue 19: skills from the four folders upstream reads, a cloned repository's own skills
+/// only once its folder is trusted, `skills.disabled` and `skills.enabled` as upstream.
+#[test]
+fn skills_come_from_the_user_folders_and_from_a_trusted_project() {
+    let t = TempTree::new();
+    write_skill(&t.home().join(".gemini/skills"), "user-gemini");
+    write_skill(&t.home().join(".agents/skills"), "user-agents");
+    write_skill(&t.root().join(".gemini/skills"), "project-gemini");
+    write_skill(&t.root().join(".agents/skills"), "project-agents");
+    assert_eq!(skill_names(&t, false), ["user-gemini", "user-agents"]);
+    assert_eq!(
+        skill_names(&t, true),
+        ["user-gemini", "user-agents", "project-gemini", "project-agents"]
+    );
+    let settings = t.home().join(".gemini/settings.json");
+    std::fs::write(&settings, r#"{"skills": {"disabled": ["USER-AGENTS"]}}"#).unwrap();
+    assert_eq!(skill_names(&t, false), ["user-gemini"]);
+    std::fs::write(&settings, r#"{"skills": {"enabled": false}}"#).unwrap();
+    assert_eq!(skill_names(&t, true), Vec::<String>::new());
+    let r = toolbelt(&t, &["tools", "list", "--json"], None);
+    assert!(!r.stdout.contains("activate_skill"), "{}", r.stdout);
+}

@@ -55,6 +55,7 @@ impl Scheduler {
             output,
             deadline_passed: deadline_passed.clone(),
             mode: Some(self.mode.clone()),
+            env: Some(self.env.clone()),
         };
         let timeout_ms = self.env().config.timeout_ms_for(b.tool.name());
         let fut = AssertUnwindSafe(b.invocation.execute(ctx)).catch_unwind();

@@ -16,7 +16,7 @@ mod types;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -29,7 +29,7 @@ use crate::hooks::ToolHooks;
 use crate::policy::{ApprovalMode, PolicyEngine};
 use crate::registry::{Built, Registry};
 use crate::result::ToolError;
-use crate::sync::{LockExt, RwLockExt};
+use crate::sync::LockExt;
 use crate::tool::{ModelFamily, ToolEnv};
 use crate::workspace::Workspace;
 
@@ -46,7 +46,7 @@ pub struct Scheduler {
     approver: Arc<dyn Approver>,
     /// Swapped whole when the session's roots change; each call takes the one current when
     /// it is built.
-    env: RwLock<ToolEnv>,
+    env: crate::tool::EnvHandle,
     family: ModelFamily,
     grace: Duration,
     mode: crate::tool::ModeHandle,
@@ -102,7 +102,7 @@ impl Scheduler {
             registry,
             policy,
             approver,
-            env: RwLock::new(env),
+            env: crate::tool::EnvHandle::new(env),
             family: options.family,
             grace: options.grace,
             mode: Arc::new(Mutex::new(options.mode)),
@@ -131,13 +131,13 @@ impl Scheduler {
 
     /// The tool environment new calls are built with.
     pub fn env(&self) -> ToolEnv {
-        self.env.reading().clone()
+        self.env.current()
     }
 
     /// Replaces the workspace for calls built from now on (calls already built keep theirs);
     /// what the model has seen of files is kept.
     pub fn set_workspace(&self, workspace: Workspace) {
-        self.env.writing().workspace = Arc::new(workspace);
+        self.env.set_workspace(workspace);
     }
 
     /// The tools this scheduler runs.

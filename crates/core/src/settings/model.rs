@@ -63,6 +63,8 @@ pub(super) const KEYS: &[(&str, Ty)] = &[
     ("tools.sandboxNetworkAccess", Ty::Bool),
     ("tools.sandboxProfile", Ty::Str),
     ("security.toolSandboxing", Ty::Bool),
+    ("skills.enabled", Ty::Bool),
+    ("skills.disabled", Ty::Strings),
 ];
 
 type Bad = (String, String);
@@ -354,6 +356,10 @@ pub struct ToolSettings {
     pub context_file_names: Vec<String>,
     /// `model.name`: the model `toolbelt run` talks to unless a flag or `GEMINI_MODEL` says.
     pub model_name: Option<String>,
+    /// `skills.enabled` (default true): agent skills are looked for.
+    pub skills_enabled: bool,
+    /// `skills.disabled`: skills left out by name (any case).
+    pub skills_disabled: Vec<String>,
     /// The file that set each of the keys above (dotted key -> file), for naming a rule's
     /// source.
     pub origin: std::collections::BTreeMap<String, std::path::PathBuf>,
@@ -478,6 +484,8 @@ pub fn tool_settings(map: &Map<String, Value>) -> ToolSettings {
             _ => vec!["GEMINI.md".to_string()],
         },
         model_name: s("model.name").filter(|m| !m.trim().is_empty()),
+        skills_enabled: get_path(map, "skills.enabled").and_then(Value::as_bool).unwrap_or(true),
+        skills_disabled: strs(map, "skills.disabled").unwrap_or_default(),
     }
 }
 

@@ -26,6 +26,8 @@ pub struct Root {
     pub given: PathBuf,
     /// The root with every symlink resolved.
     pub real: PathBuf,
+    /// Files beneath it can be read, never written (an activated skill's folder).
+    pub read_only: bool,
 }
 
 /// Whether a tool reads or writes the path.
@@ -67,6 +69,16 @@ pub enum PathError {
         dirs: String,
         /// The project temp folder, for the message.
         temp: String,
+    },
+    /// The path lies in a root that may be read, not written.
+    #[error(
+        "\"{path}\" is in {root}, a folder added to the workspace for reading only (an activated skill's resources): it cannot be written. Write inside a project root instead."
+    )]
+    ReadOnly {
+        /// The path as given.
+        path: String,
+        /// The read-only root.
+        root: String,
     },
     #[error(
         "Access to \"{path}\" is refused: it matches the {origin} sensitive-path rule \"{rule}\". To allow it, add \"{rule}\" to allow_sensitive_paths (environment: TOOLBELT_ALLOW_SENSITIVE_PATHS='{rule}', or the --allow-sensitive '{rule}' flag)."
@@ -124,13 +136,47 @@ impl Workspace {
     /// Roots must exist and be folders; the first is the primary one (relative paths resolve
     /// against it).
     pub fn new(roots: &[PathBuf], config: &Config) -> Result<Self, WorkspaceError> {
+        let roots: Vec<(PathBuf, bool)> = roots.iter().map(|r| (r.clone(), false)).collect();
+        Self::build(&roots, config)
+    }
+
+    /// This workspace plus `dir` as a root that may be read and never written (an activated
+    /// skill's folder), unless `dir` already lies in a root. A folder the sensitive-path rules
+    /// refuse (`~/.ssh`) is refused: beneath it as a root its files would no longer look
+    /// sensitive.
+    pub fn with_read_only_root(&self, dir: &Path, config: &Config) -> Result<Self, WorkspaceError> {
+        let real = std::fs::canonicalize(dir)
+            .map_err(|source| WorkspaceError::Root { path: dir.to_path_buf(), source })?;
+        let text = real.to_string_lossy();
+        if let Some(hit) = self.sensitive.check(text.trim_start_matches('/')) {
+            return Err(WorkspaceError::Sensitive(format!(
+                "{} matches the sensitive-path rule \"{}\"; it cannot be added to the workspace",
+                real.display(),
+                hit.rule
+            )));
+        }
+        let mut roots: Vec<(PathBuf, bool)> =
+            self.roots.iter().map(|r| (r.given.clone(), r.read_only)).collect();
+        if !self.roots.iter().any(|r| real.starts_with(&r.real)) {
+            roots.push((real, true));
+        }
+        Self::build(&roots, config)
+    }
+
+    /// The read-only root `real` lies in, if any.
+    fn read_only_root(&self, real: &Path) -> Option<&Root> {
+        self.roots.iter().find(|r| r.read_only && real.starts_with(&r.real))
+    }
+
+    /// Roots given with whether each is read-only.
+    fn build(roots: &[(PathBuf, bool)], config: &Config) -> Result<Self, WorkspaceError> {
         if roots.is_empty() {
             return Err(WorkspaceError::NoRoots);
         }
         let mut out = Vec::with_capacity(roots.len());
         #[cfg(unix)]
         let mut root_dirs = Vec::with_capacity(roots.len());
-        for given in roots {
+        for (given, read_only) in roots {
             if !given.is_dir() {
                 return Err(match std::fs::metadata(given) {
                     Err(source) => WorkspaceError::Root { path: given.clone(), source },
@@ -149,7 +195,7 @@ impl Workspace {
             #[cfg(not(unix))]
             let real = std::fs::canonicalize(given)
                 .map_err(|source| WorkspaceError::Root { path: given.clone(), source })?;
-            out.push(Root { given: given.clone(), real });
+            out.push(Root { given: given.clone(), real, read_only: *read_only });
         }
         let sensitive = SensitiveRules::new(&config.sensitive_paths, &config.allow_sensitive_paths)
             .map_err(WorkspaceError::Sensitive)?;
@@ -234,8 +280,23 @@ impl Workspace {
 
     /// The checks every tool applies before touching a path: the pre-flight validator, the
     /// containment check on the resolved path, and the sensitive-path rules.
-    pub fn check_access(&self, path: &ResolvedPath, _access: Access) -> Result<(), PathError> {
-        self.check_real_as(&path.real, &path.lexical)
+    pub fn check_access(&self, path: &ResolvedPath, access: Access) -> Result<(), PathError> {
+        self.check_real_as(&path.real, &path.lexical)?;
+        if access == Access::Write {
+            self.check_writable(&path.real, &path.lexical)?;
+        }
+        Ok(())
+    }
+
+    /// Refuses a write to a read-only root.
+    fn check_writable(&self, real: &Path, asked: &Path) -> Result<(), PathError> {
+        match self.read_only_root(real) {
+            Some(root) => Err(PathError::ReadOnly {
+                path: asked.to_string_lossy().into_owned(),
+                root: root.real.to_string_lossy().into_owned(),
+            }),
+            None => Ok(()),
+        }
     }
 
     /// The containment check and the sensitive-path rules, on a resolved path.

@@ -113,6 +113,11 @@ impl Workspace {
             Err(e) => return Err(walk_error(e).into()),
         };
         self.check_real(&found.real)?;
+        // Checked on what the walk reached: a link in a writable root that leads into a
+        // read-only one must not make it writable.
+        if matches!(want, Want::Parent) {
+            self.check_writable(&found.real, &path.lexical)?;
+        }
         if let (Some(fd), Want::Open(flags)) = (&found.fd, want)
             && !flags.contains(OFlags::PATH)
         {

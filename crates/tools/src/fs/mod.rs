@@ -1,6 +1,7 @@
 //! File-system tools and the helpers they share.
 
 pub mod file_type;
+pub mod folder_structure;
 pub mod list_directory;
 pub mod read_file;
 pub mod read_many_files;

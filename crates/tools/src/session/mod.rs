@@ -1,10 +1,12 @@
 //! Tools about the session itself: the model's todo list, its memory, questions to the user,
-//! plan mode and the conversation's topic.
+//! plan mode, the conversation's topic and agent skills.
 
+pub mod activate_skill;
 pub mod ask_user;
 pub mod enter_plan_mode;
 pub mod exit_plan_mode;
 pub mod save_memory;
+pub mod skills;
 pub mod update_topic;
 pub mod write_todos;
 

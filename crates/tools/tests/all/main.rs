@@ -2,6 +2,8 @@
 //! scheduler runs them.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[cfg(unix)]
+mod activate_skill;
 mod declarations;
 mod discovered;
 mod escape;

@@ -32,12 +32,20 @@ pub(crate) fn session_full(
     config: impl FnOnce(&mut Config),
     events: Option<toolbelt_core::scheduler::EventSink>,
 ) -> Session {
+    session_of(config, events, Services::default())
+}
+
+/// A session whose built-in tools share `services` (skills, a questioner).
+pub(crate) fn session_of(
+    config: impl FnOnce(&mut Config),
+    events: Option<toolbelt_core::scheduler::EventSink>,
+    services: Services,
+) -> Session {
     let tree = TempTree::new();
     let mut c = Config { home_dir: tree.home().to_path_buf(), ..Config::default() };
     config(&mut c);
     let workspace = Workspace::new(&[tree.root().to_path_buf()], &c).unwrap();
     let env = ToolEnv::new(workspace, c);
-    let services = Services::default();
     let registry = Arc::new(
         Registry::builder().tools(toolbelt_tools::builtin_tools_with(&services)).build().unwrap(),
     );
