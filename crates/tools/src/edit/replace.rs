@@ -167,10 +167,17 @@ struct Failure {
     display: String,
 }
 
-fn decode(bytes: Vec<u8>) -> (String, Encoding) {
-    match String::from_utf8(bytes) {
-        Ok(s) => (s, Encoding::Utf8),
-        Err(e) => (e.into_bytes().iter().map(|b| char::from(*b)).collect(), Encoding::Latin1),
+/// The file's text by the rule read_file uses (see [`crate::fs::text::charset`]), or the
+/// number of bytes an edit would lose: UTF-8 text with stray bytes is not edited.
+fn decode(bytes: Vec<u8>) -> Result<(String, Encoding), usize> {
+    use crate::fs::text::{Charset, charset, latin1};
+    match charset(&bytes) {
+        Charset::DamagedUtf8 { invalid } => Err(invalid),
+        Charset::Latin1 => Ok((latin1(&bytes), Encoding::Latin1)),
+        Charset::Utf8 => match String::from_utf8(bytes) {
+            Ok(s) => Ok((s, Encoding::Utf8)),
+            Err(e) => Ok((latin1(e.as_bytes()), Encoding::Latin1)),
+        },
     }
 }
 
@@ -268,7 +275,20 @@ impl ReplaceCall {
                     display: m,
                 });
             }
-            Ok(Some(b)) => Some(decode(b)),
+            Ok(Some(b)) => match decode(b) {
+                Ok(text) => Some(text),
+                Err(invalid) => {
+                    let m = format!(
+                        "Failed to edit: {} is UTF-8 text with {invalid} byte(s) that are not UTF-8; an edit would have to replace them, so the file is left alone. Fix its encoding first (or rewrite it whole with write_file).",
+                        self.path.display()
+                    );
+                    return Err(Failure {
+                        kind: ErrorType::EditPreparationFailure,
+                        raw: m.clone(),
+                        display: m,
+                    });
+                }
+            },
             Ok(None) => None,
             Err(ReadError::Refused(kind, m)) => {
                 return Err(Failure { kind, raw: m.clone(), display: m });

@@ -1,7 +1,46 @@
-//! Decoding text files as upstream does: a BOM selects UTF-8, UTF-16 or UTF-32 (and is
-//! dropped); without one the bytes are UTF-8, with U+FFFD for invalid sequences.
+//! Decoding text files: a BOM selects UTF-8, UTF-16 or UTF-32 (and is dropped), as upstream.
+//! Without one, the bytes are UTF-8 when they are; a file that is not UTF-8 and holds no
+//! UTF-8 letters is Latin-1, one character per byte (upstream shows U+FFFD there, which the
+//! model can neither read nor match in an edit); UTF-8 text with a few stray bytes stays UTF-8
+//! with U+FFFD for them. `replace` reads files by the same rule (see [`charset`]).
 
-/// Decodes `bytes`; the flag says whether any invalid sequence was replaced.
+/// How a file without a BOM maps to text.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Charset {
+    /// Valid UTF-8.
+    Utf8,
+    /// Not UTF-8, no UTF-8 letters in it: one character per byte, losslessly.
+    Latin1,
+    /// UTF-8 text with bytes that are not UTF-8 (`invalid` of them): decoding loses them.
+    DamagedUtf8 {
+        /// How many bytes are not part of a valid UTF-8 sequence.
+        invalid: usize,
+    },
+}
+
+/// The charset of `bytes` (without a BOM): UTF-8 when valid; Latin-1 when no valid multi-byte
+/// UTF-8 sequence outnumbers the invalid bytes; otherwise damaged UTF-8.
+pub fn charset(bytes: &[u8]) -> Charset {
+    let (mut invalid, mut multibyte) = (0usize, 0usize);
+    for chunk in bytes.utf8_chunks() {
+        multibyte += chunk.valid().chars().filter(|c| !c.is_ascii()).count();
+        if !chunk.invalid().is_empty() {
+            invalid += chunk.invalid().len();
+        }
+    }
+    match (invalid, multibyte) {
+        (0, _) => Charset::Utf8,
+        (i, m) if m > i => Charset::DamagedUtf8 { invalid: i },
+        _ => Charset::Latin1,
+    }
+}
+
+/// Latin-1: each byte is the character of the same number.
+pub fn latin1(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| char::from(*b)).collect()
+}
+
+/// Decodes `bytes`; the flag says whether any invalid sequence was replaced (bytes lost).
 pub fn decode(bytes: &[u8]) -> (String, bool) {
     if let Some(rest) = bytes.strip_prefix(&[0xef, 0xbb, 0xbf]) {
         return utf8(rest);
@@ -20,7 +59,10 @@ pub fn decode(bytes: &[u8]) -> (String, bool) {
         let (s, _, bad) = encoding_rs::UTF_16BE.decode(bytes);
         return (s.into_owned(), bad);
     }
-    utf8(bytes)
+    match charset(bytes) {
+        Charset::Latin1 => (latin1(bytes), false),
+        _ => utf8(bytes),
+    }
 }
 
 fn utf8(bytes: &[u8]) -> (String, bool) {
@@ -77,7 +119,21 @@ mod tests {
         assert_eq!(decode(b"\xfe\xff\x00H\x00i"), ("Hi".into(), false));
         assert_eq!(decode(b"\xff\xfe\x00\x00H\x00\x00\x00"), ("H".into(), false));
         assert_eq!(decode(b"\x00\x00\xfe\xff\x00\x00\x00H"), ("H".into(), false));
-        assert_eq!(decode(b"ok\xffok"), ("ok\u{fffd}ok".into(), true));
+        assert_eq!(decode(b"ok\xffok"), ("ok\u{ff}ok".into(), false));
+    }
+
+    #[test]
+    fn latin1_unless_utf8_letters_outnumber_the_stray_bytes() {
+        assert_eq!(charset(b"plain"), Charset::Utf8);
+        assert_eq!(charset(b"caf\xe9 cr\xe8me"), Charset::Latin1);
+        // "Ã©" written as Latin-1 bytes C3 A9 is valid UTF-8 for "é": one letter, no stray byte.
+        assert_eq!(charset(b"caf\xc3\xa9"), Charset::Utf8);
+        let mut damaged = "Grüße ça".as_bytes().to_vec();
+        damaged.push(0xff);
+        assert_eq!(charset(&damaged), Charset::DamagedUtf8 { invalid: 1 });
+        assert_eq!(decode(&damaged), ("Grüße ça\u{fffd}".into(), true));
+        // As many stray bytes as letters: Latin-1, nothing lost.
+        assert_eq!(charset(b"\xc3\xa9 \xff"), Charset::Latin1);
     }
 
     #[test]

@@ -315,9 +315,11 @@ fn files_over_20_mib_are_refused_before_reading() {
 }
 
 #[test]
-fn invalid_utf8_is_replaced_not_fatal() {
+/// A byte that is not UTF-8 in ASCII text is not fatal; with no UTF-8 letters around it the
+/// file reads as Latin-1 (upstream: U+FFFD), as `replace` matches it.
+fn invalid_utf8_is_read_as_latin1_not_fatal() {
     let t = TempTree::new();
-    let text = format!("{} \u{fffd} fine", "ok ".repeat(20));
+    let text = format!("{} \u{ff} fine", "ok ".repeat(20));
     t.file("bad.txt", [format!("{} ", "ok ".repeat(20)).as_bytes(), b"\xff fine"].concat());
     assert_eq!(
         run(&t, "read_file", json!({"file_path": "bad.txt"})).model,
@@ -437,4 +439,49 @@ fn every_size_is_read_whole() {
         assert!(out.ends_with(last), "{n} bytes: {out:?}");
         assert!(out.contains(&format!("of {lines} total lines")), "{n} bytes: {out:?}");
     }
+}
+
+/// Issue 19: a Latin-1 text file was read with U+FFFD for every accented letter (as Gemini CLI
+/// 0.61 reads it), while `replace` matches such a file as Latin-1: the model could neither see
+/// the text nor write an `old_string` that matches it. Now both read it the same way.
+#[test]
+fn latin1_text_reads_as_its_letters_and_an_edit_of_what_was_read_round_trips() {
+    let t = TempTree::new();
+    let latin1 =
+        b"Le caf\xe9 est tr\xe8s bon.\nUne deuxi\xe8me ligne avec des accents: \xe0 \xe7 \xea.\n";
+    t.file("fr.txt", latin1);
+    let o = run(&t, "read_file", json!({"file_path": "fr.txt"}));
+    let text = o.model["output"].as_str().unwrap().to_string();
+    assert_eq!(text, "Le café est très bon.\nUne deuxième ligne avec des accents: à ç ê.\n");
+    let many = run(&t, "read_many_files", json!({"include": ["fr.txt"]}));
+    assert!(crate::harness::joined(&many).contains("Le café est très bon."), "{}", many.model);
+    // What was read is what replace matches; the file stays Latin-1, byte for byte elsewhere.
+    let o = run(
+        &t,
+        "replace",
+        json!({"file_path": "fr.txt", "old_string": "très bon", "new_string": "très chaud", "instruction": "x"}),
+    );
+    assert!(o.result().error.is_none(), "{}", o.model);
+    let bytes = std::fs::read(t.root().join("fr.txt")).unwrap();
+    assert!(bytes.starts_with(b"Le caf\xe9 est tr\xe8s chaud.\nUne deuxi\xe8me"), "{bytes:?}");
+}
+
+/// A UTF-8 file with one stray byte keeps its UTF-8 letters (only the stray byte is replaced).
+#[test]
+fn utf8_with_a_stray_byte_is_still_utf8() {
+    let t = TempTree::new();
+    let mut bytes = "Grüße, ça va ? Ünïcödé ".repeat(8).into_bytes();
+    bytes.extend_from_slice(b"\xff end\n");
+    t.file("mixed.txt", &bytes);
+    let o = run(&t, "read_file", json!({"file_path": "mixed.txt"}));
+    let text = o.model["output"].as_str().unwrap();
+    assert!(text.starts_with("Grüße, ça va ?") && text.ends_with("\u{fffd} end\n"), "{text}");
+    // An edit would lose the stray byte: refused, the file left alone (user-needs 9).
+    let o = run(
+        &t,
+        "replace",
+        json!({"file_path": "mixed.txt", "old_string": "end", "new_string": "fin", "instruction": "x"}),
+    );
+    assert!(o.error().contains("1 byte(s) that are not UTF-8"), "{}", o.model);
+    assert_eq!(std::fs::read(t.root().join("mixed.txt")).unwrap(), bytes);
 }
