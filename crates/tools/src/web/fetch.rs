@@ -3,7 +3,7 @@
 //! was checked, so DNS cannot change the answer in between. Bodies are capped in size and
 //! time; HTML becomes text with html2text.
 
-use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::net::{IpAddr, SocketAddr};
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
@@ -75,39 +75,9 @@ pub enum FetchError {
     Other(String),
 }
 
-/// Public unicast only: no loopback, private, link-local, unique-local, CGNAT, benchmarking,
-/// multicast, reserved or unspecified addresses (IPv4-mapped IPv6 checked as IPv4).
+/// Public unicast only (see [`super::address::classify`]).
 pub fn is_public(ip: IpAddr) -> bool {
-    match ip {
-        IpAddr::V4(v4) => is_public_v4(v4),
-        IpAddr::V6(v6) => {
-            if let Some(v4) = v6.to_ipv4_mapped() {
-                return is_public_v4(v4);
-            }
-            let s = v6.segments();
-            !(v6.is_loopback()
-                || v6.is_unspecified()
-                || v6.is_multicast()
-                || (s[0] & 0xfe00) == 0xfc00
-                || (s[0] & 0xffc0) == 0xfe80
-                || (s[0] == 0x2001 && s[1] == 0x0db8))
-        }
-    }
-}
-
-fn is_public_v4(ip: Ipv4Addr) -> bool {
-    let o = ip.octets();
-    !(ip.is_private()
-        || ip.is_loopback()
-        || ip.is_link_local()
-        || ip.is_unspecified()
-        || ip.is_broadcast()
-        || ip.is_multicast()
-        || ip.is_documentation()
-        || o[0] == 0
-        || o[0] >= 240
-        || (o[0] == 100 && (o[1] & 0xc0) == 64)
-        || (o[0] == 198 && (o[1] & 0xfe) == 18))
+    super::address::is_public(ip)
 }
 
 /// Upstream's literal check (no DNS): `localhost`, or an IP literal that is not public;
@@ -118,7 +88,7 @@ pub fn is_blocked_literal(url: &Url, limits: &FetchLimits) -> bool {
     }
     match url.host() {
         Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
-        Some(url::Host::Ipv4(ip)) => !is_public_v4(ip),
+        Some(url::Host::Ipv4(ip)) => !is_public(IpAddr::V4(ip)),
         Some(url::Host::Ipv6(ip)) => !is_public(IpAddr::V6(ip)),
         None => true,
     }

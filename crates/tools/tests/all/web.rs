@@ -155,6 +155,52 @@ fn the_fallback_fetches_html_text_and_json_and_hands_them_to_the_model() {
     );
 }
 
+/// Issue 20: IPv6 forms that carry an IPv4 address passed the address check and a connection
+/// was attempted (on a network with NAT64 or 6to4 they reach internal hosts). Each is refused
+/// before connecting: the answer is the refusal, not a connection error.
+#[test]
+fn ipv6_forms_of_internal_addresses_are_refused_before_connecting() {
+    let t = TempTree::new();
+    let direct = WebFetch::new(None, true);
+    for host in [
+        "[::127.0.0.1]",
+        "[::ffff:7f00:1]",
+        "[64:ff9b::7f00:1]",
+        "[64:ff9b::a9fe:a9fe]",
+        "[64:ff9b:1::808:808]",
+        "[2002:7f00:1::]",
+        "[2002:a9fe:a9fe::1]",
+        "[2001:0:4136:e378:8000:63bf:3fff:fdd2]",
+        "[fd00::1]",
+        "[fe80::1]",
+        "[ff02::1]",
+        "[2001:db8::1]",
+        "[100::1]",
+    ] {
+        let given = format!("http://{host}:8080/admin");
+        // As the URL parser writes it back (`[::127.0.0.1]` is `[::7f00:1]`).
+        let url = url::Url::parse(&given).unwrap().to_string();
+        let r = call(&direct, &env_for(&t, &[]), json!({"url": given})).unwrap();
+        assert_eq!(
+            r.error.as_ref().map(|e| e.message.clone()),
+            Some(format!("Access to blocked or private host {url} is not allowed.")),
+            "{host}"
+        );
+        // The prompt mode's literal pre-check refuses them too.
+        let r = call(
+            &WebFetch::new(None, false),
+            &env_for(&t, &[]),
+            json!({"prompt": format!("read {given}")}),
+        )
+        .unwrap();
+        assert_eq!(
+            r.error.unwrap().message,
+            format!("All requested URLs were skipped: [Blocked Host] {url}"),
+            "{host}"
+        );
+    }
+}
+
 #[test]
 fn private_addresses_are_refused_after_dns_and_at_every_redirect() {
     let t = TempTree::new();
