@@ -325,6 +325,10 @@ pub struct McpArgs {
     /// Another browser origin allowed over HTTP (repeatable; loopback origins always are)
     #[arg(long = "allowed-origin", value_name = "ORIGIN")]
     pub allowed_origins: Vec<String>,
+    /// Largest JSON-RPC message read, in bytes; a longer one is answered with an error naming
+    /// the limit
+    #[arg(long, value_name = "BYTES", default_value_t = toolbelt_mcp::server::lines::DEFAULT_MAX_MESSAGE_BYTES)]
+    pub max_message_bytes: usize,
     /// Deadline of each call in milliseconds (0: none)
     #[arg(long, value_name = "N")]
     pub timeout_ms: Option<u64>,

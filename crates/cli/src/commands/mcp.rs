@@ -198,7 +198,7 @@ async fn fixture(args: &McpArgs) -> CliResult {
         }
         None => {
             let service = ConformanceServer::default()
-                .serve(toolbelt_mcp::server::stdio::stdio())
+                .serve(toolbelt_mcp::server::stdio::stdio(args.max_message_bytes))
                 .await
                 .map_err(CliError::failed)?;
             service.waiting().await.map_err(CliError::failed)?;
@@ -280,7 +280,7 @@ pub async fn run(args: McpArgs) -> CliResult {
             .await
             .map_err(CliError::failed)
         }
-        None => serve_stdio(shared, stop.clone()).await,
+        None => serve_stdio(shared, stop.clone(), args.max_message_bytes).await,
     };
     stop.cancel();
     let kept: Vec<_> = all_services.locked().drain(..).collect();
@@ -294,9 +294,13 @@ pub async fn run(args: McpArgs) -> CliResult {
     Ok(EXIT_OK)
 }
 
-async fn serve_stdio(shared: SharedParts, stop: CancellationToken) -> Result<(), CliError> {
+async fn serve_stdio(
+    shared: SharedParts,
+    stop: CancellationToken,
+    max_message_bytes: usize,
+) -> Result<(), CliError> {
     let service = ToolbeltServer::new(shared)
-        .serve(toolbelt_mcp::server::stdio::stdio())
+        .serve(toolbelt_mcp::server::stdio::stdio(max_message_bytes))
         .await
         .map_err(CliError::failed)?;
     let ct = service.cancellation_token();
@@ -349,5 +353,6 @@ fn http_options(args: &McpArgs, addr: std::net::SocketAddr) -> Result<http::Http
         max_sessions: args.max_sessions.unwrap_or(http::DEFAULT_MAX_SESSIONS),
         per_client_connections: toolbelt_mcp::server::limits::DEFAULT_PER_CLIENT,
         idle_timeout: toolbelt_mcp::server::limits::DEFAULT_IDLE,
+        max_message_bytes: args.max_message_bytes,
     })
 }

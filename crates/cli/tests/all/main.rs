@@ -8,6 +8,8 @@ mod gemini_settings;
 mod mcp;
 #[cfg(unix)]
 mod mcp_client;
+#[cfg(unix)]
+mod mcp_protocol;
 #[cfg(target_os = "linux")]
 mod orphans;
 mod policy;

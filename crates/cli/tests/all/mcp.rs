@@ -20,7 +20,7 @@ fn command(t: &TempTree, extra: &[&str]) -> tokio::process::Command {
 }
 
 /// Starts `toolbelt mcp --http 127.0.0.1:0 EXTRA...` and returns it with the URL it announced.
-fn http_server(t: &TempTree, extra: &[&str]) -> (std::process::Child, String) {
+pub(crate) fn http_server(t: &TempTree, extra: &[&str]) -> (std::process::Child, String) {
     let mut child = crate::command(t, &["mcp", "--http", "127.0.0.1:0"])
         .args(extra)
         .stderr(std::process::Stdio::piped())

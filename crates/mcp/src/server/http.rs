@@ -31,6 +31,8 @@ pub struct HttpOptions {
     pub per_client_connections: usize,
     /// A connection with no traffic either way for this long is closed.
     pub idle_timeout: std::time::Duration,
+    /// Largest request body; a longer one is answered 413 with a JSON-RPC error naming it.
+    pub max_message_bytes: usize,
 }
 
 /// The default of [`HttpOptions::max_sessions`].
@@ -46,6 +48,42 @@ impl Default for HttpOptions {
             max_sessions: DEFAULT_MAX_SESSIONS,
             per_client_connections: super::limits::DEFAULT_PER_CLIENT,
             idle_timeout: super::limits::DEFAULT_IDLE,
+            max_message_bytes: super::lines::DEFAULT_MAX_MESSAGE_BYTES,
+        }
+    }
+}
+
+/// A JSON-RPC error as an HTTP answer.
+fn rpc_error(status: StatusCode, body: &serde_json::Value) -> Response {
+    (status, [(header::CONTENT_TYPE, "application/json")], body.to_string()).into_response()
+}
+
+/// Every POST body is judged as the stdio transport judges a line (see [`super::lines`]):
+/// what is not JSON or not a request is answered 400 with the JSON-RPC error, a request for an
+/// unknown method or with bad params gets its JSON-RPC error, a body over the limit 413.
+async fn judge_body(max: usize, req: Request, next: Next) -> Response {
+    use super::lines::{Verdict, judge};
+    if req.method() != axum::http::Method::POST {
+        return next.run(req).await;
+    }
+    let (parts, body) = req.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, max).await else {
+        let body = serde_json::json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32600,
+            "message": format!("Invalid Request: the message is over the limit of {max} bytes (toolbelt mcp --max-message-bytes)")}});
+        return rpc_error(StatusCode::PAYLOAD_TOO_LARGE, &body);
+    };
+    match judge(&bytes) {
+        Verdict::Answer(answer) => {
+            let code = answer["error"]["code"].as_i64().unwrap_or(0);
+            let status = if code == -32700 || code == -32600 {
+                StatusCode::BAD_REQUEST
+            } else {
+                StatusCode::OK
+            };
+            rpc_error(status, &answer)
+        }
+        Verdict::Message(_) | Verdict::Ignore => {
+            next.run(Request::from_parts(parts, axum::body::Body::from(bytes))).await
         }
     }
 }
@@ -134,8 +172,14 @@ pub async fn serve_handler<S: rmcp::ServerHandler>(
             next.run(req).await
         }
     };
-    let app =
-        axum::Router::new().nest_service("/mcp", service).layer(axum::middleware::from_fn(auth));
+    let max_bytes = opts.max_message_bytes.max(1);
+    // The body is judged only once the token is (layers added last run first).
+    let app = axum::Router::new()
+        .nest_service("/mcp", service)
+        .layer(axum::middleware::from_fn(move |req: Request, next: Next| {
+            judge_body(max_bytes, req, next)
+        }))
+        .layer(axum::middleware::from_fn(auth));
     let listener = super::limits::BoundedListener::new(
         listener,
         opts.per_client_connections,

@@ -11,6 +11,7 @@ mod convert;
 pub mod fixture;
 pub mod http;
 pub mod limits;
+pub mod lines;
 pub mod stdio;
 
 use std::collections::HashMap;

@@ -93,9 +93,16 @@ pub type StdioReader = Pin<Box<dyn AsyncRead + Send + Sync>>;
 /// The writing half of the server's stdio.
 pub type StdioWriter = Pin<Box<dyn AsyncWrite + Send + Sync>>;
 
-/// stdin and stdout as rmcp's async-read/async-write transport.
+/// stdin and stdout as the server's transport, every line answered (see
+/// [`super::lines`]), messages up to `max_bytes` long.
 #[must_use]
-pub fn stdio() -> (StdioReader, StdioWriter) {
+pub fn stdio(max_bytes: usize) -> super::lines::LineTransport<StdioReader, StdioWriter> {
+    let (read, write) = stdio_halves();
+    super::lines::LineTransport::new(read, write, max_bytes)
+}
+
+/// stdin and stdout as async reader and writer.
+fn stdio_halves() -> (StdioReader, StdioWriter) {
     #[cfg(unix)]
     {
         let reader = unix::reader().unwrap_or_else(|| Box::pin(tokio::io::stdin()));

@@ -1,0 +1,138 @@
+//! Issue 20: `toolbelt mcp` answers every message by the book, over stdio and HTTP: malformed
+//! JSON, invalid UTF-8, an id of `1e400`, an over-long line (40 MiB), a known method without
+//! params, an unknown method; and goes on serving.
+
+use std::io::{BufRead, Read, Write};
+
+use serde_json::{Value, json};
+use toolbelt_test_support::TempTree;
+
+fn answer(out: &mut impl BufRead) -> Value {
+    let mut line = String::new();
+    out.read_line(&mut line).unwrap();
+    serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line:?}"))
+}
+
+fn code_and_id(v: &Value) -> (i64, Value) {
+    (v["error"]["code"].as_i64().unwrap_or_else(|| panic!("no error in {v}")), v["id"].clone())
+}
+
+#[test]
+fn stdio_answers_every_bad_line_and_goes_on() {
+    let t = TempTree::new();
+    let (mut child, mut stdin, mut out) = crate::mcp_stdio(&t, &[]);
+    let cases: Vec<(Vec<u8>, i64, Value)> = vec![
+        (b"not json".to_vec(), -32700, Value::Null),
+        (b"\xff\xfe{}".to_vec(), -32700, Value::Null),
+        (br#"{"jsonrpc":"2.0","id":1e400,"method":"ping"}"#.to_vec(), -32700, Value::Null),
+        (br#"{"jsonrpc":"2.0","id":2,"method":"tools/call"}"#.to_vec(), -32602, json!(2)),
+        (
+            br#"{"jsonrpc":"2.0","id":"s3","method":"tools/call","params":{"name":7}}"#.to_vec(),
+            -32602,
+            json!("s3"),
+        ),
+        (br#"{"jsonrpc":"2.0","id":4,"method":"no/such"}"#.to_vec(), -32601, json!(4)),
+        (br#"[{"jsonrpc":"2.0","id":5,"method":"ping"}]"#.to_vec(), -32600, Value::Null),
+        (br#"{"jsonrpc":"2.0","id":{"x":1},"method":"ping"}"#.to_vec(), -32600, Value::Null),
+        (br#"{"jsonrpc":"1.0","id":6,"method":"ping"}"#.to_vec(), -32600, json!(6)),
+    ];
+    for (line, code, id) in cases {
+        stdin.write_all(&line).unwrap();
+        stdin.write_all(b"\n").unwrap();
+        let a = answer(&mut out);
+        assert_eq!(code_and_id(&a), (code, id.clone()), "{}", String::from_utf8_lossy(&line));
+        assert_eq!(a["jsonrpc"], "2.0");
+        // Still serving.
+        writeln!(stdin, r#"{{"jsonrpc":"2.0","id":100,"method":"ping"}}"#).unwrap();
+        assert_eq!(answer(&mut out), json!({"jsonrpc": "2.0", "id": 100, "result": {}}));
+    }
+    // A notification that cannot be read gets no answer: the next answer is the ping's.
+    writeln!(stdin, r#"{{"jsonrpc":"2.0","method":"notifications/whatever","params":7}}"#).unwrap();
+    writeln!(stdin, r#"{{"jsonrpc":"2.0","id":101,"method":"ping"}}"#).unwrap();
+    assert_eq!(answer(&mut out)["id"], 101);
+    drop(stdin);
+    let _ = child.wait();
+}
+
+/// A 40 MiB line was dropped with a log line and its request never answered.
+#[test]
+fn an_over_long_line_is_answered_with_the_limit_and_its_id() {
+    let t = TempTree::new();
+    let (mut child, mut stdin, mut out) = crate::mcp_stdio(&t, &[]);
+    let writer = std::thread::spawn(move || {
+        let head = br#"{"jsonrpc":"2.0","id":"big-1","method":"tools/call","params":{"name":"read_file","arguments":{"file_path":""#;
+        stdin.write_all(head).unwrap();
+        let chunk = vec![b'a'; 1 << 20];
+        for _ in 0..40 {
+            stdin.write_all(&chunk).unwrap();
+        }
+        stdin.write_all(b"\"}}}\n").unwrap();
+        writeln!(stdin, r#"{{"jsonrpc":"2.0","id":2,"method":"ping"}}"#).unwrap();
+        stdin
+    });
+    let a = answer(&mut out);
+    assert_eq!(code_and_id(&a), (-32600, json!("big-1")));
+    let message = a["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("the limit is 16777216 bytes (toolbelt mcp --max-message-bytes)"),
+        "{message}"
+    );
+    assert_eq!(answer(&mut out)["id"], 2);
+    drop(writer.join().unwrap());
+    let _ = child.wait();
+    // The limit is configurable.
+    let (mut child, mut stdin, mut out) = crate::mcp_stdio(&t, &["--max-message-bytes", "300"]);
+    let long = format!(
+        r#"{{"jsonrpc":"2.0","id":9,"method":"ping","params":{{"x":"{}"}}}}"#,
+        "y".repeat(400)
+    );
+    writeln!(stdin, "{long}").unwrap();
+    let a = answer(&mut out);
+    assert_eq!(code_and_id(&a), (-32600, json!(9)));
+    assert!(a["error"]["message"].as_str().unwrap().contains("the limit is 300 bytes"));
+    drop(stdin);
+    let _ = child.wait();
+}
+
+/// POST `body` to the server; the status line and the body.
+fn post(addr: &str, body: &[u8]) -> (String, String) {
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    write!(s, "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n", body.len()).unwrap();
+    s.write_all(body).unwrap();
+    let mut out = String::new();
+    let _ = s.read_to_string(&mut out);
+    let status = out.lines().next().unwrap_or_default().to_string();
+    let body = out.split("\r\n\r\n").nth(1).unwrap_or_default().to_string();
+    (status, body)
+}
+
+#[test]
+fn http_answers_bad_bodies_with_json_rpc_errors() {
+    let t = TempTree::new();
+    let (mut child, url) = crate::mcp::http_server(&t, &["--max-message-bytes", "5000"]);
+    let addr = url.trim_start_matches("http://").trim_end_matches("/mcp").to_string();
+    for (body, status, code, id) in [
+        (b"not json".to_vec(), "400", -32700, Value::Null),
+        (b"\xff{}".to_vec(), "400", -32700, Value::Null),
+        (br#"{"jsonrpc":"2.0","id":1e400,"method":"ping"}"#.to_vec(), "400", -32700, Value::Null),
+        (br#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#.to_vec(), "400", -32600, Value::Null),
+        (br#"{"jsonrpc":"2.0","id":2,"method":"tools/call"}"#.to_vec(), "200", -32602, json!(2)),
+        (br#"{"jsonrpc":"2.0","id":3,"method":"no/such"}"#.to_vec(), "200", -32601, json!(3)),
+        (vec![b' '; 6000], "413", -32600, Value::Null),
+    ] {
+        let (got_status, got_body) = post(&addr, &body);
+        assert!(
+            got_status.contains(status),
+            "{got_status} for {}",
+            String::from_utf8_lossy(&body[..body.len().min(60)])
+        );
+        let v: Value =
+            serde_json::from_str(&got_body).unwrap_or_else(|e| panic!("{e}: {got_body}"));
+        assert_eq!(code_and_id(&v), (code, id));
+    }
+    // And a good request still works.
+    let init = br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}"#;
+    assert!(post(&addr, init).0.contains("200"));
+    let _ = child.kill();
+    let _ = child.wait();
+}

@@ -1,0 +1,372 @@
+//! The server's newline-delimited JSON-RPC transport (stdio), answering every line.
+//!
+//! rmcp's own line transport drops what it cannot parse with a log line, so a client that sent
+//! malformed JSON, an over-long message or a request with missing params waits forever. Here
+//! each line gets exactly what JSON-RPC 2.0 prescribes: `-32700 Parse error` (id `null`) for
+//! text that is not JSON, `-32600 Invalid Request` for JSON that is not a request and for a
+//! message over the size limit (with the request's id when it can be read from the start of
+//! the message), `-32602 Invalid params` for a known method with missing or malformed params,
+//! `-32601 Method not found` for any other method. Notifications never get an answer.
+//! Then it goes on reading.
+
+use std::future::Future;
+use std::sync::Arc;
+
+use rmcp::RoleServer;
+use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::sync::Mutex;
+
+/// The default limit of one message: rmcp's.
+pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
+
+/// How much of an over-long message is kept to find its id.
+const ID_PREFIX: usize = 4096;
+
+/// The methods a client may call: a request for one of these that rmcp cannot read has bad
+/// params, not an unknown method.
+const KNOWN_METHODS: &[&str] = &[
+    "initialize",
+    "ping",
+    "server/discover",
+    "completion/complete",
+    "logging/setLevel",
+    "prompts/get",
+    "prompts/list",
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+    "resources/directory/read",
+    "resources/subscribe",
+    "resources/unsubscribe",
+    "subscriptions/listen",
+    "tools/call",
+    "tools/list",
+    "tasks/get",
+    "tasks/update",
+    "tasks/cancel",
+    "skills/list",
+    "skills/get",
+];
+
+/// Reads newline-delimited JSON-RPC from `R`, writes answers to `W`.
+pub struct LineTransport<R, W> {
+    read: BufReader<R>,
+    write: Arc<Mutex<W>>,
+    max_bytes: usize,
+}
+
+impl<R, W> LineTransport<R, W>
+where
+    R: AsyncRead + Unpin + Send,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    /// A transport whose messages may be at most `max_bytes` long (newline excluded).
+    pub fn new(read: R, write: W, max_bytes: usize) -> Self {
+        Self {
+            read: BufReader::with_capacity(64 * 1024, read),
+            write: Arc::new(Mutex::new(write)),
+            max_bytes: max_bytes.max(1),
+        }
+    }
+
+    /// Writes one JSON value and a newline, under the lock every answer takes.
+    async fn write_line(write: &Mutex<W>, value: &Value) -> std::io::Result<()> {
+        let mut line = serde_json::to_vec(value)?;
+        line.push(b'\n');
+        let mut w = write.lock().await;
+        w.write_all(&line).await?;
+        w.flush().await
+    }
+
+    /// The next line, or what stopped it: `Ok(None)` at the end of input. Never holds more
+    /// than the limit: past it only the first bytes are kept.
+    async fn next_line(&mut self) -> std::io::Result<Option<Line>> {
+        let mut line = Vec::new();
+        let mut total = 0usize;
+        loop {
+            let (n, found) = {
+                let buf = self.read.fill_buf().await?;
+                if buf.is_empty() {
+                    return Ok(match total {
+                        0 => None,
+                        _ if total > self.max_bytes => Some(Line::TooLong { prefix: line, total }),
+                        _ => Some(Line::Whole(line)),
+                    });
+                }
+                let (n, found) = match buf.iter().position(|b| *b == b'\n') {
+                    Some(i) => (i, true),
+                    None => (buf.len(), false),
+                };
+                if total + n > self.max_bytes {
+                    line.truncate(ID_PREFIX);
+                    let room = ID_PREFIX.saturating_sub(line.len()).min(n);
+                    line.extend_from_slice(&buf[..room]);
+                } else {
+                    line.extend_from_slice(&buf[..n]);
+                }
+                (n, found)
+            };
+            total += n;
+            self.read.consume(n + usize::from(found));
+            if found {
+                return Ok(Some(if total > self.max_bytes {
+                    Line::TooLong { prefix: line, total }
+                } else {
+                    Line::Whole(line)
+                }));
+            }
+        }
+    }
+}
+
+enum Line {
+    Whole(Vec<u8>),
+    TooLong { prefix: Vec<u8>, total: usize },
+}
+
+/// What to do with one line: hand a message to the server, answer it here, or drop it
+/// (blank lines, notifications and responses that cannot be read).
+#[derive(Debug)]
+pub enum Verdict {
+    /// A message for the server.
+    Message(Box<RxJsonRpcMessage<RoleServer>>),
+    /// An error answer to write back.
+    Answer(Value),
+    /// Nothing to do.
+    Ignore,
+}
+
+fn error(id: Value, code: i64, message: String) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
+}
+
+/// Judges one line (without its newline).
+pub fn judge(line: &[u8]) -> Verdict {
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    let line = line.strip_prefix(b"\xef\xbb\xbf").unwrap_or(line);
+    if line.iter().all(u8::is_ascii_whitespace) {
+        return Verdict::Ignore;
+    }
+    let text = match std::str::from_utf8(line) {
+        Ok(t) => t,
+        Err(e) => {
+            return Verdict::Answer(error(
+                Value::Null,
+                -32700,
+                format!("Parse error: the message is not valid UTF-8 ({e})"),
+            ));
+        }
+    };
+    let value: Value = match serde_json::from_str(text) {
+        Ok(v) => v,
+        Err(e) => {
+            return Verdict::Answer(error(Value::Null, -32700, format!("Parse error: {e}")));
+        }
+    };
+    let Value::Object(obj) = &value else {
+        let what = if value.is_array() {
+            "batches are not supported (MCP 2025-06-18 removed them); send one message per line"
+        } else {
+            "a message must be a JSON object"
+        };
+        return Verdict::Answer(error(Value::Null, -32600, format!("Invalid Request: {what}")));
+    };
+    let id = obj.get("id").cloned();
+    let valid_id = matches!(&id, Some(Value::String(_))) || id.as_ref().is_some_and(is_integer);
+    let method = obj.get("method").and_then(Value::as_str);
+    if id.is_some() && !valid_id {
+        return Verdict::Answer(error(
+            Value::Null,
+            -32600,
+            "Invalid Request: the id must be a string or an integer".into(),
+        ));
+    }
+    if obj.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+        return match id {
+            Some(id) => Verdict::Answer(error(
+                id,
+                -32600,
+                "Invalid Request: \"jsonrpc\" must be \"2.0\"".into(),
+            )),
+            None => Verdict::Ignore,
+        };
+    }
+    match serde_json::from_value::<RxJsonRpcMessage<RoleServer>>(value.clone()) {
+        Ok(msg) => {
+            // A known method that only fit the catch-all variant: its params did not fit.
+            if let rmcp::model::JsonRpcMessage::Request(r) = &msg
+                && let rmcp::model::ClientRequest::CustomRequest(c) = &r.request
+            {
+                let id = r.id.clone().into_json_value();
+                return Verdict::Answer(if KNOWN_METHODS.contains(&c.method.as_str()) {
+                    invalid_params(id, obj)
+                } else {
+                    error(id, -32601, format!("Method not found: {}", c.method))
+                });
+            }
+            Verdict::Message(Box::new(msg))
+        }
+        Err(e) => match (id, method) {
+            (Some(id), Some(m)) if KNOWN_METHODS.contains(&m) => {
+                Verdict::Answer(invalid_params(id, obj))
+            }
+            (Some(id), Some(m)) => {
+                Verdict::Answer(error(id, -32601, format!("Method not found: {m}")))
+            }
+            (Some(id), None) if !obj.contains_key("result") && !obj.contains_key("error") => {
+                Verdict::Answer(error(id, -32600, format!("Invalid Request: {e}")))
+            }
+            _ => {
+                tracing::debug!("dropped a message that cannot be read: {e}");
+                Verdict::Ignore
+            }
+        },
+    }
+}
+
+fn is_integer(v: &Value) -> bool {
+    v.as_i64().is_some() || v.as_u64().is_some()
+}
+
+fn invalid_params(id: Value, obj: &serde_json::Map<String, Value>) -> Value {
+    let method = obj.get("method").and_then(Value::as_str).unwrap_or("");
+    let why = match obj.get("params") {
+        None => format!("{method} needs params"),
+        Some(_) => format!("the params of {method} do not have the shape the method takes"),
+    };
+    error(id, -32602, format!("Invalid params: {why}"))
+}
+
+/// The top-level `id` of a JSON object's text, read from its start (an over-long message's
+/// first bytes): a string or an integer at depth one.
+pub fn leading_id(prefix: &[u8]) -> Option<Value> {
+    let text = String::from_utf8_lossy(prefix);
+    let s = text.as_bytes();
+    let (mut depth, mut i) = (0usize, 0usize);
+    while i < s.len() {
+        match s[i] {
+            b'"' => {
+                let start = i + 1;
+                let mut j = start;
+                while j < s.len() && s[j] != b'"' {
+                    j += if s[j] == b'\\' { 2 } else { 1 };
+                }
+                if j >= s.len() {
+                    return None;
+                }
+                i = j + 1;
+                if depth == 1 && &s[start..j] == b"id" {
+                    let rest = text[i..].trim_start();
+                    if let Some(value) = rest.strip_prefix(':') {
+                        return scalar(value.trim_start());
+                    }
+                }
+                continue;
+            }
+            b'{' | b'[' => depth += 1,
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
+/// A JSON string or integer at the start of `s`.
+fn scalar(s: &str) -> Option<Value> {
+    let mut stream = serde_json::Deserializer::from_str(s).into_iter::<Value>();
+    match stream.next()?.ok()? {
+        v @ Value::String(_) => Some(v),
+        v if is_integer(&v) => Some(v),
+        _ => None,
+    }
+}
+
+impl<R, W> rmcp::transport::Transport<RoleServer> for LineTransport<R, W>
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    type Error = std::io::Error;
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleServer>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        let write = self.write.clone();
+        async move {
+            let value = serde_json::to_value(&item)?;
+            Self::write_line(&write, &value).await
+        }
+    }
+
+    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
+        loop {
+            let line = match self.next_line().await {
+                Ok(Some(line)) => line,
+                Ok(None) => return None,
+                Err(e) => {
+                    tracing::debug!("stdin: {e}");
+                    return None;
+                }
+            };
+            let answer = match line {
+                Line::Whole(bytes) => match judge(&bytes) {
+                    Verdict::Message(m) => return Some(*m),
+                    Verdict::Ignore => continue,
+                    Verdict::Answer(a) => a,
+                },
+                Line::TooLong { prefix, total } => error(
+                    leading_id(&prefix).unwrap_or(Value::Null),
+                    -32600,
+                    format!(
+                        "Invalid Request: the message has more than {} bytes ({total} read); the limit is {} bytes (toolbelt mcp --max-message-bytes)",
+                        self.max_bytes, self.max_bytes
+                    ),
+                ),
+            };
+            if let Err(e) = Self::write_line(&self.write, &answer).await {
+                tracing::debug!("stdout: {e}");
+                return None;
+            }
+        }
+    }
+
+    async fn close(&mut self) -> Result<(), Self::Error> {
+        self.write.lock().await.shutdown().await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_leading_id_is_the_top_level_one() {
+        let id = |s: &str| leading_id(s.as_bytes());
+        assert_eq!(id(r#"{"jsonrpc":"2.0","id":7,"method":"x""#), Some(json!(7)));
+        assert_eq!(id(r#"{"params":{"id":1},"id":"a\"b","#), Some(json!("a\"b")));
+        assert_eq!(id(r#"{"method":"x","params":{"text":"\"id\":5"#), None);
+        assert_eq!(id(r#"{"x":"id","id" : -3}"#), Some(json!(-3)));
+        assert_eq!(id(r#"{"id":1.5}"#), None);
+        assert_eq!(id(r#"{"id":{"a":1}}"#), None);
+        assert_eq!(id("\u{e9}\"id\":1"), None);
+    }
+
+    #[test]
+    fn blank_lines_and_unreadable_responses_are_not_answered() {
+        assert!(matches!(judge(b"   \r"), Verdict::Ignore));
+        assert!(!matches!(judge(br#"{"jsonrpc":"2.0","id":1,"result":7}"#), Verdict::Answer(_)));
+        assert!(!matches!(judge(br#"{"jsonrpc":"2.0","id":1,"error":5}"#), Verdict::Answer(_)));
+        assert!(matches!(
+            judge(br#"{"jsonrpc":"2.0","method":"x/y"}"#),
+            Verdict::Message(_) | Verdict::Ignore
+        ));
+        assert!(matches!(
+            judge(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#),
+            Verdict::Message(_)
+        ));
+    }
+}
