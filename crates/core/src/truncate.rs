@@ -38,6 +38,10 @@ pub fn output_file_name(tool: &str, call_id: &str) -> String {
     if id.starts_with(&t) { format!("{id}.txt") } else { format!("{t}_{id}.txt") }
 }
 
+/// The most text any tool call gives the model (about 250,000 tokens): beyond it the output is
+/// cut like any truncated output and the whole of it saved to a file.
+pub const MAX_OUTPUT_CHARS: usize = 1_000_000;
+
 /// Cuts `text` when it has more than `threshold` characters (0 disables). The full text is
 /// written to `dir/<name>`; if that fails the notice says so instead of naming a file.
 pub fn truncate(

@@ -86,34 +86,45 @@ impl Scheduler {
         }
     }
 
-    /// Cancelled while running but the tool returned: its output plus the cancellation error.
-    /// The engine's truncation for tools that opt in; returns where the full
-    /// text is.
+    /// The engine's truncation: the setting for tools that opt in, [`truncate::MAX_OUTPUT_CHARS`]
+    /// for every tool; returns where the full text is.
     pub(super) fn bound_output(
         &self,
         truncates: bool,
         req: &CallRequest,
         result: &mut ToolResult,
     ) -> Option<std::path::PathBuf> {
-        if !truncates {
+        let text = match &result.llm_content {
+            Content::Text(text) | Content::Part(Part::Text { text }) => text.as_str(),
+            Content::Parts(parts) => match parts.as_slice() {
+                [Part::Text { text }] => text.as_str(),
+                _ => return None,
+            },
+            Content::Part(_) => return None,
+        };
+        // Every tool's text is bounded (outputs that grow with their input: listings, search
+        // hits, discovered tools); the shell and MCP tools by the setting, as upstream.
+        let setting = self.env().config.truncate_tool_output_threshold_chars;
+        let threshold = match (truncates, setting) {
+            (true, n) if n > 0 => n.min(truncate::MAX_OUTPUT_CHARS),
+            _ => truncate::MAX_OUTPUT_CHARS,
+        };
+        // No more bytes than the threshold: no more characters either (the common case).
+        if text.len() <= threshold {
             return None;
         }
-        let text = match result.llm_content.parts().as_slice() {
-            [Part::Text { text }] => text.clone(),
-            _ => return None,
-        };
-        let threshold = self.env().config.truncate_tool_output_threshold_chars;
         let t = match &result.full_output {
-            Some(full) => truncate::truncate_saved(&text, threshold, &full.path, full.chars),
+            Some(full) => truncate::truncate_saved(text, threshold, &full.path, full.chars),
             None => {
                 let dir = self.env().workspace.temp_dir().join("tool-outputs");
-                truncate::truncate(&text, threshold, &dir, &req.name, &req.call_id)
+                truncate::truncate(text, threshold, &dir, &req.name, &req.call_id)
             }
         }?;
         result.llm_content = Content::Text(t.text);
         t.output_file
     }
 
+    /// Cancelled while running but the tool returned: its output plus the cancellation error.
     pub(super) fn cancelled_with_output(
         &self,
         req: CallRequest,

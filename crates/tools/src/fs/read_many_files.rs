@@ -376,7 +376,15 @@ impl Job {
         });
         let mut parts: Vec<Part> = Vec::new();
         let mut read_files: Vec<String> = Vec::new();
+        // What the model gets is bounded: once the files read fill the budget, the rest are
+        // named as left out (never silently absent).
+        let mut budget = toolbelt_core::truncate::MAX_OUTPUT_CHARS;
+        let mut left_out: Vec<String> = Vec::new();
         for f in &kept {
+            if budget == 0 {
+                left_out.push(ws.relative(&f.real));
+                continue;
+            }
             if self.cancel.is_cancelled() {
                 skipped.push((ws.relative(&f.real), "cancelled before it was read".into()));
                 continue;
@@ -411,15 +419,36 @@ impl Job {
             match r.llm_content {
                 Content::Text(t) => {
                     let warning = if warned { TRUNCATION_WARNING } else { "" };
-                    parts.push(Part::text(format!(
-                        "--- {} ---\n\n{warning}{t}\n\n",
-                        f.real.display()
-                    )));
+                    let mut text = format!("--- {} ---\n\n{warning}{t}\n\n", f.real.display());
+                    if text.len() > budget {
+                        if !read_files.is_empty() {
+                            budget = 0;
+                            left_out.push(shown);
+                            continue;
+                        }
+                        // The first file alone is over the budget: its beginning.
+                        let mut cut = budget;
+                        while !text.is_char_boundary(cut) {
+                            cut -= 1;
+                        }
+                        text.truncate(cut);
+                        text.push_str("\n\n");
+                    }
+                    budget = budget.saturating_sub(text.len());
+                    parts.push(Part::text(text));
                 }
                 Content::Part(p) => parts.push(p),
                 Content::Parts(ps) => parts.extend(ps),
             }
             read_files.push(shown);
+        }
+        if !left_out.is_empty() {
+            parts.push(Part::text(left_out_notice(&left_out)));
+            let why = format!(
+                "output limit: the files read before it filled {} characters",
+                toolbelt_core::truncate::MAX_OUTPUT_CHARS
+            );
+            skipped.extend(left_out.iter().map(|f| (f.clone(), why.clone())));
         }
         if parts.is_empty() {
             parts.push(Part::text(NOTHING));
@@ -500,4 +529,23 @@ impl Job {
 /// folder itself.
 fn excludes_dir(set: &GlobSet, rel: &str) -> bool {
     set.is_match(rel) || set.is_match(format!("{rel}/\u{1}"))
+}
+
+/// What the model is told about files left out for the output limit: how many, the first
+/// names, and how to get them.
+fn left_out_notice(files: &[String]) -> String {
+    const SHOWN: usize = 20;
+    let mut s = format!(
+        "[{} file(s) not included: the output limit of {} characters was reached. Read them with read_file, or call read_many_files again with a narrower include:\n",
+        files.len(),
+        toolbelt_core::truncate::MAX_OUTPUT_CHARS
+    );
+    for f in files.iter().take(SHOWN) {
+        s.push_str(&format!("- {f}\n"));
+    }
+    if files.len() > SHOWN {
+        s.push_str(&format!("- ...and {} more\n", files.len() - SHOWN));
+    }
+    s.push_str("]\n\n");
+    s
 }

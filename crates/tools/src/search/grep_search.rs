@@ -231,6 +231,7 @@ impl Invocation for GrepCall {
             params: self.params.clone(),
             cancel: ctx.cancel.clone(),
             roots: self.roots.clone(),
+            unsearchable: Mutex::default(),
         };
         match tokio::task::spawn_blocking(move || job.run()).await {
             Ok(r) => r,
@@ -254,6 +255,8 @@ struct Job {
     exclude: Option<regex::Regex>,
     params: Params,
     cancel: CancellationToken,
+    /// Files the searcher gave up on (a line over [`HEAP_LIMIT`], a read error), with why.
+    unsearchable: Mutex<Vec<(PathBuf, String)>>,
 }
 
 impl Job {
@@ -305,7 +308,7 @@ impl Job {
         } else {
             format!("in path \"{}\"", p.dir_path.as_deref().unwrap_or("."))
         };
-        format_grep(
+        let result = format_grep(
             &files,
             &GrepReport {
                 pattern: &p.pattern,
@@ -318,7 +321,11 @@ impl Job {
                     .is_cancelled()
                     .then_some("it was cancelled or ran out of time"),
             },
-        )
+        );
+        let mut unsearchable = std::mem::take(&mut *self.unsearchable.locked());
+        unsearchable.sort();
+        unsearchable.dedup();
+        super::with_unsearchable(result, &unsearchable, &self.search)
     }
 
     /// Walks the search path in parallel and searches every file that passes the filters,
@@ -429,7 +436,18 @@ impl Job {
         };
         // Through the workspace's file layer: beneath a root, sensitive files refused.
         let file = open_for_search(&self.workspace, path)?;
-        searcher.search_file(&self.matcher, &file, &mut sink).ok()?;
+        if let Err(e) = searcher.search_file(&self.matcher, &file, &mut sink) {
+            let why = if e.to_string().contains("allocation limit") {
+                format!(
+                    "a line is longer than the {} MiB a search holds in memory",
+                    HEAP_LIMIT >> 20
+                )
+            } else {
+                e.to_string()
+            };
+            self.unsearchable.locked().push((path.to_path_buf(), why));
+            return None;
+        }
         let file_path = if self.single_file {
             path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
         } else if let Some(root) = self.roots.iter().find(|r| path.starts_with(r)) {

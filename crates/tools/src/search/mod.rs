@@ -154,6 +154,32 @@ pub fn format_grep(files: &[GrepFile], r: &GrepReport<'_>) -> ToolResult {
     }
 }
 
+/// Names the files that could not be searched after the result (they may hold matches).
+pub(crate) fn with_unsearchable(
+    mut result: ToolResult,
+    files: &[(PathBuf, String)],
+    base: &std::path::Path,
+) -> ToolResult {
+    if files.is_empty() {
+        return result;
+    }
+    let mut note = format!(
+        "\n\n({} file(s) could not be searched and may hold matches; search them with run_shell_command, e.g. grep -c:",
+        files.len()
+    );
+    for (path, why) in files {
+        note.push_str(&format!(
+            "\n- {}: {why}",
+            toolbelt_core::workspace::paths::relative_to(path, base)
+        ));
+    }
+    note.push(')');
+    if let toolbelt_core::Content::Text(t) = &mut result.llm_content {
+        t.push_str(&note);
+    }
+    result
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

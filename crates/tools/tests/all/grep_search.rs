@@ -316,3 +316,21 @@ fn without_dir_path_every_root_is_searched() {
         o.output()
     );
 }
+
+/// Issue 20: a file whose one line is over 32 MiB was skipped without a word ("No matches
+/// found" although the needle was there). It is named as not searched.
+#[test]
+fn a_file_too_long_to_search_is_named_not_silently_skipped() {
+    let t = TempTree::new();
+    let mut big = vec![b'a'; 33 << 20];
+    big.extend_from_slice(b"NEEDLE\n");
+    t.file("huge.min.js", &big);
+    t.file("small.txt", "nothing to see\n");
+    let o = run(&t, "grep_search", json!({"pattern": "NEEDLE"}));
+    let text = o.model["output"].as_str().unwrap();
+    assert!(text.starts_with("No matches found"), "{text}");
+    assert!(
+        text.ends_with("(1 file(s) could not be searched and may hold matches; search them with run_shell_command, e.g. grep -c:\n- huge.min.js: a line is longer than the 32 MiB a search holds in memory)"),
+        "{text}"
+    );
+}

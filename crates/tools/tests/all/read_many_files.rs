@@ -206,3 +206,26 @@ fn huge_files_are_skipped_without_reading_them() {
     );
     assert!(joined(&o).contains("small.txt"));
 }
+
+/// Issue 20: read_many_files over 50,000 files gave the model 19 MB with no cap or notice.
+/// The files that do not fit in the output limit are named, with how to read them.
+#[test]
+fn files_past_the_output_limit_are_named_not_silently_dropped() {
+    let t = TempTree::new();
+    let line = "x".repeat(99) + "\n";
+    for i in 0..300 {
+        t.file(&format!("f{i:03}.txt"), line.repeat(50));
+    }
+    let o = run(&t, "read_many_files", json!({"include": ["*.txt"]}));
+    let text = joined(&o);
+    assert!(text.len() <= 1_010_000, "{}", text.len());
+    let notice = text.split("[").find(|p| p.contains("not included")).expect("a notice");
+    let n: usize = notice.split(' ').next().unwrap().parse().unwrap();
+    assert!((90..=120).contains(&n), "{notice}");
+    assert!(notice.contains("file(s) not included: the output limit of 1000000 characters was reached. Read them with read_file"), "{notice}");
+    assert!(notice.contains("- f299.txt") || notice.contains("more"), "{notice}");
+    let skipped = o.display()["skipped"].as_array().unwrap().len();
+    assert_eq!(skipped, n);
+    let included = text.matches("\n--- /").count() + usize::from(text.starts_with("--- /"));
+    assert_eq!(included + n, 300);
+}
