@@ -82,7 +82,7 @@ impl Session {
 
     /// Names of the tools policy denies outright in `mode`, plus `tools.exclude`: they are left
     /// out of what the model is shown.
-    pub fn excluded_tools(&self, mode: ApprovalMode) -> Vec<String> {
+    pub fn excluded_tools(&self, mode: ApprovalMode) -> std::collections::HashSet<String> {
         excluded_tools(&self.policy, &self.registry, mode, &self.tool_settings.exclude)
     }
 
@@ -126,7 +126,7 @@ pub fn excluded_tools(
     registry: &Registry,
     mode: ApprovalMode,
     exclude: &[String],
-) -> Vec<String> {
+) -> std::collections::HashSet<String> {
     let facts = registry.tools().map(|t| ToolFacts {
         name: t.name(),
         server_name: t.server_name(),
@@ -134,10 +134,6 @@ pub fn excluded_tools(
     });
     let mut out = policy.excluded_tools(facts, mode);
     // `tool(args)` entries narrow a rule (see `settings_rules`); only plain names hide a tool.
-    for e in exclude.iter().filter(|e| !e.contains('(')) {
-        if !out.contains(e) {
-            out.push(e.clone());
-        }
-    }
+    out.extend(exclude.iter().filter(|e| !e.contains('(')).cloned());
     out
 }

@@ -26,14 +26,14 @@ pub async fn run(cmd: ToolsCommand) -> CliResult {
                             "name": t.name(),
                             "displayName": t.display_name(),
                             "kind": t.kind().as_str(),
-                            "hiddenByPolicy": excluded.iter().any(|e| e == t.name()),
+                            "hiddenByPolicy": excluded.contains(t.name()),
                         })
                     })
                     .collect();
                 out_line(&serde_json::to_string_pretty(&list)?);
             } else {
                 for t in registry.tools() {
-                    let hidden = if excluded.iter().any(|e| e == t.name()) {
+                    let hidden = if excluded.contains(t.name()) {
                         "  (hidden: denied by policy in this mode)"
                     } else {
                         ""
@@ -57,7 +57,7 @@ pub async fn run(cmd: ToolsCommand) -> CliResult {
                 None => {
                     let decls: Vec<_> = registry
                         .tools()
-                        .filter(|t| all || !excluded.iter().any(|e| e == t.name()))
+                        .filter(|t| all || !excluded.contains(t.name()))
                         .map(|t| t.declaration(family))
                         .collect();
                     out_line(&serde_json::to_string_pretty(&decls)?)

@@ -134,7 +134,7 @@ impl PolicyEngine {
         &self,
         tools: impl IntoIterator<Item = sources::ToolFacts<'a>>,
         mode: ApprovalMode,
-    ) -> Vec<String> {
+    ) -> std::collections::HashSet<String> {
         let ctx = self.context(mode);
         let rules = self.rules.reading();
         tools

@@ -486,23 +486,18 @@ pub async fn connect_all(
             Err((name, why)) => out.servers.push((name, ServerState::Failed(why))),
         }
     }
-    let mut taken: Vec<String> = Vec::new();
+    let mut taken = naming::Taken::default();
     for (name, r) in futures::future::join_all(runs).await {
         match r {
             Ok((tools, dropped)) => {
                 let mut names = Vec::new();
                 for mut t in tools {
-                    if taken.contains(&t.fqn) {
-                        let base = t.fqn.clone();
-                        let mut i = 2;
-                        while taken.contains(&format!("{base}_{i}")) {
-                            i += 1;
-                        }
-                        if let Some(x) = Arc::get_mut(&mut t) {
-                            x.fqn = format!("{base}_{i}");
-                        }
+                    let unique = taken.claim(&t.fqn);
+                    if unique != t.fqn
+                        && let Some(x) = Arc::get_mut(&mut t)
+                    {
+                        x.fqn = unique;
                     }
-                    taken.push(t.fqn.clone());
                     names.push(t.fqn.clone());
                     out.tools.push(t);
                 }

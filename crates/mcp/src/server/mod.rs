@@ -151,7 +151,7 @@ impl ToolbeltServer {
         parts
             .registry
             .tools()
-            .filter(|t| !hidden.iter().any(|h| h == t.name()))
+            .filter(|t| !hidden.contains(t.name()))
             .map(|t| convert::tool_to_mcp(t.as_ref(), parts.family))
             .collect()
     }

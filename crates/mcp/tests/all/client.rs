@@ -161,7 +161,8 @@ async fn hanging_crashing_and_dead_servers_are_reported_not_waited_for() {
         },
         ..stdio("dead", &[], 1000)
     };
-    let slow = stdio("slow", &["--hang-init"], 1000);
+    let marker = format!("--marker-{}-{}", std::process::id(), start_marker());
+    let slow = stdio("slow", &["--hang-init", &marker], 1000);
     let start = Instant::now();
     let good = stdio("good", &[], 1000);
     let c = connect_all(
@@ -183,7 +184,31 @@ async fn hanging_crashing_and_dead_servers_are_reported_not_waited_for() {
         state("slow")
     );
     assert!(matches!(state("good"), ServerState::Connected { .. }));
+    // Issue 20: the server that missed its deadline was left running (re-parented to PID 1).
+    if cfg!(target_os = "linux") {
+        assert!(processes_with(&marker).is_empty(), "the timed-out server still runs");
+    }
     c.shutdown().await;
+}
+
+fn start_marker() -> u128 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos()
+}
+
+/// Live processes whose command line holds `marker`.
+fn processes_with(marker: &str) -> Vec<String> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| {
+            let e = e.ok()?;
+            e.file_name().to_str()?.parse::<u32>().ok()?;
+            let cmd = std::fs::read(e.path().join("cmdline")).ok()?;
+            let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
+            let zombie = stat.rsplit_once(") ").is_some_and(|(_, r)| r.starts_with('Z'));
+            let text = String::from_utf8_lossy(&cmd).replace('\0', " ");
+            (!zombie && text.contains(marker)).then_some(text)
+        })
+        .collect()
 }
 
 #[tokio::test]

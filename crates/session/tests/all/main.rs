@@ -30,7 +30,7 @@ async fn a_built_session_runs_calls_and_applies_project_settings() {
     t.file(".gemini/settings.json", r#"{"tools":{"exclude":["write_file"]}}"#);
     let session = builder(&t).build().await.unwrap();
     assert_eq!(session.root, t.root());
-    assert!(session.excluded_tools(session.mode).contains(&"write_file".to_string()));
+    assert!(session.excluded_tools(session.mode).contains("write_file"));
     let (status, text) = read(&session, "notes.txt").await;
     assert_eq!(status, CallState::Success, "{text}");
     assert!(text.contains("hello from the tree"), "{text}");
