@@ -379,3 +379,16 @@ fn tool_locations_are_reported_in_json_and_events() {
         .unwrap_or_else(|| panic!("no locations event in {}", r.stderr));
     assert_eq!(event["locations"], want);
 }
+
+/// Found by the generated-input tests (issue 20): a shell command with `{` and then a large
+/// code point crashed toolbelt with SIGSEGV inside tree-sitter-bash (its issue #337) while the
+/// policy parsed it; under `toolbelt mcp` one such call from one client killed the server.
+#[test]
+fn a_command_that_crashed_the_shell_parser_is_judged_like_any_other() {
+    let t = TempTree::new();
+    let args = serde_json::json!({"command": "echo {\u{e0130}"}).to_string();
+    let r = toolbelt(&t, &["call", "run_shell_command", &args], None);
+    // Headless default mode: refused by policy (exit 3), like any command that would ask.
+    assert_eq!(r.code, 3, "{}", r.stderr);
+    assert!(r.stderr.contains("Tool execution denied by policy."), "{}", r.stderr);
+}

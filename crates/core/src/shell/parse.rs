@@ -61,6 +61,16 @@ fn new_parser() -> Option<Parser> {
     Some(p)
 }
 
+/// The command with each byte of a non-ASCII character replaced by `x`: the
+/// same shape for the parser (offsets unchanged; such characters are word characters to bash
+/// and can never be operators or quotes). tree-sitter-bash's scanner passes characters to C's
+/// `isdigit` and friends, which read out of bounds for large code points: `{` followed by
+/// U+E0130 or U+31860 crashed the whole process with SIGSEGV (tree-sitter-bash issue #337,
+/// found here by the generated-input tests).
+fn ascii_shape(command: &str) -> Vec<u8> {
+    command.bytes().map(|b| if b.is_ascii() { b } else { b'x' }).collect()
+}
+
 /// Parses a command; `None` when the parser is unavailable, the command is blank, or parsing
 /// took too long.
 pub fn parse_command(command: &str) -> Option<ParsedCommand> {
@@ -77,7 +87,10 @@ pub fn parse_command(command: &str) -> Option<ParsedCommand> {
             timed_out
         };
         let bytes = command.as_bytes();
-        let mut read = |i: usize, _| if i < bytes.len() { &bytes[i..] } else { &[][..] };
+        // The parser reads an ASCII copy (see [`ascii_shape`]); names and text come from the
+        // command itself, at the same byte offsets.
+        let shape = ascii_shape(command);
+        let mut read = |i: usize, _| if i < shape.len() { &shape[i..] } else { &[][..] };
         let tree = parser.parse_with_options(
             &mut read,
             None,
@@ -200,6 +213,28 @@ pub fn command_roots(command: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// tree-sitter-bash issue #337: these crashed the process (SIGSEGV) before the parser was
+    /// given an ASCII shape of the command.
+    #[test]
+    fn a_brace_then_a_large_code_point_does_not_crash_the_parser() {
+        for c in [
+            "{\u{e0130}",
+            "{\u{31860}",
+            "x{\u{f0000}",
+            "echo `{\u{e0130}`",
+            "&\u{97a}\u{16f98}?`/\u{a8f}\u{468}|?{\u{e0130}/",
+        ] {
+            let _ = parse_command(c);
+        }
+        let p = parse_command("echo caf\u{e9} | grep \u{e9}t\u{e9}").unwrap();
+        let names: Vec<&str> = p.details.iter().map(|d| d.name.as_str()).collect();
+        assert_eq!(names, ["echo", "grep"]);
+        assert_eq!(p.details[1].text, "grep \u{e9}t\u{e9}");
+        assert!(!p.has_error);
+        let p = parse_command("\u{e9}cho x").unwrap();
+        assert_eq!(p.details[0].name, "\u{e9}cho");
+    }
 
     fn names(cmd: &str) -> Vec<String> {
         parse_command(cmd).unwrap().details.into_iter().map(|d| d.name).collect()
