@@ -106,3 +106,8 @@ pub fn test_env() -> (TempTree, ToolEnv) {
     let env = tree.env(&[]);
     (tree, env)
 }
+
+/// Cases per generated-input property: 1,000, or `TOOLBELT_PROPTEST_CASES` for longer runs.
+pub fn proptest_cases() -> u32 {
+    std::env::var("TOOLBELT_PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(1000)
+}

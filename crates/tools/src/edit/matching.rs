@@ -334,6 +334,13 @@ mod properties {
     }
 
     proptest! {
+        #![proptest_config(ProptestConfig {
+            cases: toolbelt_core::testing::proptest_cases(),
+            max_global_rejects: 1_000_000,
+            failure_persistence: None,
+            ..ProptestConfig::default()
+        })]
+
         /// An exact replace of a unique slice, then its inverse, gives back the original text.
         #[test]
         fn replace_then_inverse_is_identity(lines in prop::collection::vec(line(), 1..30), pick in any::<prop::sample::Index>(), trailing in any::<bool>()) {
@@ -348,6 +355,47 @@ mod properties {
             prop_assert_eq!(once.strategy, Some(Matched::Exact));
             let back = replace(&once.content, marker, &target, false);
             prop_assert_eq!(back.content, content);
+        }
+
+        /// Issue 20: a whitespace-flexible or fuzzy match rewrites the lines it matched and
+        /// nothing else: every line before and after is kept byte for byte.
+        #[test]
+        fn flexible_and_fuzzy_matches_leave_the_other_lines_alone(
+            lines in prop::collection::vec(line(), 3..25),
+            start in any::<prop::sample::Index>(),
+            len in 1usize..4,
+            indent in "[ \t]{0,4}",
+            typo in prop::option::of(any::<prop::sample::Index>()),
+        ) {
+            let n = lines.len();
+            let i = start.index(n);
+            let j = (i + len).min(n);
+            let block: Vec<String> =
+                lines[i..j].iter().map(|l| format!("{indent}{}", l.trim_start())).collect();
+            let mut old = block.join("\n");
+            if let Some(at) = typo {
+                let chars: Vec<char> = old.chars().collect();
+                if !chars.is_empty() {
+                    let k = at.index(chars.len());
+                    old = chars.iter().enumerate().map(|(x, c)| if x == k { '#' } else { *c }).collect();
+                }
+            }
+            let content = format!("{}\n", lines.join("\n"));
+            prop_assume!(!old.trim().is_empty() && !content.contains(old.as_str()));
+            let new = "\u{2603}A\n\u{2603}B";
+            let r = replace(&content, &old, new, false);
+            prop_assume!(r.occurrences == 1);
+            prop_assume!(matches!(r.strategy, Some(Matched::Flexible | Matched::Fuzzy)));
+            let out: Vec<&str> = r.content.split('\n').collect();
+            let orig: Vec<&str> = content.split('\n').collect();
+            let first = out.iter().position(|l| l.contains('\u{2603}')).unwrap_or(0);
+            let last = out.iter().rposition(|l| l.contains('\u{2603}')).unwrap_or(0);
+            let tail = out.len() - last - 1;
+            prop_assert!(first + tail < orig.len(), "{:?} -> {:?}", content, r.content);
+            prop_assert_eq!(&out[..first], &orig[..first]);
+            prop_assert_eq!(&out[last + 1..], &orig[orig.len() - tail..]);
+            let middle: Vec<&str> = out[first..=last].iter().map(|l| l.trim()).collect();
+            prop_assert_eq!(middle, vec!["\u{2603}A", "\u{2603}B"]);
         }
     }
 }

@@ -7,6 +7,7 @@ mod activate_skill;
 mod declarations;
 mod discovered;
 mod escape;
+mod generated;
 mod glob;
 mod grep_search;
 mod harness;
