@@ -54,6 +54,14 @@ pub enum Command {
     },
     /// Run one command in the sandbox, or say what this machine supports (--check)
     Sandbox(SandboxArgs),
+    /// Print a shell completion script (e.g. `toolbelt completions bash >
+    /// ~/.local/share/bash-completion/completions/toolbelt`)
+    Completions {
+        /// The shell
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page (roff; e.g. `toolbelt man > ~/.local/share/man/man1/toolbelt.1`)
+    Man,
 }
 
 /// `toolbelt sandbox [--profile P] [--root DIR]... -- CMD [ARGS]...` / `toolbelt sandbox --check`.
@@ -169,9 +177,9 @@ pub struct RunArgs {
     /// http://127.0.0.1:8080/v1 (llama.cpp, Ollama, vLLM); key from $OPENAI_API_KEY if set
     #[arg(long, value_name = "URL")]
     pub base_url: Option<String>,
-    /// Answer from a recorded session instead of a model: `--replay=FILE`, or `--replay`
-    /// alone for the built-in demo session
-    #[arg(long, value_name = "FILE", num_args = 0..=1, require_equals = true, default_missing_value = "")]
+    /// Answer from a recorded session instead of a model: `--replay FILE`, or `--replay`
+    /// alone for the built-in demo session (`--replay "a prompt"` plays the demo too)
+    #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "")]
     pub replay: Option<String>,
     /// Save every model answer to FILE (replay it with --replay FILE)
     #[arg(long, value_name = "FILE")]

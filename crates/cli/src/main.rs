@@ -48,6 +48,8 @@ fn main() {
             cli::Command::Trust { dir } => commands::trust::run(dir, true),
             cli::Command::Untrust { dir } => commands::trust::run(dir, false),
             cli::Command::Sandbox(args) => commands::sandbox::run(args),
+            cli::Command::Completions { shell } => commands::help::completions(shell),
+            cli::Command::Man => commands::help::man(),
         }
     });
     let code = match result {

@@ -144,16 +144,7 @@ impl Registry {
 
     /// Upstream's not-found text with up to three suggestions by edit distance.
     pub fn not_found_message(&self, name: &str) -> String {
-        let mut scored: Vec<(usize, &str)> =
-            self.names().into_iter().map(|n| (levenshtein(name, n), n)).collect();
-        scored.sort_by_key(|(d, _)| *d);
-        let top: Vec<String> = scored.iter().take(3).map(|(_, n)| format!("\"{n}\"")).collect();
-        let suggestion = match top.len() {
-            0 => String::new(),
-            1 => format!(" Did you mean {}?", top[0]),
-            _ => format!(" Did you mean one of: {}?", top.join(", ")),
-        };
-        format!("Tool \"{name}\" not found.{suggestion}")
+        not_found_among(name, self.names())
     }
 
     /// Renames legacy parameters, validates against the tool's schema (legacy family, as
@@ -186,6 +177,21 @@ impl Registry {
 }
 
 pub use crate::spelling::levenshtein;
+
+/// `Tool "X" not found.` with up to three suggestions among `candidates` (a front end passes
+/// only the tools its client can see).
+pub fn not_found_among<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> String {
+    let mut scored: Vec<(usize, &str)> =
+        candidates.into_iter().map(|n| (levenshtein(name, n), n)).collect();
+    scored.sort_by_key(|(d, _)| *d);
+    let top: Vec<String> = scored.iter().take(3).map(|(_, n)| format!("\"{n}\"")).collect();
+    let suggestion = match top.len() {
+        0 => String::new(),
+        1 => format!(" Did you mean {}?", top[0]),
+        _ => format!(" Did you mean one of: {}?", top.join(", ")),
+    };
+    format!("Tool \"{name}\" not found.{suggestion}")
+}
 
 #[cfg(test)]
 mod tests {

@@ -149,7 +149,8 @@ impl RetryPolicy {
             }
             let backoff = self.base_delay.saturating_mul(1 << (attempt - 1).min(16));
             let delay = failed.retry_after.unwrap_or(backoff).min(self.max_delay);
-            tracing::warn!(
+            // The front end says it once, from the event; this is for `RUST_LOG=debug`.
+            tracing::debug!(
                 "model call failed ({}); attempt {} of {} in {} ms",
                 failed.error,
                 attempt + 1,

@@ -1,5 +1,6 @@
 pub mod call;
 pub mod config;
+pub mod help;
 pub mod mcp;
 pub mod policy;
 pub mod run;

@@ -58,9 +58,10 @@ fn client(
         let r = if replay.is_empty() {
             Replay::parse("the built-in demo session", REPLAY_DEMO)
         } else {
-            std::fs::read_to_string(replay)
-                .map_err(|e| format!("cannot read {replay}: {e}"))
-                .and_then(|text| Replay::parse(replay, &text))
+            match std::fs::read_to_string(replay) {
+                Err(e) => return Err((EXIT_TOOL_FAILED, format!("cannot read {replay}: {e}"))),
+                Ok(text) => Replay::parse(replay, &text),
+            }
         };
         Arc::new(r.map_err(|e| (EXIT_INPUT, e))?)
     } else if let Some(base) = &args.base_url {
@@ -177,6 +178,14 @@ fn first_line(s: &str) -> &str {
     s.lines().next().unwrap_or("")
 }
 
+/// An OpenAI-compatible server with no model named by `-m` or `OPENAI_MODEL`.
+fn model_guessed(args: &RunArgs) -> bool {
+    args.base_url.is_some()
+        && args.replay.is_none()
+        && args.model.is_none()
+        && std::env::var("OPENAI_MODEL").map_or(true, |m| m.is_empty())
+}
+
 /// The exit status and, when it failed, the error's type and message.
 fn verdict(o: &RunOutcome) -> (i32, Option<(&'static str, String)>) {
     match &o.finish {
@@ -199,7 +208,28 @@ fn verdict(o: &RunOutcome) -> (i32, Option<(&'static str, String)>) {
     }
 }
 
-pub async fn run(args: RunArgs) -> CliResult {
+/// `--replay X` takes the next word: X is the recording when it is a file or looks like a
+/// path (one word with a `/` or an extension); otherwise, when no prompt follows, X is the
+/// prompt for the built-in demo (`--replay "what is here?"`).
+fn resolve_replay(args: &mut RunArgs) {
+    let Some(value) = args.replay.clone().filter(|v| !v.is_empty()) else { return };
+    let path_like = !value.contains(char::is_whitespace)
+        && (value.contains('/') || std::path::Path::new(&value).extension().is_some());
+    if args.prompt.is_none() && !path_like && !std::path::Path::new(&value).is_file() {
+        args.prompt = Some(value);
+        args.replay = Some(String::new());
+    }
+}
+
+pub async fn run(mut args: RunArgs) -> CliResult {
+    resolve_replay(&mut args);
+    // A recording that cannot be read is the problem to report, prompt or not.
+    if let Some(replay) = args.replay.as_deref().filter(|r| !r.is_empty())
+        && let Err(e) = std::fs::File::open(replay)
+    {
+        err_line(&format!("toolbelt: cannot read {replay}: {e}"));
+        return Ok(EXIT_TOOL_FAILED);
+    }
     let Some(prompt) = prompt(&args) else {
         err_line("toolbelt: no prompt: give it as an argument or on stdin");
         return Ok(EXIT_INPUT);
@@ -285,7 +315,20 @@ pub async fn run(args: RunArgs) -> CliResult {
     }
     let outcome = agent.run(&prompt, &cancel, &mut |e| printer.on(e)).await;
     session.shutdown().await;
-    let (code, error) = verdict(&outcome);
+    let (code, mut error) = verdict(&outcome);
+    // A local server that does not know the model we guessed: say how to name it.
+    if model_guessed(&args)
+        && matches!(
+            &outcome.finish,
+            Finish::ModelFailed(ModelError::Http { status: 400 | 404, .. })
+        )
+        && let Some((_, msg)) = error.as_mut()
+    {
+        msg.push_str(&format!(
+            " (no model was named, so \"{}\" was asked for: pass the server's model name with -m, or set OPENAI_MODEL)",
+            client.model()
+        ));
+    }
     let stats = serde_json::to_value(&outcome.stats).unwrap_or(Value::Null);
     match args.output_format {
         OutputFormat::Text => {

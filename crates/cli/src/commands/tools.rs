@@ -32,12 +32,13 @@ pub async fn run(cmd: ToolsCommand) -> CliResult {
                     .collect();
                 out_line(&serde_json::to_string_pretty(&list)?);
             } else {
+                let headless = if session.interactive { "" } else { ", headless" };
+                let why = format!(
+                    "  (hidden: denied by policy in {} mode{headless}; see toolbelt policy check)",
+                    session.mode.as_str()
+                );
                 for t in registry.tools() {
-                    let hidden = if excluded.contains(t.name()) {
-                        "  (hidden: denied by policy in this mode)"
-                    } else {
-                        ""
-                    };
+                    let hidden = if excluded.contains(t.name()) { why.as_str() } else { "" };
                     out_line(&format!(
                         "{:<26} {:<12} {}{hidden}",
                         t.name(),

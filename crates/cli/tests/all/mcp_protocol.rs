@@ -136,3 +136,20 @@ fn http_answers_bad_bodies_with_json_rpc_errors() {
     let _ = child.kill();
     let _ = child.wait();
 }
+
+/// Issue 21: "Did you mean" over MCP suggested tools the client cannot see (write_file and
+/// write_todos are hidden from a client without elicitation in default mode).
+#[test]
+fn suggestions_name_only_tools_the_client_can_see() {
+    let t = TempTree::new();
+    let (mut child, mut stdin, mut out) = crate::mcp_stdio(&t, &[]);
+    writeln!(stdin, r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"write_fil","arguments":{{}}}}}}"#).unwrap();
+    let a = answer(&mut out);
+    let text = a["result"]["content"][0]["text"].as_str().unwrap().to_string();
+    assert!(text.starts_with("Tool \"write_fil\" not found. Did you mean"), "{text}");
+    assert!(!text.contains("\"write_file\"") && !text.contains("\"write_todos\""), "{text}");
+    assert!(text.contains("\"read_file\""), "{text}");
+    assert_eq!(a["result"]["isError"], true);
+    drop(stdin);
+    let _ = child.wait();
+}

@@ -218,6 +218,19 @@ async fn a_recorded_session_replays_without_a_model_and_the_demo_runs() {
     assert_eq!(code, 0, "{stderr}");
     assert!(stdout.contains("replayed from a recording"), "{stdout}");
     assert!(stderr.contains("← list_directory: ok"), "{stderr}");
+
+    // Issue 21: `--replay FILE` with a space played the built-in demo with the path as the
+    // prompt; a missing recording exited 42 (no prompt) instead of 1 with the path.
+    let (code, replayed, stderr) =
+        output(command(&t, &["--replay", &rec_arg, "find docs"], None)).await;
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(replayed, live);
+    let missing = t.home().join("nope.jsonl").display().to_string();
+    let (code, _, stderr) = output(command(&t, &["--replay", &missing, "find docs"], None)).await;
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains(&format!("cannot read {missing}")), "{stderr}");
+    let (code, _, stderr) = output(command(&t, &["--replay", &missing], None)).await;
+    assert_eq!(code, 1, "a path alone is a recording, not a prompt: {stderr}");
 }
 
 #[cfg(unix)]
@@ -442,4 +455,45 @@ async fn a_skill_is_listed_activated_and_its_files_read_in_one_session() {
     );
     let read = &bodies[2]["contents"][4]["parts"][0]["functionResponse"]["response"];
     assert_eq!(read["output"], "FIELD LIST\n", "{read}");
+}
+
+/// Issue 21: every retry was printed twice (a log line and a message).
+#[tokio::test]
+async fn each_retry_is_one_line() {
+    use toolbelt_test_support::fake_model::Reply;
+    let t = TempTree::new();
+    let fake = FakeModel::start(vec![
+        Reply::Status(503, "busy".into(), Some(0)),
+        Reply::Status(503, "busy".into(), Some(0)),
+        gemini_answer(json!([{"text": "ok"}])),
+    ])
+    .await;
+    let (code, stdout, stderr) = output(command(&t, &["hi"], Some(&fake.url))).await;
+    assert_eq!((code, stdout.as_str()), (0, "ok\n"), "{stderr}");
+    let retries: Vec<&str> = stderr.lines().filter(|l| l.contains("model call failed")).collect();
+    assert_eq!(retries.len(), 2, "{stderr}");
+    assert!(retries[0].starts_with("toolbelt: model call failed"), "{stderr}");
+}
+
+/// Issue 21: without -m the OpenAI-compatible server was asked for "default", and its 404 did
+/// not say to pass -m.
+#[tokio::test]
+async fn an_unknown_guessed_model_says_to_pass_dash_m() {
+    use toolbelt_test_support::fake_model::Reply;
+    let t = TempTree::new();
+    let fake = FakeModel::start(vec![Reply::Status(
+        404,
+        r#"{"error":{"message":"model 'default' not found"}}"#.into(),
+        None,
+    )])
+    .await;
+    let base = format!("{}/v1", fake.url);
+    let mut c = command(&t, &["--base-url", &base, "hi"], None);
+    c.env_remove("OPENAI_MODEL");
+    let (code, _, stderr) = output(c).await;
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("no model was named, so \"default\" was asked for: pass the server's model name with -m, or set OPENAI_MODEL"),
+        "{stderr}"
+    );
 }

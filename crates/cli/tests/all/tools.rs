@@ -38,6 +38,16 @@ fn tools_list_names_every_builtin_tool() {
     );
     let r = toolbelt(&t, &["tools", "list"], None);
     assert!(r.stdout.contains("read_file") && r.stdout.contains("ReadFile"));
+    // Issue 21: the mode is named ("in this mode" said nothing).
+    assert!(
+        r.stdout.contains(
+            "(hidden: denied by policy in default mode, headless; see toolbelt policy check)"
+        ),
+        "{}",
+        r.stdout
+    );
+    let r = toolbelt(&t, &["tools", "list", "--approval-mode", "plan"], None);
+    assert!(r.stdout.contains("denied by policy in plan mode, headless"), "{}", r.stdout);
 }
 
 #[test]
@@ -132,4 +142,25 @@ fn skills_come_from_the_user_folders_and_from_a_trusted_project() {
     assert_eq!(skill_names(&t, true), Vec::<String>::new());
     let r = toolbelt(&t, &["tools", "list", "--json"], None);
     assert!(!r.stdout.contains("activate_skill"), "{}", r.stdout);
+}
+
+/// Issue 21: completions and a manual page, generated from the command line itself.
+#[test]
+fn completions_and_the_manual_page_cover_every_command() {
+    let t = TempTree::new();
+    for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
+        let r = toolbelt(&t, &["completions", shell], None);
+        assert_eq!(r.code, 0, "{shell}: {}", r.stderr);
+        for sub in ["call", "mcp", "run", "sandbox", "completions"] {
+            assert!(r.stdout.contains(sub), "{shell} lacks {sub}");
+        }
+    }
+    let bash = toolbelt(&t, &["completions", "bash"], None).stdout;
+    let check = std::process::Command::new("bash").args(["-n", "-c", &bash]).output().unwrap();
+    assert!(check.status.success(), "{}", String::from_utf8_lossy(&check.stderr));
+    let man = toolbelt(&t, &["man"], None);
+    assert!(man.stdout.contains(".TH toolbelt 1"), "{}", &man.stdout[..200.min(man.stdout.len())]);
+    assert!(man.stdout.contains("sandbox") && man.stdout.contains("completions"));
+    let r = toolbelt(&t, &["completions", "tcsh"], None);
+    assert_eq!(r.code, 2, "{}", r.stderr);
 }

@@ -138,8 +138,9 @@ impl ToolbeltServer {
         conn
     }
 
-    fn visible_tools(&self, peer: &Peer<RoleServer>) -> Vec<McpTool> {
-        let conn = self.connection(peer);
+    /// The tools this connection's client is not shown: denied outright by policy in the
+    /// session's mode, or excluded by settings.
+    fn hidden_tools(&self, conn: &Connection) -> std::collections::HashSet<String> {
         let parts = &conn.parts;
         let facts = parts.registry.tools().map(|t| ToolFacts {
             name: t.name(),
@@ -148,6 +149,13 @@ impl ToolbeltServer {
         });
         let mut hidden = conn.policy.excluded_tools(facts, parts.mode);
         hidden.extend(parts.excluded.iter().cloned());
+        hidden
+    }
+
+    fn visible_tools(&self, peer: &Peer<RoleServer>) -> Vec<McpTool> {
+        let conn = self.connection(peer);
+        let parts = &conn.parts;
+        let hidden = self.hidden_tools(&conn);
         parts
             .registry
             .tools()
@@ -182,6 +190,13 @@ impl ServerHandler for ToolbeltServer {
     ) -> Result<CallToolResponse, McpError> {
         let _running = stdio::RunningCall::start();
         let conn = self.connection(&context.peer);
+        // An unknown name: suggestions only among the tools this client can see.
+        if conn.parts.registry.get(&request.name).is_none() {
+            let hidden = self.hidden_tools(&conn);
+            let visible = conn.parts.registry.names().into_iter().filter(|n| !hidden.contains(*n));
+            let msg = toolbelt_core::registry::not_found_among(&request.name, visible);
+            return Ok(CallToolResult::error(vec![ContentBlock::text(msg)]).into());
+        }
         let call_id = toolbelt_core::scheduler::new_call_id(&request.name);
         let args = request
             .arguments
