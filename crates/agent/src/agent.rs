@@ -46,6 +46,9 @@ pub struct RunStats {
     #[serde(flatten)]
     pub usage: Usage,
     pub duration_ms: u64,
+    /// The same run in Gemini CLI's `SessionMetrics` shape.
+    #[serde(skip)]
+    pub metrics: crate::metrics::SessionMetrics,
 }
 
 /// How a run ended.
@@ -150,11 +153,24 @@ impl Agent {
                     on_event(AgentEvent::Retrying { attempt: *attempt, reason })
                 }
             };
-            let turn = match self.client.generate(&request, &mut relay, cancel).await {
+            let asked = Instant::now();
+            let answer = self.client.generate(&request, &mut relay, cancel).await;
+            let latency = u64::try_from(asked.elapsed().as_millis()).unwrap_or(u64::MAX);
+            let turn = match answer {
                 Ok(t) => t,
                 Err(ModelError::Cancelled) => break Finish::Cancelled,
-                Err(e) => break Finish::ModelFailed(e),
+                Err(e) => {
+                    let kind = match &e {
+                        ModelError::Http { status, .. } | ModelError::Auth { status, .. } => {
+                            format!("HTTP {status}")
+                        }
+                        _ => "connection".to_string(),
+                    };
+                    stats.metrics.model_call(self.client.model(), latency, Err(&kind));
+                    break Finish::ModelFailed(e);
+                }
             };
+            stats.metrics.model_call(self.client.model(), latency, Ok(turn.usage));
             stats.usage.add(turn.usage);
             on_event(AgentEvent::ModelAnswered { usage: turn.usage });
             final_text = turn.text();
@@ -220,6 +236,9 @@ impl Agent {
             };
             if response.function_response.response.contains_key("error") {
                 stats.tool_errors += 1;
+            }
+            if let Some(d) = done {
+                stats.metrics.tool_call(d);
             }
             if let Some(e) = done.and_then(|d| d.error.as_ref())
                 && e.kind == ErrorType::StopExecution

@@ -14,3 +14,4 @@ pub mod client;
 pub mod content;
 pub mod context;
 pub mod masking;
+pub mod metrics;

@@ -288,6 +288,7 @@ impl SessionBuilder {
         if !typos.is_empty() {
             return Err(SessionError::Policy(typos));
         }
+        let id = session_id();
         let hooks = (!tool_settings.hooks.events.is_empty()).then(|| {
             CommandHooks::new(
                 tool_settings.hooks.clone(),
@@ -295,7 +296,7 @@ impl SessionBuilder {
                     env_redaction: config.env_redaction.clone(),
                     sandbox: config.sandbox.clone(),
                     project_dir: root.clone(),
-                    session_id: session_id(),
+                    session_id: id.clone(),
                     transcript_path: String::new(),
                 },
             )
@@ -314,6 +315,7 @@ impl SessionBuilder {
             scheduler = scheduler.with_events(sink);
         }
         Ok(Session {
+            id,
             config,
             tool_settings,
             root,

@@ -15,6 +15,8 @@ use crate::SessionError;
 
 /// A built session: its settings, policy, tools and a ready scheduler.
 pub struct Session {
+    /// The session's id (hooks get it as `session_id`; `toolbelt run` reports it).
+    pub id: String,
     /// The merged settings (defaults < files < environment < the front end's overrides).
     pub config: Config,
     /// What the settings files say about tools, policy, hooks and MCP servers.

@@ -308,7 +308,8 @@ pub async fn run(mut args: RunArgs) -> CliResult {
 
     let mut printer = Printer { format: args.output_format, at_line_start: true };
     if args.output_format == OutputFormat::StreamJson {
-        printer.event(json!({"type": "init", "timestamp": now_iso(), "model": client.model()}));
+        printer.event(json!({"type": "init", "timestamp": now_iso(), "session_id": session.id,
+            "model": client.model()}));
         printer.event(
             json!({"type": "message", "timestamp": now_iso(), "role": "user", "content": prompt}),
         );
@@ -329,7 +330,9 @@ pub async fn run(mut args: RunArgs) -> CliResult {
             client.model()
         ));
     }
-    let stats = serde_json::to_value(&outcome.stats).unwrap_or(Value::Null);
+    // Gemini CLI's shapes: SessionMetrics for -o json, StreamStats for stream-json.
+    let stats = serde_json::to_value(&outcome.stats.metrics).unwrap_or(Value::Null);
+    let stream_stats = outcome.stats.metrics.stream_stats(outcome.stats.duration_ms);
     match args.output_format {
         OutputFormat::Text => {
             printer.end_line();
@@ -338,7 +341,8 @@ pub async fn run(mut args: RunArgs) -> CliResult {
             }
         }
         OutputFormat::Json => {
-            let mut v = json!({"response": outcome.final_text, "stats": stats});
+            let mut v =
+                json!({"session_id": session.id, "response": outcome.final_text, "stats": stats});
             if let Some((kind, msg)) = &error {
                 v["error"] = json!({"type": kind, "message": msg, "code": code});
             }
@@ -346,7 +350,7 @@ pub async fn run(mut args: RunArgs) -> CliResult {
         }
         OutputFormat::StreamJson => {
             let mut v = json!({"type": "result", "timestamp": now_iso(),
-                "status": if code == EXIT_OK { "success" } else { "error" }, "stats": stats});
+                "status": if code == EXIT_OK { "success" } else { "error" }, "stats": stream_stats});
             if let Some((kind, msg)) = &error {
                 v["error"] = json!({"type": kind, "message": msg});
             }

@@ -157,6 +157,7 @@ async fn json_and_stream_json_outputs_with_an_openai_compatible_server() {
         ]
     );
     assert_eq!(events[0]["model"], "qwen");
+    assert!(events[0]["session_id"].as_str().is_some_and(|s| s.starts_with("toolbelt-")));
     assert_eq!(events[4]["status"], "success");
     assert_eq!(events[5]["status"], "error");
     assert_eq!(events[5]["error"]["type"], "file_not_found");
@@ -168,8 +169,56 @@ async fn json_and_stream_json_outputs_with_an_openai_compatible_server() {
     assert_eq!(code, 0);
     let v: Value = serde_json::from_str(&stdout).unwrap();
     assert_eq!(v["response"], "Again");
-    assert_eq!(v["stats"]["model_calls"], 2);
+    let models = v["stats"]["models"].as_object().unwrap();
+    assert_eq!(models.values().next().unwrap()["api"]["totalRequests"], 2, "{v}");
     assert!(v.get("error").is_none());
+}
+
+/// The keys of a value, recursively; in maps keyed by names (models, tools by name, roles)
+/// every entry has the shape of the first.
+fn shape(v: &Value, name_keyed: bool) -> Value {
+    match v {
+        Value::Object(m) if name_keyed => {
+            m.values().next().map_or(json!({}), |first| json!({"<name>": shape(first, false)}))
+        }
+        Value::Object(m) => Value::Object(
+            m.iter()
+                .map(|(k, x)| {
+                    (k.clone(), shape(x, matches!(k.as_str(), "models" | "byName" | "roles")))
+                })
+                .collect(),
+        ),
+        Value::Number(_) => json!("number"),
+        Value::String(_) => json!("string"),
+        other => other.clone(),
+    }
+}
+
+/// Issue 21: `-o json` had toolbelt's own shape (`stats.model_calls`, ...); it now has Gemini
+/// CLI's (`session_id`, `response`, `stats.models/tools/files`), checked against the output of
+/// upstream's own JsonFormatter (tests/fixtures/gemini-headless.json).
+#[tokio::test]
+async fn json_output_has_gemini_clis_shape() {
+    let t = TempTree::new();
+    t.file("a.txt", "alpha\n");
+    let fake = FakeModel::start(vec![
+        gemini_answer(json!([{"functionCall": {"name": "web_fetch_nope", "args": {}}}, {"functionCall": {"name": "read_file", "args": {"file_path": "a.txt"}}}])),
+        gemini_answer(json!([{"text": "done"}])),
+    ])
+    .await;
+    let (code, stdout, stderr) =
+        output(command(&t, &["-o", "json", "read"], Some(&fake.url))).await;
+    assert_eq!(code, 0, "{stderr}");
+    let ours: Value = serde_json::from_str(&stdout).unwrap();
+    let theirs: Value =
+        serde_json::from_str(include_str!("../fixtures/gemini-headless.json")).unwrap();
+    assert_eq!(shape(&ours, false), shape(&theirs, false), "{stdout}");
+    let tools = &ours["stats"]["tools"];
+    assert_eq!(tools["totalCalls"], 2);
+    assert_eq!((tools["totalSuccess"].clone(), tools["totalFail"].clone()), (json!(1), json!(1)));
+    assert_eq!(tools["byName"]["read_file"]["decisions"]["auto_accept"], 1);
+    assert_eq!(ours["stats"]["models"]["gemini-2.5-flash"]["api"]["totalRequests"], 2);
+    assert!(ours["session_id"].as_str().is_some_and(|s| !s.is_empty()));
 }
 
 #[tokio::test]

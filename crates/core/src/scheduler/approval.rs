@@ -112,9 +112,13 @@ impl Scheduler {
                     user_cancelled = true;
                     let mut done = self.cancelled(req, REASON_DENIED, None, start);
                     done.refusal = Some(Refusal::UserDenied);
+                    done.decision = Some(super::Decision::Reject);
                     group[idx] = Slot::Done(Box::new(done));
                 }
-                other => self.remember(other, p),
+                other => {
+                    p.decision = super::Decision::Accept;
+                    self.remember(other, p);
+                }
             }
         }
         user_cancelled

@@ -23,9 +23,10 @@ impl Scheduler {
         });
         let mut finished = futures::future::join_all(runs).await.into_iter();
         for slot in group.iter_mut() {
-            if matches!(slot, Slot::Ready(_))
-                && let Some(done) = finished.next()
+            if let Slot::Ready(p) = slot
+                && let Some(mut done) = finished.next()
             {
+                done.decision = Some(p.decision);
                 *slot = Slot::Done(Box::new(done));
             }
         }

@@ -23,7 +23,9 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 pub use self::events::{CallState, Event, EventSink};
-pub use self::types::{CallRequest, CompletedCall, Refusal, SchedulerOptions, new_call_id};
+pub use self::types::{
+    CallRequest, CompletedCall, Decision, Refusal, SchedulerOptions, new_call_id,
+};
 use crate::approver::Approver;
 use crate::hooks::ToolHooks;
 use crate::policy::{ApprovalMode, PolicyEngine};
@@ -81,6 +83,8 @@ struct Pending {
     hook_ask: Option<String>,
     /// A BeforeTool hook replaced the arguments.
     args_modified: bool,
+    /// Who let it run: a person when one was asked.
+    decision: Decision,
 }
 
 /// Where a call stands between phases.
@@ -304,6 +308,7 @@ impl Scheduler {
                     built,
                     hook_ask: None,
                     args_modified: false,
+                    decision: Decision::AutoAccept,
                 }))
             }
             Err(e) => Slot::Done(Box::new(self.failed(

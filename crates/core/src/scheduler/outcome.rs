@@ -28,6 +28,7 @@ impl Scheduler {
         self.emit(&req.call_id, &req.name, CallState::Success, None);
         CompletedCall {
             locations: Vec::new(),
+            decision: None,
             request: req,
             status: CallState::Success,
             response,
@@ -50,6 +51,7 @@ impl Scheduler {
         self.emit(&req.call_id, &req.name, CallState::Error, Some(error.message.clone()));
         CompletedCall {
             locations: Vec::new(),
+            decision: None,
             response: ResponseParts::error(&req.call_id, &req.name, &error.message),
             request: req,
             status: CallState::Error,
@@ -74,6 +76,7 @@ impl Scheduler {
         self.emit(&req.call_id, &req.name, CallState::Cancelled, Some(reason.to_string()));
         CompletedCall {
             locations: Vec::new(),
+            decision: None,
             response: ResponseParts::error(&req.call_id, &req.name, &msg),
             request: req,
             status: CallState::Cancelled,
@@ -145,6 +148,7 @@ impl Scheduler {
         );
         CompletedCall {
             locations: Vec::new(),
+            decision: None,
             request: req,
             status: CallState::Cancelled,
             response,

@@ -92,6 +92,20 @@ pub struct CompletedCall {
     pub duration_ms: u64,
     /// The paths (and lines) the call works on, when it could be built (`toolLocations`).
     pub locations: Vec<crate::tool::Location>,
+    /// Who let it run (upstream's tool-call decision): `None` when it never got that far.
+    pub decision: Option<Decision>,
+}
+
+/// Who let a call run, as upstream's session statistics count it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Decision {
+    /// Allowed without asking (policy, mode, an earlier "always").
+    AutoAccept,
+    /// A person approved it.
+    Accept,
+    /// A person refused it.
+    Reject,
 }
 
 /// Scheduler settings that are not tool settings.
