@@ -107,6 +107,8 @@ impl Session {
                 .filter(|e| !e.contains('('))
                 .cloned()
                 .collect(),
+            client_roots: true,
+            root_refused: None,
         }
     }
 

@@ -31,7 +31,30 @@ async fn parts(args: &McpArgs) -> Result<(ServerParts, Running), CliError> {
             }
         });
     let mut session = session::build(builder).await?;
-    let parts = session.server_parts();
+    let mut parts = session.server_parts();
+    // With --root the user chose the workspace; without it the client's roots are used, and
+    // the folder toolbelt was started in is served only if it is not `/` or the home folder.
+    parts.client_roots = args.session.roots.is_empty();
+    if parts.client_roots {
+        let home = toolbelt_core::files::user_home().and_then(|h| std::fs::canonicalize(h).ok());
+        let root = &session.root;
+        let what = if root.parent().is_none() {
+            Some("the file system root (/)")
+        } else if home.as_deref() == Some(root.as_path()) {
+            Some("your home folder")
+        } else {
+            None
+        };
+        parts.root_refused = what.map(|w| {
+            format!(
+                "toolbelt mcp was started in {} without --root, and the client has not said which folders are the workspace (MCP roots): it will not serve {w} itself. Add --root /path/to/project to the server's arguments in the client's configuration (docs/clients.md).",
+                root.display()
+            )
+        });
+        if let Some(why) = &parts.root_refused {
+            crate::output::warn(why);
+        }
+    }
     Ok((parts, Running { services: session.services.clone(), mcp: session.mcp.take() }))
 }
 

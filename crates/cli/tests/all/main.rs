@@ -84,10 +84,22 @@ pub fn mcp_stdio(
     args: &[&str],
 ) -> (std::process::Child, std::process::ChildStdin, std::io::BufReader<std::process::ChildStdout>)
 {
+    mcp_stdio_in(tree, tree.root(), args)
+}
+
+/// [`mcp_stdio`] started in `cwd`.
+#[cfg(unix)]
+pub fn mcp_stdio_in(
+    tree: &TempTree,
+    cwd: &std::path::Path,
+    args: &[&str],
+) -> (std::process::Child, std::process::ChildStdin, std::io::BufReader<std::process::ChildStdout>)
+{
     use std::io::BufRead;
     let mut argv = vec!["mcp"];
     argv.extend_from_slice(args);
     let mut child = command(tree, &argv)
+        .current_dir(cwd)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())

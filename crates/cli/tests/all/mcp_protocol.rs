@@ -153,3 +153,124 @@ fn suggestions_name_only_tools_the_client_can_see() {
     drop(stdin);
     let _ = child.wait();
 }
+
+/// Starts `toolbelt mcp` in `cwd` as a client that offers roots (`roots: {listChanged: true}`).
+fn client_with_roots(
+    t: &TempTree,
+    cwd: &std::path::Path,
+) -> (std::process::Child, std::process::ChildStdin, std::io::BufReader<std::process::ChildStdout>)
+{
+    use std::process::Stdio;
+    let mut child = crate::command(t, &["mcp"])
+        .current_dir(cwd)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
+    writeln!(stdin, r#"{{"jsonrpc":"2.0","id":0,"method":"initialize","params":{{"protocolVersion":"2025-06-18","capabilities":{{"roots":{{"listChanged":true}}}},"clientInfo":{{"name":"t","version":"1"}}}}}}"#).unwrap();
+    answer(&mut out);
+    writeln!(stdin, r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#).unwrap();
+    (child, stdin, out)
+}
+
+/// Answers the server's `roots/list` request with `folders`.
+fn give_roots(stdin: &mut impl Write, out: &mut impl BufRead, folders: &[&std::path::Path]) {
+    let ask = answer(out);
+    assert_eq!(ask["method"], "roots/list", "{ask}");
+    let roots: Vec<Value> = folders
+        .iter()
+        .map(|f| json!({"uri": format!("file://{}", f.display()), "name": "project"}))
+        .collect();
+    let reply = json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"roots": roots}});
+    writeln!(stdin, "{reply}").unwrap();
+}
+
+fn read(stdin: &mut impl Write, out: &mut impl BufRead, id: u32, path: &std::path::Path) -> Value {
+    let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+        "params": {"name": "read_file", "arguments": {"file_path": path}}});
+    writeln!(stdin, "{call}").unwrap();
+    answer(out)["result"].clone()
+}
+
+/// Issue 21: MCP roots. The client's roots are the workspace, and `roots/list_changed`
+/// moves it; a folder outside them is refused.
+#[test]
+fn the_clients_roots_are_the_workspace_and_follow_its_changes() {
+    let t = TempTree::new();
+    let a = TempTree::new();
+    let b = TempTree::new();
+    a.file("a.txt", "in a\n");
+    b.file("b.txt", "in b\n");
+    let (mut child, mut stdin, mut out) = client_with_roots(&t, t.root());
+    give_roots(&mut stdin, &mut out, &[a.root()]);
+    let r = read(&mut stdin, &mut out, 1, &a.root().join("a.txt"));
+    assert_eq!(r["content"][0]["text"], "in a\n", "{r}");
+    let r = read(&mut stdin, &mut out, 2, &b.root().join("b.txt"));
+    assert_eq!(r["isError"], true, "{r}");
+    writeln!(stdin, r#"{{"jsonrpc":"2.0","method":"notifications/roots/list_changed"}}"#).unwrap();
+    give_roots(&mut stdin, &mut out, &[b.root()]);
+    let r = read(&mut stdin, &mut out, 3, &b.root().join("b.txt"));
+    assert_eq!(r["content"][0]["text"], "in b\n", "{r}");
+    let r = read(&mut stdin, &mut out, 4, &a.root().join("a.txt"));
+    assert_eq!(r["isError"], true, "{r}");
+    drop(stdin);
+    let _ = child.wait();
+}
+
+/// Issue 21: started in the home folder (some clients start servers there, or in `/`) with
+/// no --root and no roots, `list_directory` listed the whole home folder. Now nothing is
+/// served, and the answer says how to pass --root.
+#[test]
+fn the_home_folder_is_not_served_without_root_or_roots() {
+    let t = TempTree::new();
+    std::fs::write(t.home().join("private.txt"), "mine\n").unwrap();
+    let (mut child, mut stdin, mut out) = crate::mcp_stdio_in(&t, t.home(), &[]);
+    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "list_directory", "arguments": {"dir_path": "."}}});
+    writeln!(stdin, "{call}").unwrap();
+    let r = answer(&mut out)["result"].clone();
+    assert_eq!(r["isError"], true, "{r}");
+    let text = r["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.contains("without --root")
+            && text.contains("your home folder")
+            && text.contains("Add --root /path/to/project"),
+        "{text}"
+    );
+    assert!(!text.contains("private.txt"));
+    drop(stdin);
+    let _ = child.wait();
+    // With --root it serves as asked.
+    let (mut child, mut stdin, mut out) =
+        crate::mcp_stdio_in(&t, t.home(), &["--root", t.home().to_str().unwrap()]);
+    writeln!(stdin, "{call}").unwrap();
+    let r = answer(&mut out)["result"].clone();
+    assert!(r["content"][0]["text"].as_str().unwrap().contains("private.txt"), "{r}");
+    drop(stdin);
+    let _ = child.wait();
+}
+
+/// Issue 21: a client without elicitation got "Tool execution denied by policy." and no reason
+/// or fix.
+#[test]
+fn a_refusal_says_the_client_cannot_confirm_and_what_changes_it() {
+    let t = TempTree::new();
+    let (mut child, mut stdin, mut out) = crate::mcp_stdio(&t, &[]);
+    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "write_file", "arguments": {"file_path": "z.txt", "content": "x"}}});
+    writeln!(stdin, "{call}").unwrap();
+    let r = answer(&mut out)["result"].clone();
+    assert_eq!(r["isError"], true);
+    assert_eq!(r["content"][0]["text"], "Tool execution denied by policy.");
+    let why = r["content"][1]["text"].as_str().unwrap();
+    assert!(
+        why.contains("cannot ask you to confirm") && why.contains("--approval-mode auto_edit"),
+        "{why}"
+    );
+    assert!(!t.root().join("z.txt").exists());
+    drop(stdin);
+    let _ = child.wait();
+}

@@ -23,7 +23,7 @@ use rmcp::model::{
     PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ServerCapabilities,
     ServerConfig, Tool as McpTool,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData as McpError, Peer, RoleServer, ServerHandler};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -50,6 +50,11 @@ pub struct ServerParts {
     pub family: ModelFamily,
     /// Names left out of `tools/list` whatever the policy says (settings `tools.exclude`).
     pub excluded: Vec<String>,
+    /// The client's roots are the workspace when it offers them (no `--root` was given).
+    pub client_roots: bool,
+    /// Why the workspace may not be served until the client offers roots (toolbelt started in
+    /// `/` or the home folder without `--root`).
+    pub root_refused: Option<String>,
 }
 
 type ProgressMap = Arc<Mutex<HashMap<String, (ProgressToken, Peer<RoleServer>, f64)>>>;
@@ -73,6 +78,10 @@ struct Connection {
 pub struct ToolbeltServer {
     parts: SharedParts,
     connection: Arc<Mutex<Option<Arc<Connection>>>>,
+    /// The folders the client offered as roots (`None`: not asked yet, or none offered).
+    roots: Arc<Mutex<Option<Vec<std::path::PathBuf>>>>,
+    /// Held while the roots are fetched: a call waits for the workspace being set up.
+    roots_refresh: Arc<tokio::sync::Mutex<()>>,
     approver: Arc<ElicitingApprover>,
     progress: ProgressMap,
 }
@@ -82,6 +91,8 @@ impl ToolbeltServer {
         Self {
             parts,
             connection: Arc::default(),
+            roots: Arc::default(),
+            roots_refresh: Arc::default(),
             approver: Arc::new(ElicitingApprover::default()),
             progress: Arc::default(),
         }
@@ -98,9 +109,11 @@ impl ToolbeltServer {
         let conn = Arc::new({
             let interactive = !peer.supported_elicitation_modes().is_empty();
             self.approver.set_peer(peer.clone());
+            let roots = self.roots.locked().clone().filter(|r| !r.is_empty());
+            let primary = roots.as_ref().map_or(parts.workspace.clone(), |r| r[0].clone());
             let policy = Arc::new(
                 PolicyEngine::new(parts.rules.clone(), interactive)
-                    .with_workspace(&parts.workspace)
+                    .with_workspace(&primary)
                     .with_trusted_folder(parts.trusted),
             );
             let progress = self.progress.clone();
@@ -131,6 +144,13 @@ impl ToolbeltServer {
             .with_events(sink);
             if let Some(h) = &parts.hooks {
                 scheduler = scheduler.with_hooks(h.clone());
+            }
+            // The client's roots are the workspace; settings and policies stay the session's.
+            if let Some(r) = &roots {
+                match toolbelt_core::Workspace::new(r, &parts.env.config) {
+                    Ok(w) => scheduler.set_workspace(w),
+                    Err(e) => tracing::warn!("the client's roots cannot be used: {e}"),
+                }
             }
             Connection { parts: parts.clone(), scheduler, policy }
         });
@@ -165,7 +185,55 @@ impl ToolbeltServer {
     }
 }
 
+impl ToolbeltServer {
+    /// Whether the client declared the roots capability.
+    fn offers_roots(peer: &Peer<RoleServer>) -> bool {
+        peer.peer_info().is_some_and(|i| i.capabilities.roots.is_some())
+    }
+
+    /// Asks the client for its roots (when it has them) and makes them this connection's
+    /// workspace from the next call on (`file://` folders that exist). Roots are deprecated in
+    /// the newest protocol draft (SEP-2577), but the clients people use (VS Code, Claude Code,
+    /// Cursor) send them.
+    #[allow(deprecated)]
+    async fn refresh_roots(&self, peer: &Peer<RoleServer>) {
+        if !self.parts.reading().client_roots {
+            return;
+        }
+        if !Self::offers_roots(peer) {
+            return;
+        }
+        let _refreshing = self.roots_refresh.lock().await;
+        let listed = match peer.list_roots().await {
+            Ok(r) => r.roots,
+            Err(e) => {
+                tracing::warn!("roots/list failed: {e}");
+                return;
+            }
+        };
+        let folders: Vec<std::path::PathBuf> = listed
+            .iter()
+            .filter_map(|r| url::Url::parse(&r.uri).ok()?.to_file_path().ok())
+            .filter(|p| p.is_dir())
+            .collect();
+        if folders.is_empty() {
+            tracing::warn!("the client offered no usable roots ({} listed)", listed.len());
+        }
+        *self.roots.locked() = Some(folders);
+        // The next request builds a connection over the new roots.
+        *self.connection.locked() = None;
+    }
+}
+
 impl ServerHandler for ToolbeltServer {
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        self.refresh_roots(&context.peer).await;
+    }
+
+    async fn on_roots_list_changed(&self, context: NotificationContext<RoleServer>) {
+        self.refresh_roots(&context.peer).await;
+    }
+
     fn get_info(&self) -> ServerConfig {
         let mut info = rmcp::model::Implementation::from_build_env();
         info.name = "toolbelt".into();
@@ -189,7 +257,23 @@ impl ServerHandler for ToolbeltServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let _running = stdio::RunningCall::start();
+        // The workspace first: roots being fetched are waited for, roots never fetched (a
+        // call that overtook the `initialized` notification) are fetched now.
+        if Self::offers_roots(&context.peer) && self.parts.reading().client_roots {
+            let never_fetched = {
+                let _settled = self.roots_refresh.lock().await;
+                self.roots.locked().is_none()
+            };
+            if never_fetched {
+                self.refresh_roots(&context.peer).await;
+            }
+        }
         let conn = self.connection(&context.peer);
+        if let Some(why) = &conn.parts.root_refused
+            && self.roots.locked().as_ref().is_none_or(Vec::is_empty)
+        {
+            return Ok(CallToolResult::error(vec![ContentBlock::text(why.clone())]).into());
+        }
         // An unknown name: suggestions only among the tools this client can see.
         if conn.parts.registry.get(&request.name).is_none() {
             let hidden = self.hidden_tools(&conn);
@@ -218,6 +302,20 @@ impl ServerHandler for ToolbeltServer {
             )])
             .into());
         };
-        Ok(convert::completed_to_mcp(&done).into())
+        let mut result = convert::completed_to_mcp(&done);
+        // A refusal says why and what changes it: the policy's hint, and for a client that
+        // cannot ask its user (no elicitation), that this is the reason.
+        if done.refusal.is_some_and(|r| r != toolbelt_core::scheduler::Refusal::UserDenied) {
+            let mut why = String::new();
+            if context.peer.supported_elicitation_modes().is_empty() {
+                why.push_str("This MCP client cannot ask you to confirm a call (it does not support elicitation), so calls that need a confirmation are refused. ");
+            }
+            if let Some(h) = &done.hint {
+                why.push_str(&format!("Hint: {h}. "));
+            }
+            why.push_str("To allow more, start toolbelt mcp with --approval-mode auto_edit (edits) or --approval-mode yolo (everything), or add a policy rule (docs/clients.md).");
+            result.content.push(ContentBlock::text(why));
+        }
+        Ok(result.into())
     }
 }

@@ -48,6 +48,8 @@ fn parts_with(
         mode,
         family: ModelFamily::Legacy,
         excluded: Vec::new(),
+        client_roots: false,
+        root_refused: None,
     };
     (dir, p)
 }
@@ -165,7 +167,15 @@ async fn without_elicitation_asking_is_refused_and_hidden() {
         .await
         .unwrap();
     assert_eq!(r.is_error, Some(true));
-    assert_eq!(text(&r), "Tool execution denied by policy.");
+    // Upstream's text first, then why and what changes it (issue 21).
+    let t = text(&r);
+    assert!(
+        t.starts_with(
+            "Tool execution denied by policy.\nThis MCP client cannot ask you to confirm"
+        ),
+        "{t}"
+    );
+    assert!(t.contains("--approval-mode yolo"), "{t}");
 }
 
 #[tokio::test]
