@@ -187,6 +187,10 @@ pub struct RunArgs {
     /// text (streamed), json (one object at the end) or stream-json (one event per line)
     #[arg(long, short = 'o', value_enum, default_value = "text")]
     pub output_format: OutputFormat,
+    /// stream-json: leave out toolbelt's `tool_output` events (a running tool's output as it
+    /// comes), for consumers that expect Gemini CLI's exact event types
+    #[arg(long)]
+    pub compat_events: bool,
     /// Stop after this many model calls (exit code 53)
     #[arg(long, value_name = "N")]
     pub max_turns: Option<u32>,

@@ -249,8 +249,21 @@ pub async fn run(mut args: RunArgs) -> CliResult {
     let grounding = args.base_url.is_none();
     let bridge = Arc::new(toolbelt_agent::bridge::ModelBridge::new(client.clone(), grounding));
     let family = ModelFamily::for_model(client.model());
-    let builder =
+    let mut builder =
         session::builder(&args.session).model(bridge).model_family(family).mcp_servers(true);
+    // stream-json: what a running tool prints, as it prints it (toolbelt's extra event; off
+    // with --compat-events for upstream's exact stream).
+    if args.output_format == OutputFormat::StreamJson && !args.compat_events {
+        let sink: toolbelt_core::scheduler::EventSink =
+            Arc::new(|e: &toolbelt_core::scheduler::Event| {
+                if let toolbelt_core::scheduler::Event::Output { call_id, chunk } = e {
+                    let line = json!({"type": "tool_output", "timestamp": now_iso(),
+                        "tool_id": call_id, "output": chunk});
+                    out_line(&line.to_string());
+                }
+            });
+        builder = builder.events(sink);
+    }
     let session = session::build(builder).await?;
     let env = session.env();
     let context_names = session.tool_settings.context_file_names.clone();

@@ -35,6 +35,17 @@ fn stdio_answers_every_bad_line_and_goes_on() {
         (br#"[{"jsonrpc":"2.0","id":5,"method":"ping"}]"#.to_vec(), -32600, Value::Null),
         (br#"{"jsonrpc":"2.0","id":{"x":1},"method":"ping"}"#.to_vec(), -32600, Value::Null),
         (br#"{"jsonrpc":"1.0","id":6,"method":"ping"}"#.to_vec(), -32600, json!(6)),
+        // Found by an adversarial review: these got no answer, or the wrong one.
+        (b"{}".to_vec(), -32600, Value::Null),
+        (br#"{"foo":1}"#.to_vec(), -32600, Value::Null),
+        (br#"{"jsonrpc":"2.0"}"#.to_vec(), -32600, Value::Null),
+        (br#"{"jsonrpc":"2.0","method":1}"#.to_vec(), -32600, Value::Null),
+        (br#"{"jsonrpc":"2.0","id":18,"method":"ping","result":1}"#.to_vec(), -32600, json!(18)),
+        (
+            br#"{"jsonrpc":"2.0","id":9223372036854775808,"method":"ping"}"#.to_vec(),
+            -32600,
+            json!(9223372036854775808u64),
+        ),
     ];
     for (line, code, id) in cases {
         stdin.write_all(&line).unwrap();
@@ -119,6 +130,14 @@ fn http_answers_bad_bodies_with_json_rpc_errors() {
         (br#"{"jsonrpc":"2.0","id":2,"method":"tools/call"}"#.to_vec(), "200", -32602, json!(2)),
         (br#"{"jsonrpc":"2.0","id":3,"method":"no/such"}"#.to_vec(), "200", -32601, json!(3)),
         (vec![b' '; 6000], "413", -32600, Value::Null),
+        (Vec::new(), "400", -32600, Value::Null),
+        (b"{}".to_vec(), "400", -32600, Value::Null),
+        (
+            br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":5}"#.to_vec(),
+            "400",
+            -32600,
+            Value::Null,
+        ),
     ] {
         let (got_status, got_body) = post(&addr, &body);
         assert!(
@@ -130,9 +149,10 @@ fn http_answers_bad_bodies_with_json_rpc_errors() {
             serde_json::from_str(&got_body).unwrap_or_else(|e| panic!("{e}: {got_body}"));
         assert_eq!(code_and_id(&v), (code, id));
     }
-    // And a good request still works.
+    // And a good request still works, with a byte-order mark too.
     let init = br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}"#;
     assert!(post(&addr, init).0.contains("200"));
+    assert!(post(&addr, &[b"\xef\xbb\xbf".as_slice(), init].concat()).0.contains("200"));
     let _ = child.kill();
     let _ = child.wait();
 }
@@ -271,6 +291,42 @@ fn a_refusal_says_the_client_cannot_confirm_and_what_changes_it() {
         "{why}"
     );
     assert!(!t.root().join("z.txt").exists());
+    drop(stdin);
+    let _ = child.wait();
+}
+
+/// Found by an adversarial review: a notification or response before `initialize` made the
+/// server exit, and pipelined requests reusing an id lost answers.
+#[test]
+fn early_notifications_and_reused_ids_do_not_lose_the_server_or_answers() {
+    use std::process::Stdio;
+    let t = TempTree::new();
+    let mut child = crate::command(&t, &["mcp"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
+    writeln!(stdin, r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#).unwrap();
+    writeln!(stdin, r#"{{"jsonrpc":"2.0","id":99,"result":{{}}}}"#).unwrap();
+    writeln!(stdin, r#"{{"jsonrpc":"2.0","id":0,"method":"initialize","params":{{"protocolVersion":"2025-06-18","capabilities":{{}},"clientInfo":{{"name":"t","version":"1"}}}}}}"#).unwrap();
+    assert_eq!(answer(&mut out)["id"], 0);
+    writeln!(stdin, r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#).unwrap();
+    let mut burst = String::new();
+    for _ in 0..5 {
+        burst.push_str("{\"jsonrpc\":\"2.0\",\"id\":\"dup\",\"method\":\"ping\"}\n");
+    }
+    stdin.write_all(burst.as_bytes()).unwrap();
+    let answers: Vec<Value> = (0..5).map(|_| answer(&mut out)).collect();
+    assert!(answers.iter().all(|a| a["id"] == "dup"), "{answers:?}");
+    assert!(answers.iter().any(|a| a["result"] == json!({})), "{answers:?}");
+    for a in answers.iter().filter(|a| a.get("error").is_some()) {
+        assert_eq!(a["error"]["code"], -32600, "{a}");
+    }
+    writeln!(stdin, r#"{{"jsonrpc":"2.0","id":"after","method":"ping"}}"#).unwrap();
+    assert_eq!(answer(&mut out)["id"], "after");
     drop(stdin);
     let _ = child.wait();
 }

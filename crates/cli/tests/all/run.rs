@@ -546,3 +546,42 @@ async fn an_unknown_guessed_model_says_to_pass_dash_m() {
         "{stderr}"
     );
 }
+
+/// Issue 21: a long tool call showed nothing between `tool_use` and `tool_result` although the
+/// tool streams its output; stream-json now has `tool_output` events (off with
+/// --compat-events, for upstream's exact stream).
+#[cfg(unix)]
+#[tokio::test]
+async fn stream_json_shows_a_running_tools_output() {
+    let t = TempTree::new();
+    let script = || {
+        vec![
+            gemini_answer(
+                json!([{"functionCall": {"id": "s1", "name": "run_shell_command", "args": {"command": "echo first; sleep 0.3; echo second"}}}]),
+            ),
+            gemini_answer(json!([{"text": "ok"}])),
+        ]
+    };
+    let fake = FakeModel::start(script()).await;
+    let args = ["--approval-mode", "yolo", "-o", "stream-json", "go"];
+    let (code, stdout, stderr) = output(command(&t, &args, Some(&fake.url))).await;
+    assert_eq!(code, 0, "{stderr}");
+    let events: Vec<Value> = stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let types: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    let used = types.iter().position(|t| *t == "tool_use").unwrap();
+    let result = types.iter().position(|t| *t == "tool_result").unwrap();
+    let live: String = events[used..result]
+        .iter()
+        .filter(|e| e["type"] == "tool_output")
+        .map(|e| e["output"].as_str().unwrap())
+        .collect();
+    assert!(live.contains("first") && live.contains("second"), "{types:?} {stdout}");
+    assert!(events.iter().filter(|e| e["type"] == "tool_output").all(|e| e["tool_id"] == "s1"));
+
+    let fake = FakeModel::start(script()).await;
+    let mut compat = args.to_vec();
+    compat.insert(0, "--compat-events");
+    let (code, stdout, _) = output(command(&t, &compat, Some(&fake.url))).await;
+    assert_eq!(code, 0);
+    assert!(!stdout.contains("\"tool_output\""), "{stdout}");
+}

@@ -61,9 +61,14 @@ fn rpc_error(status: StatusCode, body: &serde_json::Value) -> Response {
 /// Every POST body is judged as the stdio transport judges a line (see [`super::lines`]):
 /// what is not JSON or not a request is answered 400 with the JSON-RPC error, a request for an
 /// unknown method or with bad params gets its JSON-RPC error, a body over the limit 413.
-async fn judge_body(max: usize, req: Request, next: Next) -> Response {
+async fn judge_body(max: usize, origins: Arc<Vec<String>>, req: Request, next: Next) -> Response {
     use super::lines::{Verdict, judge};
-    if req.method() != axum::http::Method::POST {
+    // A foreign Origin is refused by rmcp's check (403) before any body is looked at.
+    let foreign = req
+        .headers()
+        .get(header::ORIGIN)
+        .is_some_and(|o| o.to_str().map_or(true, |o| !origins.iter().any(|a| a == o)));
+    if req.method() != axum::http::Method::POST || foreign {
         return next.run(req).await;
     }
     let (parts, body) = req.into_parts();
@@ -71,6 +76,16 @@ async fn judge_body(max: usize, req: Request, next: Next) -> Response {
         let body = serde_json::json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32600,
             "message": format!("Invalid Request: the message is over the limit of {max} bytes (toolbelt mcp --max-message-bytes)")}});
         return rpc_error(StatusCode::PAYLOAD_TOO_LARGE, &body);
+    };
+    // rmcp reads the body as it is; judge reads it without a byte-order mark.
+    let bytes = match bytes.strip_prefix(b"\xef\xbb\xbf") {
+        Some(rest) => axum::body::Bytes::copy_from_slice(rest),
+        None => bytes,
+    };
+    let bad = |message: &str| {
+        let body = serde_json::json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32600,
+            "message": format!("Invalid Request: {message}")}});
+        rpc_error(StatusCode::BAD_REQUEST, &body)
     };
     match judge(&bytes) {
         Verdict::Answer(answer) => {
@@ -82,7 +97,10 @@ async fn judge_body(max: usize, req: Request, next: Next) -> Response {
             };
             rpc_error(status, &answer)
         }
-        Verdict::Message(_) | Verdict::Ignore => {
+        Verdict::Ignore if bytes.iter().all(u8::is_ascii_whitespace) => bad("the body is empty"),
+        // A notification or response the server cannot read: rmcp would answer 415 in text.
+        Verdict::Ignore => bad("a notification or response the server cannot read"),
+        Verdict::Message(_) => {
             next.run(Request::from_parts(parts, axum::body::Body::from(bytes))).await
         }
     }
@@ -131,6 +149,7 @@ pub async fn serve_handler<S: rmcp::ServerHandler>(
     }
     let mut config = StreamableHttpServerConfig::default();
     config.allowed_hosts = hosts;
+    let judged_origins = Arc::new(origins.clone());
     config.allowed_origins = origins;
     config.cancellation_token = stop.child_token();
     let sessions = Arc::new(LocalSessionManager::default());
@@ -177,7 +196,7 @@ pub async fn serve_handler<S: rmcp::ServerHandler>(
     let app = axum::Router::new()
         .nest_service("/mcp", service)
         .layer(axum::middleware::from_fn(move |req: Request, next: Next| {
-            judge_body(max_bytes, req, next)
+            judge_body(max_bytes, judged_origins.clone(), req, next)
         }))
         .layer(axum::middleware::from_fn(auth));
     let listener = super::limits::BoundedListener::new(

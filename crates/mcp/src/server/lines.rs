@@ -55,6 +55,12 @@ pub struct LineTransport<R, W> {
     read: BufReader<R>,
     write: Arc<Mutex<W>>,
     max_bytes: usize,
+    /// An `initialize` request went to the server: before it, rmcp stops at anything but a
+    /// request, so notifications and responses are dropped here.
+    initialized: bool,
+    /// Ids of the client's requests not answered yet: a second request with one of them would
+    /// be lost (rmcp keys requests by id), so it is refused.
+    pending: Arc<std::sync::Mutex<std::collections::HashSet<String>>>,
 }
 
 impl<R, W> LineTransport<R, W>
@@ -68,6 +74,8 @@ where
             read: BufReader::with_capacity(64 * 1024, read),
             write: Arc::new(Mutex::new(write)),
             max_bytes: max_bytes.max(1),
+            initialized: false,
+            pending: Arc::default(),
         }
     }
 
@@ -183,15 +191,37 @@ pub fn judge(line: &[u8]) -> Verdict {
             "Invalid Request: the id must be a string or an integer".into(),
         ));
     }
+    let invalid = |why: &str| {
+        Verdict::Answer(error(
+            id.clone().unwrap_or(Value::Null),
+            -32600,
+            format!("Invalid Request: {why}"),
+        ))
+    };
     if obj.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
-        return match id {
-            Some(id) => Verdict::Answer(error(
-                id,
-                -32600,
-                "Invalid Request: \"jsonrpc\" must be \"2.0\"".into(),
-            )),
-            None => Verdict::Ignore,
-        };
+        return invalid("\"jsonrpc\" must be \"2.0\"");
+    }
+    let is_response = obj.contains_key("result") || obj.contains_key("error");
+    match (obj.get("method"), is_response) {
+        (Some(Value::String(_)), false) => {}
+        (Some(Value::String(_)), true) => {
+            return invalid(
+                "a message is a request (\"method\") or a response (\"result\"/\"error\"), not both",
+            );
+        }
+        (Some(_), _) => return invalid("\"method\" must be a string"),
+        (None, true) if id.is_some() => {}
+        (None, _) => {
+            return invalid(
+                "a request needs \"method\" (and \"id\"), a response \"id\" and \"result\" or \"error\"",
+            );
+        }
+    }
+    // Ids the server can carry: strings and integers that fit in 64 bits, signed.
+    if let Some(Value::Number(n)) = &id
+        && n.as_i64().is_none()
+    {
+        return invalid("an integer id must fit in a signed 64-bit integer");
     }
     match serde_json::from_value::<RxJsonRpcMessage<RoleServer>>(value.clone()) {
         Ok(msg) => {
@@ -284,6 +314,39 @@ fn scalar(s: &str) -> Option<Value> {
     }
 }
 
+impl<R, W> LineTransport<R, W> {
+    /// What of a readable message goes to the server: before `initialize`, notifications and
+    /// responses are dropped; a request whose id is still pending is answered here.
+    fn admit(
+        &mut self,
+        msg: RxJsonRpcMessage<RoleServer>,
+    ) -> Result<Option<RxJsonRpcMessage<RoleServer>>, Value> {
+        use rmcp::model::{ClientRequest, JsonRpcMessage};
+        use toolbelt_core::sync::LockExt as _;
+        let JsonRpcMessage::Request(r) = &msg else {
+            if !self.initialized {
+                tracing::debug!("dropped a notification or response sent before initialize");
+                return Ok(None);
+            }
+            return Ok(Some(msg));
+        };
+        let id = r.id.clone().into_json_value();
+        if !self.pending.locked().insert(id.to_string()) {
+            return Err(error(
+                id.clone(),
+                -32600,
+                format!(
+                    "Invalid Request: the id {id} belongs to a request that has not been answered yet; use a new id for each request"
+                ),
+            ));
+        }
+        if matches!(r.request, ClientRequest::InitializeRequest(_)) {
+            self.initialized = true;
+        }
+        Ok(Some(msg))
+    }
+}
+
 impl<R, W> rmcp::transport::Transport<RoleServer> for LineTransport<R, W>
 where
     R: AsyncRead + Unpin + Send + 'static,
@@ -296,8 +359,16 @@ where
         item: TxJsonRpcMessage<RoleServer>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
         let write = self.write.clone();
+        let pending = self.pending.clone();
         async move {
             let value = serde_json::to_value(&item)?;
+            // An answer frees its id for the client's next request.
+            if (value.get("result").is_some() || value.get("error").is_some())
+                && let Some(id) = value.get("id")
+            {
+                use toolbelt_core::sync::LockExt as _;
+                pending.locked().remove(&id.to_string());
+            }
             Self::write_line(&write, &value).await
         }
     }
@@ -314,7 +385,11 @@ where
             };
             let answer = match line {
                 Line::Whole(bytes) => match judge(&bytes) {
-                    Verdict::Message(m) => return Some(*m),
+                    Verdict::Message(m) => match self.admit(*m) {
+                        Ok(Some(m)) => return Some(m),
+                        Ok(None) => continue,
+                        Err(a) => a,
+                    },
                     Verdict::Ignore => continue,
                     Verdict::Answer(a) => a,
                 },

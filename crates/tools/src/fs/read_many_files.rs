@@ -437,8 +437,20 @@ impl Job {
                     budget = budget.saturating_sub(text.len());
                     parts.push(Part::text(text));
                 }
-                Content::Part(p) => parts.push(p),
-                Content::Parts(ps) => parts.extend(ps),
+                Content::Part(p) => {
+                    if !fits(&mut budget, std::slice::from_ref(&p)) {
+                        left_out.push(shown);
+                        continue;
+                    }
+                    parts.push(p);
+                }
+                Content::Parts(ps) => {
+                    if !fits(&mut budget, &ps) {
+                        left_out.push(shown);
+                        continue;
+                    }
+                    parts.extend(ps);
+                }
             }
             read_files.push(shown);
         }
@@ -529,6 +541,26 @@ impl Job {
 /// folder itself.
 fn excludes_dir(set: &GlobSet, rel: &str) -> bool {
     set.is_match(rel) || set.is_match(format!("{rel}/\u{1}"))
+}
+
+/// Takes the size of `parts` (text, or images and PDFs as the base64 sent) from the budget
+/// when they fit in it (found by an adversarial review: six 16 MB images made one 155 MB
+/// answer).
+fn fits(budget: &mut usize, parts: &[Part]) -> bool {
+    let size: usize = parts
+        .iter()
+        .map(|p| match p {
+            Part::Text { text } => text.len(),
+            Part::InlineData { inline_data } => inline_data.data.len(),
+        })
+        .sum();
+    match budget.checked_sub(size) {
+        Some(rest) => {
+            *budget = rest;
+            true
+        }
+        None => false,
+    }
 }
 
 /// What the model is told about files left out for the output limit: how many, the first
