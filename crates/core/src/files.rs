@@ -1,5 +1,6 @@
-//! Small file-system helpers shared by the crates: atomic replacement of a file, a stable
-//! FNV-1a hash for ids and folder names, and the user's home folder.
+//! Small file-system helpers shared by the crates: atomic replacement of a file, reading a
+//! file someone else may have planted, a stable FNV-1a hash for ids and folder names, and the
+//! user's home folder.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -100,6 +101,34 @@ pub fn create_private(path: &Path) -> std::io::Result<std::fs::File> {
 /// Writes `bytes` to a new private file at `path` (see [`create_private`]).
 pub fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     create_private(path)?.write_all(bytes)
+}
+
+/// A file that something else may have put in place (a repository, a command), read from one
+/// handle: opened without blocking (a FIFO would never end), checked to be a regular file on
+/// that handle, and read up to `limit` bytes. `follow_links: false` refuses a symbolic link at
+/// `path` itself. Returns the bytes read and the file's whole size.
+pub fn read_regular(
+    path: &Path,
+    limit: u64,
+    follow_links: bool,
+) -> std::io::Result<(Vec<u8>, u64)> {
+    use std::io::Read;
+    let mut open = std::fs::OpenOptions::new();
+    open.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        let nofollow = if follow_links { 0 } else { rustix::fs::OFlags::NOFOLLOW.bits() };
+        open.custom_flags((rustix::fs::OFlags::NONBLOCK.bits() | nofollow) as i32);
+    }
+    let file = open.open(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a regular file"));
+    }
+    let mut bytes = Vec::new();
+    file.take(limit).read_to_end(&mut bytes)?;
+    Ok((bytes, meta.len()))
 }
 
 /// FNV-1a, 64 bits, of a byte sequence (stable across runs and platforms).

@@ -200,8 +200,7 @@ impl SessionBuilder {
         )
         .ok();
         let refused = |real: &std::path::Path| {
-            let text = real.to_string_lossy();
-            rules.as_ref().and_then(|r| r.check(text.trim_start_matches('/'))).map(|hit| hit.rule)
+            rules.as_ref().and_then(|r| r.check_folder(real)).map(|hit| hit.rule)
         };
         for dir in &tool_settings.include_directories {
             let p = included_dir(dir, &root, sources.user_home.as_deref());

@@ -147,8 +147,7 @@ impl Workspace {
     pub fn with_read_only_root(&self, dir: &Path, config: &Config) -> Result<Self, WorkspaceError> {
         let real = std::fs::canonicalize(dir)
             .map_err(|source| WorkspaceError::Root { path: dir.to_path_buf(), source })?;
-        let text = real.to_string_lossy();
-        if let Some(hit) = self.sensitive.check(text.trim_start_matches('/')) {
+        if let Some(hit) = self.sensitive.check_folder(&real) {
             return Err(WorkspaceError::Sensitive(format!(
                 "{} matches the sensitive-path rule \"{}\"; it cannot be added to the workspace",
                 real.display(),

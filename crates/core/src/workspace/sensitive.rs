@@ -46,6 +46,12 @@ impl SensitiveRules {
         Ok(Self { patterns: patterns.to_vec(), configured: set(patterns)?, allowed: set(allow)? })
     }
 
+    /// Checks a folder that would become a root (its absolute path): beneath a refused folder
+    /// (`~/.ssh`) as a root, its files would no longer look sensitive.
+    pub fn check_folder(&self, real: &std::path::Path) -> Option<SensitiveHit> {
+        self.check(real.to_string_lossy().trim_start_matches('/'))
+    }
+
     /// Checks each segment of a path relative to a workspace root.
     pub fn check(&self, relative: &str) -> Option<SensitiveHit> {
         if self.allowed.is_match(relative) {

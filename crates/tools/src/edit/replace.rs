@@ -171,13 +171,13 @@ struct Failure {
 /// number of bytes an edit would lose: UTF-8 text with stray bytes is not edited.
 fn decode(bytes: Vec<u8>) -> Result<(String, Encoding), usize> {
     use crate::fs::text::{Charset, charset, latin1};
+    let bytes = match String::from_utf8(bytes) {
+        Ok(s) => return Ok((s, Encoding::Utf8)),
+        Err(e) => e.into_bytes(),
+    };
     match charset(&bytes) {
         Charset::DamagedUtf8 { invalid } => Err(invalid),
-        Charset::Latin1 => Ok((latin1(&bytes), Encoding::Latin1)),
-        Charset::Utf8 => match String::from_utf8(bytes) {
-            Ok(s) => Ok((s, Encoding::Utf8)),
-            Err(e) => Ok((latin1(e.as_bytes()), Encoding::Latin1)),
-        },
+        _ => Ok((latin1(&bytes), Encoding::Latin1)),
     }
 }
 

@@ -24,9 +24,7 @@ pub fn charset(bytes: &[u8]) -> Charset {
     let (mut invalid, mut multibyte) = (0usize, 0usize);
     for chunk in bytes.utf8_chunks() {
         multibyte += chunk.valid().chars().filter(|c| !c.is_ascii()).count();
-        if !chunk.invalid().is_empty() {
-            invalid += chunk.invalid().len();
-        }
+        invalid += chunk.invalid().len();
     }
     match (invalid, multibyte) {
         (0, _) => Charset::Utf8,
@@ -59,9 +57,11 @@ pub fn decode(bytes: &[u8]) -> (String, bool) {
         let (s, _, bad) = encoding_rs::UTF_16BE.decode(bytes);
         return (s.into_owned(), bad);
     }
-    match charset(bytes) {
-        Charset::Latin1 => (latin1(bytes), false),
-        _ => utf8(bytes),
+    // Valid UTF-8 (nearly every file) is checked once; only other bytes are counted.
+    match std::str::from_utf8(bytes) {
+        Ok(s) => (s.to_string(), false),
+        Err(_) if charset(bytes) == Charset::Latin1 => (latin1(bytes), false),
+        Err(_) => utf8(bytes),
     }
 }
 

@@ -1,15 +1,14 @@
 //! `activate_skill`: hands the model one of the session's agent skills (see [`super::skills`]):
-//! its instructions and the tree of its folder, which joins the workspace for reading (never
-//! writing) so the model can open the files the instructions name.
+//! its instructions and the tree of its folder. A folder outside the workspace joins it for
+//! reading, never writing, so the model can open the files the instructions name (a project's
+//! own skills are already in a root, and stay as writable as the rest of it).
 
-use std::collections::HashSet;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, OnceLock};
 
 use async_trait::async_trait;
 use serde_json::{Value, json};
 use toolbelt_core::Kind;
 use toolbelt_core::result::{ErrorType, ToolResult};
-use toolbelt_core::sync::LockExt;
 use toolbelt_core::tool::{
     ConfirmationDetails, Declaration, ExecContext, Invocation, ModelFamily, Tool, ToolEnv,
 };
@@ -22,20 +21,12 @@ pub const NAME: &str = "activate_skill";
 /// The tool over the skills found when the session started.
 pub struct ActivateSkill {
     skills: Arc<Vec<Skill>>,
-    active: Arc<Mutex<HashSet<String>>>,
 }
 
 impl ActivateSkill {
     /// The tool offering `skills` (upstream registers it only when there is one).
     pub fn new(skills: Arc<Vec<Skill>>) -> Self {
-        Self { skills, active: Arc::default() }
-    }
-
-    /// Names of the skills activated so far.
-    pub fn active(&self) -> Vec<String> {
-        let mut names: Vec<String> = self.active.locked().iter().cloned().collect();
-        names.sort();
-        names
+        Self { skills }
     }
 }
 
@@ -57,12 +48,7 @@ impl Tool for ActivateSkill {
 
     /// It reads a skill and widens what may be read; it writes nothing.
     fn effects(&self) -> toolbelt_core::kind::Effects {
-        toolbelt_core::kind::Effects {
-            writes: false,
-            destroys: false,
-            idempotent: true,
-            open_world: false,
-        }
+        toolbelt_core::kind::Effects::of_kind(Kind::Read)
     }
 
     fn declaration(&self, _family: ModelFamily) -> Declaration {
@@ -98,13 +84,7 @@ impl Tool for ActivateSkill {
         // Found in any case, as upstream looks skills up.
         let lower = name.to_lowercase();
         let skill = self.skills.iter().find(|s| s.name.to_lowercase() == lower).cloned();
-        Ok(Box::new(ActivateCall {
-            name,
-            skill,
-            all: self.skills.clone(),
-            active: self.active.clone(),
-            tree: Mutex::new(None),
-        }))
+        Ok(Box::new(ActivateCall { name, skill, all: self.skills.clone(), tree: OnceLock::new() }))
     }
 }
 
@@ -112,14 +92,13 @@ struct ActivateCall {
     name: String,
     skill: Option<Skill>,
     all: Arc<Vec<Skill>>,
-    active: Arc<Mutex<HashSet<String>>>,
     /// The folder's tree, drawn once for the confirmation and the result.
-    tree: Mutex<Option<String>>,
+    tree: OnceLock<String>,
 }
 
 impl ActivateCall {
     fn tree(&self, skill: &Skill) -> String {
-        self.tree.locked().get_or_insert_with(|| folder_structure(skill.dir())).clone()
+        self.tree.get_or_init(|| folder_structure(skill.dir())).clone()
     }
 }
 
@@ -170,7 +149,6 @@ impl Invocation for ActivateCall {
                 format!("Skill \"{}\" cannot be activated: {e}", self.name),
             );
         }
-        self.active.locked().insert(self.name.clone());
         let tree = self.tree(skill);
         ToolResult::text(
             format!(

@@ -118,17 +118,16 @@ fn load_dir(dir: &Path, notices: &mut Vec<String>) -> Vec<Skill> {
 
 /// One `SKILL.md`, if it is a regular file with front matter naming and describing a skill.
 pub fn load_file(path: &Path, notices: &mut Vec<String>) -> Option<Skill> {
-    // Followed through links, as upstream's glob follows them; a FIFO is never opened.
-    let meta = std::fs::metadata(path).ok().filter(std::fs::Metadata::is_file)?;
-    if meta.len() > MAX_SKILL_BYTES {
+    // Through links, as upstream's glob follows them; from one handle, so a FIFO put in place
+    // can never block the session's start.
+    let (bytes, size) = toolbelt_core::files::read_regular(path, MAX_SKILL_BYTES, true).ok()?;
+    if size > MAX_SKILL_BYTES {
         notices.push(format!(
-            "Skill file {} is not loaded: it has {} bytes, over the limit of {MAX_SKILL_BYTES}.",
-            path.display(),
-            meta.len()
+            "Skill file {} is not loaded: it has {size} bytes, over the limit of {MAX_SKILL_BYTES}.",
+            path.display()
         ));
         return None;
     }
-    let bytes = std::fs::read(path).ok()?;
     let text = String::from_utf8_lossy(&bytes);
     let (name, description, body) = parse(&text)?;
     Some(Skill { name: sanitize(&name), description, location: path.to_path_buf(), body })

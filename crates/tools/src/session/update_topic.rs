@@ -47,12 +47,7 @@ impl Tool for UpdateTopic {
 
     /// It only names the session's topic (upstream allows it in read-only mode as innocuous).
     fn effects(&self) -> toolbelt_core::kind::Effects {
-        toolbelt_core::kind::Effects {
-            writes: false,
-            destroys: false,
-            idempotent: true,
-            open_world: false,
-        }
+        toolbelt_core::kind::Effects::of_kind(Kind::Read)
     }
 
     fn declaration(&self, _family: ModelFamily) -> Declaration {

@@ -153,24 +153,12 @@ fn stop_message(stopped: &Stopped) -> String {
     }
 }
 
-/// PIDs the EXIT trap listed, other than the shell's own.
-/// The jobs the command's shell listed. The file is the command's to write, so it is read as
-/// untrusted: no link followed, nothing but a regular file (a FIFO put in its place hung
-/// toolbelt, issue 18), and no more than a few kilobytes.
+/// The jobs the command's shell listed, other than the shell itself. The file is the command's
+/// to write, so it is read as untrusted: no link followed, nothing but a regular file (a FIFO
+/// put in its place hung toolbelt, issue 18), and no more than a few kilobytes.
 fn background_pids(file: &Path, shell_pid: i32) -> Vec<i32> {
-    use nix::fcntl::OFlag;
-    use std::io::Read;
-    use std::os::unix::fs::OpenOptionsExt;
-    let opened = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(OFlag::O_NOFOLLOW.bits() | OFlag::O_NONBLOCK.bits())
-        .open(file);
-    let mut text = String::new();
-    if let Ok(f) = opened
-        && f.metadata().is_ok_and(|m| m.is_file())
-    {
-        let _ = f.take(64 * 1024).read_to_string(&mut text);
-    }
+    let bytes = toolbelt_core::files::read_regular(file, 64 * 1024, false).map(|r| r.0);
+    let text = String::from_utf8_lossy(bytes.as_deref().unwrap_or_default());
     text.lines().filter_map(|l| l.trim().parse::<i32>().ok()).filter(|p| *p != shell_pid).collect()
 }
 

@@ -75,10 +75,7 @@ pub enum FetchError {
     Other(String),
 }
 
-/// Public unicast only (see [`super::address::classify`]).
-pub fn is_public(ip: IpAddr) -> bool {
-    super::address::is_public(ip)
-}
+pub use super::address::is_public;
 
 /// Upstream's literal check (no DNS): `localhost`, or an IP literal that is not public;
 /// hosts on the allow-list pass.
