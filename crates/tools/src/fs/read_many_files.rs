@@ -403,8 +403,8 @@ impl Job {
             let (start, end, numbered) = self.lines;
             let r = read(ws, f, &shown, &self.seen, |text| {
                 let sel = select_lines(text, start, end);
-                // A range asked for is not a truncation.
-                warned = sel.shortened || (sel.ranged && start.is_none() && end.is_none());
+                // A range asked for is not a truncation; the 2,000-line cut of an open range is.
+                warned = sel.shortened || (end.is_none() && sel.last < sel.total);
                 let body = if numbered {
                     super::read_file::number_lines(&sel.body, sel.first)
                 } else {
@@ -432,7 +432,10 @@ impl Job {
                             cut -= 1;
                         }
                         text.truncate(cut);
-                        text.push_str("\n\n");
+                        text.push_str(&format!(
+                            "\n\n[WARNING: the output limit of {} characters was reached inside this file; read the rest with read_file and start_line.]\n\n",
+                            toolbelt_core::truncate::MAX_OUTPUT_CHARS
+                        ));
                     }
                     budget = budget.saturating_sub(text.len());
                     parts.push(Part::text(text));

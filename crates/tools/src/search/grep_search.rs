@@ -255,8 +255,9 @@ struct Job {
     exclude: Option<regex::Regex>,
     params: Params,
     cancel: CancellationToken,
-    /// Files the searcher gave up on (a line over [`HEAP_LIMIT`], a read error), with why.
-    unsearchable: Mutex<Vec<(PathBuf, String)>>,
+    /// Files the searcher gave up on (a line over [`HEAP_LIMIT`], a read error), as shown,
+    /// with why.
+    unsearchable: Mutex<Vec<(String, String)>>,
 }
 
 impl Job {
@@ -308,7 +309,10 @@ impl Job {
         } else {
             format!("in path \"{}\"", p.dir_path.as_deref().unwrap_or("."))
         };
-        let result = format_grep(
+        let mut unsearchable = std::mem::take(&mut *self.unsearchable.locked());
+        unsearchable.sort();
+        unsearchable.dedup();
+        format_grep(
             &files,
             &GrepReport {
                 pattern: &p.pattern,
@@ -320,12 +324,9 @@ impl Job {
                     .cancel
                     .is_cancelled()
                     .then_some("it was cancelled or ran out of time"),
+                unsearchable: &unsearchable,
             },
-        );
-        let mut unsearchable = std::mem::take(&mut *self.unsearchable.locked());
-        unsearchable.sort();
-        unsearchable.dedup();
-        super::with_unsearchable(result, &unsearchable, &self.search)
+        )
     }
 
     /// Walks the search path in parallel and searches every file that passes the filters,
@@ -436,18 +437,6 @@ impl Job {
         };
         // Through the workspace's file layer: beneath a root, sensitive files refused.
         let file = open_for_search(&self.workspace, path)?;
-        if let Err(e) = searcher.search_file(&self.matcher, &file, &mut sink) {
-            let why = if e.to_string().contains("allocation limit") {
-                format!(
-                    "a line is longer than the {} MiB a search holds in memory",
-                    HEAP_LIMIT >> 20
-                )
-            } else {
-                e.to_string()
-            };
-            self.unsearchable.locked().push((path.to_path_buf(), why));
-            return None;
-        }
         let file_path = if self.single_file {
             path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
         } else if let Some(root) = self.roots.iter().find(|r| path.starts_with(r)) {
@@ -457,6 +446,18 @@ impl Job {
         } else {
             paths::relative_to(path, &self.search)
         };
+        if let Err(e) = searcher.search_file(&self.matcher, &file, &mut sink) {
+            let why = if e.to_string().contains("allocation limit") {
+                format!(
+                    "a line is longer than the {} MiB a search holds in memory",
+                    HEAP_LIMIT >> 20
+                )
+            } else {
+                e.to_string()
+            };
+            self.unsearchable.locked().push((file_path, why));
+            return None;
+        }
         Some(GrepFile { file_path, absolute: path.to_path_buf(), lines: sink.entries })
     }
 }

@@ -68,6 +68,8 @@ pub struct GrepReport<'a> {
     pub limit: usize,
     /// Set when the search stopped early (cancelled or timed out).
     pub cut_short: Option<&'a str>,
+    /// Files that could not be searched (as shown, and why): they may hold matches.
+    pub unsearchable: &'a [(String, String)],
 }
 
 fn cut_line(line: &str) -> std::borrow::Cow<'_, str> {
@@ -83,10 +85,21 @@ fn cut_line(line: &str) -> std::borrow::Cow<'_, str> {
 /// Upstream's `formatGrepResults`: one block per file, in the order given.
 pub fn format_grep(files: &[GrepFile], r: &GrepReport<'_>) -> ToolResult {
     let filter = r.include.map(|i| format!(" (filter: \"{i}\")")).unwrap_or_default();
-    let note = r
+    let mut note = r
         .cut_short
         .map(|why| format!("\n\n(The search was cut short: {why}. These results are partial.)"))
         .unwrap_or_default();
+    if !r.unsearchable.is_empty() {
+        let _ = write!(
+            note,
+            "\n\n({} file(s) could not be searched and may hold matches; search them with run_shell_command, e.g. grep -c:",
+            r.unsearchable.len()
+        );
+        for (path, why) in r.unsearchable {
+            let _ = write!(note, "\n- {path}: {why}");
+        }
+        note.push(')');
+    }
     let count: usize = files.iter().map(|f| f.lines.iter().filter(|l| !l.is_context).count()).sum();
     if count == 0 {
         return ToolResult {
@@ -154,32 +167,6 @@ pub fn format_grep(files: &[GrepFile], r: &GrepReport<'_>) -> ToolResult {
     }
 }
 
-/// Names the files that could not be searched after the result (they may hold matches).
-pub(crate) fn with_unsearchable(
-    mut result: ToolResult,
-    files: &[(PathBuf, String)],
-    base: &std::path::Path,
-) -> ToolResult {
-    if files.is_empty() {
-        return result;
-    }
-    let mut note = format!(
-        "\n\n({} file(s) could not be searched and may hold matches; search them with run_shell_command, e.g. grep -c:",
-        files.len()
-    );
-    for (path, why) in files {
-        note.push_str(&format!(
-            "\n- {}: {why}",
-            toolbelt_core::workspace::paths::relative_to(path, base)
-        ));
-    }
-    note.push(')');
-    if let toolbelt_core::Content::Text(t) = &mut result.llm_content {
-        t.push_str(&note);
-    }
-    result
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -203,6 +190,7 @@ mod tests {
             names_only,
             limit,
             cut_short: None,
+            unsearchable: &[],
         }
     }
 

@@ -229,6 +229,26 @@ mod tests {
         );
     }
 
+    /// A hostile skill folder: a FIFO named SKILL.md would block the session's start when
+    /// read, and a huge one would go to the model whole. Neither is loaded; the huge one is
+    /// named in a notice.
+    #[cfg(unix)]
+    #[test]
+    fn a_fifo_or_an_oversized_skill_file_is_not_loaded() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(d.path().join("pipe")).unwrap();
+        nix::unistd::mkfifo(&d.path().join("pipe/SKILL.md"), nix::sys::stat::Mode::S_IRWXU)
+            .unwrap();
+        std::fs::create_dir_all(d.path().join("big")).unwrap();
+        let mut big = b"---\nname: big\ndescription: d\n---\n".to_vec();
+        big.resize(usize::try_from(MAX_SKILL_BYTES).unwrap() + 1, b'x');
+        std::fs::write(d.path().join("big/SKILL.md"), big).unwrap();
+        let (skills, notices) = discover(&[d.path().to_path_buf()], &[]);
+        assert!(skills.is_empty(), "{skills:?}");
+        assert_eq!(notices.len(), 1, "{notices:?}");
+        assert!(notices[0].contains("big/SKILL.md is not loaded"), "{notices:?}");
+    }
+
     #[test]
     fn later_folders_win_and_keep_the_first_position() {
         let d = tempfile::tempdir().unwrap();

@@ -334,3 +334,20 @@ fn a_file_too_long_to_search_is_named_not_silently_skipped() {
         "{text}"
     );
 }
+
+/// Review of issue 20: with several roots, an unsearchable file in another root was named
+/// relative to the last root walked (`../x`), not under its root's folder name.
+#[test]
+fn an_unsearchable_file_in_another_root_is_named_under_its_root() {
+    let t = TempTree::new();
+    let other = TempTree::new();
+    t.file("a.txt", "nothing\n");
+    let mut big = vec![b'a'; 33 << 20];
+    big.extend_from_slice(b"NEEDLE\n");
+    other.file("huge.min.js", &big);
+    let env = env_for(&t, &[other.root()]);
+    let o = crate::harness::run_in(&env, "grep_search", json!({"pattern": "NEEDLE"}));
+    let text = o.model["output"].as_str().unwrap();
+    let name = other.root().file_name().unwrap().to_string_lossy();
+    assert!(text.contains(&format!("\n- {name}/huge.min.js: a line is longer than")), "{text}");
+}

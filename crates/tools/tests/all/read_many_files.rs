@@ -229,3 +229,25 @@ fn files_past_the_output_limit_are_named_not_silently_dropped() {
     let included = text.matches("\n--- /").count() + usize::from(text.starts_with("--- /"));
     assert_eq!(included + n, 300);
 }
+
+/// Review of issue 20: with `start_line` and no `end_line`, 2,000 lines were kept without the
+/// truncation warning; and a first file over the output limit was cut with no word.
+#[test]
+fn cut_files_always_say_so() {
+    let t = TempTree::new();
+    let lines: String = (1..=3000).map(|i| format!("line {i}\n")).collect();
+    t.file("long.txt", &lines);
+    let o = run(&t, "read_many_files", json!({"include": ["long.txt"], "start_line": 10}));
+    assert!(joined(&o).contains("[WARNING: This file was truncated."), "{}", &joined(&o)[..300]);
+    let wide: String = (0..2000).map(|_| format!("{}\n", "w".repeat(600))).collect();
+    t.file("wide.txt", &wide);
+    let o = run(&t, "read_many_files", json!({"include": ["wide.txt"]}));
+    let text = joined(&o);
+    assert!(
+        text.contains(
+            "[WARNING: the output limit of 1000000 characters was reached inside this file"
+        ),
+        "{}",
+        text.len()
+    );
+}
