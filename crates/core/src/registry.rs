@@ -142,6 +142,24 @@ impl Registry {
         self.entries.iter().map(|e| e.tool.declaration(family)).collect()
     }
 
+    /// The tools a model or client is not shown in `mode`: denied outright by `policy`, or
+    /// named by a plain `tools.exclude` entry (`tool(args)` entries narrow a rule instead).
+    pub fn hidden_tools(
+        &self,
+        policy: &crate::policy::PolicyEngine,
+        mode: crate::policy::ApprovalMode,
+        exclude: &[String],
+    ) -> std::collections::HashSet<String> {
+        let facts = self.tools().map(|t| crate::policy::sources::ToolFacts {
+            name: t.name(),
+            server_name: t.server_name(),
+            annotations: t.annotations(),
+        });
+        let mut hidden = policy.excluded_tools(facts, mode);
+        hidden.extend(exclude.iter().filter(|e| !e.contains('(')).cloned());
+        hidden
+    }
+
     /// Upstream's not-found text with up to three suggestions by edit distance.
     pub fn not_found_message(&self, name: &str) -> String {
         not_found_among(name, self.names())

@@ -6,7 +6,6 @@ use std::sync::Arc;
 
 use toolbelt_core::config::Config;
 use toolbelt_core::hooks::{CommandHooks, ToolHooks};
-use toolbelt_core::policy::sources::ToolFacts;
 use toolbelt_core::policy::{ApprovalMode, PolicyEngine};
 use toolbelt_core::settings::ToolSettings;
 use toolbelt_core::{ModelFamily, Registry, Scheduler, ToolEnv, Workspace};
@@ -131,13 +130,5 @@ pub fn excluded_tools(
     mode: ApprovalMode,
     exclude: &[String],
 ) -> std::collections::HashSet<String> {
-    let facts = registry.tools().map(|t| ToolFacts {
-        name: t.name(),
-        server_name: t.server_name(),
-        annotations: t.annotations(),
-    });
-    let mut out = policy.excluded_tools(facts, mode);
-    // `tool(args)` entries narrow a rule (see `settings_rules`); only plain names hide a tool.
-    out.extend(exclude.iter().filter(|e| !e.contains('(')).cloned());
-    out
+    registry.hidden_tools(policy, mode, exclude)
 }

@@ -62,7 +62,7 @@ fn rpc_error(status: StatusCode, body: &serde_json::Value) -> Response {
 /// what is not JSON or not a request is answered 400 with the JSON-RPC error, a request for an
 /// unknown method or with bad params gets its JSON-RPC error, a body over the limit 413.
 async fn judge_body(max: usize, origins: Arc<Vec<String>>, req: Request, next: Next) -> Response {
-    use super::lines::{Verdict, judge};
+    use super::lines::{Verdict, error, judge};
     // A foreign Origin is refused by rmcp's check (403) before any body is looked at.
     let foreign = req
         .headers()
@@ -72,21 +72,19 @@ async fn judge_body(max: usize, origins: Arc<Vec<String>>, req: Request, next: N
         return next.run(req).await;
     }
     let (parts, body) = req.into_parts();
-    let Ok(bytes) = axum::body::to_bytes(body, max).await else {
-        let body = serde_json::json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32600,
-            "message": format!("Invalid Request: the message is over the limit of {max} bytes (toolbelt mcp --max-message-bytes)")}});
-        return rpc_error(StatusCode::PAYLOAD_TOO_LARGE, &body);
+    let invalid =
+        |why: String| error(serde_json::Value::Null, -32600, format!("Invalid Request: {why}"));
+    let Ok(mut bytes) = axum::body::to_bytes(body, max).await else {
+        let why = format!(
+            "the message is over the limit of {max} bytes (toolbelt mcp --max-message-bytes)"
+        );
+        return rpc_error(StatusCode::PAYLOAD_TOO_LARGE, &invalid(why));
     };
     // rmcp reads the body as it is; judge reads it without a byte-order mark.
-    let bytes = match bytes.strip_prefix(b"\xef\xbb\xbf") {
-        Some(rest) => axum::body::Bytes::copy_from_slice(rest),
-        None => bytes,
-    };
-    let bad = |message: &str| {
-        let body = serde_json::json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32600,
-            "message": format!("Invalid Request: {message}")}});
-        rpc_error(StatusCode::BAD_REQUEST, &body)
-    };
+    if bytes.starts_with(b"\xef\xbb\xbf") {
+        bytes = bytes.slice(3..);
+    }
+    let bad = |why: &str| rpc_error(StatusCode::BAD_REQUEST, &invalid(why.to_string()));
     match judge(&bytes) {
         Verdict::Answer(answer) => {
             let code = answer["error"]["code"].as_i64().unwrap_or(0);
@@ -177,16 +175,11 @@ pub async fn serve_handler<S: rmcp::ServerHandler>(
             let starts_session = req.method() == axum::http::Method::POST
                 && !req.headers().contains_key("mcp-session-id");
             if starts_session && sessions.sessions.read().await.len() >= max_sessions {
-                let body = serde_json::json!({"jsonrpc": "2.0", "id": null, "error": {
-                    "code": -32000,
-                    "message": format!("too many open sessions ({max_sessions}); close one or try again later"),
-                }});
-                return (
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    [(header::CONTENT_TYPE, "application/json")],
-                    body.to_string(),
-                )
-                    .into_response();
+                let why = format!(
+                    "too many open sessions ({max_sessions}); close one or try again later"
+                );
+                let body = super::lines::error(serde_json::Value::Null, -32000, why);
+                return rpc_error(StatusCode::SERVICE_UNAVAILABLE, &body);
             }
             next.run(req).await
         }

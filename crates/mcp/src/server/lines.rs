@@ -80,7 +80,7 @@ where
     }
 
     /// Writes one JSON value and a newline, under the lock every answer takes.
-    async fn write_line(write: &Mutex<W>, value: &Value) -> std::io::Result<()> {
+    async fn write_line(write: &Mutex<W>, value: &impl serde::Serialize) -> std::io::Result<()> {
         let mut line = serde_json::to_vec(value)?;
         line.push(b'\n');
         let mut w = write.lock().await;
@@ -146,7 +146,8 @@ pub enum Verdict {
     Ignore,
 }
 
-fn error(id: Value, code: i64, message: String) -> Value {
+/// A JSON-RPC error answer.
+pub(crate) fn error(id: Value, code: i64, message: String) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
 }
 
@@ -183,7 +184,6 @@ pub fn judge(line: &[u8]) -> Verdict {
     };
     let id = obj.get("id").cloned();
     let valid_id = matches!(&id, Some(Value::String(_))) || id.as_ref().is_some_and(is_integer);
-    let method = obj.get("method").and_then(Value::as_str);
     if id.is_some() && !valid_id {
         return Verdict::Answer(error(
             Value::Null,
@@ -202,51 +202,41 @@ pub fn judge(line: &[u8]) -> Verdict {
         return invalid("\"jsonrpc\" must be \"2.0\"");
     }
     let is_response = obj.contains_key("result") || obj.contains_key("error");
-    match (obj.get("method"), is_response) {
-        (Some(Value::String(_)), false) => {}
+    // A request's method and whether it has params (a response has no method).
+    let call = match (obj.get("method"), is_response) {
+        (Some(Value::String(m)), false) => Some((m.clone(), obj.contains_key("params"))),
         (Some(Value::String(_)), true) => {
             return invalid(
                 "a message is a request (\"method\") or a response (\"result\"/\"error\"), not both",
             );
         }
         (Some(_), _) => return invalid("\"method\" must be a string"),
-        (None, true) if id.is_some() => {}
+        (None, true) if id.is_some() => None,
         (None, _) => {
             return invalid(
                 "a request needs \"method\" (and \"id\"), a response \"id\" and \"result\" or \"error\"",
             );
         }
-    }
+    };
     // Ids the server can carry: strings and integers that fit in 64 bits, signed.
     if let Some(Value::Number(n)) = &id
         && n.as_i64().is_none()
     {
         return invalid("an integer id must fit in a signed 64-bit integer");
     }
-    match serde_json::from_value::<RxJsonRpcMessage<RoleServer>>(value.clone()) {
-        Ok(msg) => {
-            // A known method that only fit the catch-all variant: its params did not fit.
-            if let rmcp::model::JsonRpcMessage::Request(r) = &msg
-                && let rmcp::model::ClientRequest::CustomRequest(c) = &r.request
-            {
-                let id = r.id.clone().into_json_value();
-                return Verdict::Answer(if KNOWN_METHODS.contains(&c.method.as_str()) {
-                    invalid_params(id, obj)
-                } else {
-                    error(id, -32601, format!("Method not found: {}", c.method))
-                });
-            }
-            Verdict::Message(Box::new(msg))
+    match serde_json::from_value::<RxJsonRpcMessage<RoleServer>>(value) {
+        // A request only the catch-all variant took: an unknown method, or a known one whose
+        // params did not fit.
+        Ok(rmcp::model::JsonRpcMessage::Request(r))
+            if matches!(r.request, rmcp::model::ClientRequest::CustomRequest(_)) =>
+        {
+            let (method, has_params) = call.unwrap_or_default();
+            Verdict::Answer(method_error(r.id.into_json_value(), &method, has_params))
         }
-        Err(e) => match (id, method) {
-            (Some(id), Some(m)) if KNOWN_METHODS.contains(&m) => {
-                Verdict::Answer(invalid_params(id, obj))
-            }
-            (Some(id), Some(m)) => {
-                Verdict::Answer(error(id, -32601, format!("Method not found: {m}")))
-            }
-            (Some(id), None) if !obj.contains_key("result") && !obj.contains_key("error") => {
-                Verdict::Answer(error(id, -32600, format!("Invalid Request: {e}")))
+        Ok(msg) => Verdict::Message(Box::new(msg)),
+        Err(e) => match (id, call) {
+            (Some(id), Some((method, has_params))) => {
+                Verdict::Answer(method_error(id, &method, has_params))
             }
             _ => {
                 tracing::debug!("dropped a message that cannot be read: {e}");
@@ -260,11 +250,15 @@ fn is_integer(v: &Value) -> bool {
     v.as_i64().is_some() || v.as_u64().is_some()
 }
 
-fn invalid_params(id: Value, obj: &serde_json::Map<String, Value>) -> Value {
-    let method = obj.get("method").and_then(Value::as_str).unwrap_or("");
-    let why = match obj.get("params") {
-        None => format!("{method} needs params"),
-        Some(_) => format!("the params of {method} do not have the shape the method takes"),
+/// `-32602` for a known method whose params do not fit, `-32601` for any other method.
+fn method_error(id: Value, method: &str, has_params: bool) -> Value {
+    if !KNOWN_METHODS.contains(&method) {
+        return error(id, -32601, format!("Method not found: {method}"));
+    }
+    let why = if has_params {
+        format!("the params of {method} do not have the shape the method takes")
+    } else {
+        format!("{method} needs params")
     };
     error(id, -32602, format!("Invalid params: {why}"))
 }
@@ -361,15 +355,18 @@ where
         let write = self.write.clone();
         let pending = self.pending.clone();
         async move {
-            let value = serde_json::to_value(&item)?;
+            use rmcp::model::JsonRpcMessage;
+            use toolbelt_core::sync::LockExt as _;
             // An answer frees its id for the client's next request.
-            if (value.get("result").is_some() || value.get("error").is_some())
-                && let Some(id) = value.get("id")
-            {
-                use toolbelt_core::sync::LockExt as _;
-                pending.locked().remove(&id.to_string());
+            let answered = match &item {
+                JsonRpcMessage::Response(r) => Some(r.id.clone()),
+                JsonRpcMessage::Error(e) => e.id.clone(),
+                _ => None,
+            };
+            if let Some(id) = answered {
+                pending.locked().remove(&id.into_json_value().to_string());
             }
-            Self::write_line(&write, &value).await
+            Self::write_line(&write, &item).await
         }
     }
 
