@@ -68,7 +68,7 @@ fn client(
         let model = args
             .model
             .clone()
-            .or_else(|| std::env::var("OPENAI_MODEL").ok())
+            .or_else(|| std::env::var("OPENAI_MODEL").ok().filter(|m| !m.is_empty()))
             .unwrap_or_else(|| "default".into());
         let key = std::env::var("OPENAI_API_KEY").ok().filter(|k| !k.is_empty());
         Arc::new(OpenAiClient::new(base, model, key))

@@ -330,3 +330,26 @@ fn early_notifications_and_reused_ids_do_not_lose_the_server_or_answers() {
     drop(stdin);
     let _ = child.wait();
 }
+
+/// Review of the change: rmcp sends no answer for a cancelled request, so its id stayed
+/// "pending" and every later request with that id was refused for the rest of the session.
+#[test]
+fn a_cancelled_requests_id_can_be_used_again() {
+    let t = TempTree::new();
+    let (mut child, mut stdin, mut out) = crate::mcp_stdio(&t, &["--approval-mode", "yolo"]);
+    let slow = json!({"jsonrpc": "2.0", "id": "x", "method": "tools/call",
+        "params": {"name": "run_shell_command", "arguments": {"command": "sleep 5"}}});
+    writeln!(stdin, "{slow}").unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    writeln!(
+        stdin,
+        r#"{{"jsonrpc":"2.0","method":"notifications/cancelled","params":{{"requestId":"x"}}}}"#
+    )
+    .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    writeln!(stdin, r#"{{"jsonrpc":"2.0","id":"x","method":"ping"}}"#).unwrap();
+    let a = answer(&mut out);
+    assert_eq!(a, json!({"jsonrpc": "2.0", "id": "x", "result": {}}));
+    drop(stdin);
+    let _ = child.wait();
+}

@@ -315,8 +315,15 @@ impl<R, W> LineTransport<R, W> {
         &mut self,
         msg: RxJsonRpcMessage<RoleServer>,
     ) -> Result<Option<RxJsonRpcMessage<RoleServer>>, Value> {
-        use rmcp::model::{ClientRequest, JsonRpcMessage};
+        use rmcp::model::{ClientNotification, ClientRequest, JsonRpcMessage};
         use toolbelt_core::sync::LockExt as _;
+        // A cancelled request is never answered (rmcp drops its response): its id is free again.
+        if let JsonRpcMessage::Notification(n) = &msg
+            && let ClientNotification::CancelledNotification(c) = &n.notification
+            && let Some(id) = &c.params.request_id
+        {
+            self.pending.locked().remove(&id.clone().into_json_value().to_string());
+        }
         let JsonRpcMessage::Request(r) = &msg else {
             if !self.initialized {
                 tracing::debug!("dropped a notification or response sent before initialize");

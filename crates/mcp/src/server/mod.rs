@@ -28,7 +28,6 @@ use rmcp::{ErrorData as McpError, Peer, RoleServer, ServerHandler};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 use toolbelt_core::hooks::ToolHooks;
-use toolbelt_core::policy::sources::ToolFacts;
 use toolbelt_core::policy::{ApprovalMode, PolicyEngine, Rule};
 use toolbelt_core::scheduler::{CallRequest, Event, Scheduler, SchedulerOptions};
 use toolbelt_core::{ModelFamily, Registry, ToolEnv};
@@ -63,6 +62,9 @@ type ProgressMap = Arc<Mutex<HashMap<String, (ProgressToken, Peer<RoleServer>, f
 /// connection builds a new scheduler from them at its next request.
 pub type SharedParts = Arc<RwLock<Arc<ServerParts>>>;
 
+/// How long the client gets to list its roots.
+const ROOTS_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
 pub fn shared(parts: ServerParts) -> SharedParts {
     Arc::new(RwLock::new(Arc::new(parts)))
 }
@@ -70,7 +72,11 @@ pub fn shared(parts: ServerParts) -> SharedParts {
 struct Connection {
     parts: Arc<ServerParts>,
     scheduler: Scheduler,
-    policy: Arc<PolicyEngine>,
+    /// The tools this client is not shown (denied outright, or excluded by settings).
+    hidden: std::collections::HashSet<String>,
+    /// Why nothing is served: no `--root`, a start in `/` or the home folder, and no roots
+    /// from the client that could be used.
+    refused: Option<String>,
 }
 
 /// The handler for one connection.
@@ -109,8 +115,16 @@ impl ToolbeltServer {
         let conn = Arc::new({
             let interactive = !peer.supported_elicitation_modes().is_empty();
             self.approver.set_peer(peer.clone());
+            // The client's roots are the workspace when they make one; settings and policies
+            // stay the session's.
             let roots = self.roots.locked().clone().filter(|r| !r.is_empty());
-            let primary = roots.as_ref().map_or(parts.workspace.clone(), |r| r[0].clone());
+            let workspace = roots.as_ref().and_then(|r| {
+                toolbelt_core::Workspace::new(r, &parts.env.config)
+                    .map_err(|e| tracing::warn!("the client's roots cannot be used: {e}"))
+                    .ok()
+            });
+            let primary =
+                workspace.as_ref().map_or(parts.workspace.clone(), |w| w.primary().into());
             let policy = Arc::new(
                 PolicyEngine::new(parts.rules.clone(), interactive)
                     .with_workspace(&primary)
@@ -145,41 +159,24 @@ impl ToolbeltServer {
             if let Some(h) = &parts.hooks {
                 scheduler = scheduler.with_hooks(h.clone());
             }
-            // The client's roots are the workspace; settings and policies stay the session's.
-            if let Some(r) = &roots {
-                match toolbelt_core::Workspace::new(r, &parts.env.config) {
-                    Ok(w) => scheduler.set_workspace(w),
-                    Err(e) => tracing::warn!("the client's roots cannot be used: {e}"),
-                }
+            let refused = if workspace.is_some() { None } else { parts.root_refused.clone() };
+            if let Some(w) = workspace {
+                scheduler.set_workspace(w);
             }
-            Connection { parts: parts.clone(), scheduler, policy }
+            let hidden = parts.registry.hidden_tools(&policy, parts.mode, &parts.excluded);
+            Connection { parts: parts.clone(), scheduler, hidden, refused }
         });
         *slot = Some(conn.clone());
         conn
     }
 
-    /// The tools this connection's client is not shown: denied outright by policy in the
-    /// session's mode, or excluded by settings.
-    fn hidden_tools(&self, conn: &Connection) -> std::collections::HashSet<String> {
-        let parts = &conn.parts;
-        let facts = parts.registry.tools().map(|t| ToolFacts {
-            name: t.name(),
-            server_name: t.server_name(),
-            annotations: t.annotations(),
-        });
-        let mut hidden = conn.policy.excluded_tools(facts, parts.mode);
-        hidden.extend(parts.excluded.iter().cloned());
-        hidden
-    }
-
     fn visible_tools(&self, peer: &Peer<RoleServer>) -> Vec<McpTool> {
         let conn = self.connection(peer);
         let parts = &conn.parts;
-        let hidden = self.hidden_tools(&conn);
         parts
             .registry
             .tools()
-            .filter(|t| !hidden.contains(t.name()))
+            .filter(|t| !conn.hidden.contains(t.name()))
             .map(|t| convert::tool_to_mcp(t.as_ref(), parts.family))
             .collect()
     }
@@ -195,8 +192,9 @@ impl ToolbeltServer {
     /// workspace from the next call on (`file://` folders that exist). Roots are deprecated in
     /// the newest protocol draft (SEP-2577), but the clients people use (VS Code, Claude Code,
     /// Cursor) send them.
+    /// With `only_if_unknown`, roots already listed are kept (waiting for a listing under way).
     #[allow(deprecated)]
-    async fn refresh_roots(&self, peer: &Peer<RoleServer>) {
+    async fn refresh_roots(&self, peer: &Peer<RoleServer>, only_if_unknown: bool) {
         if !self.parts.reading().client_roots {
             return;
         }
@@ -204,10 +202,18 @@ impl ToolbeltServer {
             return;
         }
         let _refreshing = self.roots_refresh.lock().await;
-        let listed = match peer.list_roots().await {
-            Ok(r) => r.roots,
-            Err(e) => {
+        if only_if_unknown && self.roots.locked().is_some() {
+            return;
+        }
+        // Calls wait while this runs: a client that never answers must not hold them forever.
+        let listed = match tokio::time::timeout(ROOTS_TIMEOUT, peer.list_roots()).await {
+            Ok(Ok(r)) => r.roots,
+            Ok(Err(e)) => {
                 tracing::warn!("roots/list failed: {e}");
+                return;
+            }
+            Err(_) => {
+                tracing::warn!("roots/list had no answer within {} s", ROOTS_TIMEOUT.as_secs());
                 return;
             }
         };
@@ -227,11 +233,11 @@ impl ToolbeltServer {
 
 impl ServerHandler for ToolbeltServer {
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
-        self.refresh_roots(&context.peer).await;
+        self.refresh_roots(&context.peer, false).await;
     }
 
     async fn on_roots_list_changed(&self, context: NotificationContext<RoleServer>) {
-        self.refresh_roots(&context.peer).await;
+        self.refresh_roots(&context.peer, false).await;
     }
 
     fn get_info(&self) -> ServerConfig {
@@ -259,25 +265,15 @@ impl ServerHandler for ToolbeltServer {
         let _running = stdio::RunningCall::start();
         // The workspace first: roots being fetched are waited for, roots never fetched (a
         // call that overtook the `initialized` notification) are fetched now.
-        if Self::offers_roots(&context.peer) && self.parts.reading().client_roots {
-            let never_fetched = {
-                let _settled = self.roots_refresh.lock().await;
-                self.roots.locked().is_none()
-            };
-            if never_fetched {
-                self.refresh_roots(&context.peer).await;
-            }
-        }
+        self.refresh_roots(&context.peer, true).await;
         let conn = self.connection(&context.peer);
-        if let Some(why) = &conn.parts.root_refused
-            && self.roots.locked().as_ref().is_none_or(Vec::is_empty)
-        {
+        if let Some(why) = &conn.refused {
             return Ok(CallToolResult::error(vec![ContentBlock::text(why.clone())]).into());
         }
         // An unknown name: suggestions only among the tools this client can see.
         if conn.parts.registry.get(&request.name).is_none() {
-            let hidden = self.hidden_tools(&conn);
-            let visible = conn.parts.registry.names().into_iter().filter(|n| !hidden.contains(*n));
+            let visible =
+                conn.parts.registry.names().into_iter().filter(|n| !conn.hidden.contains(*n));
             let msg = toolbelt_core::registry::not_found_among(&request.name, visible);
             return Ok(CallToolResult::error(vec![ContentBlock::text(msg)]).into());
         }
