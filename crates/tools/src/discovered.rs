@@ -3,7 +3,7 @@
 //! `tools.callCommand <name>` with the arguments as JSON on stdin. Unlike upstream, discovery
 //! and calls have a timeout and a cancelled call kills its process.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
@@ -138,7 +138,7 @@ async fn run_program(
 /// Runs the discovery command and turns its declarations into tools.
 pub async fn discover(cfg: &DiscoveryConfig) -> Result<Vec<Arc<DiscoveredTool>>, DiscoveryError> {
     // Split like a shell would, but run without one: operators are dropped, as upstream.
-    let words = command_words(&cfg.discovery_command);
+    let words = command_words(&cfg.discovery_command, &cfg.cwd);
     let Some((program, args)) = words.split_first() else { return Err(DiscoveryError::Empty) };
     let never = tokio_util::sync::CancellationToken::new();
     let timeout =
@@ -222,9 +222,10 @@ fn lower_types(schema: &Value) -> Value {
 
 /// The program and arguments of a command setting: split like a shell would, without one
 /// (operators dropped), as upstream splits `discoveryCommand`. A `callCommand` that names an
-/// existing file as a whole (a path with spaces) is that program.
-fn command_words(command: &str) -> Vec<String> {
-    if std::path::Path::new(command.trim()).is_file() {
+/// existing file as a whole (a path with spaces; a relative one from `cwd`, where it runs) is
+/// that program.
+fn command_words(command: &str, cwd: &Path) -> Vec<String> {
+    if cwd.join(command.trim()).is_file() {
         return vec![command.trim().to_string()];
     }
     split_words(command)
@@ -348,7 +349,7 @@ impl Invocation for DiscoveredCall {
         let input = serde_json::to_vec(&self.params).unwrap_or_default();
         // Split like the discovery command (`node call-tool.js` failed with "No such file":
         // upstream runs the whole string as one program path; compat M11).
-        let words = command_words(call);
+        let words = command_words(call, &self.cfg.cwd);
         let Some((program, rest)) = words.split_first() else {
             return failure("", "", Some("tools.callCommand names no program"), None, None);
         };

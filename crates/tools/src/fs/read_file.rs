@@ -503,12 +503,12 @@ pub(crate) fn select_lines(
     }
 }
 
-/// read_file's wording of a selection: a header when anything was left out.
 /// Each line prefixed with its number, right-aligned in six columns: `     1|text`.
 pub fn number_lines(body: &str, first: usize) -> String {
     body.split_inclusive('\n').zip(first..).map(|(line, n)| format!("{n:>6}|{line}")).collect()
 }
 
+/// read_file's wording of a selection: a header when anything was left out.
 fn text_result(
     content: &str,
     shown: &str,

@@ -85,6 +85,24 @@ fn a_multi_word_call_command_runs_and_parameters_schemas_are_enforced() {
     assert!(text.contains(r#"lint got {\"n\":3}"#), "{text}");
 }
 
+/// Review of the change: a call command that is a relative path with a space (`./call
+/// tool.sh`) was looked for in toolbelt's own working folder, not the project, so it was split
+/// at the space and could not start.
+#[test]
+fn a_relative_call_command_with_a_space_is_found_in_the_project() {
+    let t = TempTree::new();
+    let d = script(t.root(), "d.sh", &format!("cat <<'EOF'\n{DECLS}\nEOF"));
+    script(t.root(), "call tool.sh", "read -r input; echo \"$1 ran\"");
+    let r = rt();
+    let call = Some("./call tool.sh".to_string());
+    let tools = r.block_on(discover(&cfg(t.root(), d, call, 5000))).unwrap();
+    let lint = tools.iter().find(|t| t.name() == "discovered_tool_lint").unwrap();
+    let built = lint.build(json!({"n": 3}), &harness_env(&t)).unwrap();
+    let ok = r.block_on(built.execute(ExecContext::new("c1", CancellationToken::new())));
+    assert!(ok.error.is_none(), "{:?}", ok.error);
+    assert!(format!("{:?}", ok.llm_content).contains("lint ran"), "{:?}", ok.llm_content);
+}
+
 #[test]
 fn empty_malformed_failing_and_slow_discovery() {
     let t = TempTree::new();
