@@ -1,103 +1,67 @@
 #!/usr/bin/env bash
-# Benchmarks for the engine issue, side by side in one run:
-#  1. scheduler overhead of one trivial call (criterion, target < 20 µs)
-#  2. cold `toolbelt call read_file` on a small file, wall time (target < 10 ms)
-#  3. the same call through Gemini CLI's own tools, when the oracle is installed (for scale)
-#  4. cold `toolbelt call run_shell_command '{"command":"true"}'` (target < 15 ms) and
-#     100 sequential `true` commands through one scheduler
-#  5. replace on a 10 MB file (target < 50 ms) and write_file of 80,000 changed lines
-#     (target < 300 ms), end to end
-# Usage: scripts/bench.sh [RUNS]   (default 50 cold runs)
+# The performance table: toolbelt beside the native tools and the machine, measured in one run
+# with hyperfine (whole processes, warm page cache), printed as one table of ratios.
+#
+#   grep_search (rare literal)  vs  rg -n -i        on gemini-cli, ruff and a generated huge tree
+#   grep_search (common word, default 100-match limit)  vs  rg -n -i | head -n 100   (huge tree)
+#   glob                        vs  fdfind -g       on the same three trees
+#   read_many_files             vs  rg --files -g GLOB | xargs cat
+#   cold `call read_file`       vs  rg --version   (and /bin/true for scale)
+#   peak RSS of grep_search and read_many_files (rg's beside it)
+#   MCP read_file calls/s       vs  the reference Node filesystem server, same client, same run
+#
+# The corpora (cached in $TOOLBELT_BENCH_CACHE, default ~/.cache/toolbelt-bench):
+#   gemini-cli  @google/gemini-cli-core 0.61.0 from npm (3,029 files), laid out as in the
+#               repository (packages/core/src): the published package keeps its code under
+#               dist/, which grep_search's default excludes would skip
+#   ruff        the ruff 0.17.6 source distribution from PyPI (5,147 files)
+#   huge        200,000 files / 2 GB generated here (deterministic), deleted when the script ends
+# Yardsticks are installed when missing: Debian's hyperfine, ripgrep and fd-find; the npm
+# package @modelcontextprotocol/server-filesystem (in the cache folder).
+#
+# Usage: scripts/bench.sh [--quick] [--no-huge] [--no-mcp]
+#   TOOLBELT_BENCH_BASELINE=/path/to/older/toolbelt  also runs every toolbelt command with that
+#   binary and diffs the outputs (the script fails when one differs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-RUNS=${1:-50}
-cargo build --release -q
-echo "== scheduler overhead (cargo bench -p toolbelt-core)"
-cargo bench -q -p toolbelt-core --features testing --bench scheduler -- --noplot 2>/dev/null | grep -E "time:|^[a-z]" || true
-
-WORK=$(mktemp -d)
-trap 'rm -rf "$WORK"' EXIT
-printf 'line one\nline two\n' > "$WORK/small.txt"
-BIN=$PWD/target/release/toolbelt
-echo "== cold start: toolbelt call read_file on a small file ($RUNS runs)"
-python3 - "$BIN" "$WORK" "$RUNS" <<'PY'
-import subprocess, sys, time, statistics
-bin_, work, runs = sys.argv[1], sys.argv[2], int(sys.argv[3])
-cmd = [bin_, "call", "read_file", '{"file_path":"small.txt"}', "--root", work]
-subprocess.run(cmd, check=True, capture_output=True)
-times = []
-for _ in range(runs):
-    t = time.perf_counter()
-    subprocess.run(cmd, check=True, capture_output=True)
-    times.append((time.perf_counter() - t) * 1000)
-times.sort()
-print(f"toolbelt: median {statistics.median(times):.2f} ms, p90 {times[int(len(times)*0.9)-1]:.2f} ms, min {times[0]:.2f} ms")
-PY
-ORACLE=../shared/oracle/oracle
-if [ -x "$ORACLE" ] && [ -d "${ORACLE_HOME:-$HOME/.cache/toolbelt-oracle}/node_modules" ]; then
-  echo "== upstream (Gemini CLI tools via node, 5 cold runs)"
-  python3 - "$ORACLE" "$WORK" <<'PY'
-import subprocess, sys, time, statistics
-oracle, work = sys.argv[1], sys.argv[2]
-times = []
-for _ in range(5):
-    t = time.perf_counter()
-    subprocess.run([oracle, "--root", work, "read_file", '{"file_path":"small.txt"}'], check=True, capture_output=True)
-    times.append((time.perf_counter() - t) * 1000)
-print(f"upstream: median {statistics.median(times):.0f} ms")
-PY
+CACHE=${TOOLBELT_BENCH_CACHE:-$HOME/.cache/toolbelt-bench}
+mkdir -p "$CACHE"
+need() { command -v "$1" >/dev/null 2>&1; }
+if ! need hyperfine || ! need rg || ! need fdfind; then
+  echo "installing hyperfine, ripgrep and fd-find (Debian packages)" >&2
+  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq hyperfine ripgrep fd-find) >/dev/null
 fi
 
-echo "== cold start: toolbelt call run_shell_command true, end to end ($RUNS runs)"
-python3 - "$BIN" "$WORK" "$RUNS" <<'PY'
-import subprocess, sys, time, statistics
-bin_, work, runs = sys.argv[1], sys.argv[2], int(sys.argv[3])
-cmd = [bin_, "call", "run_shell_command", '{"command":"true"}', "--root", work, "--approval-mode", "yolo"]
-subprocess.run(cmd, check=True, capture_output=True, stdin=subprocess.DEVNULL)
-times, bare = [], []
-for _ in range(runs):
-    t = time.perf_counter()
-    subprocess.run(cmd, check=True, capture_output=True, stdin=subprocess.DEVNULL)
-    times.append((time.perf_counter() - t) * 1000)
-    t = time.perf_counter()
-    subprocess.run(["bash", "-c", "true"], check=True, capture_output=True, stdin=subprocess.DEVNULL)
-    bare.append((time.perf_counter() - t) * 1000)
-times.sort()
-print(f"toolbelt call run_shell_command: median {statistics.median(times):.2f} ms, p90 {times[int(len(times)*0.9)-1]:.2f} ms "
-      f"(bash -c true alone: median {statistics.median(bare):.2f} ms)")
-PY
-echo "== 100 sequential true through one scheduler (cargo bench -p toolbelt-tools --bench shell)"
-cargo bench -q -p toolbelt-tools --bench shell -- --noplot 2>/dev/null | grep -E "time:|^[a-z]" || true
+fetch_corpora() {
+  local gem="$CACHE/gemini-cli" ruff="$CACHE/ruff"
+  if [ ! -f "$gem/.complete" ]; then
+    echo "fetching @google/gemini-cli-core 0.61.0 from npm" >&2
+    rm -rf "$gem" "$CACHE/pack"; mkdir -p "$CACHE/pack" "$gem/packages/core"
+    (cd "$CACHE/pack" && npm pack -q @google/gemini-cli-core@0.61.0 >/dev/null 2>&1)
+    echo "865fffc4cfb4dfb5b35ec686759e0e3d5b00bf7a4a8d2380e5fee687fd8ac7b0  $CACHE/pack/google-gemini-cli-core-0.61.0.tgz" | sha256sum -c --quiet
+    tar xzf "$CACHE/pack/google-gemini-cli-core-0.61.0.tgz" -C "$gem/packages/core" --strip-components=1
+    mv "$gem/packages/core/dist/src" "$gem/packages/core/src"
+    mv "$gem/packages/core/dist" "$gem/packages/core/lib"
+    touch "$gem/.complete"
+  fi
+  if [ ! -f "$ruff/.complete" ]; then
+    echo "fetching the ruff 0.17.6 source distribution from PyPI" >&2
+    rm -rf "$ruff" "$CACHE/ruff.tar.gz"; mkdir -p "$ruff"
+    curl -sSf -m 300 -o "$CACHE/ruff.tar.gz" \
+      https://files.pythonhosted.org/packages/df/8e/6929d337aa5380aafc7355f3149f3ccfe55cba5fdd34a045697ebaceb5a0/ruff-0.17.6.tar.gz
+    echo "2b04276561331300325040bdca21460770029ec574d4c479099e39e8ad1ed43c  $CACHE/ruff.tar.gz" | sha256sum -c --quiet
+    tar xzf "$CACHE/ruff.tar.gz" -C "$ruff" --strip-components=1
+    touch "$ruff/.complete"
+  fi
+}
+fetch_corpora
 
-echo "== replace on a 10 MB file (one line changed, atomic write with fsync; 21 runs)"
-python3 - "$BIN" "$WORK" <<'PY'
-import json, shutil, statistics, subprocess, sys, time
-bin_, work = sys.argv[1], sys.argv[2]
-lines = [f"line {i}: some typical source text here, with a few words = {i*7};" for i in range(160000)]
-src = f"{work}/big.txt"
-open(src, "w").write("\n".join(lines) + "\n")
-args = json.dumps({"file_path": "t.txt", "instruction": "bench", "old_string": lines[80000], "new_string": "CHANGED"})
-ts = []
-for _ in range(21):
-    shutil.copy(src, f"{work}/t.txt")
-    t = time.perf_counter()
-    subprocess.run([bin_, "call", "replace", args, "--root", work, "--approval-mode", "auto_edit"], check=True, capture_output=True)
-    ts.append((time.perf_counter() - t) * 1000)
-print(f"replace 10 MB: median {statistics.median(ts):.1f} ms (whole process: start, read, match, atomic write + fsync, diff)")
-PY
+NODE_FS="$CACHE/node/node_modules/.bin/mcp-server-filesystem"
+if [[ " $* " != *" --no-mcp "* ]] && [ ! -x "$NODE_FS" ]; then
+  echo "installing @modelcontextprotocol/server-filesystem (npm) for the MCP comparison" >&2
+  mkdir -p "$CACHE/node"
+  (cd "$CACHE/node" && npm install -q --no-audit --no-fund @modelcontextprotocol/server-filesystem@2026.8.31 >/dev/null 2>&1)
+fi
 
-echo "== write_file of an 80,000-line file with every line changed (end to end; 11 runs)"
-python3 - "$BIN" "$WORK" <<'PY'
-import json, shutil, statistics, subprocess, sys, time
-bin_, work = sys.argv[1], sys.argv[2]
-old = "".join(f"old line {i} of the file\n" for i in range(80000))
-args = json.dumps({"file_path": "w.txt", "content": "".join(f"new content {i}\n" for i in range(80000))})
-ts = []
-for _ in range(11):
-    open(f"{work}/w.txt", "w").write(old)
-    t = time.perf_counter()
-    subprocess.run([bin_, "call", "write_file", "-", "--root", work, "--approval-mode", "auto_edit"],
-                   input=args.encode(), check=True, capture_output=True)
-    ts.append((time.perf_counter() - t) * 1000)
-print(f"write_file 80,000 changed lines: median {statistics.median(ts):.1f} ms (target < 300 ms)")
-PY
+cargo build --release -q
+exec python3 scripts/bench.py --bin "$PWD/target/release/toolbelt" --cache "$CACHE" --node-fs "$NODE_FS" "$@"

@@ -18,6 +18,24 @@ pub struct Cli {
     pub command: Command,
 }
 
+/// Parses the command line. `toolbelt call ...`, the command scripts start most often, is parsed
+/// with the `call` subcommand's definition alone (building every subcommand's definition costs
+/// more than the rest of a small call's start-up); anything that does not parse that way —
+/// help, version, a mistake — goes through the whole definition, so what it prints is the same.
+pub fn parse(args: Vec<std::ffi::OsString>) -> Result<Cli, clap::Error> {
+    use clap::FromArgMatches;
+    if args.get(1).is_some_and(|a| a == "call") {
+        let call =
+            CallArgs::augment_args(clap::Command::default().name("call").bin_name("toolbelt call"));
+        if let Ok(matches) = call.try_get_matches_from(&args[1..])
+            && let Ok(call) = CallArgs::from_arg_matches(&matches)
+        {
+            return Ok(Cli { command: Command::Call(call) });
+        }
+    }
+    Cli::try_parse_from(args)
+}
+
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run one tool call through the whole pipeline (validation, policy, confirmation, execution)
@@ -362,4 +380,50 @@ pub enum ConfigCommand {
         #[arg(long = "root", value_name = "DIR")]
         root: Option<PathBuf>,
     },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn both(args: &[&str]) -> (String, String) {
+        let args: Vec<std::ffi::OsString> = args.iter().map(Into::into).collect();
+        let fast = match parse(args.clone()) {
+            Ok(c) => format!("{c:?}"),
+            Err(e) => format!("{:?}: {}", e.kind(), e.render()),
+        };
+        let full = match Cli::try_parse_from(args) {
+            Ok(c) => format!("{c:?}"),
+            Err(e) => format!("{:?}: {}", e.kind(), e.render()),
+        };
+        (fast, full)
+    }
+
+    #[test]
+    fn the_call_fast_path_parses_exactly_as_the_whole_definition() {
+        let cases: &[&[&str]] = &[
+            &["toolbelt", "call", "read_file"],
+            &["toolbelt", "call", "read_file", r#"{"file_path":"a"}"#, "--root", "/x", "--json"],
+            &["toolbelt", "call", "run_shell_command", "-", "--timeout-ms", "5", "--pty", "-s"],
+            &["toolbelt", "call", "grep_search", "{}", "--approval-mode", "yolo", "--events"],
+            &["toolbelt", "call", "x", "--model-family", "gemini3", "--allow-sensitive", "*.pem"],
+            &["toolbelt", "call", "--root", "/r", "read_file", "{}", "--policy", "p.toml"],
+            // Mistakes, help and version: the fast path gives up and the full parse answers.
+            &["toolbelt", "call"],
+            &["toolbelt", "call", "--help"],
+            &["toolbelt", "call", "-h"],
+            &["toolbelt", "call", "read_file", "--nope"],
+            &["toolbelt", "call", "read_file", "--timeout-ms", "soon"],
+            &["toolbelt", "call", "read_file", "{}", "extra"],
+            &["toolbelt", "call", "--version"],
+            &["toolbelt", "--version"],
+            &["toolbelt", "tools", "list"],
+        ];
+        for case in cases {
+            let (fast, full) = both(case);
+            assert_eq!(fast, full, "{case:?}");
+        }
+        // The comparison can fail: a parse differs from an error.
+        assert!(both(&["toolbelt", "call", "read_file"]).0.contains("Call(CallArgs"));
+    }
 }

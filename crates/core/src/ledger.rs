@@ -34,6 +34,13 @@ impl FileLedger {
         self.seen.locked().insert(path.to_path_buf(), fingerprint(bytes));
     }
 
+    /// Takes over what `other` recorded (a read made on another thread, kept apart until the
+    /// model is known to get it).
+    pub fn absorb(&self, other: FileLedger) {
+        let theirs = other.seen.into_value();
+        self.seen.locked().extend(theirs);
+    }
+
     /// `true` when the model saw this file and its content has changed since.
     pub fn is_stale(&self, path: &Path, current: &[u8]) -> bool {
         let seen = self.seen.locked();

@@ -14,6 +14,7 @@
 //! - [`ledger`]: what the model has seen of each file (stale-edit detection)
 //! - [`config`]: typed settings
 //! - [`truncate`]: bounded output with the full text saved to a file
+//! - [`timings`]: where a process spends its time (`TOOLBELT_TIMINGS`)
 //! - [`testing`]: small tools for tests and benchmarks
 
 #![warn(missing_docs)]
@@ -39,6 +40,7 @@ pub mod spelling;
 pub mod sync;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
+pub mod timings;
 pub mod tool;
 pub mod truncate;
 pub mod trust;

@@ -63,20 +63,23 @@ impl ResponseParts {
 
 /// Converts successful content as upstream's `convertToFunctionResponse` does.
 pub fn success(id: &str, name: &str, content: &Content, family: ModelFamily) -> ResponseParts {
-    let parts = match content {
+    let parts: &[Part] = match content {
         Content::Text(s) => {
             let mut response = Map::new();
             response.insert("output".into(), Value::String(s.clone()));
             return ResponseParts::plain(id, name, response);
         }
-        Content::Part(_) | Content::Parts(_) => content.parts(),
+        Content::Part(p) => std::slice::from_ref(p),
+        Content::Parts(ps) => ps,
     };
-    let mut texts: Vec<String> = Vec::new();
+    // Borrowed, and joined once into a string sized up front: a read_many_files answer is up
+    // to a million characters, and each copy of it costs its pages again.
+    let mut texts: Vec<std::borrow::Cow<'_, str>> = Vec::new();
     let mut media: Vec<Part> = Vec::new();
     let mut unsupported: Vec<Part> = Vec::new();
-    for p in &parts {
+    for p in parts {
         match p {
-            Part::Text { text } => texts.push(text.clone()),
+            Part::Text { text } => texts.push(text.as_str().into()),
             Part::InlineData { inline_data } => {
                 let m = &inline_data.mime_type;
                 if m.starts_with("audio/") || m.starts_with("video/") {
@@ -104,12 +107,20 @@ pub fn success(id: &str, name: &str, content: &Content, family: ModelFamily) -> 
                 format!("Binary content ({mimes}) read successfully. Content will be injected for analysis in the next sequence.")
             } else {
                 format!("[SYSTEM: Binary content ({mimes}) stripped from response due to protocol limitations.]")
-            },
+            }
+            .into(),
         );
     }
     let mut response = Map::new();
     if !texts.is_empty() {
-        response.insert("output".into(), Value::String(texts.join("\n")));
+        let mut joined = String::with_capacity(texts.iter().map(|t| t.len() + 1).sum());
+        for (i, t) in texts.iter().enumerate() {
+            if i > 0 {
+                joined.push('\n');
+            }
+            joined.push_str(t);
+        }
+        response.insert("output".into(), Value::String(joined));
     } else if !media.is_empty() {
         response.insert(
             "output".into(),

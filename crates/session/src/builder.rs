@@ -17,6 +17,7 @@ use toolbelt_core::policy::{
 };
 use toolbelt_core::scheduler::EventSink;
 use toolbelt_core::settings::ToolSettings;
+use toolbelt_core::timings;
 use toolbelt_core::{ModelFamily, Registry, Scheduler, SchedulerOptions, Tool, ToolEnv, Workspace};
 
 use crate::SessionError;
@@ -191,6 +192,7 @@ impl SessionBuilder {
         for f in self.overrides {
             f(&mut config);
         }
+        timings::mark("settings");
         let mut roots = if self.roots.is_empty() { vec![root.clone()] } else { self.roots };
         // A folder the sensitive rules refuse (`~/.ssh`, `~/.aws`) must not become a root:
         // beneath it, its files would no longer look sensitive.
@@ -253,6 +255,7 @@ impl SessionBuilder {
             interactive,
             &mut notices,
         )?;
+        timings::mark("policy");
 
         let skills = if tool_settings.skills_enabled {
             let dirs = toolbelt_tools::session::skills::skill_dirs(
@@ -275,6 +278,7 @@ impl SessionBuilder {
             questioner: self.questioner.filter(|_| interactive),
             ..toolbelt_tools::Services::default()
         };
+        timings::mark("skills");
         let mut tools: Vec<Arc<dyn Tool>> = toolbelt_tools::builtin_tools_with(&services);
         tools.extend(discovered(&tool_settings, &root, &mut config, &mut notices).await);
         let mcp = if self.mcp_servers {
@@ -282,6 +286,7 @@ impl SessionBuilder {
         } else {
             None
         };
+        timings::mark("tools");
         let registry = Arc::new(Registry::builder().tools(tools).build()?);
         let typos = misspelled_tools(&policy.rules(), &registry.names(), true);
         if !typos.is_empty() {
@@ -301,7 +306,9 @@ impl SessionBuilder {
             )
         });
 
+        timings::mark("registry");
         let workspace = Workspace::new(&roots, &config)?;
+        timings::mark("workspace");
         let env = ToolEnv::new(workspace, config.clone());
         let approver = self.approver.unwrap_or_else(|| Arc::new(FixedApprover(Outcome::Cancel)));
         let options = SchedulerOptions { family: self.family, mode, ..SchedulerOptions::default() };
@@ -313,6 +320,7 @@ impl SessionBuilder {
         if let Some(sink) = self.events {
             scheduler = scheduler.with_events(sink);
         }
+        timings::mark("scheduler");
         Ok(Session {
             id,
             config,

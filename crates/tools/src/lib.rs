@@ -18,6 +18,7 @@ pub mod collate;
 pub mod discovered;
 pub mod edit;
 pub mod fs;
+pub mod parallel;
 pub mod search;
 pub mod session;
 #[cfg(unix)]

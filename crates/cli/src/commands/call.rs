@@ -6,6 +6,7 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 use toolbelt_core::scheduler::{CallRequest, CallState, Event, new_call_id};
+use toolbelt_core::timings;
 
 use super::{EXIT_OK, EXIT_REFUSED, EXIT_TOOL_FAILED, read_args};
 use crate::cli::CallArgs;
@@ -44,8 +45,10 @@ pub async fn run(args: CallArgs) -> CliResult {
     });
     let request = CallRequest::new(new_call_id(&args.tool), args.tool.clone(), call_args);
     let mut done = scheduler.schedule(vec![request], cancel).await;
+    timings::mark("the call");
     // Nothing the call started outlives toolbelt unless --keep-background was given.
     session.shutdown().await;
+    timings::mark("session shutdown");
     let Some(call) = done.pop() else {
         return Err(CliError::failed("the scheduler returned no response for the call"));
     };
@@ -61,20 +64,24 @@ pub async fn run(args: CallArgs) -> CliResult {
         });
         out(&format!("{report}\n"));
     } else if call.status == CallState::Success {
-        let text = match call.response.function_response.response.get("output") {
-            Some(Value::String(s)) => s.clone(),
-            Some(other) => other.to_string(),
-            None => String::new(),
-        };
-        let newline =
-            if std::io::stdout().is_terminal() && !text.ends_with('\n') { "\n" } else { "" };
-        out(&format!("{text}{newline}"));
+        // Borrowed: the text can be a million characters.
+        let text: std::borrow::Cow<'_, str> =
+            match call.response.function_response.response.get("output") {
+                Some(Value::String(s)) => s.into(),
+                Some(other) => other.to_string().into(),
+                None => "".into(),
+            };
+        out(&text);
+        if std::io::stdout().is_terminal() && !text.ends_with('\n') {
+            out("\n");
+        }
     } else if let Some(e) = &call.error {
         err_line(&e.message);
     }
     if let Some(hint) = &call.hint {
         err_line(&format!("toolbelt: hint: {hint}"));
     }
+    timings::mark("output");
     Ok(match (call.status, call.refusal) {
         (_, Some(_)) => EXIT_REFUSED,
         (CallState::Success, None) => EXIT_OK,

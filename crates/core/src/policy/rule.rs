@@ -174,6 +174,13 @@ impl ArgsPattern {
         Ok(Self { source, compiled: Arc::new(compiled) })
     }
 
+    /// A pattern from the policy files built into toolbelt, taken without the checks of
+    /// [`Self::new`]: they cost more at every start than the rest of loading the files, and
+    /// `bundled_patterns_pass_the_checks` runs them on every bundled pattern.
+    pub fn bundled(source: impl Into<String>) -> Result<Self, String> {
+        Ok(Self { source: source.into(), compiled: Arc::new(OnceLock::new()) })
+    }
+
     /// The regular expression's source text.
     pub fn source(&self) -> &str {
         &self.source

@@ -59,6 +59,7 @@ impl Scheduler {
             env: Some(self.env.clone()),
         };
         let timeout_ms = self.env().config.timeout_ms_for(b.tool.name());
+        crate::timings::mark("call: validate, build, policy");
         let fut = AssertUnwindSafe(b.invocation.execute(ctx)).catch_unwind();
         tokio::pin!(fut);
         let deadline = async {
@@ -84,6 +85,7 @@ impl Scheduler {
                 Ended::Cancelled(tokio::time::timeout(self.grace, &mut fut).await.ok().and_then(Result::ok))
             }
         };
+        crate::timings::mark("call: the tool");
         match ended {
             Ended::Done(Err(panic)) => {
                 let what = panic

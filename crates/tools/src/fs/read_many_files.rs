@@ -14,12 +14,13 @@ use tokio_util::sync::CancellationToken;
 use toolbelt_core::Kind;
 use toolbelt_core::result::{Content, ErrorType, Part, ToolResult};
 use toolbelt_core::tool::{Declaration, ExecContext, Invocation, ModelFamily, Tool, ToolEnv};
-use toolbelt_core::workspace::{
-    IgnoreOptions, OpenError, PathError, ResolvedPath, Workspace, paths,
-};
+use toolbelt_core::workspace::{IgnoreOptions, Workspace};
 
-use super::file_type::{self, FileType};
-use super::read_file::{read, select_lines};
+use super::file_type;
+
+mod each_file;
+
+use each_file::{Checked, Read};
 
 pub const NAME: &str = "read_many_files";
 
@@ -327,38 +328,20 @@ impl Job {
             Ok(f) => f,
             Err(e) => return search_error(&e),
         };
+        toolbelt_core::timings::mark("read_many: walk");
         let ws = &self.workspace;
+        let threads = crate::search::walker_threads();
         let mut skipped: Vec<(String, String)> = Vec::new();
         let (mut ignored, mut outside, mut hidden) = (0usize, 0usize, 0usize);
         let mut kept = Vec::new();
-        for (f, ino) in files {
-            if ws.ignore().is_ignored(&f, false, self.opts) {
-                ignored += 1;
-                continue;
+        for checked in crate::parallel::map(&files, threads, |(f, ino)| self.check(f, *ino)) {
+            match checked {
+                Checked::Kept(r) => kept.push(r),
+                Checked::Ignored => ignored += 1,
+                Checked::Hidden => hidden += 1,
+                Checked::Outside => outside += 1,
+                Checked::Gone => {}
             }
-            // The walk went by name: what it yielded must be reached beneath a root, allowed,
-            // and (for a plain file) be the very file it listed. Refused files are counted, not
-            // named: a name from a folder swapped for a link to outside is an outside name.
-            match ws.confirm_walked(&f, ino) {
-                Ok(_) => {}
-                Err(OpenError::Path(PathError::Sensitive { .. })) => {
-                    hidden += 1;
-                    continue;
-                }
-                Err(OpenError::Path(PathError::Outside { .. })) => {
-                    outside += 1;
-                    continue;
-                }
-                // Gone or changed while the folder was walked.
-                Err(_) => continue,
-            }
-            // The walk starts at resolved roots and does not follow links: only a link (no inode
-            // recorded) can lead elsewhere.
-            let real = match ino {
-                Some(_) => f.clone(),
-                None => paths::robust_realpath(&f).unwrap_or_else(|_| f.clone()),
-            };
-            kept.push(ResolvedPath { lexical: f, real });
         }
         if ignored > 0 {
             skipped.push((format!("{ignored} file(s)"), "ignored by project ignore files".into()));
@@ -371,92 +354,90 @@ impl Job {
             let why = "Security: hidden by sensitive-path rules; see allow_sensitive_paths";
             skipped.push((format!("{hidden} file(s)"), why.into()));
         }
+        toolbelt_core::timings::mark("read_many: confirm each file");
         kept.sort_by(|a, b| {
             a.real.to_string_lossy().encode_utf16().cmp(b.real.to_string_lossy().encode_utf16())
         });
         let mut parts: Vec<Part> = Vec::new();
         let mut read_files: Vec<String> = Vec::new();
         // What the model gets is bounded: once the files read fill the budget, the rest are
-        // named as left out (never silently absent).
+        // named as left out (never silently absent). Files are read in parallel a chunk at a
+        // time and taken in order, so at most one chunk is read past the budget, and only
+        // what is taken is recorded as seen by the model.
         let mut budget = toolbelt_core::truncate::MAX_OUTPUT_CHARS;
         let mut left_out: Vec<String> = Vec::new();
-        for f in &kept {
-            if budget == 0 {
-                left_out.push(ws.relative(&f.real));
-                continue;
-            }
-            if self.cancel.is_cancelled() {
-                skipped.push((ws.relative(&f.real), "cancelled before it was read".into()));
-                continue;
-            }
-            let shown = ws.relative(&f.real);
-            // By the name alone: the content is only ever read through the file layer's handle
-            // (a FIFO swapped in here would block a read by name).
-            let kind = file_type::detect_with(&f.real, || true);
-            if matches!(kind, FileType::Image | FileType::Pdf | FileType::Audio)
-                && !self.requested(&f.real)
+        let chunk = (threads * 32).max(64);
+        for batch in kept.chunks(chunk) {
+            let reads = if budget == 0 {
+                Vec::new()
+            } else {
+                crate::parallel::map(batch, threads, |f| self.read_one(f))
+            };
+            for (f, one) in
+                batch.iter().zip(reads.into_iter().map(Some).chain(std::iter::repeat_with(|| None)))
             {
-                skipped.push((shown, ASSET_SKIP.into()));
-                continue;
-            }
-            let mut warned = false;
-            let (start, end, numbered) = self.lines;
-            let r = read(ws, f, &shown, &self.seen, |text| {
-                let sel = select_lines(text, start, end);
-                // A range asked for is not a truncation; the 2,000-line cut of an open range is.
-                warned = sel.shortened || (end.is_none() && sel.last < sel.total);
-                let body = if numbered {
-                    super::read_file::number_lines(&sel.body, sel.first)
-                } else {
-                    sel.body
+                let shown = ws.relative(&f.real);
+                let Some(one) = one.filter(|_| budget > 0) else {
+                    left_out.push(shown);
+                    continue;
                 };
-                ToolResult::text(body, "")
-            });
-            if let Some(e) = &r.error {
-                skipped.push((shown, format!("Read error: {}", e.message)));
-                continue;
-            }
-            match r.llm_content {
-                Content::Text(t) => {
-                    let warning = if warned { TRUNCATION_WARNING } else { "" };
-                    let mut text = format!("--- {} ---\n\n{warning}{t}\n\n", f.real.display());
-                    if text.len() > budget {
-                        if !read_files.is_empty() {
-                            budget = 0;
+                let (r, seen) = match one {
+                    Read::Cancelled => {
+                        skipped.push((shown, "cancelled before it was read".into()));
+                        continue;
+                    }
+                    Read::Asset => {
+                        skipped.push((shown, ASSET_SKIP.into()));
+                        continue;
+                    }
+                    Read::Done { result, seen } => (*result, seen),
+                };
+                if let Some(e) = &r.error {
+                    skipped.push((shown, format!("Read error: {}", e.message)));
+                    continue;
+                }
+                match r.llm_content {
+                    Content::Text(mut text) => {
+                        if text.len() > budget {
+                            if !read_files.is_empty() {
+                                budget = 0;
+                                left_out.push(shown);
+                                continue;
+                            }
+                            // The first file alone is over the budget: its beginning.
+                            let mut cut = budget;
+                            while !text.is_char_boundary(cut) {
+                                cut -= 1;
+                            }
+                            text.truncate(cut);
+                            text.push_str(&format!(
+                                "\n\n[WARNING: the output limit of {} characters was reached inside this file; read the rest with read_file and start_line.]\n\n",
+                                toolbelt_core::truncate::MAX_OUTPUT_CHARS
+                            ));
+                        }
+                        budget = budget.saturating_sub(text.len());
+                        parts.push(Part::text(text));
+                    }
+                    Content::Part(p) => {
+                        if !fits(&mut budget, std::slice::from_ref(&p)) {
                             left_out.push(shown);
                             continue;
                         }
-                        // The first file alone is over the budget: its beginning.
-                        let mut cut = budget;
-                        while !text.is_char_boundary(cut) {
-                            cut -= 1;
+                        parts.push(p);
+                    }
+                    Content::Parts(ps) => {
+                        if !fits(&mut budget, &ps) {
+                            left_out.push(shown);
+                            continue;
                         }
-                        text.truncate(cut);
-                        text.push_str(&format!(
-                            "\n\n[WARNING: the output limit of {} characters was reached inside this file; read the rest with read_file and start_line.]\n\n",
-                            toolbelt_core::truncate::MAX_OUTPUT_CHARS
-                        ));
+                        parts.extend(ps);
                     }
-                    budget = budget.saturating_sub(text.len());
-                    parts.push(Part::text(text));
                 }
-                Content::Part(p) => {
-                    if !fits(&mut budget, std::slice::from_ref(&p)) {
-                        left_out.push(shown);
-                        continue;
-                    }
-                    parts.push(p);
-                }
-                Content::Parts(ps) => {
-                    if !fits(&mut budget, &ps) {
-                        left_out.push(shown);
-                        continue;
-                    }
-                    parts.extend(ps);
-                }
+                self.seen.absorb(seen);
+                read_files.push(shown);
             }
-            read_files.push(shown);
         }
+        toolbelt_core::timings::mark("read_many: read and format");
         if !left_out.is_empty() {
             parts.push(Part::text(left_out_notice(&left_out)));
             let why = format!(

@@ -289,6 +289,7 @@ impl Job {
                 .sum::<usize>();
             files.append(&mut more);
         }
+        toolbelt_core::timings::mark("grep: walk and search");
         let p = &self.params;
         let mut files = limit_files(files, limit);
         let matches: usize =
@@ -304,6 +305,7 @@ impl Job {
                 .collect();
             files = limit_files(again, limit);
         }
+        toolbelt_core::timings::mark("grep: context of 1-3 matches");
         let place = if dirs.len() > 1 {
             format!("across {} workspace directories", dirs.len())
         } else {
@@ -312,7 +314,7 @@ impl Job {
         let mut unsearchable = std::mem::take(&mut *self.unsearchable.locked());
         unsearchable.sort();
         unsearchable.dedup();
-        format_grep(
+        let result = format_grep(
             &files,
             &GrepReport {
                 pattern: &p.pattern,
@@ -326,7 +328,9 @@ impl Job {
                     .then_some("it was cancelled or ran out of time"),
                 unsearchable: &unsearchable,
             },
-        )
+        );
+        toolbelt_core::timings::mark("grep: format");
+        result
     }
 
     /// Walks the search path in parallel and searches every file that passes the filters,
@@ -367,6 +371,7 @@ impl Job {
         }
         walk.overrides(ov.build().map_err(|e| e.to_string())?);
         walk.threads(super::walker_threads());
+        toolbelt_core::timings::mark("grep: walker set-up");
 
         let found = AtomicUsize::new(0);
         let results: Mutex<Vec<GrepFile>> = Mutex::new(Vec::new());

@@ -160,20 +160,37 @@ struct RawRule {
 
 /// Parses one file's text. `file_name` labels the rules (`Default: write.toml`).
 pub fn load_str(text: &str, tier: Tier, file_name: &str, path: Option<&Path>) -> Loaded {
+    match toml::from_str(text) {
+        Ok(doc) => load_table(&doc, text, tier, file_name, path),
+        Err(e) => {
+            let shown =
+                path.map(|p| p.display().to_string()).unwrap_or_else(|| file_name.to_string());
+            let mut out = Loaded::default();
+            out.errors.push(PolicyFileError {
+                file: shown,
+                line: e.span().map(|s| line_at(text, s.start)),
+                message: format!("not valid TOML: {}", e.message()),
+            });
+            out
+        }
+    }
+}
+
+/// The rules of one file already parsed (`text` is its source, for the line numbers of
+/// problems).
+pub fn load_table(
+    doc: &toml::Table,
+    text: &str,
+    tier: Tier,
+    file_name: &str,
+    path: Option<&Path>,
+) -> Loaded {
     let shown = path.map(|p| p.display().to_string()).unwrap_or_else(|| file_name.to_string());
     let mut out = Loaded::default();
     let problem = |line: Option<usize>, message: String| PolicyFileError {
         file: shown.clone(),
         line,
         message,
-    };
-    let doc: toml::Table = match toml::from_str(text) {
-        Ok(d) => d,
-        Err(e) => {
-            let line = e.span().map(|s| line_at(text, s.start));
-            out.errors.push(problem(line, format!("not valid TOML: {}", e.message())));
-            return out;
-        }
     };
     for key in doc.keys().filter(|k| *k != "rule") {
         let line = text.lines().position(|l| l.contains(key.as_str())).map(|i| i + 1);
@@ -403,7 +420,11 @@ fn compile(
         };
     let compiled: Vec<(Option<ArgsPattern>, Option<String>)> = patterns
         .into_iter()
-        .map(|(p, prefix)| p.map(ArgsPattern::new).transpose().map(|c| (c, prefix)))
+        .map(|(p, prefix)| {
+            // The bundled files' patterns are checked by a test, not at every start.
+            let make = if tier == Tier::Default { ArgsPattern::bundled } else { ArgsPattern::new };
+            p.map(make).transpose().map(|c| (c, prefix))
+        })
         .collect::<Result<_, _>>()?;
     let mut out = Vec::new();
     for tool in &raw.tool_names {

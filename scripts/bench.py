@@ -1,0 +1,260 @@
+#!/usr/bin/env python3
+"""The performance table (run by scripts/bench.sh, which installs the yardsticks and fetches the
+corpora first). Every figure is measured in this run: hyperfine for wall times (whole processes,
+warm page cache, medians), wait4's rusage for peak RSS, and `cargo bench --bench mcp` for the
+MCP rates."""
+
+import argparse
+import json
+import os
+import platform
+import random
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+RARE = "ZqXwVbRareToken"
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bin", required=True)
+    ap.add_argument("--cache", required=True)
+    ap.add_argument("--node-fs", default="")
+    ap.add_argument("--quick", action="store_true", help="fewer runs (a rough table)")
+    ap.add_argument("--no-huge", action="store_true", help="skip the generated 200,000-file tree")
+    ap.add_argument("--no-mcp", action="store_true", help="skip the MCP comparison")
+    a = ap.parse_args()
+    baseline = os.environ.get("TOOLBELT_BENCH_BASELINE", "")
+    bench = Bench(a.bin, a.cache, baseline, a.quick)
+    gem, ruff = f"{a.cache}/gemini-cli", f"{a.cache}/ruff"
+    print(machine())
+    huge = None
+    try:
+        bench.grep_rows("gemini-cli", gem, "getEffectiveModel")
+        bench.grep_rows("ruff", ruff, "needless_bool")
+        bench.glob_row("gemini-cli", gem, "ts")
+        bench.glob_row("ruff", ruff, "rs")
+        if not a.no_huge:
+            huge = tempfile.mkdtemp(prefix="huge-", dir=a.cache)
+            t = time.perf_counter()
+            files, size = generate_huge(huge)
+            print(f"generated {files:,} files / {size / 1e9:.2f} GB in {time.perf_counter() - t:.0f} s: {huge}")
+            bench.grep_rows("huge", huge, RARE, runs=5)
+            bench.limit_row("huge", huge, "return")
+            bench.glob_row("huge", huge, "rs", runs=5)
+        bench.read_many_row(gem, "packages/core/src/tools/**/*.js")
+        bench.startup_row()
+        if not a.no_mcp:
+            bench.mcp_row(a.node_fs)
+    finally:
+        if huge:
+            shutil.rmtree(huge, ignore_errors=True)
+    bench.print_table()
+    sys.exit(1 if bench.differences else 0)
+
+
+def machine():
+    cpu = ""
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return (f"machine: {os.cpu_count()} cores ({cpu or platform.machine()}), "
+            f"{platform.system()} {platform.release()}, {time.strftime('%Y-%m-%d %H:%M %Z')}")
+
+
+def generate_huge(root, files=200_000, target_bytes=2_000_000_000):
+    """A deterministic tree: 200 packages x 10 modules x 100 files of source-like text, about
+    10 KB each; the rare token sits in three files."""
+    rng = random.Random(22)
+    words = ["fn", "let", "mut", "return", "impl", "struct", "match", "self", "value", "count",
+             "name", "path", "error", "result", "config", "buffer", "index", "items", "total",
+             "const", "if", "else", "for", "while", "pub", "use", "type", "Some", "None", "Ok"]
+    lines = []
+    size = 0
+    while size < 4 << 20:
+        n = rng.randint(2, 12)
+        line = "    " * rng.randint(0, 3) + " ".join(rng.choice(words) + (str(rng.randint(0, 99)) if rng.random() < 0.3 else "") for _ in range(n)) + ";\n"
+        lines.append(line)
+        size += len(line)
+    pool = "".join(lines).encode()
+    pool += pool
+    exts = ["rs", "ts", "py", "md", "txt", "json", "c", "go"]
+    avg = target_bytes // files
+    planted = {1234, 98765, 187654}
+    total = 0
+    i = 0
+    for p in range(200):
+        for m in range(10):
+            d = f"{root}/pkg{p:03}/mod{m}"
+            os.makedirs(d)
+            for f in range(100):
+                length = rng.randint(avg // 5, avg * 9 // 5)
+                off = rng.randrange(0, len(pool) // 2)
+                start = pool.index(b"\n", off) + 1
+                body = pool[start:start + length]
+                body = body[:body.rfind(b"\n") + 1]
+                if i in planted:
+                    body += f"    let marker = \"{RARE}\";\n".encode()
+                with open(f"{d}/file{f:02}.{exts[rng.randrange(len(exts))]}", "wb") as fh:
+                    fh.write(body)
+                total += len(body)
+                i += 1
+    return i, total
+
+
+class Bench:
+    def __init__(self, bin_, cache, baseline, quick):
+        self.bin, self.baseline, self.quick = bin_, baseline, quick
+        self.rows = []
+        self.commands = []
+        self.differences = []
+        self.home = f"{cache}/home"
+        os.makedirs(self.home, exist_ok=True)
+        # No user settings or policies of this machine: every run sees the defaults.
+        self.env = dict(os.environ, TOOLBELT_HOME=self.home, GEMINI_CLI_HOME=self.home, HOME=self.home)
+        self.small = tempfile.mkdtemp(prefix="small-", dir=cache)
+        with open(f"{self.small}/small.txt", "w") as fh:
+            fh.write("line one\nline two\n")
+
+    def tb(self, tool, args, root, bin_=None):
+        return [bin_ or self.bin, "call", tool, json.dumps(args, separators=(",", ":")), "--root", root]
+
+    def hyperfine(self, cwd, commands, runs=None, shell=False):
+        """Median wall times in ms of the named commands, run in `cwd`."""
+        runs = runs or (5 if self.quick else 20)
+        with tempfile.NamedTemporaryFile(suffix=".json") as out:
+            cmd = ["hyperfine", "--style", "none", "--warmup", "2", "--runs", str(runs),
+                   "--export-json", out.name]
+            if not shell:
+                cmd.append("-N")
+            for name, c in commands:
+                line = c if isinstance(c, str) else shlex.join(c)
+                self.commands.append(f"(cd {shlex.quote(cwd)} && {line})")
+                cmd += ["-n", name, line]
+            subprocess.run(cmd, cwd=cwd, env=self.env, check=True, stdout=subprocess.DEVNULL,
+                           stdin=subprocess.DEVNULL)
+            data = json.load(open(out.name))
+        return [r["median"] * 1000 for r in data["results"]]
+
+    def peak_rss_mib(self, cmd, cwd, shell=False):
+        p = subprocess.Popen(cmd, cwd=cwd, env=self.env, shell=shell, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
+        _, _, usage = os.wait4(p.pid, 0)
+        return usage.ru_maxrss / 1024
+
+    def check_output(self, label, cmd, cwd):
+        """Runs a toolbelt command; with a baseline binary, runs that too and compares."""
+        out = subprocess.run(cmd, cwd=cwd, env=self.env, capture_output=True, stdin=subprocess.DEVNULL)
+        if out.returncode != 0:
+            raise SystemExit(f"{label}: {shlex.join(cmd)} failed ({out.returncode}): {out.stderr.decode()[:500]}")
+        if self.baseline:
+            old = subprocess.run([self.baseline] + cmd[1:], cwd=cwd, env=self.env, capture_output=True,
+                                 stdin=subprocess.DEVNULL)
+            same = old.stdout == out.stdout and old.returncode == out.returncode
+            if not same:
+                self.differences.append(label)
+            print(f"  output of {label}: {'identical to the baseline' if same else 'DIFFERS from the baseline'} ({len(out.stdout):,} bytes)")
+        return out.stdout
+
+    def add(self, work, ours, yard_name, yard, target, rss=None):
+        self.rows.append((work, ours, yard_name, yard, target, rss))
+        print(f"  {work}: {ours:.1f} ms vs {yard_name} {yard:.1f} ms = {ours / yard:.2f}x")
+
+    def grep_rows(self, name, root, literal, runs=None):
+        cmd = self.tb("grep_search", {"pattern": literal}, root)
+        self.check_output(f"grep_search {literal!r} on {name}", cmd, root)
+        ours, rg = self.hyperfine(root, [("toolbelt", cmd), ("rg", ["rg", "-n", "-i", literal])], runs)
+        rss = self.peak_rss_mib(cmd, root)
+        rg_rss = self.peak_rss_mib(["rg", "-n", "-i", literal], root)
+        self.add(f"grep_search rare literal, {name}", ours, "`rg -n -i`", rg, 1.05,
+                 (rss, rg_rss, 12 if name != "huge" else None))
+
+    def limit_row(self, name, root, word):
+        cmd = self.tb("grep_search", {"pattern": word}, root)
+        self.check_output(f"grep_search {word!r} (100-match limit) on {name}", cmd, root)
+        yard = f"rg -n -i {word} | head -n 100"
+        ours, rg = self.hyperfine(root, [("toolbelt", shlex.join(cmd)), ("rg", yard)], shell=True)
+        self.add(f"grep_search common word, 100-match limit, {name}", ours, f"`{yard}`", rg, 1.05)
+
+    def glob_row(self, name, root, ext, runs=None):
+        cmd = self.tb("glob", {"pattern": f"**/*.{ext}"}, root)
+        self.check_output(f"glob **/*.{ext} on {name}", cmd, root)
+        ours, fd = self.hyperfine(root, [("toolbelt", cmd), ("fd", ["fdfind", "-g", f"*.{ext}"])], runs)
+        self.add(f"glob `**/*.{ext}`, {name}", ours, f"`fdfind -g '*.{ext}'`", fd, 1.0)
+
+    def read_many_row(self, root, pattern):
+        cmd = self.tb("read_many_files", {"include": [pattern]}, root)
+        out = self.check_output(f"read_many_files {pattern} on gemini-cli", cmd, root)
+        listed = subprocess.run(["rg", "--files", "-g", pattern], cwd=root, capture_output=True, text=True).stdout.split()
+        size = sum(os.path.getsize(os.path.join(root, f)) for f in listed)
+        yard = f"rg --files -g {shlex.quote(pattern)} | xargs cat"
+        ours, cat = self.hyperfine(root, [("toolbelt", shlex.join(cmd)), ("cat", yard)], shell=True)
+        rss = self.peak_rss_mib(cmd, root)
+        out_mib = len(out) / (1 << 20)
+        self.add(f"read_many_files, {len(listed)} files / {size / 1e6:.1f} MB", ours, "`rg --files … | xargs cat`",
+                 cat, 1.2, (rss, None, 2 * out_mib))
+
+    def startup_row(self):
+        cmd = self.tb("read_file", {"file_path": "small.txt"}, self.small)
+        self.check_output("read_file small.txt", cmd, self.small)
+        ours, rg, true = self.hyperfine(self.small, [("toolbelt", cmd), ("rg", ["rg", "--version"]),
+                                                     ("true", ["/bin/true"])], runs=10 if self.quick else 100)
+        self.add("cold `call read_file`, small file", ours, f"`rg --version` (`/bin/true` {true:.1f} ms)", rg, 1.25)
+
+    def mcp_row(self, node_fs):
+        env = dict(os.environ, TOOLBELT_BENCH_NODE_FS=node_fs)
+        cmd = ["cargo", "bench", "-q", "-p", "toolbelt", "--bench", "mcp"]
+        self.commands.append(f"TOOLBELT_BENCH_NODE_FS={shlex.quote(node_fs)} {shlex.join(cmd)}")
+        text = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True).stdout
+        ours = sorted(float(m) for m in re.findall(r"minimal client, unpinned: read_file, 1 in flight: (\d+)", text))
+        node = re.findall(r"minimal client, unpinned: reference Node filesystem server.*?: (\d+)", text)
+        if not ours or not node:
+            raise SystemExit(f"unexpected output of the MCP bench:\n{text}")
+        med, node = ours[len(ours) // 2], float(node[0])
+        # Rates, not times: the ratio is how many times more calls toolbelt serves.
+        self.rows.append((f"MCP read_file, 1 in flight (calls/s)", med, "Node filesystem server", node, ("min", 15.0), None))
+        print(f"  MCP: toolbelt {med:.0f} calls/s, Node filesystem server {node:.0f} calls/s = {med / node:.1f}x")
+
+    def print_table(self):
+        print("\n| work | toolbelt | yardstick | ratio | target |")
+        print("|---|---|---|---|---|")
+        over = []
+        for work, ours, yard_name, yard, target, rss in self.rows:
+            if isinstance(target, tuple):
+                ratio = ours / yard
+                ok = ratio >= target[1]
+                print(f"| {work} | {ours:,.0f} /s | {yard_name} {yard:,.0f} /s | {ratio:.1f}× | ≥ {target[1]:g}× {'ok' if ok else 'MISSED'} |")
+            else:
+                ratio = ours / yard
+                ok = ratio <= target
+                print(f"| {work} | {ours:.1f} ms | {yard_name} {yard:.1f} ms | {ratio:.2f}× | ≤ {target}× {'ok' if ok else 'MISSED'} |")
+            if not ok:
+                over.append(work)
+        for work, _, _, _, _, rss in self.rows:
+            if rss:
+                mine, theirs, limit = rss
+                beside = f", rg {theirs:.1f} MiB" if theirs else ""
+                verdict = f" (target ≤ {limit:.1f} MiB {'ok' if mine <= limit else 'MISSED'})" if limit else ""
+                if limit and mine > limit:
+                    over.append(f"peak RSS of {work}")
+                print(f"| peak RSS: {work} | {mine:.1f} MiB{beside}{verdict} | | | |")
+        print("\ncommands:")
+        for c in dict.fromkeys(self.commands):
+            print(f"  {c}")
+        if self.differences:
+            print(f"\noutputs that differ from the baseline: {', '.join(self.differences)}")
+        print(f"\n{len(self.rows) - len([o for o in over if not o.startswith('peak')])} of {len(self.rows)} timings on target; "
+              f"missed: {', '.join(over) if over else 'none'}")
+
+
+if __name__ == "__main__":
+    main()
