@@ -306,8 +306,7 @@ impl Workspace {
     /// [`Self::check_real`], naming a path outside the workspace as `asked` (the path as the
     /// caller spelled it): where a link outside leads is outside information.
     fn check_real_as(&self, real: &Path, asked: &Path) -> Result<(), PathError> {
-        let shown = real.to_string_lossy().into_owned();
-        paths::preflight(&shown).map_err(PathError::Invalid)?;
+        paths::preflight(&real.to_string_lossy()).map_err(PathError::Invalid)?;
         // The project temp folder holds outputs and plans; the sensitive rules apply there too.
         let base = self
             .roots

@@ -20,11 +20,12 @@ pub fn preflight(path: &str) -> Result<(), String> {
     if (path.contains('"') || path.contains("...")) && path.chars().count() > 20 {
         return Err("Path contains suspicious characters (double quotes or ellipses) and is too long to be a simple filename.".into());
     }
-    if path.chars().count() > 4096 {
+    // Byte lengths first: no more bytes than the limit, no more characters either.
+    if path.len() > 4096 && path.chars().count() > 4096 {
         return Err("Path is too long (maximum 4096 characters).".into());
     }
     for seg in path.split(['/', '\\']) {
-        if seg.chars().count() > 255 {
+        if seg.len() > 255 && seg.chars().count() > 255 {
             let first: String = seg.chars().take(20).collect();
             return Err(format!(
                 "Path component \"{first}...\" is too long (maximum 255 characters)."

@@ -28,6 +28,12 @@ pub struct SensitiveRules {
 pub struct Patterns {
     /// (index in the list, the pattern split at its `*`s).
     simple: Vec<(usize, Vec<Vec<u8>>)>,
+    /// For each byte (ASCII lowercased), the positions in `simple` of the patterns whose text
+    /// must end with it; a path segment is tried only against those and `open_end`. A walk
+    /// checks every segment of every file it opens, so this runs millions of times.
+    by_last: Vec<Vec<usize>>,
+    /// Positions in `simple` of the patterns ending in `*` (any last byte).
+    open_end: Vec<usize>,
     /// The other patterns and their indices in the list.
     complex: Option<(GlobSet, Vec<usize>)>,
 }
@@ -35,7 +41,7 @@ pub struct Patterns {
 impl Patterns {
     /// Compiles `list`; a pattern globset refuses is an error, as it was.
     pub fn new(list: &[String]) -> Result<Self, String> {
-        let mut simple = Vec::new();
+        let mut simple: Vec<(usize, Vec<Vec<u8>>)> = Vec::new();
         let (mut b, mut complex) = (GlobSetBuilder::new(), Vec::new());
         for (i, p) in list.iter().enumerate() {
             // Literal text and single `*`s: always a valid glob.
@@ -51,18 +57,25 @@ impl Patterns {
                 complex.push(i);
             }
         }
+        let mut by_last = vec![Vec::new(); 256];
+        let mut open_end = Vec::new();
+        for (k, (_, pieces)) in simple.iter().enumerate() {
+            match pieces.last().and_then(|p| p.last()) {
+                Some(b) => by_last[usize::from(b.to_ascii_lowercase())].push(k),
+                None => open_end.push(k),
+            }
+        }
         let complex = if complex.is_empty() {
             None
         } else {
             Some((b.build().map_err(|e| format!("invalid sensitive-path patterns: {e}"))?, complex))
         };
-        Ok(Self { simple, complex })
+        Ok(Self { simple, by_last, open_end, complex })
     }
 
     /// The index of the first pattern in the list that matches `text`.
     pub fn first_match(&self, text: &str) -> Option<usize> {
-        let by_hand =
-            self.simple.iter().find(|(_, pieces)| wildcard_match(pieces, text.as_bytes()));
+        let by_hand = self.first_match_simple(text).map(|k| &self.simple[k]);
         let by_globset =
             self.complex.as_ref().and_then(|(set, idx)| set.matches(text).first().map(|&k| idx[k]));
         match (by_hand.map(|(i, _)| *i), by_globset) {
@@ -71,9 +84,23 @@ impl Patterns {
         }
     }
 
+    /// The first simple pattern (by position in `simple`, which keeps the list's order) that
+    /// matches, among those that can.
+    fn first_match_simple(&self, text: &str) -> Option<usize> {
+        let bytes = text.as_bytes();
+        let ends = bytes
+            .last()
+            .map_or(&[][..], |b| &self.by_last[usize::from(b.to_ascii_lowercase())][..]);
+        ends.iter()
+            .chain(&self.open_end)
+            .copied()
+            .filter(|&k| wildcard_match(&self.simple[k].1, bytes))
+            .min()
+    }
+
     /// Whether any pattern matches `text`.
     pub fn is_match(&self, text: &str) -> bool {
-        self.simple.iter().any(|(_, pieces)| wildcard_match(pieces, text.as_bytes()))
+        self.first_match_simple(text).is_some()
             || self.complex.as_ref().is_some_and(|(set, _)| set.is_match(text))
     }
 }
@@ -140,8 +167,11 @@ impl SensitiveRules {
             if let Some(b) = BUILT_IN_SEGMENTS.iter().find(|b| cut.eq_ignore_ascii_case(b)) {
                 return Some(SensitiveHit { rule: (*b).to_string(), origin: "built-in" });
             }
-            let lower = cut.to_ascii_lowercase();
-            if lower.starts_with("gha-creds-") && lower.ends_with(".json") {
+            let b = cut.as_bytes();
+            if b.len() >= 15
+                && b[..10].eq_ignore_ascii_case(b"gha-creds-")
+                && b[b.len() - 5..].eq_ignore_ascii_case(b".json")
+            {
                 return Some(SensitiveHit { rule: "gha-creds-*.json".into(), origin: "built-in" });
             }
             // The name as given and as the file system may read it (trailing dots and spaces
@@ -150,7 +180,9 @@ impl SensitiveRules {
                 continue;
             }
             let hit = self.configured.first_match(seg);
-            if let Some(i) = hit.or_else(|| self.configured.first_match(cut)) {
+            if let Some(i) =
+                hit.or_else(|| (cut != seg).then(|| self.configured.first_match(cut)).flatten())
+            {
                 return Some(SensitiveHit {
                     rule: self.patterns[i].clone(),
                     origin: "sensitive_paths",
@@ -224,12 +256,17 @@ mod tests {
             failure_persistence: None,
             ..ProptestConfig::default()
         };
-        proptest!(config, |(pattern in "[aAb*./éÉK\u{212a}]{0,6}", text in "[aAbB./éÉkK\u{212a}]{0,8}")| {
-            prop_assume!(!pattern.contains("**"));
-            let glob = GlobBuilder::new(&pattern).case_insensitive(true).build().unwrap().compile_matcher();
-            let ours = Patterns::new(std::slice::from_ref(&pattern)).unwrap();
+        proptest!(config, |(list in prop::collection::vec("[aAb*./éÉK\\u{212a}]{0,6}", 1..4), text in "[aAbB./éÉkK\\u{212a}]{0,8}")| {
+            prop_assume!(list.iter().all(|p| !p.contains("**")));
+            let mut b = GlobSetBuilder::new();
+            for p in &list {
+                b.add(GlobBuilder::new(p).case_insensitive(true).build().unwrap());
+            }
+            let set = b.build().unwrap();
+            let ours = Patterns::new(&list).unwrap();
             prop_assert!(ours.complex.is_none());
-            prop_assert_eq!(ours.is_match(&text), glob.is_match(&text), "{:?} {:?}", pattern, text);
+            prop_assert_eq!(ours.is_match(&text), set.is_match(&text), "{:?} {:?}", list, text);
+            prop_assert_eq!(ours.first_match(&text), set.matches(&text).first().copied(), "{:?} {:?}", list, text);
         });
     }
 

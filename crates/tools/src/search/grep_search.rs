@@ -442,6 +442,12 @@ impl Job {
         };
         // Through the workspace's file layer: beneath a root, sensitive files refused.
         let file = open_for_search(&self.workspace, path)?;
+        let searched = searcher.search_file(&self.matcher, &file, &mut sink);
+        // Named only when there is something to say about it (most files searched have no
+        // match).
+        if searched.is_ok() && sink.entries.is_empty() {
+            return None;
+        }
         let file_path = if self.single_file {
             path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
         } else if let Some(root) = self.roots.iter().find(|r| path.starts_with(r)) {
@@ -451,7 +457,7 @@ impl Job {
         } else {
             paths::relative_to(path, &self.search)
         };
-        if let Err(e) = searcher.search_file(&self.matcher, &file, &mut sink) {
+        if let Err(e) = searched {
             let why = if e.to_string().contains("allocation limit") {
                 format!(
                     "a line is longer than the {} MiB a search holds in memory",
