@@ -31,6 +31,34 @@ pub const GREP_EXCLUDES: &[&str] = &[
     "*.tmp",
 ];
 
+/// Whether a walked entry falls under [`GREP_EXCLUDES`] as ripgrep's overrides apply them: a
+/// folder named like one of the excluded folders (what is inside it matches `**/NAME/**`; a
+/// file of that name does not), or any entry named `*.log` or `*.tmp` (case-sensitive). Only
+/// for entries below the search path: the path itself is never excluded.
+pub fn excluded_by_default(e: &ignore::DirEntry) -> bool {
+    let name = e.file_name().as_encoded_bytes();
+    if name.ends_with(b".log") || name.ends_with(b".tmp") {
+        return true;
+    }
+    e.file_type().is_some_and(|t| t.is_dir())
+        && EXCLUDED_FOLDERS.iter().any(|d| d.as_bytes() == name)
+}
+
+/// The folders of [`GREP_EXCLUDES`].
+const EXCLUDED_FOLDERS: &[&str] = &[
+    "node_modules",
+    ".git",
+    "bower_components",
+    ".svn",
+    ".hg",
+    ".vscode",
+    ".idea",
+    "dist",
+    "build",
+    "coverage",
+    "__pycache__",
+];
+
 /// Worker threads for a parallel walk: the machine's cores, at most 4 (upstream runs ripgrep
 /// with `--threads 4`).
 pub fn walker_threads() -> usize {
@@ -167,6 +195,46 @@ pub fn format_grep(files: &[GrepFile], r: &GrepReport<'_>) -> ToolResult {
     }
 }
 
+/// A file the walk found, opened through the workspace's file layer; `None` when the layer
+/// refuses it (outside the roots, or a sensitive file) or it cannot be opened.
+#[cfg(unix)]
+pub(crate) fn open_for_search(
+    ws: &toolbelt_core::Workspace,
+    path: &std::path::Path,
+) -> Option<toolbelt_core::workspace::Scan> {
+    let resolved = toolbelt_core::workspace::ResolvedPath {
+        lexical: path.to_path_buf(),
+        real: path.to_path_buf(),
+    };
+    ws.open_scan(&resolved).ok()
+}
+
+/// Without the unix file layer: the path checks, then the file by name.
+#[cfg(not(unix))]
+pub(crate) fn open_for_search(
+    ws: &toolbelt_core::Workspace,
+    path: &std::path::Path,
+) -> Option<PlainScan> {
+    let resolved = toolbelt_core::workspace::ResolvedPath {
+        lexical: path.to_path_buf(),
+        real: path.to_path_buf(),
+    };
+    ws.check_access(&resolved, toolbelt_core::workspace::Access::Read).ok()?;
+    std::fs::File::open(path).ok().map(|file| PlainScan { file })
+}
+
+#[cfg(not(unix))]
+pub(crate) struct PlainScan {
+    pub file: std::fs::File,
+}
+
+#[cfg(not(unix))]
+impl PlainScan {
+    fn reveal(&self, _: &toolbelt_core::Workspace) -> Result<(), ()> {
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -224,6 +292,14 @@ mod tests {
                 "No matches found for pattern \"world\" in path \".\".".into()
             )
         );
+    }
+
+    #[test]
+    fn the_pruned_names_are_the_default_exclude_globs() {
+        let mut globs: Vec<String> =
+            EXCLUDED_FOLDERS.iter().map(|d| format!("**/{d}/**")).collect();
+        globs.extend(["*.log".to_string(), "*.tmp".to_string()]);
+        assert_eq!(globs, GREP_EXCLUDES);
     }
 
     #[test]

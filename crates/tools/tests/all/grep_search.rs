@@ -190,6 +190,48 @@ fn hidden_ignored_excluded_and_binary_files_are_skipped() {
     assert!(!out.contains(".hidden.txt"), "no_ignore does not mean hidden");
 }
 
+/// The default excludes are folders by name and `*.log`/`*.tmp` names (issue 22 prunes them
+/// in the walk instead of matching override globs against every path): what they leave out
+/// and what they do not, as ripgrep's overrides decide it.
+#[test]
+fn default_excludes_match_folders_by_name_below_the_search_path() {
+    let t = TempTree::new();
+    t.file("dist", "world")
+        .file("build.txt", "world")
+        .file("x.TMP", "world")
+        .file("logs.log/inner.txt", "world")
+        .file("a/node_modules/x.txt", "world")
+        .file("a/b/coverage/c.txt", "world")
+        .file("a/__pycache__/m.txt", "world")
+        .file("src/run.tmp", "world")
+        .file("d2/dist/sub/in.txt", "world")
+        .file("keep/build/deep/no.txt", "world");
+    let o = run(&t, "grep_search", json!({"pattern": "world", "names_only": true}));
+    assert_eq!(
+        o.output(),
+        "Found 3 files with matches for pattern \"world\" in path \".\":\nbuild.txt\ndist\nx.TMP"
+    );
+    // Inside an excluded folder, the search path itself is not excluded.
+    let o = run(
+        &t,
+        "grep_search",
+        json!({"pattern": "world", "dir_path": "d2/dist/sub", "names_only": true}),
+    );
+    assert_eq!(
+        o.output(),
+        "Found 1 files with matches for pattern \"world\" in path \"d2/dist/sub\":\nin.txt"
+    );
+    let o = run(
+        &t,
+        "grep_search",
+        json!({"pattern": "world", "include_pattern": "*.txt", "names_only": true}),
+    );
+    assert_eq!(
+        o.output(),
+        "Found 1 files with matches for pattern \"world\" in path \".\" (filter: \"*.txt\"):\nbuild.txt"
+    );
+}
+
 #[test]
 fn nested_gitignores_apply_inside_git_repos() {
     let t = TempTree::new();
