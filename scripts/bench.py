@@ -250,8 +250,10 @@ class Bench:
         if not ours or not node:
             raise SystemExit(f"unexpected output of the MCP bench:\n{text}")
         med, node = ours[len(ours) // 2], float(node[0])
+        floor = re.findall(r"minimal client, unpinned: `cat` echo \(no server\), 1 in flight: (\d+)", text)
+        echo = f"; a `cat` echo on the same pipes: {int(floor[0]):,} /s" if floor else ""
         # Rates, not times: the ratio is how many times more calls toolbelt serves.
-        self.rows.append((f"MCP read_file, 1 in flight (calls/s)", med, "Node filesystem server", node, ("min", 15.0), None))
+        self.rows.append((f"MCP read_file, 1 in flight (calls/s{echo})", med, "Node filesystem server", node, ("min", 15.0), None))
         print(f"  MCP: toolbelt {med:.0f} calls/s, Node filesystem server {node:.0f} calls/s = {med / node:.1f}x")
 
     def print_table(self):
@@ -279,6 +281,8 @@ class Bench:
                 print(f"| peak RSS: {work} | {mine:.1f} MiB{beside}{verdict} | | | |")
         for n in self.notes:
             print(n)
+            if "MISSED" in n:
+                over.append(n.split("|")[1].strip())
         for what, phases in self.phases:
             print(f"\nphases of {what} (µs, mean of 20 runs; TOOLBELT_TIMINGS=1):")
             for name, us in phases:
@@ -288,7 +292,7 @@ class Bench:
             print(f"  {c}")
         if self.differences:
             print(f"\noutputs that differ from the baseline: {', '.join(self.differences)}")
-        print(f"\n{len(self.rows) - len([o for o in over if not o.startswith('peak')])} of {len(self.rows)} timings on target; "
+        print(f"\n{len(self.rows) - len([o for o in over if not o.startswith('peak')])} of {len(self.rows)} timings and rates on target; "
               f"missed: {', '.join(over) if over else 'none'}")
 
 
