@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 
 pub use self::ignore::{GEMINI_IGNORE, IgnoreOptions, IgnoreService};
 #[cfg(unix)]
-pub use self::open::{FileKindError, OpenError, Scan, WriteTarget};
+pub use self::open::{FileKindError, OpenError, WriteTarget};
 pub use self::sensitive::{SensitiveHit, SensitiveRules};
 use crate::config::Config;
 

@@ -45,24 +45,6 @@ pub enum FileKindError {
     },
 }
 
-/// A file opened to be searched ([`Workspace::open_scan`]): its content may be searched, and
-/// what the search found may be shown once [`Scan::reveal`] has passed.
-#[derive(Debug)]
-pub struct Scan {
-    /// The open file.
-    pub file: File,
-    real: PathBuf,
-}
-
-impl Scan {
-    /// The check [`Workspace::open_scan`] left out: a regular file with several names must
-    /// not have one that is sensitive or lies outside the roots.
-    pub fn reveal(&self, ws: &Workspace) -> Result<(), OpenError> {
-        let st = fstat(&self.file).map_err(io::Error::from)?;
-        Ok(ws.check_links(&st, &self.real)?)
-    }
-}
-
 impl Workspace {
     /// The root `p` lies under (by its absolute, lexical form) and the rest of it.
     fn locate(&self, p: &Path) -> Option<(usize, PathBuf)> {
@@ -102,18 +84,6 @@ impl Workspace {
         want: Want,
         allow_missing: bool,
     ) -> Result<Found, OpenError> {
-        self.reach_with(path, want, allow_missing, true)
-    }
-
-    /// [`Self::reach`]; `links`: whether an opened file's other names are checked here (only
-    /// [`Self::open_scan`] leaves it to [`Scan::reveal`]).
-    fn reach_with(
-        &self,
-        path: &ResolvedPath,
-        want: Want,
-        allow_missing: bool,
-        links: bool,
-    ) -> Result<Found, OpenError> {
         let temp;
         let (roots, root, rel) = match self.locate(&path.real) {
             Some((root, rel)) => (&self.root_dirs[..], root, rel),
@@ -150,7 +120,6 @@ impl Workspace {
         }
         if let (Some(fd), Want::Open(flags)) = (&found.fd, want)
             && !flags.contains(OFlags::PATH)
-            && links
         {
             self.check_links(&fstat(fd).map_err(io::Error::from)?, &found.real)?;
         }
@@ -188,18 +157,6 @@ impl Workspace {
     pub fn open_read(&self, path: &ResolvedPath) -> Result<File, OpenError> {
         let found = self.reach(path, Want::Open(OFlags::RDONLY | OFlags::NONBLOCK), false)?;
         found.fd.map(File::from).ok_or_else(|| io::Error::from(io::ErrorKind::NotFound).into())
-    }
-
-    /// Opens a file to be searched: like [`Self::open_read`], except that the check on other
-    /// names of a hard-linked file (one `fstat` per file, the layer's largest cost in a search
-    /// of a whole tree) is left to [`Scan::reveal`], which must pass before anything found in
-    /// the file is shown. A file refused that way shows nothing, exactly as a file searched
-    /// without a match, so searching it first reveals nothing either.
-    pub fn open_scan(&self, path: &ResolvedPath) -> Result<Scan, OpenError> {
-        let want = Want::Open(OFlags::RDONLY | OFlags::NONBLOCK);
-        let found = self.reach_with(path, want, false, false)?;
-        let fd = found.fd.ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))?;
-        Ok(Scan { file: File::from(fd), real: found.real })
     }
 
     /// Opens a folder for reading its entries.

@@ -443,15 +443,13 @@ impl Job {
             cancel: &self.cancel,
         };
         // Through the workspace's file layer: beneath a root, sensitive files refused.
-        let scan = super::open_for_search(&self.workspace, path)?;
-        let searched = searcher.search_file(&self.matcher, &scan.file, &mut sink);
+        let file = super::open_for_search(&self.workspace, path)?;
+        let searched = searcher.search_file(&self.matcher, &file, &mut sink);
         // Named only when there is something to say about it (most files searched have no
-        // match), and only once the layer's last check has passed: until then nothing found
-        // in the file is shown, not even that it could not be searched.
+        // match).
         if searched.is_ok() && sink.entries.is_empty() {
             return None;
         }
-        scan.reveal(&self.workspace).ok()?;
         let file_path = if self.single_file {
             path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
         } else if let Some(root) = self.roots.iter().find(|r| path.starts_with(r)) {

@@ -196,42 +196,26 @@ pub fn format_grep(files: &[GrepFile], r: &GrepReport<'_>) -> ToolResult {
 }
 
 /// A file the walk found, opened through the workspace's file layer; `None` when the layer
-/// refuses it (outside the roots, or a sensitive file) or it cannot be opened.
-#[cfg(unix)]
+/// refuses it (outside the roots, a sensitive file, a hard link to one) or it cannot be opened.
+/// Every check runs before a byte is read: a check left until a match is found would make the
+/// search of a refused file take longer when the pattern matches it, and a deadline turn that
+/// into a different answer (found by an adversarial review of issue 22).
 pub(crate) fn open_for_search(
     ws: &toolbelt_core::Workspace,
     path: &std::path::Path,
-) -> Option<toolbelt_core::workspace::Scan> {
+) -> Option<std::fs::File> {
     let resolved = toolbelt_core::workspace::ResolvedPath {
         lexical: path.to_path_buf(),
         real: path.to_path_buf(),
     };
-    ws.open_scan(&resolved).ok()
-}
-
-/// Without the unix file layer: the path checks, then the file by name.
-#[cfg(not(unix))]
-pub(crate) fn open_for_search(
-    ws: &toolbelt_core::Workspace,
-    path: &std::path::Path,
-) -> Option<PlainScan> {
-    let resolved = toolbelt_core::workspace::ResolvedPath {
-        lexical: path.to_path_buf(),
-        real: path.to_path_buf(),
-    };
-    ws.check_access(&resolved, toolbelt_core::workspace::Access::Read).ok()?;
-    std::fs::File::open(path).ok().map(|file| PlainScan { file })
-}
-
-#[cfg(not(unix))]
-pub(crate) struct PlainScan {
-    pub file: std::fs::File,
-}
-
-#[cfg(not(unix))]
-impl PlainScan {
-    fn reveal(&self, _: &toolbelt_core::Workspace) -> Result<(), ()> {
-        Ok(())
+    #[cfg(unix)]
+    {
+        ws.open_read(&resolved).ok()
+    }
+    #[cfg(not(unix))]
+    {
+        ws.check_access(&resolved, toolbelt_core::workspace::Access::Read).ok()?;
+        std::fs::File::open(path).ok()
     }
 }
 

@@ -393,3 +393,39 @@ fn an_unsearchable_file_in_another_root_is_named_under_its_root() {
     let name = other.root().file_name().unwrap().to_string_lossy();
     assert!(text.contains(&format!("\n- {name}/huge.min.js: a line is longer than")), "{text}");
 }
+
+/// Adversarial review of issue 22: a hard link to a file outside the workspace must be refused
+/// before a byte of it is read. A build that searched it first and checked the link only on a
+/// match printed the same answer, but took longer when the secret matched the pattern (with a
+/// deadline, a different answer): a pattern could be refined against the secret. Reading is
+/// seen here by the file's access time (the file system is checked first to update it).
+#[cfg(unix)]
+#[test]
+fn a_hard_link_to_outside_is_never_read_by_a_search() {
+    use std::time::{Duration, SystemTime};
+    let t = TempTree::new();
+    let outside = tempfile::tempdir().unwrap();
+    let long_ago = SystemTime::now() - Duration::from_secs(3 * 24 * 3600);
+    let accessed = |p: &std::path::Path| std::fs::metadata(p).unwrap().accessed().unwrap();
+    let age = |p: &std::path::Path| {
+        let f = std::fs::File::options().write(true).open(p).unwrap();
+        f.set_times(std::fs::FileTimes::new().set_accessed(long_ago)).unwrap();
+    };
+    // Does a read show in the access time here (not with noatime)?
+    let control = outside.path().join("control.txt");
+    std::fs::write(&control, "x").unwrap();
+    age(&control);
+    let _ = std::fs::read(&control).unwrap();
+    if accessed(&control) <= long_ago + Duration::from_secs(1) {
+        eprintln!("skipped: this file system does not record reads in the access time");
+        return;
+    }
+    let secret = outside.path().join("secret.txt");
+    std::fs::write(&secret, "TOKEN=abc123\n").unwrap();
+    std::fs::hard_link(&secret, t.root().join("notes.txt")).unwrap();
+    t.file("plain.txt", "nothing here");
+    age(&secret);
+    let o = run(&t, "grep_search", json!({"pattern": "TOKEN=a", "names_only": true}));
+    assert!(o.output().starts_with("No matches found"), "{}", o.output());
+    assert!(accessed(&secret) <= long_ago + Duration::from_secs(1), "the refused file was read");
+}
