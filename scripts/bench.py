@@ -261,6 +261,7 @@ class Bench:
         print("|---|---|---|---|---|")
         over = []
         for work, ours, yard_name, yard, target, rss in self.rows:
+            yard_name = yard_name.replace("|", "\\|")  # a pipe inside a Markdown table cell
             if isinstance(target, tuple):
                 ratio = ours / yard
                 ok = ratio >= target[1]
