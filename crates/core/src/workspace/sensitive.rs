@@ -24,8 +24,8 @@ pub struct SensitiveRules {
 /// case, any other byte as itself; `*` any run of bytes, `/` included). A pattern of literal
 /// text and `*` alone — every default one — is matched by hand: compiling the list into one
 /// regex took 0.15 ms of every start, twice. Any other pattern goes through globset.
-#[derive(Clone, Debug, Default)]
-pub struct Patterns {
+#[derive(Clone, Debug)]
+struct Patterns {
     /// (index in the list, the pattern split at its `*`s).
     simple: Vec<(usize, Vec<Vec<u8>>)>,
     /// For each byte (ASCII lowercased), the positions in `simple` of the patterns whose text
@@ -40,7 +40,7 @@ pub struct Patterns {
 
 impl Patterns {
     /// Compiles `list`; a pattern globset refuses is an error, as it was.
-    pub fn new(list: &[String]) -> Result<Self, String> {
+    fn new(list: &[String]) -> Result<Self, String> {
         let mut simple: Vec<(usize, Vec<Vec<u8>>)> = Vec::new();
         let (mut b, mut complex) = (GlobSetBuilder::new(), Vec::new());
         for (i, p) in list.iter().enumerate() {
@@ -74,11 +74,11 @@ impl Patterns {
     }
 
     /// The index of the first pattern in the list that matches `text`.
-    pub fn first_match(&self, text: &str) -> Option<usize> {
-        let by_hand = self.first_match_simple(text).map(|k| &self.simple[k]);
+    fn first_match(&self, text: &str) -> Option<usize> {
+        let by_hand = self.first_match_simple(text).map(|k| self.simple[k].0);
         let by_globset =
             self.complex.as_ref().and_then(|(set, idx)| set.matches(text).first().map(|&k| idx[k]));
-        match (by_hand.map(|(i, _)| *i), by_globset) {
+        match (by_hand, by_globset) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         }
@@ -99,7 +99,7 @@ impl Patterns {
     }
 
     /// Whether any pattern matches `text`.
-    pub fn is_match(&self, text: &str) -> bool {
+    fn is_match(&self, text: &str) -> bool {
         self.first_match_simple(text).is_some()
             || self.complex.as_ref().is_some_and(|(set, _)| set.is_match(text))
     }

@@ -368,19 +368,17 @@ impl Job {
         let mut left_out: Vec<String> = Vec::new();
         let chunk = (threads * 32).max(64);
         for batch in kept.chunks(chunk) {
-            let reads = if budget == 0 {
-                Vec::new()
-            } else {
-                crate::parallel::map(batch, threads, |f| self.read_one(f))
-            };
-            for (f, one) in
-                batch.iter().zip(reads.into_iter().map(Some).chain(std::iter::repeat_with(|| None)))
-            {
+            if budget == 0 {
+                left_out.extend(batch.iter().map(|f| ws.relative(&f.real)));
+                continue;
+            }
+            let reads = crate::parallel::map(batch, threads, |f| self.read_one(f));
+            for (f, one) in batch.iter().zip(reads) {
                 let shown = ws.relative(&f.real);
-                let Some(one) = one.filter(|_| budget > 0) else {
+                if budget == 0 {
                     left_out.push(shown);
                     continue;
-                };
+                }
                 let (r, seen) = match one {
                     Read::Cancelled => {
                         skipped.push((shown, "cancelled before it was read".into()));
