@@ -3,6 +3,8 @@
 
 #[cfg(unix)]
 mod beneath;
+#[cfg(unix)]
+mod folder;
 mod ignore;
 #[cfg(unix)]
 mod links;
@@ -13,6 +15,8 @@ mod sensitive;
 
 use std::path::{Path, PathBuf};
 
+#[cfg(unix)]
+pub use self::folder::Folder;
 pub use self::ignore::{GEMINI_IGNORE, IgnoreOptions, IgnoreService};
 #[cfg(unix)]
 pub use self::open::{FileKindError, OpenError, WriteTarget};
@@ -307,14 +311,7 @@ impl Workspace {
     /// caller spelled it): where a link outside leads is outside information.
     fn check_real_as(&self, real: &Path, asked: &Path) -> Result<(), PathError> {
         paths::preflight(&real.to_string_lossy()).map_err(PathError::Invalid)?;
-        // The project temp folder holds outputs and plans; the sensitive rules apply there too.
-        let base = self
-            .roots
-            .iter()
-            .map(|r| r.real.as_path())
-            .find(|r| real.starts_with(r))
-            .or_else(|| real.starts_with(&self.temp_dir).then_some(self.temp_dir.as_path()));
-        if let Some(root) = base {
+        if let Some(root) = self.check_base(real) {
             let rel = paths::relative_to(real, root);
             if let Some(hit) = self.sensitive.check(&rel) {
                 // Named as asked: an innocent link to a secret must not reveal its name.
@@ -327,6 +324,16 @@ impl Workspace {
             return Ok(());
         }
         Err(self.outside(asked.to_string_lossy().into_owned()))
+    }
+
+    /// What the sensitive rules read `real` relative to: the first root it lies under, or the
+    /// project temp folder (it holds outputs and plans; the rules apply there too).
+    fn check_base(&self, real: &Path) -> Option<&Path> {
+        self.roots
+            .iter()
+            .map(|r| r.real.as_path())
+            .find(|r| real.starts_with(r))
+            .or_else(|| real.starts_with(&self.temp_dir).then_some(self.temp_dir.as_path()))
     }
 
     /// The refusal of a path outside every root and the temp folder, naming them.

@@ -78,7 +78,7 @@ impl Workspace {
     }
 
     /// Walks to `path` beneath its root, checks what was reached, and returns it.
-    fn reach(
+    pub(super) fn reach(
         &self,
         path: &ResolvedPath,
         want: Want,

@@ -4,6 +4,10 @@
 use std::io;
 use std::path::{Component, Path, PathBuf};
 
+/// Segments starting like this are log output pasted as a path.
+const LOG_PREFIXES: [&str; 5] =
+    ["AssertionError:", "FAIL ", "✓ ", "× ", "TestingLibraryElementError:"];
+
 /// Upstream's `validatePath` pre-flight check; the reason is shown as `Invalid path: <reason>`.
 pub fn preflight(path: &str) -> Result<(), String> {
     if path.is_empty() {
@@ -12,8 +16,6 @@ pub fn preflight(path: &str) -> Result<(), String> {
     if path.contains(['\n', '\r', '\0', '\t']) {
         return Err("Path contains invalid characters (newlines or control characters).".into());
     }
-    const LOG_PREFIXES: [&str; 5] =
-        ["AssertionError:", "FAIL ", "✓ ", "× ", "TestingLibraryElementError:"];
     if path.split(['/', '\\']).any(|seg| LOG_PREFIXES.iter().any(|p| seg.starts_with(p))) {
         return Err("Path appears to be a misinterpreted log fragment.".into());
     }
@@ -21,7 +23,7 @@ pub fn preflight(path: &str) -> Result<(), String> {
         return Err("Path contains suspicious characters (double quotes or ellipses) and is too long to be a simple filename.".into());
     }
     // Byte lengths first: no more bytes than the limit, no more characters either.
-    if path.len() > 4096 && path.chars().count() > 4096 {
+    if path.len() > MAX_PATH_CHARS && path.chars().count() > MAX_PATH_CHARS {
         return Err("Path is too long (maximum 4096 characters).".into());
     }
     for seg in path.split(['/', '\\']) {
@@ -33,6 +35,25 @@ pub fn preflight(path: &str) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// The longest path [`preflight`] lets through, in bytes (in characters when longer).
+pub(crate) const MAX_PATH_CHARS: usize = 4096;
+
+/// Whether [`preflight`] passes on `dir` and on `dir/name` for every [`plain_name`] that keeps
+/// the whole within [`MAX_PATH_CHARS`] bytes: then a folder's files need not be checked whole.
+pub(crate) fn preflight_folder(dir: &str) -> bool {
+    preflight(dir).is_ok() && !dir.contains('"') && !dir.contains("...")
+}
+
+/// A file name [`preflight`] has nothing to say about, wherever it stands: one segment, short,
+/// no control characters, quotes or ellipses, not like a log fragment.
+pub(crate) fn plain_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 255
+        && !name.contains(['\\', '/', '"', '\n', '\r', '\0', '\t'])
+        && !name.contains("...")
+        && !LOG_PREFIXES.iter().any(|p| name.starts_with(p))
 }
 
 /// Joins `p` onto `base` unless absolute and collapses `.` and `..` lexically, as `path.resolve`.
@@ -130,6 +151,30 @@ fn pathdiff(p: &Path, base: &Path) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A folder's files are pre-flighted by name alone when the folder passes
+    /// (`workspace::Folder`): never a different answer from the whole path's.
+    #[test]
+    fn a_plain_name_in_a_folder_that_passes_is_a_path_that_passes() {
+        use proptest::prelude::*;
+        let config = proptest::test_runner::Config {
+            cases: 4000,
+            failure_persistence: None,
+            ..Default::default()
+        };
+        let part = "(a|\\.|\\.\\.|\"|/|\\\\|FAIL |✓ |× |AssertionError:|\n|\t|é|x{250}|y{1000})";
+        proptest!(config, |(dir in prop::collection::vec(part, 0..8), name in prop::collection::vec(part, 0..5))| {
+            let dir = format!("/{}", dir.concat());
+            let name = name.concat();
+            let whole = format!("{dir}/{name}");
+            if preflight_folder(&dir)
+                && plain_name(&name)
+                && dir.len() + 1 + name.len() <= MAX_PATH_CHARS
+            {
+                prop_assert_eq!(preflight(&whole), Ok(()), "{:?}", whole);
+            }
+        });
+    }
 
     #[test]
     fn preflight_matches_upstream_validator_cases() {

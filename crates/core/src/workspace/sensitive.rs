@@ -158,39 +158,47 @@ impl SensitiveRules {
         if self.allowed.is_match(relative) {
             return None;
         }
-        for seg in relative.split('/').filter(|s| !s.is_empty() && *s != ".") {
-            if self.allowed.is_match(seg) {
-                continue;
-            }
-            // Upstream: cut at the first ':' (NTFS streams), trim trailing spaces and dots.
-            let cut = seg.split(':').next().unwrap_or(seg).trim_end_matches([' ', '.']);
-            if let Some(b) = BUILT_IN_SEGMENTS.iter().find(|b| cut.eq_ignore_ascii_case(b)) {
-                return Some(SensitiveHit { rule: (*b).to_string(), origin: "built-in" });
-            }
-            let b = cut.as_bytes();
-            if b.len() >= 15
-                && b[..10].eq_ignore_ascii_case(b"gha-creds-")
-                && b[b.len() - 5..].eq_ignore_ascii_case(b".json")
-            {
-                return Some(SensitiveHit { rule: "gha-creds-*.json".into(), origin: "built-in" });
-            }
-            // The name as given and as the file system may read it (trailing dots and spaces
-            // dropped, as for the built-in rules).
-            if TEMPLATES.iter().any(|t| cut.eq_ignore_ascii_case(t)) {
-                continue;
-            }
-            let hit = self.configured.first_match(seg);
-            if let Some(i) =
-                hit.or_else(|| (cut != seg).then(|| self.configured.first_match(cut)).flatten())
-            {
-                return Some(SensitiveHit {
-                    rule: self.patterns[i].clone(),
-                    origin: "sensitive_paths",
-                });
-            }
-        }
-        None
+        segments(relative).find_map(|seg| self.segment_hit(seg))
     }
+
+    /// Whether no segment of `relative` is refused on its own, whatever the whole path's
+    /// allowances: then a path below it is refused exactly when its own next segment is
+    /// ([`Self::segment_hit`]) and the whole path is not allowed.
+    pub(crate) fn segments_pass(&self, relative: &str) -> bool {
+        segments(relative).all(|seg| self.segment_hit(seg).is_none())
+    }
+
+    /// The rule one segment (a file or folder name) matches, if it is not allowed on its own.
+    pub(crate) fn segment_hit(&self, seg: &str) -> Option<SensitiveHit> {
+        if self.allowed.is_match(seg) {
+            return None;
+        }
+        // Upstream: cut at the first ':' (NTFS streams), trim trailing spaces and dots.
+        let cut = seg.split(':').next().unwrap_or(seg).trim_end_matches([' ', '.']);
+        if let Some(b) = BUILT_IN_SEGMENTS.iter().find(|b| cut.eq_ignore_ascii_case(b)) {
+            return Some(SensitiveHit { rule: (*b).to_string(), origin: "built-in" });
+        }
+        let b = cut.as_bytes();
+        if b.len() >= 15
+            && b[..10].eq_ignore_ascii_case(b"gha-creds-")
+            && b[b.len() - 5..].eq_ignore_ascii_case(b".json")
+        {
+            return Some(SensitiveHit { rule: "gha-creds-*.json".into(), origin: "built-in" });
+        }
+        // The name as given and as the file system may read it (trailing dots and spaces
+        // dropped, as for the built-in rules).
+        if TEMPLATES.iter().any(|t| cut.eq_ignore_ascii_case(t)) {
+            return None;
+        }
+        let hit = self.configured.first_match(seg);
+        hit.or_else(|| (cut != seg).then(|| self.configured.first_match(cut)).flatten())
+            .map(|i| SensitiveHit { rule: self.patterns[i].clone(), origin: "sensitive_paths" })
+    }
+}
+
+/// The segments of a relative path, empty ones and `.` left out.
+fn segments(relative: &str) -> impl Iterator<Item = &str> {
+    relative.split('/').filter(|s| !s.is_empty() && *s != ".")
 }
 
 #[cfg(test)]
@@ -282,6 +290,35 @@ mod tests {
         assert_eq!(p.first_match("my-secret"), Some(2));
         assert_eq!(p.first_match("id_rsa"), Some(3));
         assert_eq!(p.first_match("main.rs"), None);
+    }
+
+    /// A folder's files are checked by their own name once the folder's segments pass
+    /// (`workspace::Folder`): that must never let through what the whole path's check refuses,
+    /// whatever the patterns and allowances, path-wide ones included.
+    #[test]
+    fn a_name_that_passes_below_a_folder_that_passes_is_a_path_that_passes() {
+        use proptest::prelude::*;
+        let config =
+            ProptestConfig { cases: 2000, failure_persistence: None, ..Default::default() };
+        let seg = "(\\.git|\\.env|\\.env\\.example|node_modules|gha-creds-x\\.json|id_rsa|a|b\\.pem|c:d|\\.aws|x\\. |\\.)";
+        let rule = "(\\*\\.pem|id_rsa\\*|\\.aws|\\.aws/\\*|a/\\.env|\\*/\\.git|\\.env|\\*|node_modules/\\*)";
+        proptest!(config, |(
+            dir in prop::collection::vec(seg, 0..4),
+            name in seg,
+            patterns in prop::collection::vec(rule, 0..3),
+            allow in prop::collection::vec(rule, 0..3),
+        )| {
+            let rules = SensitiveRules::new(&patterns, &allow).unwrap();
+            let dir = dir.join("/");
+            let whole = if dir.is_empty() { name.clone() } else { format!("{dir}/{name}") };
+            if rules.segments_pass(&dir) && rules.segment_hit(&name).is_none() {
+                prop_assert!(rules.check(&whole).is_none(), "{:?} {:?} {:?}", whole, patterns, allow);
+            }
+            // And a path the segment checks refuse is refused as a whole unless allowed so.
+            if rules.check(&whole).is_some() {
+                prop_assert!(!rules.segments_pass(&dir) || rules.segment_hit(&name).is_some());
+            }
+        });
     }
 
     #[test]

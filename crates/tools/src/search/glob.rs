@@ -218,6 +218,7 @@ impl Job {
             let this = &self;
             walk.build_parallel().run(|| {
                 let (found, ignored, hidden, matcher) = (&found, &ignored, &hidden, &matcher);
+                let mut opener = super::opener::Opener::new(&this.workspace);
                 Box::new(move |entry| {
                     if this.cancel.is_cancelled() {
                         return WalkState::Quit;
@@ -243,15 +244,14 @@ impl Job {
                     // The file layer's rules: names of sensitive files are left out (counted),
                     // and so is anything a walk raced outside the roots.
                     // The walk went by name: the hit must be the same file beneath the root.
-                    let meta = match this.workspace.confirm_walked(path, walked_ino(&entry)) {
-                        Ok(meta) => meta,
+                    let mtime = match opener.confirm(path, walked_ino(&entry)) {
+                        Ok(mtime) => mtime,
                         Err(OpenError::Path(PathError::Sensitive { .. })) => {
                             hidden.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                             return WalkState::Continue;
                         }
                         Err(_) => return WalkState::Continue,
                     };
-                    let mtime = meta.modified().ok();
                     found.locked().push((path.to_path_buf(), mtime));
                     WalkState::Continue
                 })

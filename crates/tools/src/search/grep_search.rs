@@ -382,6 +382,7 @@ impl Job {
             let found = &found;
             let results = &results;
             let mut searcher = self.searcher(before, after);
+            let mut opener = super::opener::Opener::new(&self.workspace);
             Box::new(move |entry| {
                 if self.cancel.is_cancelled() || found.load(Ordering::Relaxed) >= limit {
                     return WalkState::Quit;
@@ -391,7 +392,7 @@ impl Job {
                     return WalkState::Continue;
                 }
                 let path = entry.path();
-                if let Some(hits) = self.search_with(&mut searcher, path) {
+                if let Some(hits) = self.search_with(&mut searcher, &mut opener, path) {
                     let n = hits.lines.iter().filter(|l| !l.is_context).count();
                     // The walker already applied the ignore files; the shared ignore service
                     // has the last word, as upstream post-filters ripgrep's results. Only files
@@ -426,10 +427,15 @@ impl Job {
 
     fn search_file(&self, path: &Path, before: usize, after: usize) -> Option<GrepFile> {
         let mut s = self.searcher(before, after);
-        self.search_with(&mut s, path)
+        self.search_with(&mut s, &mut super::opener::Opener::new(&self.workspace), path)
     }
 
-    fn search_with(&self, searcher: &mut Searcher, path: &Path) -> Option<GrepFile> {
+    fn search_with(
+        &self,
+        searcher: &mut Searcher,
+        opener: &mut super::opener::Opener<'_>,
+        path: &Path,
+    ) -> Option<GrepFile> {
         let max =
             self.params.max_matches_per_file.map(|m| usize::try_from(m).unwrap_or(usize::MAX));
         let after = u64::try_from(searcher.after_context()).unwrap_or(u64::MAX);
@@ -443,7 +449,7 @@ impl Job {
             cancel: &self.cancel,
         };
         // Through the workspace's file layer: beneath a root, sensitive files refused.
-        let file = super::open_for_search(&self.workspace, path)?;
+        let file = opener.open(path)?;
         let searched = searcher.search_file(&self.matcher, &file, &mut sink);
         // Named only when there is something to say about it (most files searched have no
         // match).

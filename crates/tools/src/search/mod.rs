@@ -3,6 +3,7 @@
 
 pub mod glob;
 pub mod grep_search;
+mod opener;
 
 use std::fmt::Write;
 use std::path::PathBuf;
@@ -176,30 +177,6 @@ pub fn format_grep(files: &[GrepFile], r: &GrepReport<'_>) -> ToolResult {
             "matches": display,
         }),
         ..ToolResult::default()
-    }
-}
-
-/// A file the walk found, opened through the workspace's file layer; `None` when the layer
-/// refuses it (outside the roots, a sensitive file, a hard link to one) or it cannot be opened.
-/// Every check runs before a byte is read: a check left until a match is found would make the
-/// search of a refused file take longer when the pattern matches it, and a deadline turn that
-/// into a different answer (found by an adversarial review of issue 22).
-pub(crate) fn open_for_search(
-    ws: &toolbelt_core::Workspace,
-    path: &std::path::Path,
-) -> Option<std::fs::File> {
-    let resolved = toolbelt_core::workspace::ResolvedPath {
-        lexical: path.to_path_buf(),
-        real: path.to_path_buf(),
-    };
-    #[cfg(unix)]
-    {
-        ws.open_read(&resolved).ok()
-    }
-    #[cfg(not(unix))]
-    {
-        ws.check_access(&resolved, toolbelt_core::workspace::Access::Read).ok()?;
-        std::fs::File::open(path).ok()
     }
 }
 

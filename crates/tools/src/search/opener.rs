@@ -1,0 +1,92 @@
+//! How a search opens the files its walk finds: through the workspace's file layer, each
+//! folder reached once for its files ([`toolbelt_core::workspace::Folder`]). A parallel walk
+//! visits a folder's files close together, though not always in one run (a subfolder's files
+//! can come between), so the few folders used last are kept.
+//!
+//! Every check runs before a byte is read: a check left until a match is found would make the
+//! search of a refused file take longer when the pattern matches it, and a deadline turn that
+//! into a different answer (found by an adversarial review of issue 22).
+
+use std::fs::File;
+use std::path::Path;
+#[cfg(unix)]
+use std::time::SystemTime;
+
+use toolbelt_core::Workspace;
+#[cfg(unix)]
+use toolbelt_core::workspace::{Folder, OpenError};
+
+/// Folders kept open by one walker thread.
+#[cfg(unix)]
+const KEPT: usize = 8;
+
+/// Opens files for one walker thread.
+pub(crate) struct Opener<'w> {
+    ws: &'w Workspace,
+    /// The folders used last, the latest at the end.
+    #[cfg(unix)]
+    recent: Vec<Folder<'w>>,
+}
+
+impl<'w> Opener<'w> {
+    pub(crate) fn new(ws: &'w Workspace) -> Self {
+        Self {
+            ws,
+            #[cfg(unix)]
+            recent: Vec::with_capacity(KEPT),
+        }
+    }
+
+    /// The file at `path` (absolute, as the walk found it), opened for reading; `None` when the
+    /// layer refuses it (outside the roots, a sensitive file, a hard link to one) or it cannot
+    /// be opened.
+    pub(crate) fn open(&mut self, path: &Path) -> Option<File> {
+        #[cfg(unix)]
+        if let (Some(dir), Some(name)) = (path.parent(), path.file_name()) {
+            return self.folder(dir).open_read(name).ok();
+        }
+        let resolved = toolbelt_core::workspace::ResolvedPath {
+            lexical: path.to_path_buf(),
+            real: path.to_path_buf(),
+        };
+        #[cfg(unix)]
+        {
+            self.ws.open_read(&resolved).ok()
+        }
+        #[cfg(not(unix))]
+        {
+            self.ws.check_access(&resolved, toolbelt_core::workspace::Access::Read).ok()?;
+            File::open(path).ok()
+        }
+    }
+
+    /// Confirms a file the walk found (see [`Workspace::confirm_walked`]) and returns its
+    /// modification time.
+    #[cfg(unix)]
+    pub(crate) fn confirm(
+        &mut self,
+        path: &Path,
+        ino: Option<u64>,
+    ) -> Result<Option<SystemTime>, OpenError> {
+        match (path.parent(), path.file_name()) {
+            (Some(dir), Some(name)) => self.folder(dir).confirm_walked(name, ino),
+            _ => self.ws.confirm_walked(path, ino).map(|meta| meta.modified().ok()),
+        }
+    }
+
+    /// The folder `dir`, from the kept ones or reached now (the oldest kept one let go).
+    #[cfg(unix)]
+    fn folder(&mut self, dir: &Path) -> &Folder<'w> {
+        let kept = self.recent.iter().rposition(|f| f.path().as_os_str() == dir.as_os_str());
+        match kept {
+            Some(i) => self.recent[i..].rotate_left(1),
+            None => {
+                if self.recent.len() == KEPT {
+                    self.recent.remove(0);
+                }
+                self.recent.push(self.ws.folder(dir));
+            }
+        }
+        &self.recent[self.recent.len() - 1]
+    }
+}
