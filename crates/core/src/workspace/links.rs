@@ -12,15 +12,16 @@ use std::os::unix::fs::MetadataExt;
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
-use super::SensitiveRules;
+use super::{SensitiveHit, SensitiveRules};
 
 /// What the roots hold of one file with several names.
 #[derive(Debug, Default)]
 struct Names {
     /// Its names in the roots, as found (once each, also where roots overlap).
     paths: std::collections::BTreeSet<PathBuf>,
-    /// One of them that the sensitive rules refuse, if any.
-    sensitive: Option<String>,
+    /// The rule one of them matches, if any (the name itself is never shown: see
+    /// [`LinkRefusal::Sensitive`]).
+    sensitive: Option<SensitiveHit>,
 }
 
 /// How many times every name is checked again, in alternating order: a name swapped between
@@ -54,8 +55,9 @@ pub(crate) struct LinkIndex {
 
 /// Why a file with several names is refused.
 pub(crate) enum LinkRefusal {
-    /// Another name of it is sensitive.
-    Sensitive(String),
+    /// Another name of it is sensitive: the rule it matches (the name is not shown; it may be
+    /// the secret itself).
+    Sensitive(SensitiveHit),
     /// Not all of its names are in the workspace.
     Outside,
 }
@@ -71,7 +73,7 @@ impl LinkIndex {
     ) -> Option<LinkRefusal> {
         let index = self.index.get_or_init(|| build(roots, rules));
         match index.get(&(dev, ino)) {
-            Some(Names { sensitive: Some(name), .. }) => Some(LinkRefusal::Sensitive(name.clone())),
+            Some(Names { sensitive: Some(hit), .. }) => Some(LinkRefusal::Sensitive(hit.clone())),
             Some(Names { paths, .. }) if stable_names(paths, dev, ino) >= nlink => None,
             _ => Some(LinkRefusal::Outside),
         }
@@ -99,8 +101,8 @@ fn build(roots: &[PathBuf], rules: &SensitiveRules) -> HashMap<(u64, u64), Names
             // with tens of thousands of links to one file.
             names.paths.insert(entry.path().to_path_buf());
             let rel = super::paths::relative_to(entry.path(), root);
-            if names.sensitive.is_none() && rules.check(&rel).is_some() {
-                names.sensitive = Some(rel);
+            if names.sensitive.is_none() {
+                names.sensitive = rules.check(&rel);
             }
         }
     }

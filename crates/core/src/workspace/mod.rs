@@ -85,7 +85,8 @@ pub enum PathError {
         root: String,
     },
     #[error(
-        "Access to \"{path}\" is refused: it matches the {origin} sensitive-path rule \"{rule}\". To allow it, add \"{rule}\" to allow_sensitive_paths (environment: TOOLBELT_ALLOW_SENSITIVE_PATHS='{rule}', or the --allow-sensitive '{rule}' flag)."
+        "Access to \"{path}\" is refused: {} the {origin} sensitive-path rule \"{rule}\". To allow it, add \"{rule}\" to allow_sensitive_paths (environment: TOOLBELT_ALLOW_SENSITIVE_PATHS='{rule}', or the --allow-sensitive '{rule}' flag).",
+        if *link { "it is a hard link, and another name of the same file matches" } else { "it matches" }
     )]
     /// The path matches a sensitive-path rule.
     Sensitive {
@@ -95,6 +96,9 @@ pub enum PathError {
         rule: String,
         /// Where the rule comes from (built-in or settings).
         origin: &'static str,
+        /// The rule matched another name of the file, a hard link (that name is not shown: it
+        /// may itself be the secret, `~/.aws/prod-creds`).
+        link: bool,
     },
 }
 
@@ -319,6 +323,7 @@ impl Workspace {
                     path: asked.to_string_lossy().into_owned(),
                     rule: hit.rule,
                     origin: hit.origin,
+                    link: false,
                 });
             }
             return Ok(());

@@ -140,10 +140,11 @@ impl Workspace {
         let shown = real.display().to_string();
         match self.linked.check(key, &roots, &self.sensitive) {
             None => Ok(()),
-            Some(LinkRefusal::Sensitive(name)) => Err(PathError::Sensitive {
+            Some(LinkRefusal::Sensitive(hit)) => Err(PathError::Sensitive {
                 path: shown,
-                rule: format!("hard link of {name}"),
-                origin: "built-in",
+                rule: hit.rule,
+                origin: hit.origin,
+                link: true,
             }),
             Some(LinkRefusal::Outside) => {
                 Err(self

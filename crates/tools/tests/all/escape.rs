@@ -401,7 +401,7 @@ fn a_hard_link_to_a_secret_is_refused_under_any_name() {
     t.file("plain.txt", "plain\n");
     std::fs::hard_link(t.root().join("keys/id_rsa"), t.root().join("notes.txt")).unwrap();
     let r = run(&t, "read_file", json!({"file_path": "notes.txt"}));
-    assert!(r.error().contains("hard link of keys/id_rsa"), "{}", r.model);
+    assert!(r.error().contains("a hard link") && r.error().contains("\"id_rsa\""), "{}", r.model);
     let r = run(&t, "grep_search", json!({"pattern": "SECRET|plain"}));
     assert!(!r.model.to_string().contains("SECRET-KEY"), "{}", r.model);
     assert!(r.model.to_string().contains("plain"), "{}", r.model);
@@ -417,6 +417,36 @@ fn a_hard_link_to_a_secret_is_refused_under_any_name() {
     // A file with several names none of which is sensitive reads as usual.
     std::fs::hard_link(t.root().join("plain.txt"), t.root().join("plain2.txt")).unwrap();
     assert_eq!(run(&t, "read_file", json!({"file_path": "plain2.txt"})).output(), "plain\n");
+}
+
+/// Found by an adversarial review of issue 22: refusing a hard link to a secret named the
+/// secret's path (`hard link of deep/.aws/mycreds_prod`), in read_file's error and in
+/// read_many_files' skipped reasons. The refusal names the rule, never the other name.
+#[test]
+fn refusing_a_hard_link_never_names_the_secret_it_links_to() {
+    let t = TempTree::new();
+    t.file("deep/.aws/mycreds_prod", "SECRET\n");
+    std::fs::hard_link(t.root().join("deep/.aws/mycreds_prod"), t.root().join("notes.txt"))
+        .unwrap();
+    let leaks = |text: &str| text.contains("mycreds") || text.contains("deep/");
+    let r = run(&t, "read_file", json!({"file_path": "notes.txt"}));
+    assert!(r.error().contains("a hard link") && r.error().contains("\".aws\""), "{}", r.model);
+    assert!(!leaks(&r.model.to_string()), "{}", r.model);
+    for (tool, args) in [
+        ("read_many_files", json!({"include": ["*.txt"]})),
+        ("grep_search", json!({"pattern": "SECRET"})),
+        ("glob", json!({"pattern": "*.txt"})),
+        ("list_directory", json!({"dir_path": "."})),
+        ("replace", json!({"file_path": "notes.txt", "old_string": "S", "new_string": "x"})),
+        ("write_file", json!({"file_path": "notes.txt", "content": "x"})),
+    ] {
+        let r = run(&t, tool, args);
+        assert!(!leaks(&r.model.to_string()), "{tool}: {}", r.model);
+    }
+    assert_eq!(
+        std::fs::read_to_string(t.root().join("deep/.aws/mycreds_prod")).unwrap(),
+        "SECRET\n"
+    );
 }
 
 /// Found by an adversarial review: a hard link to a file outside the roots (or into
