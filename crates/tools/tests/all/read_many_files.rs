@@ -251,3 +251,38 @@ fn cut_files_always_say_so() {
         text.len()
     );
 }
+
+/// Issue 22 (files are read in parallel, a chunk past the output budget at most): a file read
+/// but left out of the answer was never seen by the model, so it is not recorded as seen. A
+/// later write to it, after it changed on disk, goes ahead; a write to a file the model did get
+/// is refused as stale, as for any read.
+#[test]
+fn files_left_out_of_the_answer_are_not_recorded_as_seen() {
+    let t = TempTree::new();
+    let line = "x".repeat(99) + "\n";
+    for i in 0..40 {
+        t.file(&format!("f{i:02}.txt"), line.repeat(1_000)); // 100 KB each
+    }
+    let session = crate::harness::Session::new(crate::harness::env_for(&t, &[]));
+    let r = session.run("read_many_files", json!({"include": ["*.txt"]}));
+    let text = joined(&r);
+    let got: Vec<bool> = (0..40).map(|i| text.contains(&format!("f{i:02}.txt ---"))).collect();
+    let taken = got.iter().filter(|g| **g).count();
+    assert!((5..35).contains(&taken), "{taken} files in the answer");
+    for i in 0..40 {
+        std::fs::write(t.root().join(format!("f{i:02}.txt")), "changed behind the model's back\n")
+            .unwrap();
+    }
+    // Every file, the ones read in the last chunk but left out included (the first left out
+    // was read in full and did not fit).
+    for (i, got) in got.iter().enumerate() {
+        let name = format!("f{i:02}.txt");
+        let w = session.run("write_file", json!({"file_path": name, "content": "new\n"}));
+        if *got {
+            assert!(w.error().contains("changed on disk"), "{name}: {}", w.model);
+        } else {
+            assert!(w.result.is_some(), "{name}: {}", w.model);
+            assert_eq!(std::fs::read_to_string(t.root().join(&name)).unwrap(), "new\n");
+        }
+    }
+}
