@@ -19,8 +19,6 @@ if ! command -v valgrind >/dev/null 2>&1; then
   echo "installing valgrind (Debian package)" >&2
   (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq valgrind) >/dev/null
 fi
-cargo build --release -q -p toolbelt
-BIN=$PWD/target/release/toolbelt
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 TREE=$WORK/tree
@@ -31,16 +29,21 @@ for i in $(seq 1 40); do
 done
 printf 'a.txt\n' > "$TREE/.gitignore"
 printf 'hello\nworld\n' > "$TREE/src/sub/a.txt"
-export HOME=$WORK/home TOOLBELT_HOME=$WORK/home/.toolbelt
-mkdir -p "$HOME"
+# The traced calls get a home of their own (no user settings, policies or history).
+mkdir -p "$WORK/home"
+RUN_ENV=(env "HOME=$WORK/home" "TOOLBELT_HOME=$WORK/home/.toolbelt")
 
+# The names of generic and dependency code change with the features cargo unifies, so each way
+# the binary is built is traced: `cargo install --path crates/cli` builds the package alone (as
+# `-p toolbelt`), `cargo run --release` and scripts/bench.sh build the whole workspace.
 n=0
 trace() {
   n=$((n + 1))
-  valgrind -q --tool=callgrind --demangle=no --callgrind-out-file="$WORK/cg.$n" "$@" \
+  "${RUN_ENV[@]}" valgrind -q --tool=callgrind --demangle=no --callgrind-out-file="$WORK/cg.$n" "$@" \
     >/dev/null 2>"$WORK/err.$n" || true
 }
 call() { trace "$BIN" call "$1" "$2" --root "$TREE"; }
+trace_all() {
 call read_file '{"file_path":"src/f1.rs"}'
 call read_file '{"file_path":"missing.rs"}'
 call grep_search '{"pattern":"TODO"}'
@@ -62,8 +65,16 @@ printf '%s\n' \
   '{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"grep_search","arguments":{"pattern":"TODO"}}}' \
   > "$WORK/mcp.in"
 n=$((n + 1))
-valgrind -q --tool=callgrind --demangle=no --callgrind-out-file="$WORK/cg.$n" \
+"${RUN_ENV[@]}" valgrind -q --tool=callgrind --demangle=no --callgrind-out-file="$WORK/cg.$n" \
   "$BIN" mcp --root "$TREE" <"$WORK/mcp.in" >/dev/null 2>"$WORK/err.$n" || true
+}
+for build in "-p toolbelt" ""; do
+  # shellcheck disable=SC2086 # the package option is two words or none
+  cargo build --release -q $build
+  BIN=$WORK/toolbelt
+  cp target/release/toolbelt "$BIN"
+  trace_all
+done
 
 # Every Rust function named in any of the runs, once, in name order (stable diffs).
 python3 - "$WORK" crates/cli/link-order.txt <<'PY'
