@@ -392,3 +392,31 @@ fn a_command_that_crashed_the_shell_parser_is_judged_like_any_other() {
     assert_eq!(r.code, 3, "{}", r.stderr);
     assert!(r.stderr.contains("Tool execution denied by policy."), "{}", r.stderr);
 }
+
+/// Found by an adversarial review of issue 22 against a first version that kept 8 folder
+/// handles per walker thread: with a low open-file limit, opens failed with "too many open
+/// files" and grep_search left those files out without a word (633 of 4,000 under `ulimit -n
+/// 20`). A search holds one file open per walker thread.
+#[cfg(unix)]
+#[test]
+fn a_low_open_file_limit_loses_no_search_results() {
+    let t = TempTree::new();
+    for d in 0..40 {
+        for f in 0..100 {
+            t.file(&format!("d{d:02}/f{f:03}.txt"), "a needle\n");
+        }
+    }
+    let args = json!({"pattern": "needle", "names_only": true, "total_max_matches": 100000});
+    let c = crate::command(&t, &[]);
+    let bin = env!("CARGO_BIN_EXE_toolbelt");
+    let out = std::process::Command::new("bash")
+        .args(["-c", "ulimit -n 20 && exec \"$@\"", "sh", bin, "call", "grep_search"])
+        .arg(args.to_string())
+        .current_dir(t.root())
+        .envs(c.get_envs().filter_map(|(k, v)| Some((k, v?))))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let found = text.lines().filter(|l| l.ends_with(".txt")).count();
+    assert_eq!(found, 4000, "{}", String::from_utf8_lossy(&out.stderr));
+}

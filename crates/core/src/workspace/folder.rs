@@ -1,67 +1,89 @@
-//! A folder reached once for the many files a walk finds in it. A search opens thousands of
-//! files in a few hundred folders; reaching each file from its root again (and checking every
-//! segment of its path again) cost more than reading it. Here the folder is reached beneath its
-//! root and checked once, and each of its files is opened from the folder's handle by its name,
-//! with the checks that depend on that name. The checks are the same as a whole-path open's:
-//! whatever the fast way cannot decide alone (a symlink, an unusual name, a sensitive name that
-//! an allowance of the whole path might lift, a file with several names) goes the whole way.
+//! A folder's checks, made once for the many files a walk finds in it. A search opens
+//! thousands of files in a few hundred folders; checking every segment of every file's path
+//! again (and building its real path to do so) cost more than reading the file. Here the
+//! folder's path is checked once, and each of its files with the checks that depend on its own
+//! name. Every file is still opened beneath its root at the moment it is used (Linux: one
+//! `openat2` from the root's handle with `RESOLVE_BENEATH` and no symlinks at all, by the very
+//! path whose segments were checked): no folder handle is kept, so a folder moved into `.git`
+//! or out of the workspace after its checks cannot lend its files to a later open (an
+//! adversarial review of issue 22 raced exactly that against a first version that kept
+//! handles). Whatever the fast way cannot decide alone (a symlink on the way, an unusual name,
+//! a sensitive name that an allowance of the whole path might lift, a file with several names,
+//! another system) goes the whole way.
 
 use std::ffi::OsStr;
 use std::fs::File;
 use std::io;
-use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use rustix::fs::{AtFlags, FileType, Mode, OFlags, fstat, openat, statat};
+use rustix::fs::{FileType, Mode, OFlags, fstat};
 
-use super::beneath::Want;
 use super::open::OpenError;
 use super::{PathError, ResolvedPath, Workspace, paths};
 
-/// A folder of the workspace, reached and checked, for opening its files by name.
+/// A folder of the workspace whose path has been checked, for opening its files by name.
 #[derive(Debug)]
 pub struct Folder<'w> {
     ws: &'w Workspace,
     /// The folder as the walk named it.
     path: PathBuf,
-    /// Its handle, when the fast way applies to its files; otherwise every file goes the whole
-    /// way (a folder the rules refuse may hold a file an allowance lets through).
+    /// What the fast way needs, when it applies to this folder's files.
     fast: Option<Fast>,
 }
 
 #[derive(Debug)]
 struct Fast {
-    fd: OwnedFd,
-    /// The folder's real path.
-    real: PathBuf,
-    /// Its path as the checks read it.
-    shown: String,
-    /// The pre-flight check passes on it and on any plain name joined to it.
-    preflight_ok: bool,
+    /// The root the folder lies under (by its spelling) and the folder's path beneath it.
+    root: usize,
+    rel: PathBuf,
+    /// The length of the folder's absolute path as the checks read it.
+    shown_len: usize,
 }
 
 impl Workspace {
-    /// The folder `path` (an absolute path a walk found, as for [`Self::confirm_walked`]),
-    /// reached beneath its root. Never fails: what cannot be decided here is decided for each
-    /// file, the whole way.
+    /// The folder `path` (an absolute path a walk found, as for [`Self::confirm_walked`]).
+    /// Never fails: what cannot be decided here is decided for each file, the whole way.
     pub fn folder(&self, path: &Path) -> Folder<'_> {
-        let asked = ResolvedPath { lexical: path.to_path_buf(), real: path.to_path_buf() };
-        let want = Want::Open(OFlags::PATH | OFlags::DIRECTORY);
-        // `reach` applies the containment and sensitive checks to the folder's real path; the
-        // fast way also needs each of its segments to pass on its own (see `segments_pass`).
-        let fast = self.reach(&asked, want, false).ok().and_then(|found| {
-            let fd = found.fd?;
-            let shown = found.real.to_string_lossy().into_owned();
-            let base = self.check_base(&found.real)?;
-            self.sensitive.segments_pass(&paths::relative_to(&found.real, base)).then(|| Fast {
-                fd,
-                preflight_ok: paths::preflight_folder(&shown),
-                shown,
-                real: found.real,
-            })
-        });
-        Folder { ws: self, path: path.to_path_buf(), fast }
+        Folder { ws: self, path: path.to_path_buf(), fast: self.fast_folder(path) }
+    }
+
+    /// The fast way applies when the folder's path, taken as its real path (the open follows
+    /// no symlink, so it is one when the open succeeds), passes every check on its own: the
+    /// pre-flight check for any plain name below it, and each of its segments the sensitive
+    /// rules (see [`super::sensitive::SensitiveRules::segments_pass`]).
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    fn fast_folder(&self, path: &Path) -> Option<Fast> {
+        let (root, rel) = self.locate(path)?;
+        let plain = rel.components().all(|c| matches!(c, std::path::Component::Normal(_)));
+        let shown = path.to_str()?;
+        let base = self.check_base(path)?;
+        let pass = plain
+            && paths::preflight_folder(shown)
+            && self.sensitive.segments_pass(&paths::relative_to(path, base));
+        pass.then_some(Fast { root, rel, shown_len: shown.len() })
+    }
+
+    #[cfg(not(any(target_os = "linux", target_os = "android")))]
+    fn fast_folder(&self, _: &Path) -> Option<Fast> {
+        None
+    }
+
+    /// Opens `rel` beneath root `root` with `openat2`: no symlink, nothing above the root.
+    /// `None` when that does not apply (a symlink on the way, an old kernel): the whole way
+    /// decides.
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    fn open_beneath(&self, root: usize, rel: &Path, flags: OFlags) -> Option<std::os::fd::OwnedFd> {
+        use rustix::fs::{ResolveFlags, openat2};
+        let resolve =
+            ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS;
+        let flags = flags | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        openat2(&self.root_dirs[root].fd, rel, flags, Mode::empty(), resolve).ok()
+    }
+
+    #[cfg(not(any(target_os = "linux", target_os = "android")))]
+    fn open_beneath(&self, _: usize, _: &Path, _: OFlags) -> Option<std::os::fd::OwnedFd> {
+        None
     }
 }
 
@@ -75,16 +97,14 @@ impl Folder<'_> {
     /// `path/name`.
     pub fn open_read(&self, name: &OsStr) -> Result<File, OpenError> {
         let Some(fast) = self.fast_for(name) else { return self.ws.open_read(&self.whole(name)) };
-        let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-        let fd = match openat(&fast.fd, name, flags, Mode::empty()) {
-            Ok(fd) => fd,
-            // A symlink: followed by the file layer's rules, the whole way.
-            Err(rustix::io::Errno::LOOP) => return self.ws.open_read(&self.whole(name)),
-            Err(e) => return Err(io::Error::from(e).into()),
+        let rel = fast.rel.join(name);
+        let flags = OFlags::RDONLY | OFlags::NONBLOCK;
+        let Some(fd) = self.ws.open_beneath(fast.root, &rel, flags) else {
+            return self.ws.open_read(&self.whole(name));
         };
         let st = fstat(&fd).map_err(io::Error::from)?;
         if st.st_nlink > 1 {
-            self.ws.check_links(&st, &fast.real.join(name))?;
+            self.ws.check_links(&st, &self.path.join(name))?;
         }
         Ok(File::from(fd))
     }
@@ -101,7 +121,11 @@ impl Folder<'_> {
             self.ws.confirm_walked(&path, ino).map(|meta| meta.modified().ok())
         };
         let Some(fast) = self.fast_for(name) else { return whole() };
-        let st = statat(&fast.fd, name, AtFlags::SYMLINK_NOFOLLOW).map_err(io::Error::from)?;
+        let Some(fd) = self.ws.open_beneath(fast.root, &fast.rel.join(name), OFlags::PATH) else {
+            return whole();
+        };
+        let st = fstat(&fd).map_err(io::Error::from)?;
+        // `O_PATH | O_NOFOLLOW` opens a trailing symlink as itself: followed the whole way.
         if FileType::from_raw_mode(st.st_mode) == FileType::Symlink {
             return whole();
         }
@@ -117,14 +141,15 @@ impl Folder<'_> {
         Ok(modified(st.st_mtime as i64, st.st_mtime_nsec as u32))
     }
 
-    /// The folder's handle when `name` can be decided by itself: a plain name that passes the
-    /// sensitive rules on its own. Anything else is decided on the whole path.
+    /// The fast way's data when `name` can be decided by itself: a plain name that passes the
+    /// sensitive rules on its own, in a folder that passes. Anything else is decided on the
+    /// whole path.
     fn fast_for(&self, name: &OsStr) -> Option<&Fast> {
         let fast = self.fast.as_ref()?;
         let name = name.to_str()?;
-        let plain = paths::plain_name(name) && fast.preflight_ok;
-        let fits = fast.shown.len() + 1 + name.len() <= paths::MAX_PATH_CHARS;
-        (plain && fits && self.ws.sensitive.segment_hit(name).is_none()).then_some(fast)
+        let fits = fast.shown_len + 1 + name.len() <= paths::MAX_PATH_CHARS;
+        let pass = fits && paths::plain_name(name) && self.ws.sensitive.segment_hit(name).is_none();
+        pass.then_some(fast)
     }
 
     /// `path/name` for the whole way: the walk's path, resolved beneath the root again.
@@ -228,7 +253,7 @@ mod tests {
                 last_access: rustix::fs::Timespec { tv_sec: 0, tv_nsec: 0 },
                 last_modification: rustix::fs::Timespec { tv_sec: -86_401, tv_nsec: 5 },
             },
-            AtFlags::empty(),
+            rustix::fs::AtFlags::empty(),
         )
         .unwrap();
         let cfg = Config {
@@ -280,24 +305,33 @@ mod tests {
         assert!(t < SystemTime::UNIX_EPOCH);
     }
 
-    /// The folder is the one that was checked: swapped for a link to outside after it was
-    /// reached, its handle still opens the files of the folder that was checked, never the
-    /// outside ones; a folder reached after the swap is reached through the link's rules.
+    /// Found by an adversarial review of issue 22 against a first version that kept folder
+    /// handles: a folder moved into `.git` (or out of the workspace) after it was checked lent
+    /// its files to later opens through the kept handle. Each file is now opened from the root
+    /// at the moment it is used: a moved folder's files are gone from the path that was
+    /// checked, and a link put in its place is followed by the layer's rules.
     #[test]
-    fn a_folder_swapped_for_a_link_outside_is_still_the_folder_checked() {
+    fn a_folder_moved_after_its_checks_lends_nothing_to_later_opens() {
         let root = tempfile::tempdir().unwrap();
         let outside = tempfile::tempdir().unwrap();
         let r = root.path().canonicalize().unwrap();
-        fs::create_dir(r.join("a")).unwrap();
+        let o = outside.path().canonicalize().unwrap();
+        fs::create_dir_all(r.join("a")).unwrap();
+        fs::create_dir_all(r.join(".git")).unwrap();
         fs::write(r.join("a/f.txt"), "inside").unwrap();
-        fs::write(outside.path().join("f.txt"), "outside").unwrap();
-        let cfg = Config { home_dir: outside.path().join("home"), ..Config::default() };
+        let cfg = Config { home_dir: o.join("home"), ..Config::default() };
         let ws = Workspace::new(std::slice::from_ref(&r), &cfg).unwrap();
         let folder = ws.folder(&r.join("a"));
-        fs::rename(r.join("a"), r.join("moved")).unwrap();
-        symlink(outside.path(), r.join("a")).unwrap();
         assert_eq!(outcome(folder.open_read(OsStr::new("f.txt"))), "read \"inside\"");
-        let later = ws.folder(&r.join("a"));
-        assert_eq!(outcome(later.open_read(OsStr::new("f.txt"))), "outside");
+        // Moved into .git: the checked path no longer has it.
+        fs::rename(r.join("a"), r.join(".git/a")).unwrap();
+        assert!(outcome(folder.open_read(OsStr::new("f.txt"))).starts_with("error"));
+        let name = OsStr::new("f.txt");
+        assert!(folder.confirm_walked(name, None).is_err());
+        // Moved outside, a link to it in its place: outside.
+        fs::rename(r.join(".git/a"), o.join("a")).unwrap();
+        symlink(o.join("a"), r.join("a")).unwrap();
+        assert_eq!(outcome(folder.open_read(OsStr::new("f.txt"))), "outside");
+        assert!(folder.confirm_walked(name, None).is_err());
     }
 }

@@ -59,7 +59,7 @@ impl IgnoreService {
 
     /// Whether `abs` (under the root) is ignored. Paths outside the root never are.
     pub fn is_ignored(&self, abs: &Path, is_dir: bool, opts: IgnoreOptions) -> bool {
-        let Ok(rel) = abs.strip_prefix(&self.root) else { return false };
+        let Some(rel) = super::paths::below(abs, &self.root) else { return false };
         if rel.as_os_str().is_empty() {
             return false;
         }

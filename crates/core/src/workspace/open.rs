@@ -47,7 +47,7 @@ pub enum FileKindError {
 
 impl Workspace {
     /// The root `p` lies under (by its absolute, lexical form) and the rest of it.
-    fn locate(&self, p: &Path) -> Option<(usize, PathBuf)> {
+    pub(super) fn locate(&self, p: &Path) -> Option<(usize, PathBuf)> {
         self.root_dirs
             .iter()
             .enumerate()

@@ -232,7 +232,7 @@ impl Job {
                     let hit = if absolute {
                         matcher.is_match(path)
                     } else {
-                        path.strip_prefix(dir).is_ok_and(|rel| matcher.is_match(rel))
+                        paths::below(path, dir).is_some_and(|rel| matcher.is_match(rel))
                     };
                     if !hit {
                         return WalkState::Continue;

@@ -1,7 +1,8 @@
 //! How a search opens the files its walk finds: through the workspace's file layer, each
-//! folder reached once for its files ([`toolbelt_core::workspace::Folder`]). A parallel walk
-//! visits a folder's files close together, though not always in one run (a subfolder's files
-//! can come between), so the few folders used last are kept.
+//! folder's path checked once for its files ([`toolbelt_core::workspace::Folder`]; every file
+//! is still opened beneath its root when it is used, and no folder is held open). A parallel
+//! walk visits a folder's files close together, though not always in one run (a subfolder's
+//! files can come between), so the checks of the few folders used last are kept.
 //!
 //! Every check runs before a byte is read: a check left until a match is found would make the
 //! search of a refused file take longer when the pattern matches it, and a deadline turn that
@@ -16,7 +17,7 @@ use toolbelt_core::Workspace;
 #[cfg(unix)]
 use toolbelt_core::workspace::{Folder, OpenError};
 
-/// Folders kept open by one walker thread.
+/// Folders whose checks one walker thread keeps.
 #[cfg(unix)]
 const KEPT: usize = 8;
 
