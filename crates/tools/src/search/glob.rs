@@ -219,8 +219,9 @@ impl Job {
             walk.build_parallel().run(|| {
                 let (found, ignored, hidden, matcher) = (&found, &ignored, &hidden, &matcher);
                 let mut opener = super::opener::Opener::new(&this.workspace);
+                let mut cancel = super::CancelCheck::new(&this.cancel);
                 Box::new(move |entry| {
-                    if this.cancel.is_cancelled() {
+                    if cancel.cancelled() {
                         return WalkState::Quit;
                     }
                     let Ok(entry) = entry else { return WalkState::Continue };

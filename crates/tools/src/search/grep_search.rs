@@ -383,8 +383,9 @@ impl Job {
             let results = &results;
             let mut searcher = self.searcher(before, after);
             let mut opener = super::opener::Opener::new(&self.workspace);
+            let mut cancel = super::CancelCheck::new(&self.cancel);
             Box::new(move |entry| {
-                if self.cancel.is_cancelled() || found.load(Ordering::Relaxed) >= limit {
+                if cancel.cancelled() || found.load(Ordering::Relaxed) >= limit {
                     return WalkState::Quit;
                 }
                 let Ok(entry) = entry else { return WalkState::Continue };
