@@ -229,31 +229,41 @@ pub(crate) fn walk(
 /// Linux 5.6+: one `openat2` that the kernel keeps beneath the root and that follows no symlink
 /// at all. Then the real path is the root's joined with `rel`. `None` when it does not apply (a
 /// symlink or `..` on the way, an old kernel, another system): the walk decides.
-#[cfg(any(target_os = "linux", target_os = "android"))]
 fn fast_path(root: &RootDir, rel: &Path, want: Want) -> Result<Option<Found>, WalkError> {
-    use rustix::fs::{ResolveFlags, openat2};
     let Want::Open(flags) = want else { return Ok(None) };
     let plain = rel.components().all(|c| matches!(c, Component::Normal(_)));
     let Some(name) = rel.file_name().filter(|_| plain) else { return Ok(None) };
-    let resolve = ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS;
-    let flags = flags | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-    match openat2(&root.fd, rel, flags, Mode::empty(), resolve) {
+    match open_beneath(root, rel, flags) {
         // `O_PATH | O_NOFOLLOW` opens a trailing symlink as itself: the walk follows it.
-        Ok(fd) if flags.contains(OFlags::PATH) && file_type(&fd)? == FileType::Symlink => Ok(None),
-        Ok(fd) => Ok(Some(Found {
+        Some(fd) if flags.contains(OFlags::PATH) && file_type(&fd)? == FileType::Symlink => {
+            Ok(None)
+        }
+        Some(fd) => Ok(Some(Found {
             fd: Some(fd),
             dir: None,
             name: Some(name.to_os_string()),
             real: root.real.join(rel),
             missing: 0,
         })),
-        Err(_) => Ok(None),
+        None => Ok(None),
     }
 }
 
+/// `rel` opened beneath `root` with one `openat2` (Linux 5.6+) that the kernel keeps beneath
+/// the root and that follows no symlink at all (a trailing one is opened as itself with
+/// `O_PATH`, refused otherwise). `None` when that fails for any reason (a symlink or `..` on the
+/// way, a missing file, an old kernel, another system): the walk decides.
+#[cfg(any(target_os = "linux", target_os = "android"))]
+pub(crate) fn open_beneath(root: &RootDir, rel: &Path, flags: OFlags) -> Option<OwnedFd> {
+    use rustix::fs::{ResolveFlags, openat2};
+    let resolve = ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS;
+    let flags = flags | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    openat2(&root.fd, rel, flags, Mode::empty(), resolve).ok()
+}
+
 #[cfg(not(any(target_os = "linux", target_os = "android")))]
-fn fast_path(_: &RootDir, _: &Path, _: Want) -> Result<Option<Found>, WalkError> {
-    Ok(None)
+pub(crate) fn open_beneath(_: &RootDir, _: &Path, _: OFlags) -> Option<OwnedFd> {
+    None
 }
 
 /// The walk stopped at `name`, which does not exist (or is a file where a folder should be):

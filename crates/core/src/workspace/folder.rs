@@ -17,10 +17,13 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use rustix::fs::{FileType, Mode, OFlags, fstat};
+use std::os::fd::OwnedFd;
 
-use super::open::OpenError;
-use super::{PathError, ResolvedPath, Workspace, paths};
+use rustix::fs::{FileType, OFlags, fstat};
+
+use super::beneath::open_beneath;
+use super::open::{OpenError, changed_while_walked};
+use super::{ResolvedPath, Workspace, paths};
 
 /// A folder of the workspace whose path has been checked, for opening its files by name.
 #[derive(Debug)]
@@ -37,8 +40,6 @@ struct Fast {
     /// The root the folder lies under (by its spelling) and the folder's path beneath it.
     root: usize,
     rel: PathBuf,
-    /// The length of the folder's absolute path as the checks read it.
-    shown_len: usize,
 }
 
 impl Workspace {
@@ -52,38 +53,18 @@ impl Workspace {
     /// no symlink, so it is one when the open succeeds), passes every check on its own: the
     /// pre-flight check for any plain name below it, and each of its segments the sensitive
     /// rules (see [`super::sensitive::SensitiveRules::segments_pass`]).
-    #[cfg(any(target_os = "linux", target_os = "android"))]
+    /// (The sensitive rules read a path relative to the first root it lies under: the root
+    /// `locate` finds.) Where the file layer has no `openat2`, every file goes the whole way.
     fn fast_folder(&self, path: &Path) -> Option<Fast> {
+        if cfg!(not(any(target_os = "linux", target_os = "android"))) {
+            return None;
+        }
         let (root, rel) = self.locate(path)?;
         let plain = rel.components().all(|c| matches!(c, std::path::Component::Normal(_)));
-        let shown = path.to_str()?;
-        let base = self.check_base(path)?;
         let pass = plain
-            && paths::preflight_folder(shown)
-            && self.sensitive.segments_pass(&paths::relative_to(path, base));
-        pass.then_some(Fast { root, rel, shown_len: shown.len() })
-    }
-
-    #[cfg(not(any(target_os = "linux", target_os = "android")))]
-    fn fast_folder(&self, _: &Path) -> Option<Fast> {
-        None
-    }
-
-    /// Opens `rel` beneath root `root` with `openat2`: no symlink, nothing above the root.
-    /// `None` when that does not apply (a symlink on the way, an old kernel): the whole way
-    /// decides.
-    #[cfg(any(target_os = "linux", target_os = "android"))]
-    fn open_beneath(&self, root: usize, rel: &Path, flags: OFlags) -> Option<std::os::fd::OwnedFd> {
-        use rustix::fs::{ResolveFlags, openat2};
-        let resolve =
-            ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS;
-        let flags = flags | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-        openat2(&self.root_dirs[root].fd, rel, flags, Mode::empty(), resolve).ok()
-    }
-
-    #[cfg(not(any(target_os = "linux", target_os = "android")))]
-    fn open_beneath(&self, _: usize, _: &Path, _: OFlags) -> Option<std::os::fd::OwnedFd> {
-        None
+            && paths::preflight_folder(path.to_str()?)
+            && self.sensitive.segments_pass(&paths::relative_to(path, &self.root_dirs[root].real));
+        pass.then_some(Fast { root, rel })
     }
 }
 
@@ -97,9 +78,8 @@ impl Folder<'_> {
     /// `path/name`.
     pub fn open_read(&self, name: &OsStr) -> Result<File, OpenError> {
         let Some(fast) = self.fast_for(name) else { return self.ws.open_read(&self.whole(name)) };
-        let rel = fast.rel.join(name);
         let flags = OFlags::RDONLY | OFlags::NONBLOCK;
-        let Some(fd) = self.ws.open_beneath(fast.root, &rel, flags) else {
+        let Some(fd) = self.open_beneath(fast, name, flags) else {
             return self.ws.open_read(&self.whole(name));
         };
         let st = fstat(&fd).map_err(io::Error::from)?;
@@ -121,9 +101,7 @@ impl Folder<'_> {
             self.ws.confirm_walked(&path, ino).map(|meta| meta.modified().ok())
         };
         let Some(fast) = self.fast_for(name) else { return whole() };
-        let Some(fd) = self.ws.open_beneath(fast.root, &fast.rel.join(name), OFlags::PATH) else {
-            return whole();
-        };
+        let Some(fd) = self.open_beneath(fast, name, OFlags::PATH) else { return whole() };
         let st = fstat(&fd).map_err(io::Error::from)?;
         // `O_PATH | O_NOFOLLOW` opens a trailing symlink as itself: followed the whole way.
         if FileType::from_raw_mode(st.st_mode) == FileType::Symlink {
@@ -131,11 +109,7 @@ impl Folder<'_> {
         }
         #[allow(clippy::unnecessary_cast)] // the field types differ between platforms
         if ino.is_some_and(|ino| ino != st.st_ino as u64) {
-            return Err(PathError::Resolve(format!(
-                "{} changed while the folder was walked",
-                self.path.join(name).display()
-            ))
-            .into());
+            return Err(changed_while_walked(&self.path.join(name)));
         }
         #[allow(clippy::unnecessary_cast)]
         Ok(modified(st.st_mtime as i64, st.st_mtime_nsec as u32))
@@ -147,9 +121,14 @@ impl Folder<'_> {
     fn fast_for(&self, name: &OsStr) -> Option<&Fast> {
         let fast = self.fast.as_ref()?;
         let name = name.to_str()?;
-        let fits = fast.shown_len + 1 + name.len() <= paths::MAX_PATH_CHARS;
+        let fits = self.path.as_os_str().len() + 1 + name.len() <= paths::MAX_PATH_CHARS;
         let pass = fits && paths::plain_name(name) && self.ws.sensitive.segment_hit(name).is_none();
         pass.then_some(fast)
+    }
+
+    /// `name` in this folder, opened from its root by the path whose segments were checked.
+    fn open_beneath(&self, fast: &Fast, name: &OsStr, flags: OFlags) -> Option<OwnedFd> {
+        open_beneath(&self.ws.root_dirs[fast.root], &fast.rel.join(name), flags)
     }
 
     /// `path/name` for the whole way: the walk's path, resolved beneath the root again.
@@ -177,8 +156,20 @@ mod tests {
     use std::io::Read as _;
     use std::os::unix::fs::symlink;
 
+    use rustix::fs::Mode;
+
     use super::*;
     use crate::config::Config;
+    use crate::workspace::PathError;
+
+    /// A workspace root and a folder outside it (kept while the test runs), by their real
+    /// paths.
+    fn root_and_outside() -> ([tempfile::TempDir; 2], PathBuf, PathBuf) {
+        let dirs = [tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap()];
+        let r = dirs[0].path().canonicalize().unwrap();
+        let o = dirs[1].path().canonicalize().unwrap();
+        (dirs, r, o)
+    }
 
     /// What an open gave: the content, or that it was refused (and whether as sensitive).
     fn outcome(r: Result<File, OpenError>) -> String {
@@ -201,10 +192,7 @@ mod tests {
     /// confirmed with the same modification time.
     #[test]
     fn a_folder_opens_each_name_exactly_as_the_whole_path_would() {
-        let root = tempfile::tempdir().unwrap();
-        let outside = tempfile::tempdir().unwrap();
-        let r = root.path().canonicalize().unwrap();
-        let o = outside.path().canonicalize().unwrap();
+        let (_dirs, r, o) = root_and_outside();
         fs::write(o.join("secret.txt"), "outside").unwrap();
         fs::create_dir_all(o.join("dir")).unwrap();
         fs::write(o.join("dir/f.txt"), "outside dir").unwrap();
@@ -312,10 +300,7 @@ mod tests {
     /// checked, and a link put in its place is followed by the layer's rules.
     #[test]
     fn a_folder_moved_after_its_checks_lends_nothing_to_later_opens() {
-        let root = tempfile::tempdir().unwrap();
-        let outside = tempfile::tempdir().unwrap();
-        let r = root.path().canonicalize().unwrap();
-        let o = outside.path().canonicalize().unwrap();
+        let (_dirs, r, o) = root_and_outside();
         fs::create_dir_all(r.join("a")).unwrap();
         fs::create_dir_all(r.join(".git")).unwrap();
         fs::write(r.join("a/f.txt"), "inside").unwrap();

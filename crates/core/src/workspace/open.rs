@@ -190,11 +190,7 @@ impl Workspace {
         let asked = ResolvedPath { lexical: path.to_path_buf(), real: path.to_path_buf() };
         let meta = self.metadata(&asked)?;
         match ino {
-            Some(ino) if ino != meta.ino() => Err(PathError::Resolve(format!(
-                "{} changed while the folder was walked",
-                path.display()
-            ))
-            .into()),
+            Some(ino) if ino != meta.ino() => Err(changed_while_walked(path)),
             _ => Ok(meta),
         }
     }
@@ -232,6 +228,11 @@ impl Workspace {
         let name = name.ok_or_else(|| io::Error::from(io::ErrorKind::IsADirectory))?;
         Ok(WriteTarget { dir, name, real: found.real })
     }
+}
+
+/// The refusal of a file a walk listed that is no longer the file at its path.
+pub(super) fn changed_while_walked(path: &Path) -> OpenError {
+    PathError::Resolve(format!("{} changed while the folder was walked", path.display())).into()
 }
 
 /// The last `n` components of `p`.

@@ -173,18 +173,18 @@ fn pathdiff(p: &Path, base: &Path) -> Option<String> {
 mod tests {
     use super::*;
 
+    /// `n` random cases, none saved to a file.
+    fn cases(n: u32) -> proptest::test_runner::Config {
+        proptest::test_runner::Config { cases: n, failure_persistence: None, ..Default::default() }
+    }
+
     /// A folder's files are pre-flighted by name alone when the folder passes
     /// (`workspace::Folder`): never a different answer from the whole path's.
     #[test]
     fn a_plain_name_in_a_folder_that_passes_is_a_path_that_passes() {
         use proptest::prelude::*;
-        let config = proptest::test_runner::Config {
-            cases: 4000,
-            failure_persistence: None,
-            ..Default::default()
-        };
         let part = "(a|\\.|\\.\\.|\"|/|\\\\|FAIL |✓ |× |AssertionError:|\n|\t|é|x{250}|y{1000})";
-        proptest!(config, |(dir in prop::collection::vec(part, 0..8), name in prop::collection::vec(part, 0..5))| {
+        proptest!(cases(4000), |(dir in prop::collection::vec(part, 0..8), name in prop::collection::vec(part, 0..5))| {
             let dir = format!("/{}", dir.concat());
             let name = name.concat();
             let whole = format!("{dir}/{name}");
@@ -202,13 +202,8 @@ mod tests {
     #[test]
     fn below_is_strip_prefix() {
         use proptest::prelude::*;
-        let config = proptest::test_runner::Config {
-            cases: 4000,
-            failure_persistence: None,
-            ..Default::default()
-        };
         let part = "(a|b|ab|/|\\.|\\.\\.|//)";
-        proptest!(config, |(d in prop::collection::vec(part, 0..5), rest in prop::collection::vec(part, 0..5), abs in any::<bool>())| {
+        proptest!(cases(4000), |(d in prop::collection::vec(part, 0..5), rest in prop::collection::vec(part, 0..5), abs in any::<bool>())| {
             let d = format!("{}{}", if abs { "/" } else { "" }, d.concat());
             let p = format!("{d}{}", rest.concat());
             let (p, d) = (Path::new(&p), Path::new(&d));

@@ -75,7 +75,7 @@ impl<'w> Opener<'w> {
         }
     }
 
-    /// The folder `dir`, from the kept ones or reached now (the oldest kept one let go).
+    /// The folder `dir`, from the kept ones or checked now (the oldest kept one let go).
     #[cfg(unix)]
     fn folder(&mut self, dir: &Path) -> &Folder<'w> {
         let kept = self.recent.iter().rposition(|f| f.path().as_os_str() == dir.as_os_str());
