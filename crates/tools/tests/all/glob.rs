@@ -201,3 +201,19 @@ fn a_300_kb_pattern_is_a_tool_error_not_a_panic() {
     // Sixty thousand alternatives compile (or are refused), but never panic.
     assert!(!r.model.to_string().contains("panicked"), "{}", &r.model.to_string()[..200]);
 }
+
+/// Issue 22: a walker thread asks the cancellation token only every 64 entries; a cancelled
+/// glob still stops walking at once (a thread asks at its first entry) and lists nothing.
+#[test]
+fn a_cancelled_glob_stops_walking_at_once() {
+    let t = TempTree::new();
+    for i in 0..600 {
+        t.file(&format!("d{}/f{i}.txt", i % 7), "x");
+    }
+    let token = tokio_util::sync::CancellationToken::new();
+    token.cancel();
+    let env = env_for(&t, &[]);
+    let o = crate::harness::run_with_token(&env, "glob", json!({"pattern": "**/*.txt"}), token);
+    assert!(o.output().starts_with("No files found"), "{}", o.output());
+    assert!(run_in(&env, "glob", json!({"pattern": "**/*.txt"})).output().contains("f599.txt"));
+}

@@ -429,3 +429,23 @@ fn a_hard_link_to_outside_is_never_read_by_a_search() {
     assert!(o.output().starts_with("No matches found"), "{}", o.output());
     assert!(accessed(&secret) <= long_ago + Duration::from_secs(1), "the refused file was read");
 }
+
+/// Issue 22: a walker thread asks the cancellation token only every 64 entries (the token's
+/// check takes a shared lock). A cancelled search still reports none of 600 matching files
+/// (the walk asks at a thread's first entry, and a file's search asks at each match; that the
+/// walk itself stops at once is seen in glob's `a_cancelled_glob_stops_walking_at_once`).
+#[test]
+fn a_cancelled_search_stops_walking_at_once() {
+    let t = TempTree::new();
+    for i in 0..600 {
+        t.file(&format!("d{}/f{i}.txt", i % 7), "a needle\n");
+    }
+    let token = CancellationToken::new();
+    token.cancel();
+    let args = json!({"pattern": "needle", "names_only": true, "total_max_matches": 1000});
+    let o = run_with_token(&env_for(&t, &[]), "grep_search", args.clone(), token);
+    assert!(!o.output().contains(".txt"), "{}", o.output());
+    // The same search, not cancelled, finds them all.
+    let o = run(&t, "grep_search", args);
+    assert_eq!(o.output().lines().filter(|l| l.ends_with(".txt")).count(), 600);
+}
