@@ -353,3 +353,63 @@ fn a_cancelled_requests_id_can_be_used_again() {
     drop(stdin);
     let _ = child.wait();
 }
+
+/// Found while profiling issue 22: 50,000 read_file calls written in one go (a client that
+/// pipelines, or a file as stdin) got 49,934 answers. A request whose line crossed a boundary of
+/// the server's reads while an answer went out was lost, and its client waited forever.
+#[test]
+fn pipelined_requests_are_all_answered() {
+    use std::process::Stdio;
+    let t = TempTree::new();
+    t.file("small.txt", "line one\n");
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
+    let mut burst =
+        format!("{init}\n{{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}}\n");
+    let n = 6000;
+    for id in 1..=n {
+        let call = if id % 3 == 0 {
+            json!({"jsonrpc": "2.0", "id": id, "method": "ping"})
+        } else {
+            json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                "params": {"name": "read_file", "arguments": {"file_path": "small.txt"}}})
+        };
+        burst.push_str(&format!("{call}\n"));
+    }
+    assert!(burst.len() > 6 * 64 * 1024, "{}", burst.len());
+    let requests = t.root().join("requests.jsonl");
+    std::fs::write(&requests, &burst).unwrap();
+    // Two clients: a file as stdin (read on tokio's blocking pool), and a pipe written in
+    // small pieces (read by the reactor, which finds it empty in the middle of lines).
+    for from_file in [false, true] {
+        let stdin = if from_file {
+            Stdio::from(std::fs::File::open(&requests).unwrap())
+        } else {
+            Stdio::piped()
+        };
+        let mut child =
+            crate::command(&t, &["mcp"]).stdin(stdin).stdout(Stdio::piped()).spawn().unwrap();
+        let writer = child.stdin.take().map(|mut pipe| {
+            let burst = burst.clone();
+            std::thread::spawn(move || {
+                for piece in burst.as_bytes().chunks(1000) {
+                    pipe.write_all(piece).unwrap();
+                    std::thread::sleep(std::time::Duration::from_micros(50));
+                }
+            })
+        });
+        let out = std::io::BufReader::new(child.stdout.take().unwrap());
+        let mut seen = std::collections::BTreeSet::new();
+        for line in out.lines() {
+            let a: Value = serde_json::from_str(&line.unwrap()).unwrap();
+            assert!(a.get("error").is_none() && a["result"]["isError"] != true, "{a}");
+            seen.insert(a["id"].as_u64().unwrap());
+        }
+        if let Some(w) = writer {
+            w.join().unwrap();
+        }
+        let lost: Vec<u64> = (0..=n).filter(|id| !seen.contains(id)).collect();
+        assert!(lost.is_empty(), "from a file: {from_file}: {} unanswered: {lost:?}", lost.len());
+        let _ = child.wait();
+    }
+}
