@@ -253,6 +253,9 @@ fn glob_set(patterns: &[String]) -> Result<GlobSet, String> {
     b.build().map_err(|e| e.to_string())
 }
 
+/// A file the walk found, with the inode it saw (none for a symlink).
+type Walked = (PathBuf, Option<u64>);
+
 struct Job {
     seen: Arc<toolbelt_core::ledger::FileLedger>,
     include: Vec<String>,
@@ -265,10 +268,12 @@ struct Job {
 
 impl Job {
     /// Files matching the include globs (paths naming an existing file are taken literally).
-    /// Matching files with the inode the walk saw (none for a symlink, which leads to another).
-    fn find(&self) -> Result<Vec<(PathBuf, Option<u64>)>, String> {
+    /// Matching files with the inode the walk saw (none for a symlink, which leads to another),
+    /// and the note on folders the walk could not read (`""` when none).
+    fn find(&self) -> Result<(Vec<Walked>, String), String> {
         let excludes = glob_set(&self.excludes)?;
-        let found: Mutex<Vec<(PathBuf, Option<u64>)>> = Mutex::new(Vec::new());
+        let found: Mutex<Vec<Walked>> = Mutex::new(Vec::new());
+        let unread = crate::search::unread::Unread::default();
         for root in self.workspace.roots() {
             let dir = root.real.clone();
             let pats: Vec<String> = self
@@ -297,12 +302,13 @@ impl Job {
                     rel.is_empty() || !excludes_dir(&prune, &rel)
                 });
             let (found, includes, dir, cancel) = (&found, &includes, &dir, &self.cancel);
+            let unread = &unread;
             walk.build_parallel().run(|| {
                 Box::new(move |entry| {
                     if cancel.is_cancelled() {
                         return WalkState::Quit;
                     }
-                    let Ok(entry) = entry else { return WalkState::Continue };
+                    let Some(entry) = unread.entry(entry) else { return WalkState::Continue };
                     if entry.file_type().is_some_and(|t| t.is_dir()) {
                         return WalkState::Continue;
                     }
@@ -320,12 +326,12 @@ impl Job {
         let mut files = found.into_value();
         files.sort();
         files.dedup_by(|a, b| a.0 == b.0);
-        Ok(files)
+        Ok((files, unread.note()))
     }
 
     fn run(self) -> ToolResult {
-        let files = match self.find() {
-            Ok(f) => f,
+        let (files, unread) = match self.find() {
+            Ok(found) => found,
             Err(e) => return search_error(&e),
         };
         toolbelt_core::timings::mark("read_many: walk");
@@ -444,8 +450,14 @@ impl Job {
             );
             skipped.extend(left_out.iter().map(|f| (f.clone(), why.clone())));
         }
-        if parts.is_empty() {
-            parts.push(Part::text(NOTHING));
+        // Said before the end marker, or after "nothing found".
+        let end = if parts.is_empty() { NOTHING } else { END };
+        if !unread.is_empty() {
+            skipped.push(("folders".into(), unread.trim().into()));
+            parts.push(Part::text(if end == NOTHING { unread.trim_start() } else { &unread }));
+        }
+        if end == NOTHING {
+            parts.insert(0, Part::text(NOTHING));
         } else {
             parts.push(Part::text(END));
         }

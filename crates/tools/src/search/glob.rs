@@ -200,6 +200,7 @@ impl Job {
         let found: Mutex<Vec<(PathBuf, Option<SystemTime>)>> = Mutex::new(Vec::new());
         let ignored = AtomicUsize::new(0);
         let hidden = AtomicUsize::new(0);
+        let unread = super::unread::Unread::default();
         for dir in &self.dirs {
             let matcher = match self.matcher(dir) {
                 Ok(m) => m,
@@ -218,13 +219,14 @@ impl Job {
             let this = &self;
             walk.build_parallel().run(|| {
                 let (found, ignored, hidden, matcher) = (&found, &ignored, &hidden, &matcher);
-                let mut opener = super::opener::Opener::new(&this.workspace);
+                let unread = &unread;
+                let mut opener = super::opener::Opener::new(&this.workspace, unread);
                 let mut cancel = super::CancelCheck::new(&this.cancel);
                 Box::new(move |entry| {
                     if cancel.cancelled() {
                         return WalkState::Quit;
                     }
-                    let Ok(entry) = entry else { return WalkState::Continue };
+                    let Some(entry) = unread.entry(entry) else { return WalkState::Continue };
                     // Regular files only: symlinks are dropped as upstream's realpath check does.
                     if !entry.file_type().is_some_and(|t| t.is_file()) {
                         return WalkState::Continue;
@@ -269,11 +271,10 @@ impl Job {
         } else {
             String::new()
         };
-        let note = if self.cancel.is_cancelled() {
-            "\n\n(The search was cut short: it was cancelled or ran out of time. These results are partial.)"
-        } else {
-            ""
-        };
+        let mut note = unread.note();
+        if self.cancel.is_cancelled() {
+            note.push_str("\n\n(The search was cut short: it was cancelled or ran out of time. These results are partial.)");
+        }
         if files.is_empty() {
             let place = if self.dirs.len() == 1 {
                 place

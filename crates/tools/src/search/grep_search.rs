@@ -233,6 +233,7 @@ impl Invocation for GrepCall {
             cancel: ctx.cancel.clone(),
             roots: self.roots.clone(),
             unsearchable: Mutex::default(),
+            unread: super::unread::Unread::default(),
         };
         match tokio::task::spawn_blocking(move || job.run()).await {
             Ok(r) => r,
@@ -259,6 +260,8 @@ struct Job {
     /// Files the searcher gave up on (a line over [`HEAP_LIMIT`], a read error), as shown,
     /// with why.
     unsearchable: Mutex<Vec<(String, String)>>,
+    /// Folders and files the walk could not read (the answer is then partial).
+    unread: super::unread::Unread,
 }
 
 impl Job {
@@ -328,6 +331,7 @@ impl Job {
                     .is_cancelled()
                     .then_some("it was cancelled or ran out of time"),
                 unsearchable: &unsearchable,
+                unread: &self.unread.note(),
             },
         );
         toolbelt_core::timings::mark("grep: format");
@@ -382,13 +386,13 @@ impl Job {
             let found = &found;
             let results = &results;
             let mut searcher = self.searcher(before, after);
-            let mut opener = super::opener::Opener::new(&self.workspace);
+            let mut opener = super::opener::Opener::new(&self.workspace, &self.unread);
             let mut cancel = super::CancelCheck::new(&self.cancel);
             Box::new(move |entry| {
                 if cancel.cancelled() || found.load(Ordering::Relaxed) >= limit {
                     return WalkState::Quit;
                 }
-                let Ok(entry) = entry else { return WalkState::Continue };
+                let Some(entry) = self.unread.entry(entry) else { return WalkState::Continue };
                 if !entry.file_type().is_some_and(|t| t.is_file()) {
                     return WalkState::Continue;
                 }
@@ -428,7 +432,11 @@ impl Job {
 
     fn search_file(&self, path: &Path, before: usize, after: usize) -> Option<GrepFile> {
         let mut s = self.searcher(before, after);
-        self.search_with(&mut s, &mut super::opener::Opener::new(&self.workspace), path)
+        self.search_with(
+            &mut s,
+            &mut super::opener::Opener::new(&self.workspace, &self.unread),
+            path,
+        )
     }
 
     fn search_with(

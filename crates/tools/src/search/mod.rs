@@ -4,6 +4,7 @@
 pub mod glob;
 pub mod grep_search;
 mod opener;
+pub(crate) mod unread;
 
 use std::fmt::Write;
 use std::path::PathBuf;
@@ -83,6 +84,8 @@ pub struct GrepReport<'a> {
     pub cut_short: Option<&'a str>,
     /// Files that could not be searched (as shown, and why): they may hold matches.
     pub unsearchable: &'a [(String, String)],
+    /// What the walk could not read, as a note (`""` when nothing).
+    pub unread: &'a str,
 }
 
 fn cut_line(line: &str) -> std::borrow::Cow<'_, str> {
@@ -102,6 +105,7 @@ pub fn format_grep(files: &[GrepFile], r: &GrepReport<'_>) -> ToolResult {
         .cut_short
         .map(|why| format!("\n\n(The search was cut short: {why}. These results are partial.)"))
         .unwrap_or_default();
+    note.push_str(r.unread);
     if !r.unsearchable.is_empty() {
         let _ = write!(
             note,
@@ -224,6 +228,7 @@ mod tests {
             limit,
             cut_short: None,
             unsearchable: &[],
+            unread: "",
         }
     }
 

@@ -15,7 +15,8 @@ use std::time::SystemTime;
 
 use toolbelt_core::Workspace;
 #[cfg(unix)]
-use toolbelt_core::workspace::{Folder, OpenError};
+use toolbelt_core::workspace::Folder;
+use toolbelt_core::workspace::OpenError;
 
 /// Folders whose checks one walker thread keeps.
 #[cfg(unix)]
@@ -24,15 +25,18 @@ const KEPT: usize = 8;
 /// Opens files for one walker thread.
 pub(crate) struct Opener<'w> {
     ws: &'w Workspace,
+    /// Where failures that leave the answer partial are counted.
+    unread: &'w super::unread::Unread,
     /// The folders used last, the latest at the end.
     #[cfg(unix)]
     recent: Vec<Folder<'w>>,
 }
 
 impl<'w> Opener<'w> {
-    pub(crate) fn new(ws: &'w Workspace) -> Self {
+    pub(crate) fn new(ws: &'w Workspace, unread: &'w super::unread::Unread) -> Self {
         Self {
             ws,
+            unread,
             #[cfg(unix)]
             recent: Vec::with_capacity(KEPT),
         }
@@ -40,11 +44,17 @@ impl<'w> Opener<'w> {
 
     /// The file at `path` (absolute, as the walk found it), opened for reading; `None` when the
     /// layer refuses it (outside the roots, a sensitive file, a hard link to one) or it cannot
-    /// be opened.
+    /// be opened (counted in the search's [`Unread`](super::unread::Unread) when that leaves
+    /// the answer partial).
     pub(crate) fn open(&mut self, path: &Path) -> Option<File> {
+        let opened = self.open_file(path);
+        opened.map_err(|e| self.unread.open(&e)).ok()
+    }
+
+    fn open_file(&mut self, path: &Path) -> Result<File, OpenError> {
         #[cfg(unix)]
         if let (Some(dir), Some(name)) = (path.parent(), path.file_name()) {
-            return self.folder(dir).open_read(name).ok();
+            return self.folder(dir).open_read(name);
         }
         let resolved = toolbelt_core::workspace::ResolvedPath {
             lexical: path.to_path_buf(),
@@ -52,12 +62,12 @@ impl<'w> Opener<'w> {
         };
         #[cfg(unix)]
         {
-            self.ws.open_read(&resolved).ok()
+            self.ws.open_read(&resolved)
         }
         #[cfg(not(unix))]
         {
-            self.ws.check_access(&resolved, toolbelt_core::workspace::Access::Read).ok()?;
-            File::open(path).ok()
+            self.ws.check_access(&resolved, toolbelt_core::workspace::Access::Read)?;
+            Ok(File::open(path)?)
         }
     }
 
@@ -69,10 +79,11 @@ impl<'w> Opener<'w> {
         path: &Path,
         ino: Option<u64>,
     ) -> Result<Option<SystemTime>, OpenError> {
-        match (path.parent(), path.file_name()) {
+        let confirmed = match (path.parent(), path.file_name()) {
             (Some(dir), Some(name)) => self.folder(dir).confirm_walked(name, ino),
             _ => self.ws.confirm_walked(path, ino).map(|meta| meta.modified().ok()),
-        }
+        };
+        confirmed.inspect_err(|e| self.unread.open(e))
     }
 
     /// The folder `dir`, from the kept ones or checked now (the oldest kept one let go).

@@ -1,0 +1,120 @@
+//! What a walk could not read for want of resources or through an I/O error (the open-file
+//! limit, memory, a failing disk): a search that met one gives an answer that says it is
+//! partial and what to do, never a shorter list that looks whole. A folder or file the user may
+//! not read, or one that went away during the walk, is still skipped without a word, as
+//! upstream's tools skip them; a file the workspace's rules refuse is counted by each tool.
+
+use std::io;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use toolbelt_core::sync::LockExt as _;
+use toolbelt_core::workspace::OpenError;
+
+/// Shared by the threads of one search.
+#[derive(Debug, Default)]
+pub(crate) struct Unread {
+    count: AtomicUsize,
+    /// The first such error, as the system put it.
+    first: Mutex<Option<io::Error>>,
+}
+
+impl Unread {
+    /// The walk's entry, or `None` after counting the error when it leaves the answer partial.
+    pub(crate) fn entry(
+        &self,
+        entry: Result<ignore::DirEntry, ignore::Error>,
+    ) -> Option<ignore::DirEntry> {
+        match entry {
+            Ok(e) => Some(e),
+            Err(e) => {
+                if let Some(io) = e.io_error() {
+                    self.io(io);
+                }
+                None
+            }
+        }
+    }
+
+    /// Counts a failed open or confirmation of a file the walk found, when it leaves the answer
+    /// partial (a refusal by the workspace's rules does not).
+    pub(crate) fn open(&self, e: &OpenError) {
+        if let OpenError::Io(io) = e {
+            self.io(io);
+        }
+    }
+
+    /// Counts `e` when it leaves the answer partial.
+    pub(crate) fn io(&self, e: &io::Error) {
+        if !leaves_out(e) {
+            return;
+        }
+        self.count.fetch_add(1, Ordering::Relaxed);
+        let mut first = self.first.locked();
+        if first.is_none() {
+            *first = Some(io::Error::new(e.kind(), e.to_string()));
+        }
+    }
+
+    /// How many folders or files could not be read.
+    pub(crate) fn count(&self) -> usize {
+        self.count.load(Ordering::Relaxed)
+    }
+
+    /// The note for the answer (starting with a blank line), or `""` when nothing was left out.
+    pub(crate) fn note(&self) -> String {
+        let n = self.count();
+        let Some(e) = self.first.locked().as_ref().map(ToString::to_string) else {
+            return String::new();
+        };
+        let what = if e.contains("os error 24") || e.contains("os error 23") {
+            "raise the open-file limit (ulimit -n) and search again"
+        } else if e.contains("os error 12") {
+            "free some memory and search again"
+        } else {
+            "search again, or search the folders concerned with run_shell_command"
+        };
+        format!(
+            "\n\n({n} folder(s) or file(s) could not be read: {e}. These results are partial; {what}.)"
+        )
+    }
+}
+
+/// Whether `e` means the system failed to read something that is there: resources ran out or
+/// the disk failed (not a refusal of access, not a file gone meanwhile).
+fn leaves_out(e: &io::Error) -> bool {
+    #[cfg(unix)]
+    {
+        use nix::errno::Errno;
+        let code = e.raw_os_error();
+        [Errno::EMFILE, Errno::ENFILE, Errno::ENOMEM, Errno::EIO]
+            .iter()
+            .any(|c| code == Some(*c as i32))
+    }
+    #[cfg(not(unix))]
+    {
+        e.kind() == io::ErrorKind::OutOfMemory
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_errors_that_leave_something_out_are_counted_and_named() {
+        let u = Unread::default();
+        u.io(&io::Error::from(io::ErrorKind::NotFound));
+        u.io(&io::Error::from(io::ErrorKind::PermissionDenied));
+        assert_eq!((u.count(), u.note()), (0, String::new()));
+        #[cfg(unix)]
+        {
+            u.io(&io::Error::from_raw_os_error(nix::errno::Errno::EMFILE as i32));
+            u.open(&OpenError::Io(io::Error::from_raw_os_error(nix::errno::Errno::ENOMEM as i32)));
+            assert_eq!(u.count(), 2);
+            let note = u.note();
+            assert!(note.contains("2 folder(s) or file(s) could not be read"), "{note}");
+            assert!(note.contains("os error 24") && note.contains("ulimit -n"), "{note}");
+        }
+    }
+}
