@@ -413,3 +413,48 @@ fn pipelined_requests_are_all_answered() {
         let _ = child.wait();
     }
 }
+
+/// Found while profiling issue 22: a client that wrote 50,000 read_file calls and read no
+/// answer grew the server to 500 MB, a task for every request read. Now the server stops
+/// reading once enough requests run or wait, and the client's pipe holds it back; every call
+/// is still answered once the client reads.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_client_that_reads_no_answers_cannot_grow_the_server() {
+    use std::process::Stdio;
+    let t = TempTree::new();
+    t.file("small.txt", "line one\n");
+    let mut child = crate::command(&t, &["mcp"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let out = std::io::BufReader::new(child.stdout.take().unwrap());
+    let n = 15_000;
+    let writer = std::thread::spawn(move || {
+        let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
+        let mut burst =
+            format!("{init}\n{{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}}\n");
+        for id in 1..=n {
+            let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                "params": {"name": "read_file", "arguments": {"file_path": "small.txt"}}});
+            burst.push_str(&format!("{call}\n"));
+        }
+        stdin.write_all(burst.as_bytes()).unwrap();
+    });
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let status = std::fs::read_to_string(format!("/proc/{}/status", child.id())).unwrap();
+    let peak_kib: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap();
+    let answered = out.lines().count();
+    writer.join().unwrap();
+    let _ = child.wait();
+    assert_eq!(answered, n + 1, "every call (and initialize) answered");
+    assert!(peak_kib < 80 * 1024, "peak {} MiB with {n} calls unread", peak_kib / 1024);
+}

@@ -8,6 +8,12 @@
 //! the message), `-32602 Invalid params` for a known method with missing or malformed params,
 //! `-32601 Method not found` for any other method. Notifications never get an answer.
 //! Then it goes on reading.
+//!
+//! At most [`DEFAULT_IN_FLIGHT`] requests run at once; later ones wait in order, and once
+//! [`DEFAULT_WAITING`] wait, reading stops until answers are written (notifications and
+//! responses pass waiting requests, so a cancellation or the client's answer to a question
+//! the server asked gets through). A read dropped by rmcp's service loop loses nothing: the
+//! line read so far is kept here.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -20,6 +26,15 @@ use tokio::sync::Mutex;
 
 /// The default limit of one message: rmcp's.
 pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
+
+/// Requests that run at once, by default: later ones wait in order. A running request holds a
+/// task and its call's state (about 9 KiB); 50,000 read at once held 500 MB.
+pub const DEFAULT_IN_FLIGHT: usize = 256;
+
+/// Requests that wait, by default, before reading stops (the client's pipe then holds it
+/// back). Reading goes on while requests wait, so that the client's answers to the server's
+/// own requests (a confirmation asked of the user) and its cancellations get through.
+pub const DEFAULT_WAITING: usize = 1024;
 
 /// How much of an over-long message is kept to find its id.
 const ID_PREFIX: usize = 4096;
@@ -63,6 +78,17 @@ pub struct LineTransport<R, W> {
     /// Ids of the client's requests not answered yet: a second request with one of them would
     /// be lost (rmcp keys requests by id), so it is refused.
     pending: Arc<std::sync::Mutex<std::collections::HashSet<String>>>,
+    /// Requests handed to the server whose answers are not written yet (an answer the client
+    /// does not read still holds its place, so a client that reads nothing is held back).
+    running: Arc<std::sync::atomic::AtomicUsize>,
+    /// Signalled when an answer frees a running request's place.
+    answered: Arc<tokio::sync::Notify>,
+    /// Requests read while `in_flight` ran, oldest first (their ids are pending too).
+    waiting: std::collections::VecDeque<RxJsonRpcMessage<RoleServer>>,
+    in_flight: usize,
+    max_waiting: usize,
+    /// The input ended (what waits is still handed over).
+    ended: bool,
 }
 
 impl<R, W> LineTransport<R, W>
@@ -79,7 +105,32 @@ where
             max_bytes: max_bytes.max(1),
             initialized: false,
             pending: Arc::default(),
+            running: Arc::default(),
+            answered: Arc::default(),
+            waiting: std::collections::VecDeque::new(),
+            in_flight: DEFAULT_IN_FLIGHT,
+            max_waiting: DEFAULT_WAITING,
+            ended: false,
         }
+    }
+
+    /// At most `in_flight` requests run at once, and reading stops once `waiting` more wait.
+    #[must_use]
+    pub fn with_limits(self, in_flight: usize, waiting: usize) -> Self {
+        Self { in_flight: in_flight.max(1), max_waiting: waiting, ..self }
+    }
+
+    /// Requests handed to the server whose answers are not written yet.
+    fn running(&self) -> usize {
+        self.running.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// `m` goes to the server (a request takes a place until its answer is written).
+    fn hand_over(&self, m: RxJsonRpcMessage<RoleServer>) -> Option<RxJsonRpcMessage<RoleServer>> {
+        if is_request(&m) {
+            self.running.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+        Some(m)
     }
 
     /// Writes one JSON value and a newline, under the lock every answer takes.
@@ -252,6 +303,10 @@ pub fn judge(line: &[u8]) -> Verdict {
     }
 }
 
+fn is_request(m: &RxJsonRpcMessage<RoleServer>) -> bool {
+    matches!(m, rmcp::model::JsonRpcMessage::Request(_))
+}
+
 fn is_integer(v: &Value) -> bool {
     v.as_i64().is_some() || v.as_u64().is_some()
 }
@@ -327,8 +382,20 @@ impl<R, W> LineTransport<R, W> {
         if let JsonRpcMessage::Notification(n) = &msg
             && let ClientNotification::CancelledNotification(c) = &n.notification
             && let Some(id) = &c.params.request_id
+            && self.pending.locked().remove(&id.clone().into_json_value().to_string())
         {
-            self.pending.locked().remove(&id.clone().into_json_value().to_string());
+            // One still waiting never runs; one running gives its place back.
+            let waited = self
+                .waiting
+                .iter()
+                .position(|w| matches!(w, JsonRpcMessage::Request(r) if r.id == *id));
+            match waited {
+                Some(i) => drop(self.waiting.remove(i)),
+                None => {
+                    self.running.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+                    self.answered.notify_one();
+                }
+            }
         }
         let JsonRpcMessage::Request(r) = &msg else {
             if !self.initialized {
@@ -367,6 +434,8 @@ where
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
         let write = self.write.clone();
         let pending = self.pending.clone();
+        let answered_signal = self.answered.clone();
+        let running = self.running.clone();
         async move {
             use rmcp::model::JsonRpcMessage;
             use toolbelt_core::sync::LockExt as _;
@@ -376,27 +445,70 @@ where
                 JsonRpcMessage::Error(e) => e.id.clone(),
                 _ => None,
             };
-            if let Some(id) = answered {
-                pending.locked().remove(&id.into_json_value().to_string());
+            // Whoever frees the id (this answer, or a cancellation) gives the place back.
+            let ours = answered
+                .is_some_and(|id| pending.locked().remove(&id.into_json_value().to_string()));
+            let written = Self::write_line(&write, &item).await;
+            if ours {
+                running.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+                answered_signal.notify_one();
             }
-            Self::write_line(&write, &item).await
+            written
         }
     }
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
         loop {
-            let line = match self.next_line().await {
+            // The oldest waiting request, once one running has been answered.
+            if !self.waiting.is_empty() && self.running() < self.in_flight {
+                let next = self.waiting.pop_front()?;
+                return self.hand_over(next);
+            }
+            // At the end of input, what waits is still handed over before the end is told.
+            if self.ended {
+                if self.waiting.is_empty() {
+                    return None;
+                }
+                self.answered.notified().await;
+                continue;
+            }
+            // Cancel-safe both ways: rmcp drops this future whenever other work is ready.
+            let read = if self.waiting.len() >= self.max_waiting {
+                self.answered.notified().await;
+                continue;
+            } else if self.waiting.is_empty() {
+                self.next_line().await
+            } else {
+                let answered = self.answered.clone();
+                tokio::select! {
+                    read = self.next_line() => read,
+                    () = answered.notified() => continue,
+                }
+            };
+            let line = match read {
                 Ok(Some(line)) => line,
-                Ok(None) => return None,
+                Ok(None) => {
+                    self.ended = true;
+                    continue;
+                }
                 Err(e) => {
                     tracing::debug!("stdin: {e}");
-                    return None;
+                    self.ended = true;
+                    continue;
                 }
             };
             let answer = match line {
                 Line::Whole(bytes) => match judge(&bytes) {
                     Verdict::Message(m) => match self.admit(*m) {
-                        Ok(Some(m)) => return Some(m),
+                        Ok(Some(m))
+                            if is_request(&m)
+                                && (self.running() >= self.in_flight
+                                    || !self.waiting.is_empty()) =>
+                        {
+                            self.waiting.push_back(m);
+                            continue;
+                        }
+                        Ok(Some(m)) => return self.hand_over(m),
                         Ok(None) => continue,
                         Err(a) => a,
                     },
@@ -425,143 +537,4 @@ where
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_leading_id_is_the_top_level_one() {
-        let id = |s: &str| leading_id(s.as_bytes());
-        assert_eq!(id(r#"{"jsonrpc":"2.0","id":7,"method":"x""#), Some(json!(7)));
-        assert_eq!(id(r#"{"params":{"id":1},"id":"a\"b","#), Some(json!("a\"b")));
-        assert_eq!(id(r#"{"method":"x","params":{"text":"\"id\":5"#), None);
-        assert_eq!(id(r#"{"x":"id","id" : -3}"#), Some(json!(-3)));
-        assert_eq!(id(r#"{"id":1.5}"#), None);
-        assert_eq!(id(r#"{"id":{"a":1}}"#), None);
-        assert_eq!(id("\u{e9}\"id\":1"), None);
-    }
-
-    /// rmcp's service loop selects over `receive` and its other work (answers going out), so a
-    /// read waiting for the rest of a line is dropped whenever an answer is sent first. The
-    /// bytes it had taken from the buffer went with it: with requests pipelined, every line
-    /// across a 64 KiB boundary of the read buffer was lost and never answered (66 of 50,000
-    /// read_file calls).
-    #[tokio::test]
-    async fn a_read_dropped_in_the_middle_of_a_line_loses_none_of_it() {
-        use tokio::io::AsyncWriteExt as _;
-        let (mut client, server) = tokio::io::duplex(1024);
-        let mut t = LineTransport::new(server, tokio::io::sink(), 64);
-        let line = br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
-        for (i, part) in line.chunks(7).enumerate() {
-            client.write_all(part).await.unwrap();
-            let wait = std::time::Duration::from_millis(if i % 2 == 0 { 0 } else { 20 });
-            assert!(tokio::time::timeout(wait, t.next_line()).await.is_err());
-        }
-        client.write_all(b"\n").await.unwrap();
-        match t.next_line().await {
-            Ok(Some(Line::Whole(got))) => {
-                assert_eq!(got, line, "{}", String::from_utf8_lossy(&got))
-            }
-            Ok(Some(Line::TooLong { total, .. })) => panic!("too long: {total}"),
-            other => panic!("{:?}", other.map(|l| l.is_some())),
-        }
-        // The same with a line over the limit: its length and id survive the drops too.
-        let long = format!(
-            r#"{{"jsonrpc":"2.0","id":7,"method":"ping","params":{{"x":"{}"}}}}"#,
-            "y".repeat(100)
-        );
-        for part in long.as_bytes().chunks(9) {
-            client.write_all(part).await.unwrap();
-            assert!(tokio::time::timeout(std::time::Duration::ZERO, t.next_line()).await.is_err());
-        }
-        client.write_all(b"\n").await.unwrap();
-        match t.next_line().await {
-            Ok(Some(Line::TooLong { prefix, total })) => {
-                assert_eq!(total, long.len());
-                assert_eq!(leading_id(&prefix), Some(json!(7)));
-            }
-            other => panic!("{:?}", other.map(|l| l.is_some())),
-        }
-    }
-
-    #[test]
-    fn blank_lines_and_unreadable_responses_are_not_answered() {
-        assert!(matches!(judge(b"   \r"), Verdict::Ignore));
-        assert!(!matches!(judge(br#"{"jsonrpc":"2.0","id":1,"result":7}"#), Verdict::Answer(_)));
-        assert!(!matches!(judge(br#"{"jsonrpc":"2.0","id":1,"error":5}"#), Verdict::Answer(_)));
-        assert!(matches!(
-            judge(br#"{"jsonrpc":"2.0","method":"x/y"}"#),
-            Verdict::Message(_) | Verdict::Ignore
-        ));
-        assert!(matches!(
-            judge(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#),
-            Verdict::Message(_)
-        ));
-    }
-}
-
-#[cfg(test)]
-mod properties {
-    use proptest::prelude::*;
-    use serde_json::{Value, json};
-
-    use super::{Verdict, judge, leading_id};
-
-    fn json_value() -> impl Strategy<Value = Value> {
-        let leaf = prop_oneof![
-            Just(Value::Null),
-            any::<bool>().prop_map(Value::from),
-            any::<i64>().prop_map(Value::from),
-            any::<f64>().prop_map(|f| json!(f)),
-            "\\PC{0,12}".prop_map(Value::from),
-        ];
-        leaf.prop_recursive(3, 24, 4, |inner| {
-            prop_oneof![
-                prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
-                prop::collection::btree_map("[a-z]{0,6}", inner, 0..4)
-                    .prop_map(|m| Value::Object(m.into_iter().collect())),
-            ]
-        })
-    }
-
-    fn method() -> impl Strategy<Value = String> {
-        prop_oneof![
-            prop::sample::select(super::KNOWN_METHODS).prop_map(String::from),
-            "[a-z/]{0,12}",
-        ]
-    }
-
-    proptest! {
-        #![proptest_config(ProptestConfig {
-            cases: toolbelt_core::testing::proptest_cases(),
-            failure_persistence: None,
-            ..ProptestConfig::default()
-        })]
-
-        /// Any bytes: a verdict, never a panic; the id finder never panics either.
-        #[test]
-        fn any_line_gets_a_verdict(bytes in prop::collection::vec(any::<u8>(), 0..300)) {
-            let _ = judge(&bytes);
-            let _ = leading_id(&bytes);
-        }
-
-        /// Issue 20: every request gets exactly one answer: from the server (a message it
-        /// reads) or from the transport, with the request's own id.
-        #[test]
-        fn every_request_is_answered_with_its_id(
-            id in prop_oneof![any::<i64>().prop_map(Value::from), "[a-z0-9-]{1,8}".prop_map(Value::from)],
-            method in method(),
-            params in prop::option::of(json_value()),
-        ) {
-            let mut msg = json!({"jsonrpc": "2.0", "id": id.clone(), "method": method});
-            if let Some(p) = params {
-                msg["params"] = p;
-            }
-            let line = serde_json::to_vec(&msg).unwrap();
-            match judge(&line) {
-                Verdict::Message(_) => {}
-                Verdict::Answer(a) => prop_assert_eq!(&a["id"], &id, "{}", a),
-                Verdict::Ignore => prop_assert!(false, "request ignored: {}", msg),
-            }
-        }
-    }
-}
+mod tests;
