@@ -42,8 +42,8 @@ impl IgnoreService {
     /// Captures git detection and `.geminiignore` now, as upstream does at construction.
     pub fn new(root: &Path) -> Self {
         let git_repo = root.ancestors().any(|a| a.join(".git").exists());
-        let exclude = git_repo.then(|| load(root, &root.join(".git/info/exclude"))).flatten();
-        let gemini = load(root, &root.join(GEMINI_IGNORE));
+        let exclude = git_repo.then(|| load(root, root, &root.join(".git/info/exclude"))).flatten();
+        let gemini = load(root, root, &root.join(GEMINI_IGNORE));
         Self { root: root.to_path_buf(), git_repo, exclude, gemini, per_dir: Mutex::default() }
     }
 
@@ -95,7 +95,7 @@ impl IgnoreService {
         let mut cache = self.per_dir.locked();
         cache
             .entry(dir.to_path_buf())
-            .or_insert_with(|| load(dir, &dir.join(".gitignore")).map(Arc::new))
+            .or_insert_with(|| load(&self.root, dir, &dir.join(".gitignore")).map(Arc::new))
             .clone()
     }
 }
@@ -108,13 +108,88 @@ fn apply(current: bool, m: Match<&ignore::gitignore::Glob>) -> bool {
     }
 }
 
-fn load(root: &Path, file: &Path) -> Option<Gitignore> {
-    if !file.is_file() {
+/// The most of an ignore file that is read.
+const MAX_IGNORE_FILE: u64 = 4 << 20;
+
+/// Whether an ignore file may be read (`Ok(true)`), is absent or not a file (`Ok(false)`:
+/// nothing to read, a folder of that name included), or must not be read (`Err`, saying why):
+/// a named pipe, socket or device (reading one blocks or never ends), or a link that leads
+/// outside `roots` or to something other than a file. A repository can hold any of these, and
+/// a walk reads the ignore file of every folder it enters.
+pub fn check_ignore_file<R: AsRef<Path>>(roots: &[R], file: &Path) -> Result<bool, String> {
+    let Ok(meta) = std::fs::symlink_metadata(file) else { return Ok(false) };
+    let kind = meta.file_type();
+    if kind.is_file() {
+        return Ok(true);
+    }
+    if kind.is_dir() {
+        return Ok(false);
+    }
+    if !kind.is_symlink() {
+        return Err("is not a regular file (a named pipe, socket or device)".into());
+    }
+    let target = std::fs::canonicalize(file)
+        .map_err(|e| format!("is a link that cannot be followed ({e})"))?;
+    if !roots.iter().any(|r| target.starts_with(r.as_ref())) {
+        return Err("is a link that leads outside the workspace".into());
+    }
+    match std::fs::metadata(&target) {
+        Ok(m) if m.is_file() => Ok(true),
+        Ok(m) if m.is_dir() => Ok(false),
+        _ => Err("is a link to something other than a regular file".into()),
+    }
+}
+
+/// The text of an ignore file that [`check_ignore_file`] lets be read (its first 4 MiB; opened
+/// without blocking and checked again on the handle, in case it was swapped meanwhile).
+fn read_ignore_file(roots: &[&Path], file: &Path) -> Option<Vec<u8>> {
+    use std::io::Read;
+    match check_ignore_file(roots, file) {
+        Ok(true) => {}
+        Ok(false) => return None,
+        Err(why) => {
+            tracing::warn!("ignore file {} not read: it {why}", file.display());
+            return None;
+        }
+    }
+    let mut open = std::fs::OpenOptions::new();
+    open.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        open.custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32);
+    }
+    let f = open.open(file).ok()?;
+    if !f.metadata().ok()?.is_file() {
         return None;
     }
-    let mut b = GitignoreBuilder::new(root);
-    if let Some(err) = b.add(file) {
-        tracing::warn!("ignore file {}: {err}", file.display());
+    let mut text = Vec::new();
+    if let Err(e) = f.take(MAX_IGNORE_FILE).read_to_end(&mut text) {
+        tracing::warn!("ignore file {}: {e}", file.display());
+        return None;
+    }
+    Some(text)
+}
+
+/// The rules of `file`, relative to `base`, when it may be read (see [`check_ignore_file`];
+/// links may lead anywhere beneath `root`). Read as the `ignore` crate reads one: a BOM at the
+/// start dropped, and reading stops at the first line that is not UTF-8.
+fn load(root: &Path, base: &Path, file: &Path) -> Option<Gitignore> {
+    let text = read_ignore_file(&[root], file)?;
+    let text = text.strip_prefix("\u{feff}".as_bytes()).unwrap_or(&text);
+    let mut b = GitignoreBuilder::new(base);
+    for line in text.split(|b| *b == b'\n') {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        let Ok(line) = std::str::from_utf8(line) else {
+            tracing::warn!(
+                "ignore file {}: a line is not UTF-8; the rest is not read",
+                file.display()
+            );
+            break;
+        };
+        if let Err(err) = b.add_line(Some(file.to_path_buf()), line) {
+            tracing::warn!("ignore file {}: {err}", file.display());
+        }
     }
     match b.build() {
         Ok(g) if !g.is_empty() => Some(g),
@@ -185,5 +260,37 @@ mod tests {
         let off = IgnoreOptions { respect_gemini_ignore: false, ..Default::default() };
         assert!(!s.is_ignored(&root.join("foo.bar"), false, off));
         assert!(!s.is_ignored(Path::new("/elsewhere/foo.bar"), false, o));
+    }
+
+    /// Found by the second review of issue 22: a `.gitignore` that is a link to a file outside
+    /// the workspace was read, so a file out there decided what tools list; one inside is
+    /// still followed (as upstream reads it). A named pipe is never opened.
+    #[cfg(unix)]
+    #[test]
+    fn an_ignore_file_is_read_only_when_it_is_a_file_in_the_workspace() {
+        let outside = tempfile::tempdir().unwrap();
+        fs::write(outside.path().join("rules"), "leak_*\n").unwrap();
+        let (_d, root) = setup(&[(".git/HEAD", ""), ("shared/rules", "kept_*\n"), ("a/x", "")]);
+        let o = IgnoreOptions::default();
+        std::os::unix::fs::symlink(outside.path().join("rules"), root.join("a/.gitignore"))
+            .unwrap();
+        std::os::unix::fs::symlink("shared/rules", root.join(".gitignore")).unwrap();
+        let s = IgnoreService::new(&root);
+        assert!(!s.is_ignored(&root.join("a/leak_1"), false, o), "rules from outside applied");
+        assert!(s.is_ignored(&root.join("a/kept_1"), false, o), "a link inside is followed");
+        assert_eq!(
+            check_ignore_file(&[&root], &root.join("a/.gitignore")),
+            Err("is a link that leads outside the workspace".into())
+        );
+        nix::unistd::mkfifo(&root.join("a/b/.gitignore"), nix::sys::stat::Mode::S_IRWXU)
+            .or_else(|_| {
+                fs::create_dir_all(root.join("a/b")).unwrap();
+                nix::unistd::mkfifo(&root.join("a/b/.gitignore"), nix::sys::stat::Mode::S_IRWXU)
+            })
+            .unwrap();
+        assert!(!s.is_ignored(&root.join("a/b/leak_1"), false, o));
+        assert!(check_ignore_file(&[&root], &root.join("a/b/.gitignore")).is_err());
+        assert_eq!(check_ignore_file(&[&root], &root.join("a/none")), Ok(false));
+        assert_eq!(check_ignore_file(&[&root], &root.join("shared/rules")), Ok(true));
     }
 }

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 
 #[cfg(unix)]
 pub use self::folder::Folder;
-pub use self::ignore::{GEMINI_IGNORE, IgnoreOptions, IgnoreService};
+pub use self::ignore::{GEMINI_IGNORE, IgnoreOptions, IgnoreService, check_ignore_file};
 #[cfg(unix)]
 pub use self::open::{FileKindError, OpenError, WriteTarget};
 pub use self::sensitive::{SensitiveHit, SensitiveRules};

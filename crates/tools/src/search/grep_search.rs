@@ -23,7 +23,7 @@ use toolbelt_core::schema::rename_params;
 use toolbelt_core::tool::{
     Declaration, ExecContext, Invocation, Location, ModelFamily, Tool, ToolEnv,
 };
-use toolbelt_core::workspace::{Access, GEMINI_IGNORE, IgnoreOptions, Workspace, paths};
+use toolbelt_core::workspace::{Access, IgnoreOptions, Workspace, paths};
 
 use super::{GrepFile, GrepLine, GrepReport, format_grep};
 use crate::fs::shorten_path;
@@ -349,21 +349,12 @@ impl Job {
         let p = &self.params;
         let mut walk = WalkBuilder::new(&self.search);
         walk.follow_links(false);
+        // The ignore files the walker itself reads, each checked before it does.
+        let ignore_files = super::ignore_files::IgnoreFiles::new(&self.workspace, self.opts);
         if p.no_ignore {
             walk.standard_filters(false).hidden(true);
         } else {
-            walk.standard_filters(true).require_git(true);
-            if !self.opts.respect_git_ignore {
-                walk.git_ignore(false).git_exclude(false).git_global(false);
-            }
-            if self.opts.respect_gemini_ignore {
-                let gi = self.workspace.primary().join(GEMINI_IGNORE);
-                if gi.is_file()
-                    && let Some(e) = walk.add_ignore(&gi)
-                {
-                    tracing::warn!("{}: {e}", gi.display());
-                }
-            }
+            ignore_files.configure(&mut walk, &self.search)?;
         }
         if let Some(inc) = &p.include_pattern {
             let mut ov = OverrideBuilder::new(&self.search);
@@ -374,7 +365,13 @@ impl Job {
             // The default excludes, by name below the search path: compiling them as override
             // globs and matching every path against them cost more than the rest of a small
             // search's set-up.
-            walk.filter_entry(|e| e.depth() == 0 || !super::excluded_by_default(e));
+            let ignore_files = ignore_files.clone();
+            walk.filter_entry(move |e| {
+                e.depth() == 0
+                    || (!super::excluded_by_default(e)
+                        && (!e.file_type().is_some_and(|t| t.is_dir())
+                            || ignore_files.may_enter(e.path())))
+            });
         }
         walk.threads(super::walker_threads());
         toolbelt_core::timings::mark("grep: walker set-up");
@@ -415,6 +412,10 @@ impl Job {
                 WalkState::Continue
             })
         });
+        let refused = ignore_files.refused().into_iter();
+        self.unsearchable
+            .locked()
+            .extend(refused.map(|(dir, why)| (paths::relative_to(&dir, &self.search), why)));
         let mut files = results.into_value();
         files.sort_by(|a, b| a.absolute.cmp(&b.absolute));
         Ok(files)

@@ -3,6 +3,7 @@
 
 pub mod glob;
 pub mod grep_search;
+mod ignore_files;
 mod opener;
 pub(crate) mod unread;
 
@@ -107,10 +108,17 @@ pub fn format_grep(files: &[GrepFile], r: &GrepReport<'_>) -> ToolResult {
         .unwrap_or_default();
     note.push_str(r.unread);
     if !r.unsearchable.is_empty() {
+        // Folders left out are named "not searched: ..." (see `ignore_files`).
+        let folders =
+            r.unsearchable.iter().filter(|(_, why)| why.starts_with("not searched")).count();
+        let what = match (r.unsearchable.len() - folders, folders) {
+            (files, 0) => format!("{files} file(s)"),
+            (0, folders) => format!("{folders} folder(s)"),
+            (files, folders) => format!("{files} file(s) and {folders} folder(s)"),
+        };
         let _ = write!(
             note,
-            "\n\n({} file(s) could not be searched and may hold matches; search them with run_shell_command, e.g. grep -c:",
-            r.unsearchable.len()
+            "\n\n({what} could not be searched and may hold matches; search them with run_shell_command, e.g. grep -c:"
         );
         for (path, why) in r.unsearchable {
             let _ = write!(note, "\n- {path}: {why}");

@@ -1,0 +1,102 @@
+//! The ignore files grep_search's walker reads itself (the `ignore` crate opens each folder's
+//! `.gitignore` and `.ignore` as it enters it, and those of the folders above the search path):
+//! each is checked first, as the workspace's ignore service checks the ones it reads
+//! ([`check_ignore_file`]). A named pipe there would hold the walk until the call's timeout, and
+//! a link to a file outside the workspace would let that file decide what is searched. A folder
+//! whose ignore file cannot be read is not entered, and the answer names it; one above the
+//! search path makes the search fail, saying which file and what to do.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use ignore::WalkBuilder;
+use toolbelt_core::Workspace;
+use toolbelt_core::sync::LockExt as _;
+use toolbelt_core::workspace::{GEMINI_IGNORE, IgnoreOptions, check_ignore_file};
+
+/// Shared by the walker's threads (the entry filter must own what it uses).
+#[derive(Clone, Debug)]
+pub(crate) struct IgnoreFiles {
+    roots: Arc<Vec<PathBuf>>,
+    opts: IgnoreOptions,
+    /// The workspace's `.geminiignore`.
+    gemini: PathBuf,
+    names: &'static [&'static str],
+    /// Folders not entered, and why.
+    refused: Arc<Mutex<Vec<(PathBuf, String)>>>,
+}
+
+impl IgnoreFiles {
+    /// The files a walk reads: `.ignore`, and `.gitignore` when git's ignore files count.
+    pub(crate) fn new(ws: &Workspace, opts: IgnoreOptions) -> Self {
+        let roots = ws.roots().iter().map(|r| r.real.clone()).collect();
+        let git = opts.respect_git_ignore;
+        let names: &[&str] = if git { &[".gitignore", ".ignore"] } else { &[".ignore"] };
+        let gemini = ws.primary().join(GEMINI_IGNORE);
+        Self { roots: Arc::new(roots), opts, gemini, names, refused: Arc::default() }
+    }
+
+    /// Sets `walk` up to honour the ignore files (ripgrep's standard filters, git's only in a
+    /// repository, the workspace's `.geminiignore` when it may be read), after checking those
+    /// above `search`.
+    pub(crate) fn configure(&self, walk: &mut WalkBuilder, search: &Path) -> Result<(), String> {
+        self.check_above(search)?;
+        walk.standard_filters(true).require_git(true);
+        if !self.opts.respect_git_ignore {
+            walk.git_ignore(false).git_exclude(false).git_global(false);
+        }
+        if self.opts.respect_gemini_ignore
+            && check_ignore_file(&self.roots, &self.gemini) == Ok(true)
+            && let Some(e) = walk.add_ignore(&self.gemini)
+        {
+            tracing::warn!("{}: {e}", self.gemini.display());
+        }
+        Ok(())
+    }
+
+    /// Why `dir`'s ignore files cannot be read, if one cannot.
+    fn problem(&self, dir: &Path) -> Option<String> {
+        self.names.iter().find_map(|name| {
+            let why = check_ignore_file(&self.roots, &dir.join(name)).err()?;
+            Some(format!("its {name} {why}"))
+        })
+    }
+
+    /// Checks the search path and the folders above it inside the workspace (their ignore
+    /// files, and git's `info/exclude` of a repository there): the walk reads all of them.
+    fn check_above(&self, search: &Path) -> Result<(), String> {
+        let roots = &self.roots;
+        let inside = |d: &Path| roots.iter().any(|r| d.starts_with(r));
+        for dir in search.ancestors().filter(|d| d.is_dir()).take_while(|d| inside(d)) {
+            let exclude = dir.join(".git/info/exclude");
+            let problem = self.problem(dir).or_else(|| {
+                check_ignore_file(roots, &exclude)
+                    .err()
+                    .map(|why| format!("its .git/info/exclude {why}"))
+            });
+            if let Some(why) = problem {
+                return Err(format!(
+                    "Cannot search: the folder {} cannot be searched because {why}. Remove or replace that file, or search with no_ignore: true.",
+                    dir.display()
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether the walk may enter the folder `dir` (when not, it is noted with the reason).
+    pub(crate) fn may_enter(&self, dir: &Path) -> bool {
+        match self.problem(dir) {
+            None => true,
+            Some(why) => {
+                self.refused.locked().push((dir.to_path_buf(), format!("not searched: {why}")));
+                false
+            }
+        }
+    }
+
+    /// The folders not entered, and why.
+    pub(crate) fn refused(&self) -> Vec<(PathBuf, String)> {
+        std::mem::take(&mut *self.refused.locked())
+    }
+}
