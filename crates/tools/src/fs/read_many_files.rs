@@ -1,5 +1,6 @@
 //! `read_many_files`: the contents of every file matching some globs, one after another.
 
+use crate::search::unread::Unread;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use toolbelt_core::sync::LockExt;
@@ -269,11 +270,11 @@ struct Job {
 impl Job {
     /// Files matching the include globs (paths naming an existing file are taken literally).
     /// Matching files with the inode the walk saw (none for a symlink, which leads to another),
-    /// and the note on folders the walk could not read (`""` when none).
-    fn find(&self) -> Result<(Vec<Walked>, String), String> {
+    /// and what the walk could not read.
+    fn find(&self) -> Result<(Vec<Walked>, Unread), String> {
         let excludes = glob_set(&self.excludes)?;
         let found: Mutex<Vec<Walked>> = Mutex::new(Vec::new());
-        let unread = crate::search::unread::Unread::default();
+        let unread = Unread::default();
         for root in self.workspace.roots() {
             let dir = root.real.clone();
             let pats: Vec<String> = self
@@ -326,7 +327,7 @@ impl Job {
         let mut files = found.into_value();
         files.sort();
         files.dedup_by(|a, b| a.0 == b.0);
-        Ok((files, unread.note()))
+        Ok((files, unread))
     }
 
     fn run(self) -> ToolResult {
@@ -340,7 +341,8 @@ impl Job {
         let mut skipped: Vec<(String, String)> = Vec::new();
         let (mut ignored, mut outside, mut hidden) = (0usize, 0usize, 0usize);
         let mut kept = Vec::new();
-        for checked in crate::parallel::map(&files, threads, |(f, ino)| self.check(f, *ino)) {
+        let checks = crate::parallel::map(&files, threads, |(f, ino)| self.check(f, *ino, &unread));
+        for checked in checks {
             match checked {
                 Checked::Kept(r) => kept.push(r),
                 Checked::Ignored => ignored += 1,
@@ -451,6 +453,7 @@ impl Job {
             skipped.extend(left_out.iter().map(|f| (f.clone(), why.clone())));
         }
         // Said before the end marker, or after "nothing found".
+        let unread = unread.note();
         let end = if parts.is_empty() { NOTHING } else { END };
         if !unread.is_empty() {
             skipped.push(("folders".into(), unread.trim().into()));

@@ -9,11 +9,10 @@
 //! `-32601 Method not found` for any other method. Notifications never get an answer.
 //! Then it goes on reading.
 //!
-//! At most [`DEFAULT_IN_FLIGHT`] requests run at once; later ones wait in order, and once
-//! [`DEFAULT_WAITING`] wait, reading stops until answers are written (notifications and
-//! responses pass waiting requests, so a cancellation or the client's answer to a question
-//! the server asked gets through). A read dropped by rmcp's service loop loses nothing: the
-//! line read so far is kept here.
+//! How many requests run or wait is bounded (see [`flow`]); reading never stops for them, so
+//! a cancellation or the client's answer to a question the server asked always gets through.
+//! A read dropped by rmcp's service loop loses nothing: the line read so far is kept here, and
+//! the transport's own answers are written by tasks of their own.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -27,14 +26,7 @@ use tokio::sync::Mutex;
 /// The default limit of one message: rmcp's.
 pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
 
-/// Requests that run at once, by default: later ones wait in order. A running request holds a
-/// task and its call's state (about 9 KiB); 50,000 read at once held 500 MB.
-pub const DEFAULT_IN_FLIGHT: usize = 256;
-
-/// Requests that wait, by default, before reading stops (the client's pipe then holds it
-/// back). Reading goes on while requests wait, so that the client's answers to the server's
-/// own requests (a confirmation asked of the user) and its cancellations get through.
-pub const DEFAULT_WAITING: usize = 1024;
+pub mod flow;
 
 /// How much of an over-long message is kept to find its id.
 const ID_PREFIX: usize = 4096;
@@ -75,18 +67,11 @@ pub struct LineTransport<R, W> {
     /// An `initialize` request went to the server: before it, rmcp stops at anything but a
     /// request, so notifications and responses are dropped here.
     initialized: bool,
-    /// Ids of the client's requests not answered yet: a second request with one of them would
-    /// be lost (rmcp keys requests by id), so it is refused.
-    pending: Arc<std::sync::Mutex<std::collections::HashSet<String>>>,
-    /// Requests handed to the server whose answers are not written yet (an answer the client
-    /// does not read still holds its place, so a client that reads nothing is held back).
-    running: Arc<std::sync::atomic::AtomicUsize>,
-    /// Signalled when an answer frees a running request's place.
-    answered: Arc<tokio::sync::Notify>,
-    /// Requests read while `in_flight` ran, oldest first (their ids are pending too).
-    waiting: std::collections::VecDeque<RxJsonRpcMessage<RoleServer>>,
-    in_flight: usize,
-    max_waiting: usize,
+    /// The client's requests not answered yet (a second request with one of their ids would
+    /// be lost, as rmcp keys requests by id, so it is refused), and the places they take.
+    flow: flow::Flow,
+    /// Requests waiting for a place, oldest first.
+    queue: flow::Queue,
     /// The input ended (what waits is still handed over).
     ended: bool,
 }
@@ -104,33 +89,33 @@ where
             write: Arc::new(Mutex::new(write)),
             max_bytes: max_bytes.max(1),
             initialized: false,
-            pending: Arc::default(),
-            running: Arc::default(),
-            answered: Arc::default(),
-            waiting: std::collections::VecDeque::new(),
-            in_flight: DEFAULT_IN_FLIGHT,
-            max_waiting: DEFAULT_WAITING,
+            // One message of the largest size may always wait.
+            flow: flow::Flow::new(flow::Limits {
+                waiting_bytes: flow::MAX_WAITING_BYTES.max(max_bytes),
+                ..flow::Limits::default()
+            }),
+            queue: flow::Queue::default(),
             ended: false,
         }
     }
 
-    /// At most `in_flight` requests run at once, and reading stops once `waiting` more wait.
-    #[must_use]
-    pub fn with_limits(self, in_flight: usize, waiting: usize) -> Self {
-        Self { in_flight: in_flight.max(1), max_waiting: waiting, ..self }
+    /// Other limits than [`flow`]'s (tests).
+    #[cfg(test)]
+    fn with_limits(self, limits: flow::Limits) -> Self {
+        Self { flow: flow::Flow::new(limits), ..self }
     }
 
-    /// Requests handed to the server whose answers are not written yet.
-    fn running(&self) -> usize {
-        self.running.load(std::sync::atomic::Ordering::Relaxed)
-    }
-
-    /// `m` goes to the server (a request takes a place until its answer is written).
-    fn hand_over(&self, m: RxJsonRpcMessage<RoleServer>) -> Option<RxJsonRpcMessage<RoleServer>> {
-        if is_request(&m) {
-            self.running.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        }
-        Some(m)
+    /// Writes one of the transport's own answers on a task of its own: a write in `receive`
+    /// would be lost, or cut off in the middle of the line, when rmcp drops the read.
+    fn answer(&self, value: Value) {
+        let (write, flow) = (self.write.clone(), self.flow.clone());
+        flow.writing_own();
+        tokio::spawn(async move {
+            if let Err(e) = Self::write_line(&write, &value).await {
+                tracing::debug!("stdout: {e}");
+            }
+            flow.own_written();
+        });
     }
 
     /// Writes one JSON value and a newline, under the lock every answer takes.
@@ -303,10 +288,6 @@ pub fn judge(line: &[u8]) -> Verdict {
     }
 }
 
-fn is_request(m: &RxJsonRpcMessage<RoleServer>) -> bool {
-    matches!(m, rmcp::model::JsonRpcMessage::Request(_))
-}
-
 fn is_integer(v: &Value) -> bool {
     v.as_i64().is_some() || v.as_u64().is_some()
 }
@@ -371,53 +352,75 @@ fn scalar(s: &str) -> Option<Value> {
 
 impl<R, W> LineTransport<R, W> {
     /// What of a readable message goes to the server: before `initialize`, notifications and
-    /// responses are dropped; a request whose id is still pending is answered here.
-    fn admit(
-        &mut self,
-        msg: RxJsonRpcMessage<RoleServer>,
-    ) -> Result<Option<RxJsonRpcMessage<RoleServer>>, Value> {
+    /// responses are dropped; a cancellation forgets its request (a waiting one never runs).
+    fn admit(&mut self, msg: RxJsonRpcMessage<RoleServer>) -> Option<RxJsonRpcMessage<RoleServer>> {
         use rmcp::model::{ClientNotification, ClientRequest, JsonRpcMessage};
-        use toolbelt_core::sync::LockExt as _;
         // A cancelled request is never answered (rmcp drops its response): its id is free again.
         if let JsonRpcMessage::Notification(n) = &msg
             && let ClientNotification::CancelledNotification(c) = &n.notification
             && let Some(id) = &c.params.request_id
-            && self.pending.locked().remove(&id.clone().into_json_value().to_string())
         {
-            // One still waiting never runs; one running gives its place back.
-            let waited = self
-                .waiting
-                .iter()
-                .position(|w| matches!(w, JsonRpcMessage::Request(r) if r.id == *id));
-            match waited {
-                Some(i) => drop(self.waiting.remove(i)),
-                None => {
-                    self.running.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
-                    self.answered.notify_one();
-                }
+            let id = id.clone().into_json_value().to_string();
+            if self.flow.cancel(&id) {
+                self.queue.remove(&id);
             }
         }
         let JsonRpcMessage::Request(r) = &msg else {
             if !self.initialized {
                 tracing::debug!("dropped a notification or response sent before initialize");
-                return Ok(None);
+                return None;
             }
-            return Ok(Some(msg));
+            return Some(msg);
         };
-        let id = r.id.clone().into_json_value();
-        if !self.pending.locked().insert(id.to_string()) {
-            return Err(error(
-                id.clone(),
-                -32600,
-                format!(
-                    "Invalid Request: the id {id} belongs to a request that has not been answered yet; use a new id for each request"
-                ),
-            ));
-        }
         if matches!(r.request, ClientRequest::InitializeRequest(_)) {
             self.initialized = true;
         }
-        Ok(Some(msg))
+        Some(msg)
+    }
+
+    /// An error answer of the transport, unless its id belongs to a request not answered yet:
+    /// a second answer with that id would be taken for that request's.
+    fn unless_pending(&self, answer: Value) -> Value {
+        match answer.get("id").filter(|id| !id.is_null()) {
+            Some(id) if self.flow.is_pending(&id.to_string()) => duplicate(id.clone()),
+            _ => answer,
+        }
+    }
+}
+
+/// The answer to a request whose id is pending.
+fn duplicate(id: Value) -> Value {
+    error(
+        id.clone(),
+        -32600,
+        format!(
+            "Invalid Request: the id {id} belongs to a request that has not been answered yet; use a new id for each request"
+        ),
+    )
+}
+
+/// The answer to a request when too much waits already.
+fn busy(id: Value) -> Value {
+    error(
+        id,
+        -32000,
+        format!(
+            "Server busy: {} requests run and {} MiB of requests wait; send this one again once answers come back",
+            flow::MAX_RUNNING,
+            flow::MAX_WAITING_BYTES >> 20
+        ),
+    )
+}
+
+/// Gives a running request's place back when its answer is written (or the write is dropped).
+struct Place {
+    flow: flow::Flow,
+    bytes: usize,
+}
+
+impl Drop for Place {
+    fn drop(&mut self) {
+        self.flow.written(self.bytes);
     }
 }
 
@@ -432,57 +435,59 @@ where
         &mut self,
         item: TxJsonRpcMessage<RoleServer>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
-        let write = self.write.clone();
-        let pending = self.pending.clone();
-        let answered_signal = self.answered.clone();
-        let running = self.running.clone();
+        let (write, flow) = (self.write.clone(), self.flow.clone());
         async move {
             use rmcp::model::JsonRpcMessage;
-            use toolbelt_core::sync::LockExt as _;
-            // An answer frees its id for the client's next request.
             let answered = match &item {
                 JsonRpcMessage::Response(r) => Some(r.id.clone()),
                 JsonRpcMessage::Error(e) => e.id.clone(),
                 _ => None,
             };
-            // Whoever frees the id (this answer, or a cancellation) gives the place back.
-            let ours = answered
-                .is_some_and(|id| pending.locked().remove(&id.into_json_value().to_string()));
+            // The id is free for the client's next request at once; the place only once the
+            // answer is written (whoever frees the id, this answer or a cancellation, gives
+            // the place back).
+            let place = answered
+                .and_then(|id| flow.answering(&id.into_json_value().to_string()))
+                .map(|bytes| Place { flow, bytes });
             let written = Self::write_line(&write, &item).await;
-            if ours {
-                running.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
-                answered_signal.notify_one();
-            }
+            drop(place);
             written
         }
     }
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
         loop {
-            // The oldest waiting request, once one running has been answered.
-            if !self.waiting.is_empty() && self.running() < self.in_flight {
-                let next = self.waiting.pop_front()?;
-                return self.hand_over(next);
+            // The oldest waiting request, once a place is free.
+            if let Some(w) = self.queue.front()
+                && self.flow.start_waiting(&w.id, w.line.len())
+            {
+                let w = self.queue.pop()?;
+                match judge(&w.line) {
+                    Verdict::Message(m) => return Some(*m),
+                    _ => continue,
+                }
             }
-            // At the end of input, what waits is still handed over before the end is told.
+            // Cancel-safe throughout: rmcp drops this future whenever other work is ready.
+            let freed = self.flow.freed();
+            // At the end of input, what waits still runs, and every answer of the transport
+            // is written, before the end is told.
             if self.ended {
-                if self.waiting.is_empty() {
+                if self.queue.is_empty() && self.flow.all_written() {
                     return None;
                 }
-                self.answered.notified().await;
+                freed.notified().await;
                 continue;
             }
-            // Cancel-safe both ways: rmcp drops this future whenever other work is ready.
-            let read = if self.waiting.len() >= self.max_waiting {
-                self.answered.notified().await;
+            if self.flow.too_much_unwritten() {
+                freed.notified().await;
                 continue;
-            } else if self.waiting.is_empty() {
+            }
+            let read = if self.queue.is_empty() {
                 self.next_line().await
             } else {
-                let answered = self.answered.clone();
                 tokio::select! {
                     read = self.next_line() => read,
-                    () = answered.notified() => continue,
+                    () = freed.notified() => continue,
                 }
             };
             let line = match read {
@@ -500,34 +505,36 @@ where
             let answer = match line {
                 Line::Whole(bytes) => match judge(&bytes) {
                     Verdict::Message(m) => match self.admit(*m) {
-                        Ok(Some(m))
-                            if is_request(&m)
-                                && (self.running() >= self.in_flight
-                                    || !self.waiting.is_empty()) =>
-                        {
-                            self.waiting.push_back(m);
-                            continue;
+                        Some(rmcp::model::JsonRpcMessage::Request(r)) => {
+                            let id = r.id.clone().into_json_value();
+                            match self.flow.take(&id.to_string(), bytes.len(), self.queue.bytes()) {
+                                Some(flow::Taken::Runs) => {
+                                    return Some(rmcp::model::JsonRpcMessage::Request(r));
+                                }
+                                Some(flow::Taken::Waits) => {
+                                    self.queue.push(flow::Waiting { id: id.to_string(), line: bytes });
+                                    continue;
+                                }
+                                Some(flow::Taken::Busy) => busy(id),
+                                None => duplicate(id),
+                            }
                         }
-                        Ok(Some(m)) => return self.hand_over(m),
-                        Ok(None) => continue,
-                        Err(a) => a,
+                        Some(m) => return Some(m),
+                        None => continue,
                     },
                     Verdict::Ignore => continue,
-                    Verdict::Answer(a) => a,
+                    Verdict::Answer(a) => self.unless_pending(a),
                 },
-                Line::TooLong { prefix, total } => error(
+                Line::TooLong { prefix, total } => self.unless_pending(error(
                     leading_id(&prefix).unwrap_or(Value::Null),
                     -32600,
                     format!(
                         "Invalid Request: the message has more than {} bytes ({total} read); the limit is {} bytes (toolbelt mcp --max-message-bytes)",
                         self.max_bytes, self.max_bytes
                     ),
-                ),
+                )),
             };
-            if let Err(e) = Self::write_line(&self.write, &answer).await {
-                tracing::debug!("stdout: {e}");
-                return None;
-            }
+            self.answer(answer);
         }
     }
 

@@ -136,17 +136,15 @@ mod properties {
 }
 
 mod in_flight {
-    use std::sync::Arc;
-    use std::sync::atomic::{AtomicUsize, Ordering};
     use std::time::Duration;
 
     use rmcp::RoleServer;
     use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
     use rmcp::transport::Transport as _;
-    use serde_json::json;
-    use tokio::io::AsyncWriteExt as _;
+    use serde_json::{Value, json};
+    use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader, DuplexStream};
 
-    use super::super::LineTransport;
+    use super::super::{LineTransport, flow::Limits};
 
     fn ping(id: usize) -> Vec<u8> {
         format!("{}\n", json!({"jsonrpc": "2.0", "id": id, "method": "ping"})).into_bytes()
@@ -156,54 +154,75 @@ mod in_flight {
         serde_json::from_value(json!({"jsonrpc": "2.0", "id": id, "result": {}})).unwrap()
     }
 
-    fn id_of(m: Option<RxJsonRpcMessage<RoleServer>>) -> serde_json::Value {
+    fn id_of(m: Option<RxJsonRpcMessage<RoleServer>>) -> Value {
         serde_json::to_value(m.expect("a message")).unwrap()["id"].clone()
     }
 
+    fn limits(running: usize, waiting_bytes: usize) -> Limits {
+        Limits { running, running_bytes: 1 << 20, waiting_bytes, unwritten: 64 }
+    }
+
+    type Transport = LineTransport<DuplexStream, DuplexStream>;
+
+    /// A transport with pipes both ways: (transport, client's input end, client's output end).
+    fn pipes(out_buffer: usize, l: Limits) -> (Transport, DuplexStream, BufReader<DuplexStream>) {
+        let (client, server_in) = tokio::io::duplex(1 << 16);
+        let (server_out, answers) = tokio::io::duplex(out_buffer);
+        let t = LineTransport::new(server_in, server_out, 1 << 20).with_limits(l);
+        (t, client, BufReader::new(answers))
+    }
+
+    async fn next_answer(answers: &mut BufReader<DuplexStream>) -> Value {
+        let mut line = String::new();
+        let read = tokio::time::timeout(Duration::from_secs(5), answers.read_line(&mut line));
+        assert!(read.await.is_ok(), "no whole answer: {line:?}");
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line:?}"))
+    }
+
+    async fn initialized(t: &mut Transport, client: &mut DuplexStream) {
+        let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
+        client.write_all(format!("{init}\n").as_bytes()).await.unwrap();
+        assert_eq!(id_of(t.receive().await), json!(0));
+        t.send(answer(0)).await.unwrap();
+    }
+
     /// Found while profiling issue 22: a client that wrote 50,000 read_file calls without
-    /// reading the answers grew the server to 500 MB (a task for every request read). Now at
-    /// most so many requests run; later ones wait in order, and once enough wait, reading
-    /// stops and the client's pipe holds it back. Notifications and responses still get
-    /// through while requests wait (a call waiting for the client's answer must not block it).
+    /// reading the answers grew the server to 500 MB (a task for every request read). Now so
+    /// many requests run; later ones wait in order, and past the waiting limit a request is
+    /// answered at once that the server is busy.
     #[tokio::test]
-    async fn requests_past_the_limit_wait_in_order_and_reading_stops_when_enough_wait() {
-        let (mut client, server) = tokio::io::duplex(64);
-        let mut t = LineTransport::new(server, tokio::io::sink(), 1 << 20).with_limits(2, 3);
-        let written = Arc::new(AtomicUsize::new(0));
-        let counter = written.clone();
-        let writer = tokio::spawn(async move {
-            for id in 1..=40 {
-                client.write_all(&ping(id)).await.unwrap();
-                counter.store(id, Ordering::SeqCst);
-            }
-            client
-        });
+    async fn requests_past_the_limit_wait_in_order_and_past_the_waiting_limit_are_refused() {
+        let (mut t, mut client, mut answers) = pipes(1 << 16, limits(2, 3 * ping(9).len()));
+        for id in 1..=8 {
+            client.write_all(&ping(id)).await.unwrap();
+        }
         assert_eq!(id_of(t.receive().await), json!(1));
         assert_eq!(id_of(t.receive().await), json!(2));
-        // Two run: the third waits.
+        // Two run, three wait, three are refused; nothing more reaches the server.
         assert!(tokio::time::timeout(Duration::from_millis(100), t.receive()).await.is_err());
-        let read = written.load(Ordering::SeqCst);
-        assert!(read < 12, "{read} requests taken in with 2 running and 3 waiting");
+        for id in 6..=8 {
+            let a = next_answer(&mut answers).await;
+            assert_eq!(
+                (a["id"].clone(), a["error"]["code"].clone()),
+                (json!(id), json!(-32000)),
+                "{a}"
+            );
+        }
         t.send(answer(1)).await.unwrap();
         assert_eq!(id_of(t.receive().await), json!(3));
         t.send(answer(2)).await.unwrap();
         t.send(answer(3)).await.unwrap();
         assert_eq!(id_of(t.receive().await), json!(4));
         assert_eq!(id_of(t.receive().await), json!(5));
-        writer.abort();
     }
 
     /// A waiting request the client cancels is dropped (never answered, as a cancelled
     /// request is not); the cancellation itself reaches the server at once.
     #[tokio::test]
     async fn a_waiting_request_the_client_cancels_never_runs() {
-        let (mut client, server) = tokio::io::duplex(4096);
-        let mut t = LineTransport::new(server, tokio::io::sink(), 1 << 20).with_limits(1, 8);
-        let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
-        client.write_all(format!("{init}\n").as_bytes()).await.unwrap();
-        assert_eq!(id_of(t.receive().await), json!(0));
-        t.send(answer(0)).await.unwrap();
+        let (mut t, mut client, _answers) = pipes(1 << 16, limits(1, 1 << 20));
+        initialized(&mut t, &mut client).await;
         client.write_all(&ping(1)).await.unwrap();
         client.write_all(&ping(2)).await.unwrap();
         let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 2}});
@@ -214,5 +233,59 @@ mod in_flight {
         assert_eq!(passed["method"], "notifications/cancelled", "{passed}");
         t.send(answer(1)).await.unwrap();
         assert_eq!(id_of(t.receive().await), json!(3));
+    }
+
+    /// Found by the review of the limit: with every place taken by calls that wait for the
+    /// client's answer to a question (a confirmation), and requests waiting, the server stopped
+    /// reading, so the answer they waited for was never read. Reading never stops for waiting
+    /// requests: responses and notifications behind them get through.
+    #[tokio::test]
+    async fn the_clients_answers_get_through_when_every_place_is_taken() {
+        let (mut t, mut client, mut answers) = pipes(1 << 16, limits(1, ping(9).len()));
+        initialized(&mut t, &mut client).await;
+        client.write_all(&ping(1)).await.unwrap();
+        client.write_all(&ping(2)).await.unwrap();
+        client.write_all(&ping(3)).await.unwrap();
+        let reply =
+            json!({"jsonrpc": "2.0", "id": "from-server-7", "result": {"action": "decline"}});
+        client.write_all(format!("{reply}\n").as_bytes()).await.unwrap();
+        assert_eq!(id_of(t.receive().await), json!(1));
+        assert_eq!(id_of(t.receive().await), json!("from-server-7"));
+        assert_eq!(next_answer(&mut answers).await["id"], json!(0));
+        assert_eq!(next_answer(&mut answers).await["error"]["code"], json!(-32000));
+    }
+
+    /// Found by the review of the limit: the transport's own answers (to an unknown method, a
+    /// parse error, a reused id) were written inside the read that rmcp drops when other work
+    /// is ready, so under pipelining some were lost or cut off. They are written by tasks of
+    /// their own now.
+    #[tokio::test]
+    async fn the_transports_own_answers_survive_a_dropped_read() {
+        let (mut t, mut client, mut answers) = pipes(8, limits(4, 1 << 20));
+        client.write_all(br#"{"jsonrpc":"2.0","id":"u1","method":"no/such"}"#).await.unwrap();
+        client.write_all(b"\n").await.unwrap();
+        for _ in 0..5 {
+            assert!(tokio::time::timeout(Duration::from_millis(20), t.receive()).await.is_err());
+        }
+        let a = next_answer(&mut answers).await;
+        assert_eq!(
+            (a["id"].clone(), a["error"]["code"].clone()),
+            (json!("u1"), json!(-32601)),
+            "{a}"
+        );
+    }
+
+    /// Found by the review of the limit: a request reusing a pending id with an unknown method
+    /// got a second answer with that id (-32601) instead of the refusal of the id.
+    #[tokio::test]
+    async fn an_unknown_method_with_a_pending_id_is_refused_as_a_reused_id() {
+        let (mut t, mut client, mut answers) = pipes(1 << 16, limits(4, 1 << 20));
+        client.write_all(&ping(1)).await.unwrap();
+        assert_eq!(id_of(t.receive().await), json!(1));
+        client.write_all(br#"{"jsonrpc":"2.0","id":1,"method":"no/such"}"#).await.unwrap();
+        client.write_all(b"\n").await.unwrap();
+        assert!(tokio::time::timeout(Duration::from_millis(50), t.receive()).await.is_err());
+        let a = next_answer(&mut answers).await;
+        assert_eq!(a["error"]["code"], json!(-32600), "{a}");
     }
 }

@@ -1,6 +1,7 @@
 //! read_many_files, one file at a time (run on any thread): the checks on what the walk
 //! yielded, then the read and the text the model gets.
 
+use crate::search::unread::Unread;
 use std::path::Path;
 
 use toolbelt_core::ToolResult;
@@ -34,7 +35,7 @@ pub(super) enum Read {
 
 impl Job {
     /// What the walk yielded, checked: ignored, refused, gone, or kept with its real path.
-    pub(super) fn check(&self, f: &Path, ino: Option<u64>) -> Checked {
+    pub(super) fn check(&self, f: &Path, ino: Option<u64>, unread: &Unread) -> Checked {
         let ws = &self.workspace;
         if ws.ignore().is_ignored(f, false, self.opts) {
             return Checked::Ignored;
@@ -46,8 +47,11 @@ impl Job {
             Ok(_) => {}
             Err(OpenError::Path(PathError::Sensitive { .. })) => return Checked::Hidden,
             Err(OpenError::Path(PathError::Outside { .. })) => return Checked::Outside,
-            // Gone or changed while the folder was walked.
-            Err(_) => return Checked::Gone,
+            // Gone or changed while the folder was walked; or not read at all (counted).
+            Err(e) => {
+                unread.open(&e);
+                return Checked::Gone;
+            }
         }
         // The walk starts at resolved roots and does not follow links: only a link (no inode
         // recorded) can lead elsewhere.
