@@ -18,6 +18,10 @@ use toolbelt_core::workspace::{GEMINI_IGNORE, IgnoreOptions, check_ignore_file};
 #[derive(Clone, Debug)]
 pub(crate) struct IgnoreFiles {
     roots: Arc<Vec<PathBuf>>,
+    /// The roots, open: a folder's files are looked up from its root's handle, which costs
+    /// less than from `/` (a walk checks every folder it enters).
+    #[cfg(unix)]
+    handles: Arc<Vec<Option<std::fs::File>>>,
     opts: IgnoreOptions,
     /// The workspace's `.geminiignore`.
     gemini: PathBuf,
@@ -33,7 +37,18 @@ impl IgnoreFiles {
         let git = opts.respect_git_ignore;
         let names: &[&str] = if git { &[".gitignore", ".ignore"] } else { &[".ignore"] };
         let gemini = ws.primary().join(GEMINI_IGNORE);
-        Self { roots: Arc::new(roots), opts, gemini, names, refused: Arc::default() }
+        #[cfg(unix)]
+        let handles =
+            Arc::new(ws.roots().iter().map(|r| std::fs::File::open(&r.real).ok()).collect());
+        Self {
+            roots: Arc::new(roots),
+            #[cfg(unix)]
+            handles,
+            opts,
+            gemini,
+            names,
+            refused: Arc::default(),
+        }
     }
 
     /// Sets `walk` up to honour the ignore files (ripgrep's standard filters, git's only in a
@@ -57,9 +72,35 @@ impl IgnoreFiles {
     /// Why `dir`'s ignore files cannot be read, if one cannot.
     fn problem(&self, dir: &Path) -> Option<String> {
         self.names.iter().find_map(|name| {
+            if self.plainly_fine(dir, name) {
+                return None;
+            }
             let why = check_ignore_file(&self.roots, &dir.join(name)).err()?;
             Some(format!("its {name} {why}"))
         })
+    }
+
+    /// The common case answered cheaply: no file `name` in `dir`, or a regular one (looked up
+    /// from the root's handle without following links). Anything else gets the full check.
+    #[cfg(unix)]
+    fn plainly_fine(&self, dir: &Path, name: &str) -> bool {
+        use rustix::fs::{AtFlags, FileType, statat};
+        let Some((i, rel)) =
+            self.roots.iter().enumerate().find_map(|(i, r)| Some((i, dir.strip_prefix(r).ok()?)))
+        else {
+            return false;
+        };
+        let Some(Some(root)) = self.handles.get(i) else { return false };
+        let rel = if rel.as_os_str().is_empty() { PathBuf::from(name) } else { rel.join(name) };
+        match statat(root, &rel, AtFlags::SYMLINK_NOFOLLOW) {
+            Ok(st) => FileType::from_raw_mode(st.st_mode) == FileType::RegularFile,
+            Err(e) => e == rustix::io::Errno::NOENT,
+        }
+    }
+
+    #[cfg(not(unix))]
+    fn plainly_fine(&self, _: &Path, _: &str) -> bool {
+        false
     }
 
     /// Checks the search path and the folders above it inside the workspace (their ignore
