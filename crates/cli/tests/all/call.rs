@@ -433,6 +433,31 @@ fn hostile_ignore_files_neither_hang_a_search_nor_are_read_from_outside() {
     }
 }
 
+/// Found by the review of the ignore-file checks: ripgrep's walker also reads the ignore files
+/// of the folders above the search path, up to `/`; a named pipe `.ignore` in a folder above
+/// the workspace hung grep_search for good. It fails now, saying which file.
+#[cfg(unix)]
+#[test]
+fn a_named_pipe_ignore_file_above_the_workspace_does_not_hang_grep() {
+    let base = tempfile::tempdir().unwrap();
+    let made = std::process::Command::new("mkfifo").arg(base.path().join(".ignore")).status();
+    assert!(made.unwrap().success());
+    let t = TempTree::new_in(base.path());
+    t.file("a.txt", "hello\n");
+    let out = crate::command(&t, &["call", "grep_search", r#"{"pattern":"hello"}"#])
+        .env("TOOLBELT_TOOL_CALL_TIMEOUT_MS", "10000")
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout) + String::from_utf8_lossy(&out.stderr);
+    assert!(!said.contains("timed out"), "{said}");
+    assert!(said.contains(".ignore is not a regular file") && said.contains("no_ignore"), "{said}");
+    let out =
+        crate::command(&t, &["call", "grep_search", r#"{"pattern":"hello","no_ignore":true}"#])
+            .output()
+            .unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("a.txt"));
+}
+
 /// `toolbelt call TOOL ARGS` in `t` under `ulimit -n limit`: (exit status, stdout).
 #[cfg(unix)]
 fn call_with_open_file_limit(

@@ -103,22 +103,26 @@ impl IgnoreFiles {
         false
     }
 
-    /// Checks the search path and the folders above it inside the workspace (their ignore
-    /// files, and git's `info/exclude` of a repository there): the walk reads all of them.
+    /// Checks the search path and every folder above it (their ignore files, and git's
+    /// `info/exclude` of a repository there): the walk reads all of them, up to `/`. Inside the
+    /// workspace a link must stay inside it; above it, the folders are the user's own, and only
+    /// a file that would block (a named pipe, a device) is refused.
     fn check_above(&self, search: &Path) -> Result<(), String> {
-        let roots = &self.roots;
-        let inside = |d: &Path| roots.iter().any(|r| d.starts_with(r));
-        for dir in search.ancestors().filter(|d| d.is_dir()).take_while(|d| inside(d)) {
-            let exclude = dir.join(".git/info/exclude");
-            let problem = self.problem(dir).or_else(|| {
-                check_ignore_file(roots, &exclude)
-                    .err()
-                    .map(|why| format!("its .git/info/exclude {why}"))
+        let everywhere = [PathBuf::from("/")];
+        for dir in search.ancestors().filter(|d| d.is_dir()) {
+            let inside = self.roots.iter().any(|r| dir.starts_with(r));
+            let roots: &[PathBuf] = if inside { &self.roots } else { &everywhere };
+            let names = self.names.iter().copied().chain([".git/info/exclude"]);
+            let problem = names.into_iter().find_map(|name| {
+                if inside && self.plainly_fine(dir, name) {
+                    return None;
+                }
+                let why = check_ignore_file(roots, &dir.join(name)).err()?;
+                Some(format!("{} {why}", dir.join(name).display()))
             });
             if let Some(why) = problem {
                 return Err(format!(
-                    "Cannot search: the folder {} cannot be searched because {why}. Remove or replace that file, or search with no_ignore: true.",
-                    dir.display()
+                    "Cannot search: a search reads the ignore files of the folders it is in, and {why}. Remove or replace that file, or search with no_ignore: true."
                 ));
             }
         }
