@@ -417,10 +417,7 @@ fn hostile_ignore_files_neither_hang_a_search_nor_are_read_from_outside() {
         ("read_many_files", json!({"include": ["**/*.txt"]})),
     ];
     for (tool, args) in calls {
-        let out = crate::command(&t, &["call", tool, &args.to_string()])
-            .env("TOOLBELT_TOOL_CALL_TIMEOUT_MS", "10000")
-            .output()
-            .unwrap();
+        let out = call_within_10s(&t, tool, &args.to_string());
         let text = String::from_utf8_lossy(&out.stdout);
         assert!(out.status.success(), "{tool}: {}", String::from_utf8_lossy(&out.stderr));
         assert!(!text.contains("ran out of time"), "{tool} hung: {text}");
@@ -444,10 +441,7 @@ fn a_named_pipe_ignore_file_above_the_workspace_does_not_hang_grep() {
     assert!(made.unwrap().success());
     let t = TempTree::new_in(base.path());
     t.file("a.txt", "hello\n");
-    let out = crate::command(&t, &["call", "grep_search", r#"{"pattern":"hello"}"#])
-        .env("TOOLBELT_TOOL_CALL_TIMEOUT_MS", "10000")
-        .output()
-        .unwrap();
+    let out = call_within_10s(&t, "grep_search", r#"{"pattern":"hello"}"#);
     let said = String::from_utf8_lossy(&out.stdout) + String::from_utf8_lossy(&out.stderr);
     assert!(!said.contains("timed out"), "{said}");
     assert!(said.contains(".ignore is not a regular file") && said.contains("no_ignore"), "{said}");
@@ -456,6 +450,26 @@ fn a_named_pipe_ignore_file_above_the_workspace_does_not_hang_grep() {
             .output()
             .unwrap();
     assert!(String::from_utf8_lossy(&out.stdout).contains("a.txt"));
+}
+
+/// 40 folders of 100 files that each hold "a needle".
+#[cfg(unix)]
+fn needles() -> TempTree {
+    let t = TempTree::new();
+    for d in 0..40 {
+        for f in 0..100 {
+            t.file(&format!("d{d:02}/f{f:03}.txt"), "a needle\n");
+        }
+    }
+    t
+}
+
+/// `toolbelt call TOOL ARGS` in `t`, stopped by the tool-call timeout after 10 s if it hangs.
+fn call_within_10s(t: &TempTree, tool: &str, args: &str) -> std::process::Output {
+    crate::command(t, &["call", tool, args])
+        .env("TOOLBELT_TOOL_CALL_TIMEOUT_MS", "10000")
+        .output()
+        .unwrap()
 }
 
 /// `toolbelt call TOOL ARGS` in `t` under `ulimit -n limit`: (exit status, stdout).
@@ -484,12 +498,7 @@ fn call_with_open_file_limit(
 #[cfg(unix)]
 #[test]
 fn a_search_that_runs_out_of_open_files_says_its_answer_is_partial() {
-    let t = TempTree::new();
-    for d in 0..40 {
-        for f in 0..100 {
-            t.file(&format!("d{d:02}/f{f:03}.txt"), "a needle\n");
-        }
-    }
+    let t = needles();
     let calls = [
         ("glob", json!({"pattern": "**/*.txt"})),
         (
@@ -522,23 +531,9 @@ fn a_search_that_runs_out_of_open_files_says_its_answer_is_partial() {
 #[cfg(unix)]
 #[test]
 fn a_low_open_file_limit_loses_no_search_results() {
-    let t = TempTree::new();
-    for d in 0..40 {
-        for f in 0..100 {
-            t.file(&format!("d{d:02}/f{f:03}.txt"), "a needle\n");
-        }
-    }
+    let t = needles();
     let args = json!({"pattern": "needle", "names_only": true, "total_max_matches": 100000});
-    let c = crate::command(&t, &[]);
-    let bin = env!("CARGO_BIN_EXE_toolbelt");
-    let out = std::process::Command::new("bash")
-        .args(["-c", "ulimit -n 20 && exec \"$@\"", "sh", bin, "call", "grep_search"])
-        .arg(args.to_string())
-        .current_dir(t.root())
-        .envs(c.get_envs().filter_map(|(k, v)| Some((k, v?))))
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
+    let (_, text) = call_with_open_file_limit(&t, 20, "grep_search", &args);
     let found = text.lines().filter(|l| l.ends_with(".txt")).count();
-    assert_eq!(found, 4000, "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(found, 4000, "{text}");
 }

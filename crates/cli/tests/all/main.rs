@@ -98,20 +98,34 @@ pub fn mcp_stdio_in(
     use std::io::BufRead;
     let mut argv = vec!["mcp"];
     argv.extend_from_slice(args);
-    let mut child = command(tree, &argv)
-        .current_dir(cwd)
+    let (child, mut stdin, mut stdout) = mcp_spawn(command(tree, &argv).current_dir(cwd));
+    writeln!(stdin, "{}", mcp_initialize()).unwrap();
+    let mut line = String::new();
+    stdout.read_line(&mut line).unwrap();
+    writeln!(stdin, r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#).unwrap();
+    (child, stdin, stdout)
+}
+
+/// `command` (a `toolbelt mcp`) started with pipes for stdin and stdout, stderr dropped, not
+/// initialized.
+#[cfg(unix)]
+pub fn mcp_spawn(
+    command: &mut Command,
+) -> (std::process::Child, std::process::ChildStdin, std::io::BufReader<std::process::ChildStdout>)
+{
+    let mut child = command
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
         .expect("spawn toolbelt mcp");
-    let mut stdin = child.stdin.take().unwrap();
-    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
-    let init = serde_json::json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
-    writeln!(stdin, "{init}").unwrap();
-    let mut line = String::new();
-    stdout.read_line(&mut line).unwrap();
-    writeln!(stdin, r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#).unwrap();
+    let stdin = child.stdin.take().unwrap();
+    let stdout = std::io::BufReader::new(child.stdout.take().unwrap());
     (child, stdin, stdout)
+}
+
+/// A client's `initialize` request (id 0), one line.
+pub fn mcp_initialize() -> serde_json::Value {
+    serde_json::json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})
 }

@@ -299,16 +299,8 @@ fn a_refusal_says_the_client_cannot_confirm_and_what_changes_it() {
 /// server exit, and pipelined requests reusing an id lost answers.
 #[test]
 fn early_notifications_and_reused_ids_do_not_lose_the_server_or_answers() {
-    use std::process::Stdio;
     let t = TempTree::new();
-    let mut child = crate::command(&t, &["mcp"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
+    let (mut child, mut stdin, mut out) = crate::mcp_spawn(&mut crate::command(&t, &["mcp"]));
     writeln!(stdin, r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#).unwrap();
     writeln!(stdin, r#"{{"jsonrpc":"2.0","id":99,"result":{{}}}}"#).unwrap();
     writeln!(stdin, r#"{{"jsonrpc":"2.0","id":0,"method":"initialize","params":{{"protocolVersion":"2025-06-18","capabilities":{{}},"clientInfo":{{"name":"t","version":"1"}}}}}}"#).unwrap();
@@ -362,8 +354,7 @@ fn pipelined_requests_are_all_answered() {
     use std::process::Stdio;
     let t = TempTree::new();
     t.file("small.txt", "line one\n");
-    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
+    let init = crate::mcp_initialize();
     let mut burst =
         format!("{init}\n{{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}}\n");
     let n = 6000;
@@ -421,21 +412,12 @@ fn pipelined_requests_are_all_answered() {
 #[cfg(target_os = "linux")]
 #[test]
 fn a_client_that_reads_no_answers_cannot_grow_the_server() {
-    use std::process::Stdio;
     let t = TempTree::new();
     t.file("small.txt", "line one\n");
-    let mut child = crate::command(&t, &["mcp"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let out = std::io::BufReader::new(child.stdout.take().unwrap());
+    let (mut child, mut stdin, out) = crate::mcp_spawn(&mut crate::command(&t, &["mcp"]));
     let n = 15_000;
     let writer = std::thread::spawn(move || {
-        let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
+        let init = crate::mcp_initialize();
         let mut burst =
             format!("{init}\n{{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}}\n");
         for id in 1..=n {

@@ -140,10 +140,30 @@ pub fn check_ignore_file<R: AsRef<Path>>(roots: &[R], file: &Path) -> Result<boo
     }
 }
 
-/// The text of an ignore file that [`check_ignore_file`] lets be read (its first 4 MiB; opened
-/// without blocking and checked again on the handle, in case it was swapped meanwhile).
+impl super::Workspace {
+    /// [`check_ignore_file`] with the workspace's roots, for the many folders a walk enters:
+    /// the common answers (no such file, a plain file) come from one lookup beneath the root's
+    /// handle that follows no link at the end; anything else gets the whole check.
+    pub fn check_ignore_file(&self, file: &Path) -> Result<bool, String> {
+        #[cfg(unix)]
+        if let Some((root, rel)) = self.locate(file) {
+            use rustix::fs::{AtFlags, FileType, statat};
+            match statat(&self.root_dirs[root].fd, &rel, AtFlags::SYMLINK_NOFOLLOW) {
+                Ok(st) if FileType::from_raw_mode(st.st_mode) == FileType::RegularFile => {
+                    return Ok(true);
+                }
+                Err(rustix::io::Errno::NOENT) => return Ok(false),
+                _ => {}
+            }
+        }
+        let roots: Vec<&Path> = self.roots.iter().map(|r| r.real.as_path()).collect();
+        check_ignore_file(&roots, file)
+    }
+}
+
+/// The text of an ignore file that [`check_ignore_file`] lets be read (its first 4 MiB, read
+/// as [`crate::files::read_regular`] reads a file something else put in place).
 fn read_ignore_file(roots: &[&Path], file: &Path) -> Option<Vec<u8>> {
-    use std::io::Read;
     match check_ignore_file(roots, file) {
         Ok(true) => {}
         Ok(false) => return None,
@@ -152,23 +172,13 @@ fn read_ignore_file(roots: &[&Path], file: &Path) -> Option<Vec<u8>> {
             return None;
         }
     }
-    let mut open = std::fs::OpenOptions::new();
-    open.read(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        open.custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32);
+    match crate::files::read_regular(file, MAX_IGNORE_FILE, true) {
+        Ok((text, _)) => Some(text),
+        Err(e) => {
+            tracing::warn!("ignore file {}: {e}", file.display());
+            None
+        }
     }
-    let f = open.open(file).ok()?;
-    if !f.metadata().ok()?.is_file() {
-        return None;
-    }
-    let mut text = Vec::new();
-    if let Err(e) = f.take(MAX_IGNORE_FILE).read_to_end(&mut text) {
-        tracing::warn!("ignore file {}: {e}", file.display());
-        return None;
-    }
-    Some(text)
 }
 
 /// The rules of `file`, relative to `base`, when it may be read (see [`check_ignore_file`];

@@ -259,7 +259,7 @@ struct Job {
     cancel: CancellationToken,
     /// Files the searcher gave up on (a line over [`HEAP_LIMIT`], a read error), as shown,
     /// with why.
-    unsearchable: Mutex<Vec<(String, String)>>,
+    unsearchable: Mutex<Vec<super::Unsearchable>>,
     /// Folders and files the walk could not read (the answer is then partial).
     unread: super::unread::Unread,
 }
@@ -412,10 +412,12 @@ impl Job {
                 WalkState::Continue
             })
         });
-        let refused = ignore_files.refused().into_iter();
-        self.unsearchable
-            .locked()
-            .extend(refused.map(|(dir, why)| (paths::relative_to(&dir, &self.search), why)));
+        let refused = ignore_files.refused().into_iter().map(|(dir, why)| super::Unsearchable {
+            shown: paths::relative_to(&dir, &self.search),
+            why,
+            folder: true,
+        });
+        self.unsearchable.locked().extend(refused);
         let mut files = results.into_value();
         files.sort_by(|a, b| a.absolute.cmp(&b.absolute));
         Ok(files)
@@ -484,7 +486,8 @@ impl Job {
             } else {
                 e.to_string()
             };
-            self.unsearchable.locked().push((file_path, why));
+            let unsearchable = super::Unsearchable { shown: file_path, why, folder: false };
+            self.unsearchable.locked().push(unsearchable);
             return None;
         }
         Some(GrepFile { file_path, absolute: path.to_path_buf(), lines: sink.entries })

@@ -83,10 +83,19 @@ pub struct GrepReport<'a> {
     pub limit: usize,
     /// Set when the search stopped early (cancelled or timed out).
     pub cut_short: Option<&'a str>,
-    /// Files that could not be searched (as shown, and why): they may hold matches.
-    pub unsearchable: &'a [(String, String)],
+    /// Files and folders that could not be searched: they may hold matches.
+    pub unsearchable: &'a [Unsearchable],
     /// What the walk could not read, as a note (`""` when nothing).
     pub unread: &'a str,
+}
+
+/// A file or folder grep_search could not search, as shown, and why.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Unsearchable {
+    pub shown: String,
+    pub why: String,
+    /// A folder the walk did not enter (see `ignore_files`).
+    pub folder: bool,
 }
 
 fn cut_line(line: &str) -> std::borrow::Cow<'_, str> {
@@ -108,9 +117,7 @@ pub fn format_grep(files: &[GrepFile], r: &GrepReport<'_>) -> ToolResult {
         .unwrap_or_default();
     note.push_str(r.unread);
     if !r.unsearchable.is_empty() {
-        // Folders left out are named "not searched: ..." (see `ignore_files`).
-        let folders =
-            r.unsearchable.iter().filter(|(_, why)| why.starts_with("not searched")).count();
+        let folders = r.unsearchable.iter().filter(|u| u.folder).count();
         let what = match (r.unsearchable.len() - folders, folders) {
             (files, 0) => format!("{files} file(s)"),
             (0, folders) => format!("{folders} folder(s)"),
@@ -120,8 +127,8 @@ pub fn format_grep(files: &[GrepFile], r: &GrepReport<'_>) -> ToolResult {
             note,
             "\n\n({what} could not be searched and may hold matches; search them with run_shell_command, e.g. grep -c:"
         );
-        for (path, why) in r.unsearchable {
-            let _ = write!(note, "\n- {path}: {why}");
+        for u in r.unsearchable {
+            let _ = write!(note, "\n- {}: {}", u.shown, u.why);
         }
         note.push(')');
     }

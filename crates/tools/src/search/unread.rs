@@ -52,7 +52,10 @@ impl Unread {
         self.count.fetch_add(1, Ordering::Relaxed);
         let mut first = self.first.locked();
         if first.is_none() {
-            *first = Some(io::Error::new(e.kind(), e.to_string()));
+            *first = Some(match e.raw_os_error() {
+                Some(code) => io::Error::from_raw_os_error(code),
+                None => io::Error::new(e.kind(), e.to_string()),
+            });
         }
     }
 
@@ -64,20 +67,33 @@ impl Unread {
     /// The note for the answer (starting with a blank line), or `""` when nothing was left out.
     pub(crate) fn note(&self) -> String {
         let n = self.count();
-        let Some(e) = self.first.locked().as_ref().map(ToString::to_string) else {
+        let Some((what, e)) = self.first.locked().as_ref().map(|e| (advice(e), e.to_string()))
+        else {
             return String::new();
-        };
-        let what = if e.contains("os error 24") || e.contains("os error 23") {
-            "raise the open-file limit (ulimit -n) and search again"
-        } else if e.contains("os error 12") {
-            "free some memory and search again"
-        } else {
-            "search again, or search the folders concerned with run_shell_command"
         };
         format!(
             "\n\n({n} folder(s) or file(s) could not be read: {e}. These results are partial; {what}.)"
         )
     }
+}
+
+/// What to do about `e`.
+fn advice(e: &io::Error) -> &'static str {
+    #[cfg(unix)]
+    {
+        use nix::errno::Errno;
+        match e.raw_os_error().map(Errno::from_raw) {
+            Some(Errno::EMFILE | Errno::ENFILE) => {
+                return "raise the open-file limit (ulimit -n) and search again";
+            }
+            Some(Errno::ENOMEM) => return "free some memory and search again",
+            _ => {}
+        }
+    }
+    if e.kind() == io::ErrorKind::OutOfMemory {
+        return "free some memory and search again";
+    }
+    "search again, or search the folders concerned with run_shell_command"
 }
 
 /// Whether `e` means the system failed to read something that is there: resources ran out or

@@ -44,6 +44,27 @@ struct State {
     unwritten: usize,
 }
 
+impl State {
+    /// Runs the request `id`, `bytes` long, when a place is free for it (one larger than the
+    /// byte limit runs alone).
+    fn start(&mut self, limits: &Limits, id: &str, bytes: usize) -> bool {
+        let fits = self.running < limits.running
+            && (self.running == 0 || self.running_bytes + bytes <= limits.running_bytes);
+        if fits {
+            self.running += 1;
+            self.running_bytes += bytes;
+            self.pending.insert(id.to_owned(), Place::Running(bytes));
+        }
+        fits
+    }
+
+    /// A running request of `bytes` gives its place back.
+    fn release(&mut self, bytes: usize) {
+        self.running -= 1;
+        self.running_bytes -= bytes;
+    }
+}
+
 /// A request waiting for a place: its id and the line it came in.
 #[derive(Debug)]
 pub(super) struct Waiting {
@@ -107,12 +128,7 @@ impl Flow {
         if s.pending.contains_key(id) {
             return None;
         }
-        let fits = s.running < self.limits.running
-            && (s.running == 0 || s.running_bytes + bytes <= self.limits.running_bytes);
-        if queued == 0 && fits {
-            s.running += 1;
-            s.running_bytes += bytes;
-            s.pending.insert(id.to_owned(), Place::Running(bytes));
+        if queued == 0 && s.start(&self.limits, id, bytes) {
             return Some(Taken::Runs);
         }
         if queued + bytes > self.limits.waiting_bytes {
@@ -124,16 +140,7 @@ impl Flow {
 
     /// Whether the oldest waiting request, `bytes` long, may run now; if so it runs.
     pub(super) fn start_waiting(&self, id: &str, bytes: usize) -> bool {
-        let mut s = self.state.locked();
-        let fits = s.running < self.limits.running
-            && (s.running == 0 || s.running_bytes + bytes <= self.limits.running_bytes);
-        if !fits {
-            return false;
-        }
-        s.running += 1;
-        s.running_bytes += bytes;
-        s.pending.insert(id.to_owned(), Place::Running(bytes));
-        true
+        self.state.locked().start(&self.limits, id, bytes)
     }
 
     /// The request `id` will not be answered by the server (cancelled): forgotten, its place
@@ -143,8 +150,7 @@ impl Flow {
         match s.pending.remove(id) {
             Some(Place::Waiting) => true,
             Some(Place::Running(bytes)) => {
-                s.running -= 1;
-                s.running_bytes -= bytes;
+                s.release(bytes);
                 drop(s);
                 self.freed.notify_one();
                 false
@@ -164,10 +170,7 @@ impl Flow {
 
     /// The answer that held a place of `bytes` is written.
     pub(super) fn written(&self, bytes: usize) {
-        let mut s = self.state.locked();
-        s.running -= 1;
-        s.running_bytes -= bytes;
-        drop(s);
+        self.state.locked().release(bytes);
         self.freed.notify_one();
     }
 
