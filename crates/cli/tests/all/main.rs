@@ -4,6 +4,7 @@
 mod call;
 mod config;
 mod gemini_settings;
+mod ignore_files;
 #[cfg(unix)]
 mod mcp;
 #[cfg(unix)]

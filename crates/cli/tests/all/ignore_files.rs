@@ -1,0 +1,119 @@
+//! Ignore files a hostile repository can hold: named pipes (a read blocks until something
+//! writes), links to files outside the workspace, in the search path, below it and above it.
+//! No search hangs on one, and none lets a file outside the workspace decide what is listed.
+
+use serde_json::json;
+use toolbelt_test_support::TempTree;
+
+/// `toolbelt call TOOL ARGS` in `t`, stopped by the tool-call timeout after 10 s if it hangs.
+fn call_within_10s(t: &TempTree, tool: &str, args: &str) -> std::process::Output {
+    crate::command(t, &["call", tool, args])
+        .env("TOOLBELT_TOOL_CALL_TIMEOUT_MS", "10000")
+        .output()
+        .unwrap()
+}
+
+/// Found by the second review of issue 22: a `.gitignore` that is a named pipe hung every
+/// grep_search until its timeout (the walker opened the pipe and waited for a writer), and a
+/// `.gitignore` linked to a file outside the workspace decided what every search tool listed.
+/// Neither is read now: a folder whose ignore file grep_search cannot read is named as not
+/// searched, and glob and read_many_files list its files.
+#[cfg(unix)]
+#[test]
+fn hostile_ignore_files_neither_hang_a_search_nor_are_read_from_outside() {
+    let t = TempTree::new();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("rules"), "leak_*\n").unwrap();
+    t.dir(".git")
+        .file("ok/b.txt", "hello\n")
+        .file("pipe/a.txt", "hello\n")
+        .file("link/leak_1.txt", "hello\n")
+        .symlink(outside.path().join("rules"), "link/.gitignore");
+    let made = std::process::Command::new("mkfifo").arg(t.root().join("pipe/.gitignore")).status();
+    assert!(made.unwrap().success());
+    let calls = [
+        ("grep_search", json!({"pattern": "hello"})),
+        ("glob", json!({"pattern": "**/*.txt"})),
+        ("read_many_files", json!({"include": ["**/*.txt"]})),
+    ];
+    for (tool, args) in calls {
+        let out = call_within_10s(&t, tool, &args.to_string());
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{tool}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(!text.contains("ran out of time"), "{tool} hung: {text}");
+        assert!(text.contains("ok/b.txt"), "{tool}: {text}");
+        for folder in ["pipe", "link"] {
+            let listed = text.contains(&format!("{folder}/"));
+            let named = text.contains(&format!("- {folder}: not searched"));
+            assert!(listed || named, "{tool}: {folder} neither searched nor named: {text}");
+        }
+    }
+}
+
+/// Found by the review of the ignore-file checks: ripgrep's walker also reads the ignore files
+/// of the folders above the search path, up to `/`; a named pipe `.ignore` in a folder above
+/// the workspace hung grep_search for good. It fails now, saying which file.
+#[cfg(unix)]
+#[test]
+fn a_named_pipe_ignore_file_above_the_workspace_does_not_hang_grep() {
+    let base = tempfile::tempdir().unwrap();
+    let made = std::process::Command::new("mkfifo").arg(base.path().join(".ignore")).status();
+    assert!(made.unwrap().success());
+    let t = TempTree::new_in(base.path());
+    t.file("a.txt", "hello\n");
+    let out = call_within_10s(&t, "grep_search", r#"{"pattern":"hello"}"#);
+    let said = String::from_utf8_lossy(&out.stdout) + String::from_utf8_lossy(&out.stderr);
+    assert!(!said.contains("timed out"), "{said}");
+    assert!(said.contains(".ignore is not a regular file") && said.contains("no_ignore"), "{said}");
+    let out =
+        crate::command(&t, &["call", "grep_search", r#"{"pattern":"hello","no_ignore":true}"#])
+            .output()
+            .unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("a.txt"));
+}
+
+/// The other places an ignore file can sit, each tried the way a hostile repository would:
+/// git's `info/exclude` as a named pipe, a `.ignore` as one, a `.gitignore` linked to a named
+/// pipe inside the workspace, and a `.geminiignore` linked to a file outside it whose patterns
+/// would hide a file. No search hangs, and the outside patterns hide nothing.
+#[cfg(unix)]
+#[test]
+fn every_kind_of_hostile_ignore_file_is_refused() {
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("rules"), "leak_*\n").unwrap();
+    let mkfifo = |p: std::path::PathBuf| {
+        assert!(std::process::Command::new("mkfifo").arg(p).status().unwrap().success());
+    };
+    type Plant<'a> = &'a dyn Fn(&TempTree);
+    let cases: [(&str, Plant<'_>); 4] = [
+        (".git/info/exclude", &|t| mkfifo(t.root().join(".git/info/exclude"))),
+        ("sub/.ignore", &|t| mkfifo(t.root().join("sub/.ignore"))),
+        ("sub/.gitignore -> pipe", &|t| {
+            mkfifo(t.root().join("pipe"));
+            t.symlink(t.root().join("pipe"), "sub/.gitignore");
+        }),
+        (".geminiignore -> outside", &|t| {
+            t.symlink(outside.path().join("rules"), ".geminiignore");
+        }),
+    ];
+    for (case, make) in cases {
+        let t = TempTree::new();
+        t.dir(".git/info").file("keep.txt", "hello\n").file("leak_1.txt", "hello\n");
+        t.file("sub/a.txt", "hello\n");
+        make(&t);
+        for (tool, args) in [
+            ("grep_search", json!({"pattern": "hello"})),
+            ("glob", json!({"pattern": "**/*.txt"})),
+            ("read_many_files", json!({"include": ["**/*.txt"]})),
+        ] {
+            let out = call_within_10s(&t, tool, &args.to_string());
+            let said = String::from_utf8_lossy(&out.stdout) + String::from_utf8_lossy(&out.stderr);
+            assert!(!said.contains("timed out"), "{case}, {tool} hung: {said}");
+            // Either the search ran (and the outside patterns hid nothing) or it refused to,
+            // naming the file.
+            let ran = said.contains("keep.txt");
+            assert!(!ran || said.contains("leak_1.txt"), "{case}, {tool}: {said}");
+            assert!(ran || said.contains("not a regular file"), "{case}, {tool}: {said}");
+        }
+    }
+}
