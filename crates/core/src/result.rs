@@ -1,5 +1,7 @@
 //! What a tool call produces: model-facing content, user-facing display, and an optional error.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -174,6 +176,109 @@ pub enum Content {
     Part(Part),
     /// Several parts.
     Parts(Vec<Part>),
+    /// Text held once and shared with the response the engine builds from it (see
+    /// [`SharedText`]); JSON shows it as a string or a list of text parts, like the above.
+    #[serde(skip_deserializing)]
+    Shared(SharedText),
+}
+
+/// Text as the model receives it, held once: a plain string, or text parts joined by newlines
+/// into one string with where each part ends. A finished call's result and its response share
+/// it, and a tool with many text parts (read_many_files) builds it in one buffer, so an answer
+/// of a million characters costs its pages once instead of once per copy.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SharedText {
+    text: Arc<String>,
+    /// Where each part ends; `None` for a plain string.
+    ends: Option<Vec<usize>>,
+}
+
+impl SharedText {
+    /// A plain string (moved, not copied).
+    pub fn plain(text: String) -> Self {
+        Self { text: Arc::new(text), ends: None }
+    }
+
+    /// No text parts yet; add them with [`SharedText::push_part`].
+    pub fn parts() -> Self {
+        Self { text: Arc::default(), ends: Some(Vec::new()) }
+    }
+
+    /// Room for `bytes` more bytes of text (pages are only touched as the text is written).
+    pub fn reserve(&mut self, bytes: usize) {
+        Arc::make_mut(&mut self.text).reserve(bytes);
+    }
+
+    /// Adds a text part (to a plain string: appends the text).
+    pub fn push_part(&mut self, part: &str) {
+        let text = Arc::make_mut(&mut self.text);
+        match &mut self.ends {
+            Some(ends) => {
+                if !ends.is_empty() {
+                    text.push('\n');
+                }
+                text.push_str(part);
+                ends.push(text.len());
+            }
+            None => text.push_str(part),
+        }
+    }
+
+    /// The whole text, parts joined by newlines.
+    pub fn as_str(&self) -> &str {
+        &self.text
+    }
+
+    /// The storage, to share.
+    pub fn shared(&self) -> &Arc<String> {
+        &self.text
+    }
+
+    /// The text parts (a plain string is one).
+    pub fn texts(&self) -> Vec<&str> {
+        let Some(ends) = &self.ends else { return vec![self.text.as_str()] };
+        let mut start = 0;
+        ends.iter()
+            .map(|&end| {
+                let part = &self.text[start..end];
+                start = end + 1;
+                part
+            })
+            .collect()
+    }
+
+    /// How many parts (a plain string is one).
+    pub fn len(&self) -> usize {
+        self.ends.as_ref().map_or(1, Vec::len)
+    }
+
+    /// Whether it is a list with no parts.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Whether it is a plain string rather than parts.
+    pub fn is_plain(&self) -> bool {
+        self.ends.is_none()
+    }
+}
+
+impl Serialize for SharedText {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        if self.is_plain() {
+            return s.serialize_str(&self.text);
+        }
+        #[derive(Serialize)]
+        struct TextPart<'a> {
+            text: &'a str,
+        }
+        let mut seq = s.serialize_seq(Some(self.len()))?;
+        for text in self.texts() {
+            seq.serialize_element(&TextPart { text })?;
+        }
+        seq.end()
+    }
 }
 
 impl Default for Content {
@@ -189,6 +294,25 @@ impl Content {
             Content::Text(s) => vec![Part::text(s.clone())],
             Content::Part(p) => vec![p.clone()],
             Content::Parts(p) => p.clone(),
+            Content::Shared(t) => t.texts().into_iter().map(Part::text).collect(),
+        }
+    }
+
+    /// The same content with its text held once, to share with the response: a plain string
+    /// is moved, text parts are joined (parts with inline data stay as they are).
+    pub fn into_shared(self) -> Content {
+        match self {
+            Content::Text(s) => Content::Shared(SharedText::plain(s)),
+            Content::Parts(ps) if ps.iter().all(|p| matches!(p, Part::Text { .. })) => {
+                let mut shared = SharedText::parts();
+                for p in ps {
+                    if let Part::Text { text } = p {
+                        shared.push_part(&text);
+                    }
+                }
+                Content::Shared(shared)
+            }
+            other => other,
         }
     }
 
@@ -196,6 +320,7 @@ impl Content {
     pub fn text_len(&self) -> usize {
         match self {
             Content::Text(s) => s.chars().count(),
+            Content::Shared(t) => t.as_str().chars().count() - t.len().saturating_sub(1),
             Content::Part(_) | Content::Parts(_) => self
                 .parts()
                 .iter()
@@ -426,5 +551,25 @@ mod tests {
             serde_json::json!([{"text": "a"}, {"inlineData": {"mimeType": "image/png", "data": "AAA="}}])
         );
         assert_eq!(c.text_len(), 1);
+    }
+
+    #[test]
+    fn shared_text_keeps_the_shape_callers_see() {
+        let plain = Content::Text("héllo".into()).into_shared();
+        assert_eq!(serde_json::to_value(&plain).unwrap(), serde_json::json!("héllo"));
+        assert_eq!(plain.text_len(), 5);
+        let parts = Content::Parts(vec![Part::text("a"), Part::text(""), Part::text("b\nc")]);
+        let shared = parts.clone().into_shared();
+        let Content::Shared(t) = &shared else { panic!("{shared:?}") };
+        assert_eq!(t.as_str(), "a\n\nb\nc");
+        assert_eq!(t.texts(), ["a", "", "b\nc"]);
+        assert_eq!(serde_json::to_value(&shared).unwrap(), serde_json::to_value(&parts).unwrap());
+        assert_eq!(shared.parts(), parts.parts());
+        assert_eq!(shared.text_len(), parts.text_len());
+        let none = Content::Parts(vec![]).into_shared();
+        assert_eq!(serde_json::to_value(&none).unwrap(), serde_json::json!([]));
+        // Parts with inline data stay a list.
+        let media = Content::Parts(vec![Part::text("a"), Part::inline("image/png", "AAA=")]);
+        assert_eq!(media.clone().into_shared(), media);
     }
 }

@@ -8,7 +8,6 @@ mod replay;
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 use toolbelt_agent::agent::{Agent, AgentEvent, RunOutcome};
 use toolbelt_agent::client::{ModelClient, RetryPolicy};
@@ -80,10 +79,7 @@ pub async fn run(
                 AgentEvent::ModelAnswered { .. } => "answered".into(),
                 AgentEvent::ToolCall { name, .. } => format!("call {name}"),
                 AgentEvent::ToolResult { name, response, .. } => {
-                    format!(
-                        "result {name} {}",
-                        Value::Object(response.function_response.response.clone())
-                    )
+                    format!("result {name} {}", response.function_response.response.to_value())
                 }
             })
         })

@@ -65,13 +65,8 @@ pub async fn run(args: CallArgs) -> CliResult {
         out(&format!("{report}\n"));
     } else if call.status == CallState::Success {
         // Borrowed: the text can be a million characters.
-        let text: std::borrow::Cow<'_, str> =
-            match call.response.function_response.response.get("output") {
-                Some(Value::String(s)) => s.into(),
-                Some(other) => other.to_string().into(),
-                None => "".into(),
-            };
-        out(&text);
+        let text = call.response.function_response.response.output().unwrap_or_default();
+        out(text);
         if std::io::stdout().is_terminal() && !text.ends_with('\n') {
             out("\n");
         }

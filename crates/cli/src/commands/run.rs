@@ -149,7 +149,7 @@ impl Printer {
             },
             AgentEvent::ToolResult { id, name, completed, response } => {
                 let r = &response.function_response.response;
-                let error = r.get("error").and_then(Value::as_str);
+                let error = r.error();
                 let kind = completed
                     .and_then(|c| c.error.as_ref())
                     .map(|e| e.kind.as_str().to_string())
@@ -160,7 +160,7 @@ impl Printer {
                             "status": if error.is_some() { "error" } else { "success" }});
                         match error {
                             Some(m) => ev["error"] = json!({"type": kind, "message": m}),
-                            None => ev["output"] = r.get("output").cloned().unwrap_or(Value::Null),
+                            None => ev["output"] = r.get("output").unwrap_or(Value::Null),
                         }
                         self.event(ev);
                     }

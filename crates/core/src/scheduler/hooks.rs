@@ -152,6 +152,7 @@ impl Scheduler {
                     result.llm_content = Content::Parts(vec![part.clone(), Part::text(note)]);
                 }
                 Content::Parts(parts) => parts.push(Part::text(note)),
+                Content::Shared(t) => t.push_part(&note),
             }
         }
         Ok(result)

@@ -24,6 +24,7 @@ impl Scheduler {
             return self.failed(req, err, Some(result), start);
         }
         let output_file = self.bound_output(b.tool.truncates_output(), &req, &mut result);
+        result.llm_content = std::mem::take(&mut result.llm_content).into_shared();
         let response = response::success(&req.call_id, &req.name, &result.llm_content, self.family);
         self.emit(&req.call_id, &req.name, CallState::Success, None);
         CompletedCall {
@@ -103,7 +104,8 @@ impl Scheduler {
                 [Part::Text { text }] => text.as_str(),
                 _ => return None,
             },
-            Content::Part(_) => return None,
+            Content::Shared(t) if t.len() == 1 => t.as_str(),
+            Content::Part(_) | Content::Shared(_) => return None,
         };
         // Every tool's text is bounded (outputs that grow with their input: listings, search
         // hits, discovered tools); the shell and MCP tools by the setting, as upstream.
@@ -136,10 +138,11 @@ impl Scheduler {
         start: Instant,
     ) -> CompletedCall {
         let output_file = self.bound_output(truncates, &req, &mut result);
+        result.llm_content = std::mem::take(&mut result.llm_content).into_shared();
         let msg = "[Operation Cancelled] User cancelled tool execution.".to_string();
         let mut response =
             response::success(&req.call_id, &req.name, &result.llm_content, self.family);
-        response.function_response.response.insert("error".into(), Value::String(msg.clone()));
+        response.function_response.response.insert("error", Value::String(msg.clone()));
         self.emit(
             &req.call_id,
             &req.name,

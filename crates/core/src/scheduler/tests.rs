@@ -480,3 +480,27 @@ async fn always_allow_and_save_persists_a_rule_for_later_sessions() {
     );
     assert_eq!(v.decision, Decision::Allow, "a new session allows it without asking");
 }
+
+/// Issue 22 (a search reading many files peaked at twice its output): the response the model receives
+/// shares the tool's text instead of holding a copy of it, so a million-character answer costs
+/// its pages once.
+#[tokio::test]
+async fn the_response_holds_the_tools_text_once() {
+    let h = allow_all();
+    let done =
+        h.scheduler.schedule(vec![call("1", "quick", "hello")], CancellationToken::new()).await;
+    let c = &done[0];
+    let out = c.response.function_response.response.output().unwrap();
+    let Some(crate::result::Content::Shared(text)) = c.result.as_ref().map(|r| &r.llm_content)
+    else {
+        panic!("{:?}", c.result)
+    };
+    assert_eq!(out, text.as_str());
+    assert_eq!(
+        out.as_ptr(),
+        text.as_str().as_ptr(),
+        "the response holds a copy of the tool's text"
+    );
+    // What callers see is unchanged: the result is still a string in JSON.
+    assert_eq!(serde_json::to_value(&c.result.as_ref().unwrap().llm_content).unwrap(), json!(out));
+}

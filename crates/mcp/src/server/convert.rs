@@ -34,30 +34,32 @@ pub fn tool_to_mcp(t: &dyn Tool, family: ModelFamily) -> McpTool {
 }
 
 /// What the model would receive becomes the MCP content: the output text (and any images or
-/// other inline data as image content), or, for failures, the error text with `isError`.
-pub fn completed_to_mcp(done: &CompletedCall) -> CallToolResult {
-    let response = done.response.response_value();
-    if let Some(err) = response.get("error") {
-        let text = err.as_str().map(String::from).unwrap_or_else(|| err.to_string());
-        let mut blocks = vec![ContentBlock::text(text)];
-        // A cancelled call may still carry output.
-        if let Some(Value::String(out)) = response.get("output") {
-            blocks.insert(0, ContentBlock::text(out.clone()));
-        }
-        return CallToolResult::error(blocks);
-    }
-    let mut blocks = Vec::new();
-    match response.get("output") {
-        Some(Value::String(s)) => blocks.push(ContentBlock::text(s.clone())),
-        Some(other) => blocks.push(ContentBlock::text(other.to_string())),
-        None => {}
-    }
-    let parts = match done.result.as_ref().map(|r| &r.llm_content) {
-        Some(Content::Part(p)) => vec![p.clone()],
-        Some(Content::Parts(ps)) => ps.clone(),
+/// other inline data as image content), or, for failures, the error text with `isError`. The
+/// call is consumed so that its output text moves into the content instead of being copied.
+pub fn completed_to_mcp(done: CompletedCall) -> CallToolResult {
+    let media: Vec<Part> = match done.result.map(|r| r.llm_content) {
+        Some(Content::Part(p)) => vec![p],
+        Some(Content::Parts(ps)) => ps,
         _ => Vec::new(),
     };
-    for p in parts {
+    // The result is gone, so the response holds the only reference to the text.
+    let mut response = done.response.function_response.response;
+    let output = match response.remove("output") {
+        Some(Value::String(s)) => Some(s),
+        Some(other) => Some(other.to_string()),
+        None => None,
+    };
+    if let Some(err) = response.remove("error") {
+        let text = match err {
+            Value::String(s) => s,
+            other => other.to_string(),
+        };
+        // A cancelled call may still carry output.
+        let blocks = output.into_iter().chain([text]).map(ContentBlock::text).collect();
+        return CallToolResult::error(blocks);
+    }
+    let mut blocks: Vec<ContentBlock> = output.into_iter().map(ContentBlock::text).collect();
+    for p in media {
         if let Part::InlineData { inline_data } = p {
             blocks.push(ContentBlock::image(inline_data.data, inline_data.mime_type));
         }

@@ -298,15 +298,16 @@ impl ServerHandler for ToolbeltServer {
             )])
             .into());
         };
-        let mut result = convert::completed_to_mcp(&done);
+        let (refusal, hint) = (done.refusal, done.hint.clone());
+        let mut result = convert::completed_to_mcp(done);
         // A refusal says why and what changes it: the policy's hint, and for a client that
         // cannot ask its user (no elicitation), that this is the reason.
-        if done.refusal.is_some_and(|r| r != toolbelt_core::scheduler::Refusal::UserDenied) {
+        if refusal.is_some_and(|r| r != toolbelt_core::scheduler::Refusal::UserDenied) {
             let mut why = String::new();
             if context.peer.supported_elicitation_modes().is_empty() {
                 why.push_str("This MCP client cannot ask you to confirm a call (it does not support elicitation), so calls that need a confirmation are refused. ");
             }
-            if let Some(h) = &done.hint {
+            if let Some(h) = &hint {
                 why.push_str(&format!("Hint: {h}. "));
             }
             why.push_str("To allow more, start toolbelt mcp with --approval-mode auto_edit (edits) or --approval-mode yolo (everything), or add a policy rule (docs/clients.md).");

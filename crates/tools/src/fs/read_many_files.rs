@@ -19,8 +19,10 @@ use toolbelt_core::workspace::{IgnoreOptions, Workspace};
 
 use super::file_type;
 
+mod answer;
 mod each_file;
 
+use answer::Answer;
 use each_file::{Checked, Read};
 
 pub const NAME: &str = "read_many_files";
@@ -366,7 +368,8 @@ impl Job {
         kept.sort_by(|a, b| {
             a.real.to_string_lossy().encode_utf16().cmp(b.real.to_string_lossy().encode_utf16())
         });
-        let mut parts: Vec<Part> = Vec::new();
+        // The files read fill at most the budget; the notices after them are short.
+        let mut answer = Answer::with_room(toolbelt_core::truncate::MAX_OUTPUT_CHARS + (64 << 10));
         let mut read_files: Vec<String> = Vec::new();
         // What the model gets is bounded: once the files read fill the budget, the rest are
         // named as left out (never silently absent). Files are read in parallel a chunk at a
@@ -422,21 +425,29 @@ impl Job {
                             ));
                         }
                         budget = budget.saturating_sub(text.len());
-                        parts.push(Part::text(text));
+                        answer.push_text(&text);
                     }
                     Content::Part(p) => {
                         if !fits(&mut budget, std::slice::from_ref(&p)) {
                             left_out.push(shown);
                             continue;
                         }
-                        parts.push(p);
+                        answer.push(p);
                     }
                     Content::Parts(ps) => {
                         if !fits(&mut budget, &ps) {
                             left_out.push(shown);
                             continue;
                         }
-                        parts.extend(ps);
+                        ps.into_iter().for_each(|p| answer.push(p));
+                    }
+                    Content::Shared(t) => {
+                        let Some(rest) = budget.checked_sub(t.as_str().len()) else {
+                            left_out.push(shown);
+                            continue;
+                        };
+                        budget = rest;
+                        t.texts().into_iter().for_each(|p| answer.push_text(p));
                     }
                 }
                 self.seen.absorb(seen);
@@ -445,7 +456,7 @@ impl Job {
         }
         toolbelt_core::timings::mark("read_many: read and format");
         if !left_out.is_empty() {
-            parts.push(Part::text(left_out_notice(&left_out)));
+            answer.push_text(&left_out_notice(&left_out));
             let why = format!(
                 "output limit: the files read before it filled {} characters",
                 toolbelt_core::truncate::MAX_OUTPUT_CHARS
@@ -454,19 +465,20 @@ impl Job {
         }
         // Said before the end marker, or after "nothing found".
         let unread = unread.note();
-        let end = if parts.is_empty() { NOTHING } else { END };
+        let nothing = answer.is_empty();
+        if nothing {
+            answer.push_text(NOTHING);
+        }
         if !unread.is_empty() {
             skipped.push(("folders".into(), unread.trim().into()));
-            parts.push(Part::text(if end == NOTHING { unread.trim_start() } else { &unread }));
+            answer.push_text(if nothing { unread.trim_start() } else { &unread });
         }
-        if end == NOTHING {
-            parts.insert(0, Part::text(NOTHING));
-        } else {
-            parts.push(Part::text(END));
+        if !nothing {
+            answer.push_text(END);
         }
         let summary = self.summary(&read_files, &skipped);
         ToolResult {
-            llm_content: Content::Parts(parts),
+            llm_content: answer.into_content(),
             return_display: json!({
                 "summary": summary,
                 "files": read_files,

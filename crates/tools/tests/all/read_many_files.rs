@@ -286,3 +286,25 @@ fn files_left_out_of_the_answer_are_not_recorded_as_seen() {
         }
     }
 }
+
+/// Issue 22 (peak memory was twice the output: every file's text, and the response joining
+/// them): the answer is built in one buffer, and the response the model receives shares it.
+#[test]
+fn the_answer_is_one_buffer_that_the_response_shares() {
+    use toolbelt_core::result::Content;
+    let t = tree();
+    t.file("a.txt", "A").file("b.txt", "B");
+    let o = run(&t, "read_many_files", json!({"include": ["*.txt"]}));
+    let content = &o.result().llm_content;
+    let Content::Shared(text) = content else { panic!("{content:?}") };
+    assert_eq!(text.texts().len(), 3, "{text:?}");
+    let r = toolbelt_core::response::success(
+        "c",
+        "read_many_files",
+        content,
+        toolbelt_core::ModelFamily::Legacy,
+    );
+    let output = r.function_response.response.output().unwrap();
+    assert_eq!(output, joined(&o));
+    assert_eq!(output.as_ptr(), text.as_str().as_ptr());
+}
