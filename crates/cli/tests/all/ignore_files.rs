@@ -17,7 +17,8 @@ fn call_within_10s(t: &TempTree, tool: &str, args: &str) -> std::process::Output
 /// grep_search until its timeout (the walker opened the pipe and waited for a writer), and a
 /// `.gitignore` linked to a file outside the workspace decided what every search tool listed.
 /// Neither is read now: a folder whose ignore file grep_search cannot read is named as not
-/// searched, and glob and read_many_files list its files.
+/// searched, and glob and read_many_files leave its files out and name the file (what it would
+/// hide cannot be told).
 #[cfg(unix)]
 #[test]
 fn hostile_ignore_files_neither_hang_a_search_nor_are_read_from_outside() {
@@ -43,9 +44,11 @@ fn hostile_ignore_files_neither_hang_a_search_nor_are_read_from_outside() {
         assert!(!text.contains("ran out of time"), "{tool} hung: {text}");
         assert!(text.contains("ok/b.txt"), "{tool}: {text}");
         for folder in ["pipe", "link"] {
-            let listed = text.contains(&format!("{folder}/"));
-            let named = text.contains(&format!("- {folder}: not searched"));
-            assert!(listed || named, "{tool}: {folder} neither searched nor named: {text}");
+            let named = text.contains(&format!("- {folder}: not searched"))
+                || text.contains(&format!("{folder}/.gitignore is "));
+            assert!(named, "{tool}: {folder} is not named: {text}");
+            assert!(!text.contains(&format!("{folder}/a.txt")), "{tool}: {text}");
+            assert!(!text.contains(&format!("{folder}/leak_1.txt")), "{tool}: {text}");
         }
     }
 }
@@ -75,7 +78,7 @@ fn a_named_pipe_ignore_file_above_the_workspace_does_not_hang_grep() {
 /// The other places an ignore file can sit, each tried the way a hostile repository would:
 /// git's `info/exclude` as a named pipe, a `.ignore` as one, a `.gitignore` linked to a named
 /// pipe inside the workspace, and a `.geminiignore` linked to a file outside it whose patterns
-/// would hide a file. No search hangs, and the outside patterns hide nothing.
+/// would hide a file. No search hangs, and the refused files decide nothing.
 #[cfg(unix)]
 #[test]
 fn every_kind_of_hostile_ignore_file_is_refused() {
@@ -109,11 +112,95 @@ fn every_kind_of_hostile_ignore_file_is_refused() {
             let out = call_within_10s(&t, tool, &args.to_string());
             let said = String::from_utf8_lossy(&out.stdout) + String::from_utf8_lossy(&out.stderr);
             assert!(!said.contains("timed out"), "{case}, {tool} hung: {said}");
-            // Either the search ran (and the outside patterns hid nothing) or it refused to,
-            // naming the file.
-            let ran = said.contains("keep.txt");
-            assert!(!ran || said.contains("leak_1.txt"), "{case}, {tool}: {said}");
-            assert!(ran || said.contains("not a regular file"), "{case}, {tool}: {said}");
+            // The refused file decides nothing: a file its patterns match is listed (the tool
+            // does not read that kind of file) or left out with the refused file named.
+            let listed = said.contains("leak_1.txt");
+            let named = said.contains("not a regular file") || said.contains("leads outside");
+            assert!(listed || named, "{case}, {tool}: {said}");
+        }
+    }
+}
+
+/// Found by the review of issue 22 (B2, B5): an ignore file the file layer will not read (a
+/// link out of the workspace, a named pipe) was passed over with a line in the log, so what it
+/// hides was listed and read as if it were not there: a `.geminiignore` linked to rules kept
+/// outside the workspace stopped hiding `draft.txt` from glob, read_many_files,
+/// list_directory, read_file and grep_search. And git's folder linked out of the workspace had
+/// its `info/exclude` read from out there. Now nothing such a file may hide is shown, and the
+/// answer names the file.
+#[cfg(unix)]
+#[test]
+fn what_an_unreadable_ignore_file_may_hide_is_never_shown() {
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("rules"), "draft*\n").unwrap();
+    std::fs::create_dir_all(outside.path().join("git/info")).unwrap();
+    std::fs::write(outside.path().join("git/info/exclude"), "draft*\n").unwrap();
+    let mkfifo = |p: std::path::PathBuf| {
+        assert!(std::process::Command::new("mkfifo").arg(p).status().unwrap().success());
+    };
+    type Plant<'a> = &'a dyn Fn(&TempTree);
+    // What is planted, the file it may hide, and how the answer names the planted file.
+    let cases: [(&str, Plant<'_>, &str, &str); 4] = [
+        (
+            ".geminiignore -> outside",
+            &|t| {
+                t.symlink(outside.path().join("rules"), ".geminiignore");
+            },
+            "draft.txt",
+            ".geminiignore",
+        ),
+        (
+            ".geminiignore as a pipe",
+            &|t| mkfifo(t.root().join(".geminiignore")),
+            "draft.txt",
+            ".geminiignore",
+        ),
+        (
+            ".git -> outside",
+            &|t| {
+                t.symlink(outside.path().join("git"), ".git");
+            },
+            "draft.txt",
+            ".git/info/exclude",
+        ),
+        (
+            "sub/.gitignore -> outside",
+            &|t| {
+                t.symlink(outside.path().join("rules"), "sub/.gitignore");
+            },
+            "sub/draft.txt",
+            ".gitignore",
+        ),
+    ];
+    for (case, plant, hidden, named) in cases {
+        let t = TempTree::new();
+        t.file("ok.txt", "plain\n").file("sub/ok.txt", "plain\n").file(hidden, "classified\n");
+        if !case.starts_with(".git ") {
+            t.dir(".git/info");
+        }
+        plant(&t);
+        let listing = hidden.rsplit('/').next().unwrap();
+        let folder = if hidden.contains('/') { "sub" } else { "." };
+        for (tool, args) in [
+            ("glob", json!({"pattern": "**/*.txt"})),
+            ("read_many_files", json!({"include": ["**/*.txt"]})),
+            ("list_directory", json!({"dir_path": folder})),
+            ("read_file", json!({"file_path": hidden})),
+            ("grep_search", json!({"pattern": "class.fied"})),
+        ] {
+            let out = call_within_10s(&t, tool, &args.to_string());
+            let shown = String::from_utf8_lossy(&out.stdout);
+            // What the caller is told: the answer, or the error (not the log's warnings).
+            let err = String::from_utf8_lossy(&out.stderr);
+            let err: Vec<&str> = err.lines().filter(|l| !l.contains(" WARN ")).collect();
+            let said = format!("{shown}{}", err.join("\n"));
+            assert!(!said.contains("timed out"), "{case}, {tool} hung: {said}");
+            assert!(!shown.contains("classified"), "{case}, {tool} read it: {said}");
+            if tool != "read_file" {
+                let shown_name = if tool == "list_directory" { listing } else { hidden };
+                assert!(!shown.contains(shown_name), "{case}, {tool} listed it: {said}");
+            }
+            assert!(said.contains(named), "{case}, {tool} does not name {named}: {said}");
         }
     }
 }

@@ -1,6 +1,11 @@
 //! The one ignore service every file tool shares: `.gitignore` (nested, plus
 //! `.git/info/exclude`, only inside git repositories) and `.geminiignore` at the root, with the
 //! `ignore` crate's gitignore matcher. Per-directory files are loaded lazily and cached.
+//!
+//! An ignore file that may not be read (see [`check_ignore_file`]) is never passed over: what
+//! it would hide cannot be told, so every path it applies to is an [`Unreadable`] error that
+//! the tools turn into "left out, and why" (a file the user keeps to hide secrets from the model
+//! must not stop hiding them because it is a link or a pipe).
 
 use crate::sync::LockExt;
 use std::collections::HashMap;
@@ -28,21 +33,71 @@ impl Default for IgnoreOptions {
 /// The custom ignore file name, as upstream.
 pub const GEMINI_IGNORE: &str = ".geminiignore";
 
+/// An ignore file that applies to a path but may not be read: whether the path is hidden
+/// cannot be told.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Unreadable {
+    /// The ignore file.
+    pub file: PathBuf,
+    /// Why it is not read, e.g. `is a link that leads outside the workspace`.
+    pub why: String,
+    /// The option that turns it off: `respect_git_ignore` or `respect_gemini_ignore`.
+    pub option: &'static str,
+}
+
+impl std::fmt::Display for Unreadable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {}", self.file.display(), self.why)
+    }
+}
+
+/// One ignore file's rules.
+#[derive(Debug)]
+enum Rules {
+    /// No file, or nothing in it.
+    None,
+    Read(Gitignore),
+    /// There, but not to be read: why.
+    Unreadable(String),
+}
+
+impl Rules {
+    /// `current` after these rules, for `path` (as the matcher wants it) in `file`.
+    fn apply(
+        &self,
+        current: bool,
+        path: &Path,
+        is_dir: bool,
+        file: impl FnOnce() -> PathBuf,
+        option: &'static str,
+    ) -> Result<bool, Unreadable> {
+        match self {
+            Rules::None => Ok(current),
+            Rules::Read(g) => Ok(apply(current, g.matched_path_or_any_parents(path, is_dir))),
+            Rules::Unreadable(why) => Err(Unreadable { file: file(), why: why.clone(), option }),
+        }
+    }
+}
+
 /// Ignore rules of one root, cached per folder.
 #[derive(Debug)]
 pub struct IgnoreService {
     root: PathBuf,
     git_repo: bool,
-    exclude: Option<Gitignore>,
-    gemini: Option<Gitignore>,
-    per_dir: Mutex<HashMap<PathBuf, Option<Arc<Gitignore>>>>,
+    exclude: Rules,
+    gemini: Rules,
+    per_dir: Mutex<HashMap<PathBuf, Arc<Rules>>>,
 }
+
+const GIT_OPTION: &str = "respect_git_ignore";
+const GEMINI_OPTION: &str = "respect_gemini_ignore";
+const EXCLUDE: &str = ".git/info/exclude";
 
 impl IgnoreService {
     /// Captures git detection and `.geminiignore` now, as upstream does at construction.
     pub fn new(root: &Path) -> Self {
         let git_repo = root.ancestors().any(|a| a.join(".git").exists());
-        let exclude = git_repo.then(|| load(root, root, &root.join(".git/info/exclude"))).flatten();
+        let exclude = if git_repo { load(root, root, &root.join(EXCLUDE)) } else { Rules::None };
         let gemini = load(root, root, &root.join(GEMINI_IGNORE));
         Self { root: root.to_path_buf(), git_repo, exclude, gemini, per_dir: Mutex::default() }
     }
@@ -57,20 +112,21 @@ impl IgnoreService {
         self.git_repo
     }
 
-    /// Whether `abs` (under the root) is ignored. Paths outside the root never are.
-    pub fn is_ignored(&self, abs: &Path, is_dir: bool, opts: IgnoreOptions) -> bool {
-        let Some(rel) = super::paths::below(abs, &self.root) else { return false };
+    /// Whether `abs` (under the root) is ignored; paths outside the root never are. An ignore
+    /// file on the way that may not be read is the error: the caller leaves the path out and
+    /// says why.
+    pub fn check(&self, abs: &Path, is_dir: bool, opts: IgnoreOptions) -> Result<bool, Unreadable> {
+        let Some(rel) = super::paths::below(abs, &self.root) else { return Ok(false) };
         if rel.as_os_str().is_empty() {
-            return false;
+            return Ok(false);
         }
         let mut ignored = false;
         if self.git_repo && opts.respect_git_ignore {
             if rel.components().any(|c| c.as_os_str() == ".git") {
-                return true;
+                return Ok(true);
             }
-            if let Some(ex) = &self.exclude {
-                ignored = apply(ignored, ex.matched_path_or_any_parents(rel, is_dir));
-            }
+            let exclude = || self.root.join(EXCLUDE);
+            ignored = self.exclude.apply(ignored, rel, is_dir, exclude, GIT_OPTION)?;
             let mut dir = self.root.clone();
             let parents: Vec<_> =
                 rel.parent().map(|p| p.components().collect()).unwrap_or_default();
@@ -78,24 +134,22 @@ impl IgnoreService {
                 if depth > 0 {
                     dir.push(parents[depth - 1].as_os_str());
                 }
-                if let Some(gi) = self.gitignore_in(&dir) {
-                    ignored = apply(ignored, gi.matched_path_or_any_parents(abs, is_dir));
-                }
+                let file = || dir.join(".gitignore");
+                ignored = self.gitignore_in(&dir).apply(ignored, abs, is_dir, file, GIT_OPTION)?;
             }
         }
-        if opts.respect_gemini_ignore
-            && let Some(g) = &self.gemini
-        {
-            ignored = apply(ignored, g.matched_path_or_any_parents(rel, is_dir));
+        if opts.respect_gemini_ignore {
+            let file = || self.root.join(GEMINI_IGNORE);
+            ignored = self.gemini.apply(ignored, rel, is_dir, file, GEMINI_OPTION)?;
         }
-        ignored
+        Ok(ignored)
     }
 
-    fn gitignore_in(&self, dir: &Path) -> Option<Arc<Gitignore>> {
+    fn gitignore_in(&self, dir: &Path) -> Arc<Rules> {
         let mut cache = self.per_dir.locked();
         cache
             .entry(dir.to_path_buf())
-            .or_insert_with(|| load(&self.root, dir, &dir.join(".gitignore")).map(Arc::new))
+            .or_insert_with(|| Arc::new(load(&self.root, dir, &dir.join(".gitignore"))))
             .clone()
     }
 }
@@ -120,6 +174,12 @@ pub fn check_ignore_file<R: AsRef<Path>>(roots: &[R], file: &Path) -> Result<boo
     let Ok(meta) = std::fs::symlink_metadata(file) else { return Ok(false) };
     let kind = meta.file_type();
     if kind.is_file() {
+        // Its folders may be links too (git's folder linked out of the workspace).
+        let real = std::fs::canonicalize(file)
+            .map_err(|e| format!("cannot be followed to where it is ({e})"))?;
+        if !roots.iter().any(|r| real.starts_with(r.as_ref())) {
+            return Err("is reached through a link that leads outside the workspace".into());
+        }
         return Ok(true);
     }
     if kind.is_dir() {
@@ -143,17 +203,25 @@ pub fn check_ignore_file<R: AsRef<Path>>(roots: &[R], file: &Path) -> Result<boo
 impl super::Workspace {
     /// [`check_ignore_file`] with the workspace's roots, for the many folders a walk enters:
     /// the common answers (no such file, a plain file) come from one lookup beneath the root's
-    /// handle that follows no link at the end; anything else gets the whole check.
+    /// handle that follows no link at all; anything else gets the whole check.
     pub fn check_ignore_file(&self, file: &Path) -> Result<bool, String> {
-        #[cfg(unix)]
+        // Linux: the kernel keeps the lookup beneath the root and follows no link on the way,
+        // so a link anywhere (the file, or one of its folders) takes the whole check.
+        #[cfg(any(target_os = "linux", target_os = "android"))]
         if let Some((root, rel)) = self.locate(file) {
-            use rustix::fs::{AtFlags, FileType, statat};
-            match statat(&self.root_dirs[root].fd, &rel, AtFlags::SYMLINK_NOFOLLOW) {
-                Ok(st) if FileType::from_raw_mode(st.st_mode) == FileType::RegularFile => {
-                    return Ok(true);
+            use rustix::fs::{FileType, Mode, OFlags, ResolveFlags, fstat, openat2};
+            let resolve = ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS;
+            let flags = OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+            match openat2(&self.root_dirs[root].fd, &rel, flags, Mode::empty(), resolve) {
+                Ok(fd) => {
+                    if let Ok(st) = fstat(&fd)
+                        && FileType::from_raw_mode(st.st_mode) == FileType::RegularFile
+                    {
+                        return Ok(true);
+                    }
                 }
                 Err(rustix::io::Errno::NOENT) => return Ok(false),
-                _ => {}
+                Err(_) => {}
             }
         }
         let roots: Vec<&Path> = self.roots.iter().map(|r| r.real.as_path()).collect();
@@ -161,31 +229,22 @@ impl super::Workspace {
     }
 }
 
-/// The text of an ignore file that [`check_ignore_file`] lets be read (its first 4 MiB, read
-/// as [`crate::files::read_regular`] reads a file something else put in place).
-fn read_ignore_file(roots: &[&Path], file: &Path) -> Option<Vec<u8>> {
-    match check_ignore_file(roots, file) {
-        Ok(true) => {}
-        Ok(false) => return None,
-        Err(why) => {
-            tracing::warn!("ignore file {} not read: it {why}", file.display());
-            return None;
-        }
-    }
-    match crate::files::read_regular(file, MAX_IGNORE_FILE, true) {
-        Ok((text, _)) => Some(text),
-        Err(e) => {
-            tracing::warn!("ignore file {}: {e}", file.display());
-            None
-        }
-    }
-}
-
 /// The rules of `file`, relative to `base`, when it may be read (see [`check_ignore_file`];
-/// links may lead anywhere beneath `root`). Read as the `ignore` crate reads one: a BOM at the
-/// start dropped, and reading stops at the first line that is not UTF-8.
-fn load(root: &Path, base: &Path, file: &Path) -> Option<Gitignore> {
-    let text = read_ignore_file(&[root], file)?;
+/// links may lead anywhere beneath `root`), its first 4 MiB read as
+/// [`crate::files::read_regular`] reads a file something else put in place. Read as the
+/// `ignore` crate reads one: a BOM at the start dropped, and reading stops at the first line
+/// that is not UTF-8.
+fn load(root: &Path, base: &Path, file: &Path) -> Rules {
+    match check_ignore_file(&[root], file) {
+        Ok(true) => {}
+        Ok(false) => return Rules::None,
+        Err(why) => return Rules::Unreadable(why),
+    }
+    let text = match crate::files::read_regular(file, MAX_IGNORE_FILE, true) {
+        Ok((text, _)) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Rules::None,
+        Err(e) => return Rules::Unreadable(format!("cannot be read ({e})")),
+    };
     let text = text.strip_prefix("\u{feff}".as_bytes()).unwrap_or(&text);
     let mut b = GitignoreBuilder::new(base);
     for line in text.split(|b| *b == b'\n') {
@@ -202,12 +261,9 @@ fn load(root: &Path, base: &Path, file: &Path) -> Option<Gitignore> {
         }
     }
     match b.build() {
-        Ok(g) if !g.is_empty() => Some(g),
-        Ok(_) => None,
-        Err(e) => {
-            tracing::warn!("ignore file {}: {e}", file.display());
-            None
-        }
+        Ok(g) if !g.is_empty() => Rules::Read(g),
+        Ok(_) => Rules::None,
+        Err(e) => Rules::Unreadable(format!("cannot be used ({e})")),
     }
 }
 
@@ -232,14 +288,14 @@ mod tests {
         let (_d, root) = setup(&[(".gitignore", "*.log\n"), ("a.log", "")]);
         let s = IgnoreService::new(&root);
         assert!(!s.is_git_repo());
-        assert!(!s.is_ignored(&root.join("a.log"), false, IgnoreOptions::default()));
+        assert!(!s.check(&root.join("a.log"), false, IgnoreOptions::default()).unwrap());
 
         let (_d, root) = setup(&[(".git", ""), (".gitignore", "*.log\n"), ("a.log", "")]);
         let s = IgnoreService::new(&root);
-        assert!(s.is_ignored(&root.join("a.log"), false, IgnoreOptions::default()));
-        assert!(s.is_ignored(&root.join(".git"), false, IgnoreOptions::default()));
+        assert!(s.check(&root.join("a.log"), false, IgnoreOptions::default()).unwrap());
+        assert!(s.check(&root.join(".git"), false, IgnoreOptions::default()).unwrap());
         let off = IgnoreOptions { respect_git_ignore: false, ..Default::default() };
-        assert!(!s.is_ignored(&root.join("a.log"), false, off));
+        assert!(!s.check(&root.join("a.log"), false, off).unwrap());
     }
 
     #[test]
@@ -251,11 +307,11 @@ mod tests {
         ]);
         let s = IgnoreService::new(&root);
         let o = IgnoreOptions::default();
-        assert!(s.is_ignored(&root.join("a/b/c"), false, o));
-        assert!(s.is_ignored(&root.join("a/b/x/c"), false, o));
-        assert!(!s.is_ignored(&root.join("a/c"), false, o));
-        assert!(s.is_ignored(&root.join("a/b/other.tmp"), false, o));
-        assert!(!s.is_ignored(&root.join("a/b/keep.tmp"), false, o));
+        assert!(s.check(&root.join("a/b/c"), false, o).unwrap());
+        assert!(s.check(&root.join("a/b/x/c"), false, o).unwrap());
+        assert!(!s.check(&root.join("a/c"), false, o).unwrap());
+        assert!(s.check(&root.join("a/b/other.tmp"), false, o).unwrap());
+        assert!(!s.check(&root.join("a/b/keep.tmp"), false, o).unwrap());
     }
 
     #[test]
@@ -263,13 +319,13 @@ mod tests {
         let (_d, root) = setup(&[(".geminiignore", "foo.*\nignored/\n")]);
         let s = IgnoreService::new(&root);
         let o = IgnoreOptions::default();
-        assert!(s.is_ignored(&root.join("foo.bar"), false, o));
-        assert!(s.is_ignored(&root.join("ignored"), true, o));
-        assert!(!s.is_ignored(&root.join("ignored"), false, o));
-        assert!(s.is_ignored(&root.join("ignored/inner.txt"), false, o));
+        assert!(s.check(&root.join("foo.bar"), false, o).unwrap());
+        assert!(s.check(&root.join("ignored"), true, o).unwrap());
+        assert!(!s.check(&root.join("ignored"), false, o).unwrap());
+        assert!(s.check(&root.join("ignored/inner.txt"), false, o).unwrap());
         let off = IgnoreOptions { respect_gemini_ignore: false, ..Default::default() };
-        assert!(!s.is_ignored(&root.join("foo.bar"), false, off));
-        assert!(!s.is_ignored(Path::new("/elsewhere/foo.bar"), false, o));
+        assert!(!s.check(&root.join("foo.bar"), false, off).unwrap());
+        assert!(!s.check(Path::new("/elsewhere/foo.bar"), false, o).unwrap());
     }
 
     /// Found by the second review of issue 22: a `.gitignore` that is a link to a file outside
@@ -286,8 +342,14 @@ mod tests {
             .unwrap();
         std::os::unix::fs::symlink("shared/rules", root.join(".gitignore")).unwrap();
         let s = IgnoreService::new(&root);
-        assert!(!s.is_ignored(&root.join("a/leak_1"), false, o), "rules from outside applied");
-        assert!(s.is_ignored(&root.join("a/kept_1"), false, o), "a link inside is followed");
+        // Not read, and not passed over: what it hides cannot be told.
+        let refused = s.check(&root.join("a/leak_1"), false, o).unwrap_err();
+        assert_eq!(refused.file, root.join("a/.gitignore"));
+        assert_eq!(refused.why, "is a link that leads outside the workspace");
+        assert_eq!(refused.option, "respect_git_ignore");
+        let off = IgnoreOptions { respect_git_ignore: false, ..o };
+        assert_eq!(s.check(&root.join("a/leak_1"), false, off), Ok(false));
+        assert!(s.check(&root.join("kept_1"), false, o).unwrap(), "a link inside is followed");
         assert_eq!(
             check_ignore_file(&[&root], &root.join("a/.gitignore")),
             Err("is a link that leads outside the workspace".into())
@@ -298,9 +360,16 @@ mod tests {
                 nix::unistd::mkfifo(&root.join("a/b/.gitignore"), nix::sys::stat::Mode::S_IRWXU)
             })
             .unwrap();
-        assert!(!s.is_ignored(&root.join("a/b/leak_1"), false, o));
+        assert!(s.check(&root.join("a/b/leak_1"), false, o).is_err());
+        assert!(s.check(&root.join("a/b"), true, o).is_err(), "a/.gitignore applies to it");
         assert!(check_ignore_file(&[&root], &root.join("a/b/.gitignore")).is_err());
         assert_eq!(check_ignore_file(&[&root], &root.join("a/none")), Ok(false));
         assert_eq!(check_ignore_file(&[&root], &root.join("shared/rules")), Ok(true));
+        // A file reached through a folder linked out of the workspace (git's folder, B2).
+        std::os::unix::fs::symlink(outside.path(), root.join("linked")).unwrap();
+        assert_eq!(
+            check_ignore_file(&[&root], &root.join("linked/rules")),
+            Err("is reached through a link that leads outside the workspace".into())
+        );
     }
 }

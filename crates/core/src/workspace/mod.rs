@@ -17,7 +17,9 @@ use std::path::{Path, PathBuf};
 
 #[cfg(unix)]
 pub use self::folder::Folder;
-pub use self::ignore::{GEMINI_IGNORE, IgnoreOptions, IgnoreService, check_ignore_file};
+pub use self::ignore::{
+    GEMINI_IGNORE, IgnoreOptions, IgnoreService, Unreadable, check_ignore_file,
+};
 #[cfg(unix)]
 pub use self::open::{FileKindError, OpenError, WriteTarget};
 pub use self::sensitive::{SensitiveHit, SensitiveRules};
@@ -368,10 +370,16 @@ impl Workspace {
         Ok(p)
     }
 
-    /// Whether a path is hidden by the ignore files (symlinks: the target is checked too).
-    pub fn is_ignored(&self, path: &ResolvedPath, is_dir: bool, opts: IgnoreOptions) -> bool {
-        self.ignore.is_ignored(&path.lexical, is_dir, opts)
-            || self.ignore.is_ignored(&path.real, is_dir, opts)
+    /// Whether a path is hidden by the ignore files (symlinks: the target is checked too); an
+    /// ignore file that applies to it but may not be read is the error.
+    pub fn is_ignored(
+        &self,
+        path: &ResolvedPath,
+        is_dir: bool,
+        opts: IgnoreOptions,
+    ) -> Result<bool, Unreadable> {
+        Ok(self.ignore.check(&path.lexical, is_dir, opts)?
+            || self.ignore.check(&path.real, is_dir, opts)?)
     }
 
     /// `p` relative to the primary root with `/` separators (`.` for the root itself).

@@ -16,6 +16,7 @@ use toolbelt_core::tool::{
 use toolbelt_core::workspace::{Access, IgnoreOptions, PathError, ResolvedPath, Workspace, paths};
 
 use super::{node_error, shorten_path};
+use crate::search::left_out::{LeftOut, Verdict};
 
 pub const NAME: &str = "list_directory";
 
@@ -193,6 +194,7 @@ fn list(
     }
     let mut ignored = 0usize;
     let mut hidden = 0usize;
+    let left_out = LeftOut::default();
     let mut entries = Vec::with_capacity(names.len());
     let dir_real = paths::robust_realpath(dir).unwrap_or_else(|_| dir.to_path_buf());
     for Named { name, link, stat } in names {
@@ -201,9 +203,13 @@ fn list(
         }
         let full = dir.join(&name);
         // Upstream tests entries without a trailing slash, so dir-only patterns keep folders.
-        if ws.ignore().is_ignored(&full, false, opts) {
-            ignored += 1;
-            continue;
+        match left_out.verdict(ws.ignore().check(&full, false, opts)) {
+            Verdict::Kept => {}
+            Verdict::Ignored => {
+                ignored += 1;
+                continue;
+            }
+            Verdict::LeftOut => continue,
         }
         if ignore.iter().any(|re| re.is_match(&name)) {
             continue;
@@ -267,6 +273,12 @@ fn list(
             "\n\n({hidden} hidden by sensitive-path rules; see allow_sensitive_paths)"
         ));
         summary.push_str(&format!(" ({hidden} hidden as sensitive)"));
+    }
+    let unknown =
+        left_out.note("entries", |o| format!("pass file_filtering_options: {{{o}: false}}"));
+    if !unknown.is_empty() {
+        llm.push_str(&unknown);
+        summary.push_str(" (some left out: an ignore file cannot be read)");
     }
     let files: Vec<String> = entries
         .iter()

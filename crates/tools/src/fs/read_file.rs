@@ -111,11 +111,24 @@ impl Tool for ReadFile {
             return Err("start_line cannot be greater than end_line".into());
         }
         let opts = ws.ignore_options(None, None);
-        if ws.is_ignored(&path, false, opts) {
-            return Err(format!(
-                "File path '{}' is ignored by configured ignore patterns.",
-                path.real.display()
-            ));
+        match ws.is_ignored(&path, false, opts) {
+            Ok(false) => {}
+            Ok(true) => {
+                return Err(format!(
+                    "File path '{}' is ignored by configured ignore patterns.",
+                    path.real.display()
+                ));
+            }
+            Err(u) => {
+                let setting = match u.option {
+                    "respect_gemini_ignore" => "context.fileFiltering.respectGeminiIgnore",
+                    _ => "context.fileFiltering.respectGitIgnore",
+                };
+                return Err(format!(
+                    "File path '{}' is not read: whether the ignore files hide it cannot be told, because {u}. Replace that file with a regular file inside the workspace or remove it, or set {setting} to false in settings.",
+                    path.real.display()
+                ));
+            }
         }
         Ok(Box::new(ReadFileCall {
             seen: env.files.clone(),

@@ -13,7 +13,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 use toolbelt_core::Kind;
-use toolbelt_core::result::{Content, ErrorType, Part, ToolResult};
+use toolbelt_core::result::{Content, ErrorType, ToolResult};
 use toolbelt_core::tool::{Declaration, ExecContext, Invocation, ModelFamily, Tool, ToolEnv};
 use toolbelt_core::workspace::{IgnoreOptions, Workspace};
 
@@ -22,7 +22,7 @@ use super::file_type;
 mod answer;
 mod each_file;
 
-use answer::Answer;
+use answer::{Answer, fits, left_out_notice};
 use each_file::{Checked, Read};
 
 pub const NAME: &str = "read_many_files";
@@ -343,11 +343,16 @@ impl Job {
         let mut skipped: Vec<(String, String)> = Vec::new();
         let (mut ignored, mut outside, mut hidden) = (0usize, 0usize, 0usize);
         let mut kept = Vec::new();
-        let checks = crate::parallel::map(&files, threads, |(f, ino)| self.check(f, *ino, &unread));
+        let left_out = crate::search::left_out::LeftOut::default();
+        let checks = crate::parallel::map(&files, threads, |(f, ino)| {
+            self.check(f, *ino, &unread, &left_out)
+        });
+        let mut unknown_n = 0usize;
         for checked in checks {
             match checked {
                 Checked::Kept(r) => kept.push(r),
                 Checked::Ignored => ignored += 1,
+                Checked::LeftOut => unknown_n += 1,
                 Checked::Hidden => hidden += 1,
                 Checked::Outside => outside += 1,
                 Checked::Gone => {}
@@ -355,6 +360,11 @@ impl Job {
         }
         if ignored > 0 {
             skipped.push((format!("{ignored} file(s)"), "ignored by project ignore files".into()));
+        }
+        let unknown =
+            left_out.note("file(s)", |o| format!("pass file_filtering_options: {{{o}: false}}"));
+        if !unknown.is_empty() {
+            skipped.push((format!("{unknown_n} file(s)"), unknown.trim().into()));
         }
         if outside > 0 {
             let why = "Security: not in the workspace (links or hard links to outside)";
@@ -464,13 +474,16 @@ impl Job {
             skipped.extend(left_out.iter().map(|f| (f.clone(), why.clone())));
         }
         // Said before the end marker, or after "nothing found".
-        let unread = unread.note();
+        let unread_note = unread.note();
+        if !unread_note.is_empty() {
+            skipped.push(("folders".into(), unread_note.trim().into()));
+        }
+        let unread = format!("{unknown}{unread_note}");
         let nothing = answer.is_empty();
         if nothing {
             answer.push_text(NOTHING);
         }
         if !unread.is_empty() {
-            skipped.push(("folders".into(), unread.trim().into()));
             answer.push_text(if nothing { unread.trim_start() } else { &unread });
         }
         if !nothing {
@@ -550,43 +563,4 @@ impl Job {
 /// folder itself.
 fn excludes_dir(set: &GlobSet, rel: &str) -> bool {
     set.is_match(rel) || set.is_match(format!("{rel}/\u{1}"))
-}
-
-/// Takes the size of `parts` (text, or images and PDFs as the base64 sent) from the budget
-/// when they fit in it (found by an adversarial review: six 16 MB images made one 155 MB
-/// answer).
-fn fits(budget: &mut usize, parts: &[Part]) -> bool {
-    let size: usize = parts
-        .iter()
-        .map(|p| match p {
-            Part::Text { text } => text.len(),
-            Part::InlineData { inline_data } => inline_data.data.len(),
-        })
-        .sum();
-    match budget.checked_sub(size) {
-        Some(rest) => {
-            *budget = rest;
-            true
-        }
-        None => false,
-    }
-}
-
-/// What the model is told about files left out for the output limit: how many, the first
-/// names, and how to get them.
-fn left_out_notice(files: &[String]) -> String {
-    const SHOWN: usize = 20;
-    let mut s = format!(
-        "[{} file(s) not included: the output limit of {} characters was reached. Read them with read_file, or call read_many_files again with a narrower include:\n",
-        files.len(),
-        toolbelt_core::truncate::MAX_OUTPUT_CHARS
-    );
-    for f in files.iter().take(SHOWN) {
-        s.push_str(&format!("- {f}\n"));
-    }
-    if files.len() > SHOWN {
-        s.push_str(&format!("- ...and {} more\n", files.len() - SHOWN));
-    }
-    s.push_str("]\n\n");
-    s
 }

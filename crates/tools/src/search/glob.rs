@@ -20,6 +20,7 @@ use toolbelt_core::tool::{Declaration, ExecContext, Invocation, ModelFamily, Too
 use toolbelt_core::workspace::{Access, IgnoreOptions, OpenError, PathError, Workspace, paths};
 
 use super::GLOB_EXCLUDED_DIRS;
+use super::left_out::Verdict;
 use crate::fs::shorten_path;
 
 pub const NAME: &str = "glob";
@@ -201,6 +202,7 @@ impl Job {
         let ignored = AtomicUsize::new(0);
         let hidden = AtomicUsize::new(0);
         let unread = super::unread::Unread::default();
+        let left_out = super::left_out::LeftOut::default();
         for dir in &self.dirs {
             let matcher = match self.matcher(dir) {
                 Ok(m) => m,
@@ -219,7 +221,7 @@ impl Job {
             let this = &self;
             walk.build_parallel().run(|| {
                 let (found, ignored, hidden, matcher) = (&found, &ignored, &hidden, &matcher);
-                let unread = &unread;
+                let (unread, left_out) = (&unread, &left_out);
                 let mut opener = super::opener::Opener::new(&this.workspace, unread);
                 let mut cancel = super::CancelCheck::new(&this.cancel);
                 Box::new(move |entry| {
@@ -240,9 +242,14 @@ impl Job {
                     if !hit {
                         return WalkState::Continue;
                     }
-                    if this.workspace.ignore().is_ignored(path, false, this.opts) {
-                        ignored.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                        return WalkState::Continue;
+                    let checked = this.workspace.ignore().check(path, false, this.opts);
+                    match left_out.verdict(checked) {
+                        Verdict::Kept => {}
+                        Verdict::Ignored => {
+                            ignored.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                            return WalkState::Continue;
+                        }
+                        Verdict::LeftOut => return WalkState::Continue,
                     }
                     // The file layer's rules: names of sensitive files are left out (counted),
                     // and so is anything a walk raced outside the roots.
@@ -271,7 +278,8 @@ impl Job {
         } else {
             String::new()
         };
-        let mut note = unread.note();
+        let mut note = left_out.note("file(s)", |o| format!("pass {o}: false"));
+        note.push_str(&unread.note());
         if self.cancel.is_cancelled() {
             note.push_str("\n\n(The search was cut short: it was cancelled or ran out of time. These results are partial.)");
         }

@@ -25,7 +25,8 @@ use toolbelt_core::tool::{
 };
 use toolbelt_core::workspace::{Access, IgnoreOptions, Workspace, paths};
 
-use super::{GrepFile, GrepLine, GrepReport, format_grep};
+use super::left_out::Verdict;
+use super::{GrepFile, GrepLine, GrepReport, format_grep, limit_files};
 use crate::fs::shorten_path;
 
 pub const NAME: &str = "grep_search";
@@ -234,6 +235,7 @@ impl Invocation for GrepCall {
             roots: self.roots.clone(),
             unsearchable: Mutex::default(),
             unread: super::unread::Unread::default(),
+            left_out: super::left_out::LeftOut::default(),
         };
         match tokio::task::spawn_blocking(move || job.run()).await {
             Ok(r) => r,
@@ -262,6 +264,8 @@ struct Job {
     unsearchable: Mutex<Vec<super::Unsearchable>>,
     /// Folders and files the walk could not read (the answer is then partial).
     unread: super::unread::Unread,
+    /// Files with matches that an unreadable ignore file may hide.
+    left_out: super::left_out::LeftOut,
 }
 
 impl Job {
@@ -331,7 +335,11 @@ impl Job {
                     .is_cancelled()
                     .then_some("it was cancelled or ran out of time"),
                 unsearchable: &unsearchable,
-                unread: &self.unread.note(),
+                unread: &format!(
+                    "{}{}",
+                    self.left_out.note("file(s)", |_| "pass no_ignore: true".into()),
+                    self.unread.note()
+                ),
             },
         );
         toolbelt_core::timings::mark("grep: format");
@@ -382,6 +390,7 @@ impl Job {
         walk.build_parallel().run(|| {
             let found = &found;
             let results = &results;
+            let left_out = &self.left_out;
             let mut searcher = self.searcher(before, after);
             let mut opener = super::opener::Opener::new(&self.workspace, &self.unread);
             let mut cancel = super::CancelCheck::new(&self.cancel);
@@ -402,7 +411,9 @@ impl Job {
                     let ignored = || {
                         !single_file
                             && !p.no_ignore
-                            && self.workspace.ignore().is_ignored(path, false, self.opts)
+                            && left_out
+                                .verdict(self.workspace.ignore().check(path, false, self.opts))
+                                != Verdict::Kept
                     };
                     if n > 0 && !ignored() {
                         found.fetch_add(n, Ordering::Relaxed);
@@ -492,30 +503,6 @@ impl Job {
         }
         Some(GrepFile { file_path, absolute: path.to_path_buf(), lines: sink.entries })
     }
-}
-
-/// Keeps files in order and stops right after the `limit`-th match.
-fn limit_files(files: Vec<GrepFile>, limit: usize) -> Vec<GrepFile> {
-    let mut out = Vec::with_capacity(files.len());
-    let mut count = 0;
-    for mut f in files {
-        if count >= limit {
-            break;
-        }
-        let mut keep = 0;
-        for l in &f.lines {
-            if count >= limit {
-                break;
-            }
-            if !l.is_context {
-                count += 1;
-            }
-            keep += 1;
-        }
-        f.lines.truncate(keep);
-        out.push(f);
-    }
-    out
 }
 
 /// ripgrep's rule: -A/-B win over -C for their side.

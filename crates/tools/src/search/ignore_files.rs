@@ -42,11 +42,23 @@ impl IgnoreFiles {
             walk.git_ignore(false).git_exclude(false).git_global(false);
         }
         let gemini = self.ws.primary().join(GEMINI_IGNORE);
-        if self.opts.respect_gemini_ignore
-            && self.ws.check_ignore_file(&gemini) == Ok(true)
-            && let Some(e) = walk.add_ignore(&gemini)
-        {
-            tracing::warn!("{}: {e}", gemini.display());
+        if !self.opts.respect_gemini_ignore {
+            return Ok(());
+        }
+        match self.ws.check_ignore_file(&gemini) {
+            Ok(false) => {}
+            Ok(true) => {
+                if let Some(e) = walk.add_ignore(&gemini) {
+                    tracing::warn!("{}: {e}", gemini.display());
+                }
+            }
+            // What it hides cannot be told: searching without it would show just that.
+            Err(why) => {
+                return Err(format!(
+                    "Cannot search: {} {why}, so what it hides cannot be told. Replace it with a regular file inside the workspace or remove it, or search with no_ignore: true.",
+                    gemini.display()
+                ));
+            }
         }
         Ok(())
     }

@@ -4,6 +4,7 @@
 pub mod glob;
 pub mod grep_search;
 mod ignore_files;
+pub(crate) mod left_out;
 mod opener;
 pub(crate) mod unread;
 
@@ -217,6 +218,30 @@ impl<'a> CancelCheck<'a> {
         self.seen = self.seen.wrapping_add(1);
         self.seen % 64 == 1 && self.token.is_cancelled()
     }
+}
+
+/// Keeps files in order and stops right after the `limit`-th match.
+pub(crate) fn limit_files(files: Vec<GrepFile>, limit: usize) -> Vec<GrepFile> {
+    let mut out = Vec::with_capacity(files.len());
+    let mut count = 0;
+    for mut f in files {
+        if count >= limit {
+            break;
+        }
+        let mut keep = 0;
+        for l in &f.lines {
+            if count >= limit {
+                break;
+            }
+            if !l.is_context {
+                count += 1;
+            }
+            keep += 1;
+        }
+        f.lines.truncate(keep);
+        out.push(f);
+    }
+    out
 }
 
 #[cfg(test)]

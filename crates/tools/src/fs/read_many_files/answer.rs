@@ -1,5 +1,6 @@
 //! The answer as it is built: text parts in one buffer the engine hands on without copying,
-//! until an image or PDF makes it a list of parts.
+//! until an image or PDF makes it a list of parts; what fits in it, and the notice for the
+//! files that do not.
 
 use toolbelt_core::result::{Content, Part, SharedText};
 
@@ -46,6 +47,45 @@ impl Answer {
             None => Content::Shared(self.text),
         }
     }
+}
+
+/// Takes the size of `parts` (text, or images and PDFs as the base64 sent) from the budget
+/// when they fit in it (found by an adversarial review: six 16 MB images made one 155 MB
+/// answer).
+pub(super) fn fits(budget: &mut usize, parts: &[Part]) -> bool {
+    let size: usize = parts
+        .iter()
+        .map(|p| match p {
+            Part::Text { text } => text.len(),
+            Part::InlineData { inline_data } => inline_data.data.len(),
+        })
+        .sum();
+    match budget.checked_sub(size) {
+        Some(rest) => {
+            *budget = rest;
+            true
+        }
+        None => false,
+    }
+}
+
+/// What the model is told about files left out for the output limit: how many, the first
+/// names, and how to get them.
+pub(super) fn left_out_notice(files: &[String]) -> String {
+    const SHOWN: usize = 20;
+    let mut s = format!(
+        "[{} file(s) not included: the output limit of {} characters was reached. Read them with read_file, or call read_many_files again with a narrower include:\n",
+        files.len(),
+        toolbelt_core::truncate::MAX_OUTPUT_CHARS
+    );
+    for f in files.iter().take(SHOWN) {
+        s.push_str(&format!("- {f}\n"));
+    }
+    if files.len() > SHOWN {
+        s.push_str(&format!("- ...and {} more\n", files.len() - SHOWN));
+    }
+    s.push_str("]\n\n");
+    s
 }
 
 #[cfg(test)]

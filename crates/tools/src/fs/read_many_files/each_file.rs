@@ -1,6 +1,7 @@
 //! read_many_files, one file at a time (run on any thread): the checks on what the walk
 //! yielded, then the read and the text the model gets.
 
+use crate::search::left_out::{LeftOut, Verdict};
 use crate::search::unread::Unread;
 use std::path::Path;
 
@@ -17,6 +18,8 @@ use super::{Job, TRUNCATION_WARNING};
 pub(super) enum Checked {
     Kept(ResolvedPath),
     Ignored,
+    /// An ignore file that applies may not be read.
+    LeftOut,
     Hidden,
     Outside,
     Gone,
@@ -35,10 +38,18 @@ pub(super) enum Read {
 
 impl Job {
     /// What the walk yielded, checked: ignored, refused, gone, or kept with its real path.
-    pub(super) fn check(&self, f: &Path, ino: Option<u64>, unread: &Unread) -> Checked {
+    pub(super) fn check(
+        &self,
+        f: &Path,
+        ino: Option<u64>,
+        unread: &Unread,
+        left_out: &LeftOut,
+    ) -> Checked {
         let ws = &self.workspace;
-        if ws.ignore().is_ignored(f, false, self.opts) {
-            return Checked::Ignored;
+        match left_out.verdict(ws.ignore().check(f, false, self.opts)) {
+            Verdict::Kept => {}
+            Verdict::Ignored => return Checked::Ignored,
+            Verdict::LeftOut => return Checked::LeftOut,
         }
         // The walk went by name: what it yielded must be reached beneath a root, allowed, and
         // (for a plain file) be the very file it listed. Refused files are counted, not named:
