@@ -195,6 +195,7 @@ fn list(
     let mut ignored = 0usize;
     let mut hidden = 0usize;
     let left_out = LeftOut::default();
+    let malformed = crate::search::unread::Unread::default();
     let mut entries = Vec::with_capacity(names.len());
     let dir_real = paths::robust_realpath(dir).unwrap_or_else(|_| dir.to_path_buf());
     for Named { name, link, stat } in names {
@@ -231,7 +232,10 @@ fn list(
                 hidden += 1;
                 continue;
             }
-            Err(_) => continue,
+            Err(e) => {
+                malformed.path(&e);
+                continue;
+            }
             Ok(()) => {}
         }
         // Plain entries as the folder handle saw them; links followed beneath the root by the
@@ -279,6 +283,11 @@ fn list(
     if !unknown.is_empty() {
         llm.push_str(&unknown);
         summary.push_str(" (some left out: an ignore file cannot be read)");
+    }
+    let malformed = malformed.note_for("entries");
+    if !malformed.is_empty() {
+        llm.push_str(&malformed);
+        summary.push_str(" (some left out: the file tools refuse their paths)");
     }
     let files: Vec<String> = entries
         .iter()

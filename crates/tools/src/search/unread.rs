@@ -3,13 +3,17 @@
 //! partial and what to do, never a shorter list that looks whole. A folder or file the user may
 //! not read, or one that went away during the walk, is still skipped without a word, as
 //! upstream's tools skip them; a file the workspace's rules refuse is counted by each tool.
+//!
+//! A path the file layer refuses as malformed (a newline or a tab in a folder's name) is left
+//! out too, since the model could not hand it to another tool, but never silently: the note
+//! says how many and why.
 
 use std::io;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use toolbelt_core::sync::LockExt as _;
-use toolbelt_core::workspace::OpenError;
+use toolbelt_core::workspace::{OpenError, PathError};
 
 /// Shared by the threads of one search.
 #[derive(Debug, Default)]
@@ -17,6 +21,8 @@ pub(crate) struct Unread {
     count: AtomicUsize,
     /// The first such error, as the system put it.
     first: Mutex<Option<io::Error>>,
+    /// Paths refused as malformed: how many, and the first reason.
+    malformed: Mutex<(usize, String)>,
 }
 
 impl Unread {
@@ -39,8 +45,21 @@ impl Unread {
     /// Counts a failed open or confirmation of a file the walk found, when it leaves the answer
     /// partial (a refusal by the workspace's rules does not).
     pub(crate) fn open(&self, e: &OpenError) {
-        if let OpenError::Io(io) = e {
-            self.io(io);
+        match e {
+            OpenError::Io(io) => self.io(io),
+            OpenError::Path(p) => self.path(p),
+        }
+    }
+
+    /// Counts a path the file layer refused as malformed (other refusals are the tools' to
+    /// count).
+    pub(crate) fn path(&self, e: &PathError) {
+        if let PathError::Invalid(why) = e {
+            let mut m = self.malformed.locked();
+            if m.0 == 0 {
+                m.1.clone_from(why);
+            }
+            m.0 += 1;
         }
     }
 
@@ -64,16 +83,28 @@ impl Unread {
         self.count.load(Ordering::Relaxed)
     }
 
-    /// The note for the answer (starting with a blank line), or `""` when nothing was left out.
-    pub(crate) fn note(&self) -> String {
+    /// The note for the answer (each part starting with a blank line), or `""` when nothing was
+    /// left out. `what` names the paths (`file(s)`, `entries`).
+    pub(crate) fn note_for(&self, what: &str) -> String {
+        let mut note = String::new();
+        let (n, why) = &*self.malformed.locked();
+        if *n > 0 {
+            note = format!(
+                "\n\n({n} {what} left out: the file tools refuse their paths ({why}); rename them, or reach them with run_shell_command.)"
+            );
+        }
         let n = self.count();
-        let Some((what, e)) = self.first.locked().as_ref().map(|e| (advice(e), e.to_string()))
-        else {
-            return String::new();
-        };
-        format!(
-            "\n\n({n} folder(s) or file(s) could not be read: {e}. These results are partial; {what}.)"
-        )
+        if let Some((what, e)) = self.first.locked().as_ref().map(|e| (advice(e), e.to_string())) {
+            note.push_str(&format!(
+                "\n\n({n} folder(s) or file(s) could not be read: {e}. These results are partial; {what}.)"
+            ));
+        }
+        note
+    }
+
+    /// [`Unread::note_for`] files.
+    pub(crate) fn note(&self) -> String {
+        self.note_for("file(s)")
     }
 }
 
@@ -132,5 +163,18 @@ mod tests {
             assert!(note.contains("2 folder(s) or file(s) could not be read"), "{note}");
             assert!(note.contains("os error 24") && note.contains("ulimit -n"), "{note}");
         }
+        let u = Unread::default();
+        u.open(&OpenError::Path(PathError::Outside {
+            path: "p".into(),
+            dirs: "d".into(),
+            temp: "t".into(),
+        }));
+        assert_eq!(u.note(), "");
+        u.path(&PathError::Invalid("a newline".into()));
+        u.path(&PathError::Invalid("too long".into()));
+        assert_eq!(
+            u.note_for("entries"),
+            "\n\n(2 entries left out: the file tools refuse their paths (a newline); rename them, or reach them with run_shell_command.)"
+        );
     }
 }

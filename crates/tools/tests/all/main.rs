@@ -12,6 +12,7 @@ mod glob;
 mod grep_search;
 mod harness;
 mod list_directory;
+mod odd_names;
 mod older_params;
 mod read_file;
 mod read_many_files;

@@ -1,0 +1,31 @@
+//! Found by the second review of issue 22 (B4): files whose paths the file tools refuse (a
+//! newline or a tab in a folder's name) vanished from glob, read_many_files, grep_search and
+//! list_directory without a word. They are still left out (the model could not hand such a
+//! path to read_file), but every answer says how many and why.
+
+use serde_json::json;
+use toolbelt_test_support::TempTree;
+
+use crate::harness::run;
+
+#[test]
+fn paths_the_file_tools_refuse_are_counted_not_silently_dropped() {
+    let t = TempTree::new();
+    t.file("ok.txt", "needle\n")
+        .file("we\nird/a.txt", "needle\n")
+        .file("tab\tdir/b.txt", "needle\n");
+    for (tool, args, count) in [
+        ("glob", json!({"pattern": "**/*.txt"}), "2 file(s)"),
+        ("read_many_files", json!({"include": ["**/*.txt"]}), "2 file(s)"),
+        ("grep_search", json!({"pattern": "needle"}), "2 file(s)"),
+        ("list_directory", json!({"dir_path": "."}), "2 entries"),
+    ] {
+        let o = run(&t, tool, args);
+        let out = o.output();
+        assert!(out.contains("ok.txt"), "{tool}: {out}");
+        assert!(!out.contains("ird/a.txt") && !out.contains("dir/b.txt"), "{tool}: {out}");
+        let said = format!("({count} left out: the file tools refuse their paths");
+        assert!(out.contains(&said), "{tool}: {out}");
+        assert!(out.contains("newlines or control characters"), "{tool}: {out}");
+    }
+}
