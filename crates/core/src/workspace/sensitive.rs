@@ -13,11 +13,17 @@ pub struct SensitiveHit {
 }
 
 /// The sensitive-path rules: files tools refuse unless the user allows them.
+///
+/// An allowance exempts only what it names: one without `/` a file or folder name (each name
+/// of a path is checked on its own), one with `/` whole paths relative to a root, where `*`
+/// stays within a name and `**` crosses folders. Matched against whole paths with `*`
+/// crossing `/`, allowing `*secret*` would also let through `secrets/.env`.
 #[derive(Clone, Debug)]
 pub struct SensitiveRules {
     patterns: Vec<String>,
     configured: Patterns,
-    allowed: Patterns,
+    allowed_names: Patterns,
+    allowed_paths: Option<GlobSet>,
 }
 
 /// Case-insensitive globs, matched as globset matches them (`(?-u)(?i)`: ASCII letters in either
@@ -140,10 +146,27 @@ impl SensitiveRules {
     /// Patterns that do not parse as globs are reported back as errors.
     /// Case-insensitive: `ID_RSA` opens `id_rsa` on case-insensitive file systems.
     pub fn new(patterns: &[String], allow: &[String]) -> Result<Self, String> {
+        let (paths, names): (Vec<String>, Vec<String>) =
+            allow.iter().cloned().partition(|a| a.contains('/'));
+        let allowed_paths = if paths.is_empty() {
+            None
+        } else {
+            let mut b = GlobSetBuilder::new();
+            for p in &paths {
+                let glob = GlobBuilder::new(p.trim_start_matches("./"))
+                    .case_insensitive(true)
+                    .literal_separator(true)
+                    .build()
+                    .map_err(|e| format!("invalid allow_sensitive_paths pattern {p:?}: {e}"))?;
+                b.add(glob);
+            }
+            Some(b.build().map_err(|e| format!("invalid allow_sensitive_paths patterns: {e}"))?)
+        };
         Ok(Self {
             patterns: patterns.to_vec(),
             configured: Patterns::new(patterns)?,
-            allowed: Patterns::new(allow)?,
+            allowed_names: Patterns::new(&names)?,
+            allowed_paths,
         })
     }
 
@@ -155,7 +178,7 @@ impl SensitiveRules {
 
     /// Checks each segment of a path relative to a workspace root.
     pub fn check(&self, relative: &str) -> Option<SensitiveHit> {
-        if self.allowed.is_match(relative) {
+        if self.allowed_paths.as_ref().is_some_and(|set| set.is_match(relative)) {
             return None;
         }
         segments(relative).find_map(|seg| self.segment_hit(seg))
@@ -170,7 +193,7 @@ impl SensitiveRules {
 
     /// The rule one segment (a file or folder name) matches, if it is not allowed on its own.
     pub(crate) fn segment_hit(&self, seg: &str) -> Option<SensitiveHit> {
-        if self.allowed.is_match(seg) {
+        if self.allowed_names.is_match(seg) {
             return None;
         }
         // Upstream: cut at the first ':' (NTFS streams), trim trailing spaces and dots.
@@ -319,6 +342,26 @@ mod tests {
                 prop_assert!(!rules.segments_pass(&dir) || rules.segment_hit(&name).is_some());
             }
         });
+    }
+
+    /// Found by the first review of issue 22: an allowance was matched against the whole path
+    /// with `*` crossing `/`, so allowing `*secret*` (to read `secret_santa.txt`, as the
+    /// refusal suggests) also let through `secrets/.env` and `my-secret/.git/config`.
+    #[test]
+    fn an_allowance_exempts_only_what_it_names() {
+        let r = defaults(&["*secret*"]);
+        assert_eq!(r.check("secret_santa.txt"), None);
+        assert_eq!(r.check("secrets/notes.txt"), None);
+        assert_eq!(r.check("secrets/.env").map(|h| h.rule), Some(".env".into()));
+        assert_eq!(r.check("my-secret/.git/config").map(|h| h.rule), Some(".git".into()));
+        assert_eq!(r.check("secrets/server.pem").map(|h| h.rule), Some("*.pem".into()));
+        // A path allowance: `*` stays within a name, `**` crosses folders.
+        let r = defaults(&["docs/*"]);
+        assert_eq!(r.check("docs/.env"), None);
+        assert!(r.check("docs/deploy/.env").is_some());
+        let r = defaults(&["docs/**"]);
+        assert_eq!(r.check("docs/deploy/.env"), None);
+        assert!(r.check("src/.env").is_some());
     }
 
     #[test]
