@@ -514,3 +514,54 @@ fn the_transports_own_answers_are_not_lost_among_pipelined_requests() {
         .collect();
     assert_eq!(ids.len(), 401, "{} distinct answers of 401", ids.len());
 }
+
+/// Every line `toolbelt mcp` writes until it exits, after `input` and the end of input (at
+/// most 30 s).
+fn answers_after_input_ends(args: &[&str], input: &[Value]) -> Vec<Value> {
+    use std::time::{Duration, Instant};
+    let t = TempTree::new();
+    let (mut child, mut stdin, out) = crate::mcp_spawn(&mut crate::command(&t, args));
+    for m in input {
+        stdin.write_all(format!("{m}\n").as_bytes()).unwrap();
+    }
+    drop(stdin);
+    let (lines, from_server) = std::sync::mpsc::channel();
+    std::thread::spawn(move || out.lines().map_while(Result::ok).try_for_each(|l| lines.send(l)));
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut got = Vec::new();
+    while let Ok(line) =
+        from_server.recv_timeout(deadline.saturating_duration_since(Instant::now()))
+    {
+        got.push(serde_json::from_str(&line).unwrap());
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    got
+}
+
+/// Found by the second review of issue 22 (A1): once the client's input ended, a call still
+/// running 5 s later was dropped without an answer (rmcp's drain at the end of a session), so
+/// `toolbelt mcp < calls.jsonl` lost its slow calls; and a call waiting for the client to
+/// confirm it when the input ended was dropped the same way. Every call is answered now: a
+/// question the client can no longer answer counts as declined.
+#[test]
+fn every_call_is_answered_after_the_client_closes_its_input() {
+    let opening =
+        |init: Value| vec![init, json!({"jsonrpc": "2.0", "method": "notifications/initialized"})];
+    let mut input = opening(crate::mcp_initialize());
+    input.push(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+        "name": "run_shell_command", "arguments": {"command": "sleep 6; echo slow-done"}}}));
+    let got = answers_after_input_ends(&["mcp", "--approval-mode", "yolo"], &input);
+    let slow = got.iter().find(|m| m["id"] == 1);
+    assert!(slow.is_some_and(|m| m.to_string().contains("slow-done")), "{got:?}");
+
+    let mut init = crate::mcp_initialize();
+    init["params"]["capabilities"] = json!({"elicitation": {}});
+    let mut input = opening(init);
+    input.push(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+        "name": "write_file", "arguments": {"file_path": "f.txt", "content": "x"}}}));
+    let got = answers_after_input_ends(&["mcp"], &input);
+    assert!(got.iter().any(|m| m["method"] == "elicitation/create"), "{got:?}");
+    let refused = got.iter().find(|m| m["id"] == 1 && m.get("method").is_none());
+    assert!(refused.is_some_and(|m| m["result"]["isError"] == true), "{got:?}");
+}

@@ -195,6 +195,17 @@ impl Flow {
         self.state.locked().unwritten == 0
     }
 
+    /// Whether no request runs (every running request's answer is written, or it was
+    /// cancelled).
+    pub(super) fn nothing_runs(&self) -> bool {
+        self.state.locked().running == 0
+    }
+
+    /// Wakes a reader waiting on [`Flow::freed`] to look again.
+    pub(super) fn wake(&self) {
+        self.freed.notify_one();
+    }
+
     /// Resolves when a place frees or an answer is written.
     pub(super) fn freed(&self) -> Arc<tokio::sync::Notify> {
         self.freed.clone()

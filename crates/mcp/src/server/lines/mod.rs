@@ -22,6 +22,7 @@ use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::Mutex;
+use toolbelt_core::sync::LockExt as _;
 
 /// The default limit of one message: rmcp's.
 pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
@@ -74,6 +75,9 @@ pub struct LineTransport<R, W> {
     queue: flow::Queue,
     /// The input ended (what waits is still handed over).
     ended: bool,
+    /// The server's questions to the client (a confirmation) not answered yet, by id: once the
+    /// input ended, each gets an error in the client's place, so the call asking ends.
+    asked: Arc<std::sync::Mutex<std::collections::HashMap<String, rmcp::model::RequestId>>>,
 }
 
 impl<R, W> LineTransport<R, W>
@@ -96,6 +100,7 @@ where
             }),
             queue: flow::Queue::default(),
             ended: false,
+            asked: Arc::default(),
         }
     }
 
@@ -378,6 +383,26 @@ impl<R, W> LineTransport<R, W> {
         Some(msg)
     }
 
+    /// The client answered one of the server's questions.
+    fn answered(&self, m: &RxJsonRpcMessage<RoleServer>) {
+        use rmcp::model::JsonRpcMessage;
+        let id = match m {
+            JsonRpcMessage::Response(r) => Some(&r.id),
+            JsonRpcMessage::Error(e) => e.id.as_ref(),
+            _ => None,
+        };
+        if let Some(id) = id {
+            self.asked.locked().remove(&id.clone().into_json_value().to_string());
+        }
+    }
+
+    /// One of the server's questions not answered yet, forgotten.
+    fn take_asked(&self) -> Option<rmcp::model::RequestId> {
+        let mut asked = self.asked.locked();
+        let key = asked.keys().next()?.clone();
+        asked.remove(&key)
+    }
+
     /// An error answer of the transport, unless its id belongs to a request not answered yet:
     /// a second answer with that id would be taken for that request's.
     fn unless_pending(&self, answer: Value) -> Value {
@@ -386,6 +411,19 @@ impl<R, W> LineTransport<R, W> {
             _ => answer,
         }
     }
+}
+
+/// The error that stands in for the client's answer to `id` once its input ended.
+fn unanswerable(id: rmcp::model::RequestId) -> RxJsonRpcMessage<RoleServer> {
+    rmcp::model::JsonRpcMessage::Error(rmcp::model::JsonRpcError {
+        jsonrpc: rmcp::model::JsonRpcVersion2_0,
+        id: Some(id),
+        error: rmcp::model::ErrorData::new(
+            rmcp::model::ErrorCode(-32000),
+            "the client closed its input before answering",
+            None,
+        ),
+    })
 }
 
 /// The answer to a request whose id is pending.
@@ -436,6 +474,11 @@ where
         item: TxJsonRpcMessage<RoleServer>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
         let (write, flow) = (self.write.clone(), self.flow.clone());
+        if let rmcp::model::JsonRpcMessage::Request(r) = &item {
+            let id = r.id.clone();
+            self.asked.locked().insert(id.clone().into_json_value().to_string(), id);
+            self.flow.wake();
+        }
         async move {
             use rmcp::model::JsonRpcMessage;
             let answered = match &item {
@@ -469,10 +512,15 @@ where
             }
             // Cancel-safe throughout: rmcp drops this future whenever other work is ready.
             let freed = self.flow.freed();
-            // At the end of input, what waits still runs, and every answer of the transport
-            // is written, before the end is told.
+            // At the end of input, what waits still runs, what runs is answered, and every
+            // answer of the transport is written, before the end is told (rmcp then gives
+            // what still runs 5 s, and drops its answer). A question the client can no longer
+            // answer gets an error in its place.
             if self.ended {
-                if self.queue.is_empty() && self.flow.all_written() {
+                if let Some(id) = self.take_asked() {
+                    return Some(unanswerable(id));
+                }
+                if self.queue.is_empty() && self.flow.all_written() && self.flow.nothing_runs() {
                     return None;
                 }
                 freed.notified().await;
@@ -519,7 +567,10 @@ where
                                 None => duplicate(id),
                             }
                         }
-                        Some(m) => return Some(m),
+                        Some(m) => {
+                            self.answered(&m);
+                            return Some(m);
+                        }
                         None => continue,
                     },
                     Verdict::Ignore => continue,
