@@ -148,10 +148,12 @@ pub fn percent_decoded(s: &str) -> Option<String> {
 }
 
 /// `a/b` relative to `base` with `/` separators; `.` when equal; `p` unchanged if not under base.
+/// Only Windows separates with `\`; elsewhere it is part of a name (`r\x` is not `r/x`).
 pub fn relative_to(p: &Path, base: &Path) -> String {
     match p.strip_prefix(base) {
         Ok(r) if r.as_os_str().is_empty() => ".".into(),
-        Ok(r) => r.to_string_lossy().replace('\\', "/"),
+        Ok(r) if cfg!(windows) => r.to_string_lossy().replace('\\', "/"),
+        Ok(r) => r.to_string_lossy().into_owned(),
         Err(_) => pathdiff(p, base).unwrap_or_else(|| p.to_string_lossy().into_owned()),
     }
 }

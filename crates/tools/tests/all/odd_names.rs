@@ -29,3 +29,17 @@ fn paths_the_file_tools_refuse_are_counted_not_silently_dropped() {
         assert!(out.contains("newlines or control characters"), "{tool}: {out}");
     }
 }
+
+/// Found by the first review of issue 22: on Linux a backslash is part of a name, but
+/// grep_search showed paths with it turned into `/`: a file in the folder `r\x` showed as
+/// `r/x/a.txt`, so the model would go on to read another folder's file.
+#[cfg(unix)]
+#[test]
+fn a_backslash_in_a_name_is_shown_as_it_is() {
+    let t = TempTree::new();
+    t.file("r\\x/a.txt", "needle\n");
+    let o = run(&t, "grep_search", json!({"pattern": "needle"}));
+    assert!(o.output().contains("File: r\\x/a.txt"), "{}", o.output());
+    let o = run(&t, "read_many_files", json!({"include": ["**/*.txt"]}));
+    assert_eq!(o.display()["files"], json!(["r\\x/a.txt"]));
+}
