@@ -204,3 +204,28 @@ fn what_an_unreadable_ignore_file_may_hide_is_never_shown() {
         }
     }
 }
+
+/// Found by the review of the fail-closed change (issue 22): the `ignore` crate also reads git's
+/// `info/exclude` of every repository nested in the search path (through a `.git` link or a
+/// `.git` file's `gitdir:`), and nothing checked it first: a named pipe there hung grep_search
+/// until the timeout, and a nested `.git` linked out of the workspace let a file out there
+/// decide what grep_search showed. grep_search leaves git's exclude files to the workspace's
+/// ignore service now, as the other tools do.
+#[cfg(unix)]
+#[test]
+fn a_nested_repositorys_exclude_file_neither_hangs_grep_nor_decides_from_outside() {
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(outside.path().join("info")).unwrap();
+    std::fs::write(outside.path().join("info/exclude"), "draft.txt\n").unwrap();
+    let t = TempTree::new();
+    t.dir(".git").file("sub/draft.txt", "needle\n").file("pipe/draft.txt", "needle\n");
+    t.symlink(outside.path(), "sub/.git");
+    t.dir("pipe/.git/info");
+    let fifo = t.root().join("pipe/.git/info/exclude");
+    assert!(std::process::Command::new("mkfifo").arg(fifo).status().unwrap().success());
+    let out = call_within_10s(&t, "grep_search", &json!({"pattern": "needle"}).to_string());
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(!said.contains("timed out"), "grep hung: {said}");
+    assert!(said.contains("sub/draft.txt"), "rules from outside applied: {said}");
+    assert!(said.contains("pipe/draft.txt"), "{said}");
+}

@@ -83,6 +83,8 @@ impl Rules {
 #[derive(Debug)]
 pub struct IgnoreService {
     root: PathBuf,
+    /// Every root of the workspace: an ignore file may be a link to a file in any of them.
+    roots: Vec<PathBuf>,
     git_repo: bool,
     exclude: Rules,
     gemini: Rules,
@@ -96,10 +98,23 @@ const EXCLUDE: &str = ".git/info/exclude";
 impl IgnoreService {
     /// Captures git detection and `.geminiignore` now, as upstream does at construction.
     pub fn new(root: &Path) -> Self {
+        Self::within(root, &[root.to_path_buf()])
+    }
+
+    /// [`IgnoreService::new`] for one root of a workspace with `roots` (real paths).
+    pub fn within(root: &Path, roots: &[PathBuf]) -> Self {
         let git_repo = root.ancestors().any(|a| a.join(".git").exists());
-        let exclude = if git_repo { load(root, root, &root.join(EXCLUDE)) } else { Rules::None };
-        let gemini = load(root, root, &root.join(GEMINI_IGNORE));
-        Self { root: root.to_path_buf(), git_repo, exclude, gemini, per_dir: Mutex::default() }
+        let load = |file: &str| load(roots, root, &root.join(file));
+        let exclude = if git_repo { load(EXCLUDE) } else { Rules::None };
+        let gemini = load(GEMINI_IGNORE);
+        Self {
+            root: root.to_path_buf(),
+            roots: roots.to_vec(),
+            git_repo,
+            exclude,
+            gemini,
+            per_dir: Mutex::default(),
+        }
     }
 
     /// The root the rules belong to.
@@ -149,7 +164,7 @@ impl IgnoreService {
         let mut cache = self.per_dir.locked();
         cache
             .entry(dir.to_path_buf())
-            .or_insert_with(|| Arc::new(load(&self.root, dir, &dir.join(".gitignore"))))
+            .or_insert_with(|| Arc::new(load(&self.roots, dir, &dir.join(".gitignore"))))
             .clone()
     }
 }
@@ -229,21 +244,85 @@ impl super::Workspace {
     }
 }
 
-/// The rules of `file`, relative to `base`, when it may be read (see [`check_ignore_file`];
-/// links may lead anywhere beneath `root`), its first 4 MiB read as
-/// [`crate::files::read_regular`] reads a file something else put in place. Read as the
-/// `ignore` crate reads one: a BOM at the start dropped, and reading stops at the first line
-/// that is not UTF-8.
-fn load(root: &Path, base: &Path, file: &Path) -> Rules {
-    match check_ignore_file(&[root], file) {
-        Ok(true) => {}
-        Ok(false) => return Rules::None,
-        Err(why) => return Rules::Unreadable(why),
+/// The text of an ignore file (`None`: there is none), opened once and judged on that handle,
+/// so nothing swapped in between a check and the read is read: it must be a regular file, be
+/// beneath one of `roots` where it really is (a link, or a folder linked out of the workspace,
+/// may not lead elsewhere), and hold at most 4 MiB (rules cut off in the middle could hide
+/// less, or more). Opened without blocking, so a named pipe is refused, never waited on.
+fn read_ignore_file(roots: &[PathBuf], file: &Path) -> Result<Option<Vec<u8>>, String> {
+    use std::io::{ErrorKind, Read};
+    let mut open = std::fs::OpenOptions::new();
+    open.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        let flags = rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::NOCTTY;
+        open.custom_flags(flags.bits() as i32);
     }
-    let text = match crate::files::read_regular(file, MAX_IGNORE_FILE, true) {
-        Ok((text, _)) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Rules::None,
-        Err(e) => return Rules::Unreadable(format!("cannot be read ({e})")),
+    let f = match open.open(file) {
+        Ok(f) => f,
+        Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => {
+            return Ok(None);
+        }
+        Err(e) if e.raw_os_error() == Some(rustix::io::Errno::LOOP.raw_os_error()) => {
+            return Err(format!("is a link that cannot be followed ({e})"));
+        }
+        Err(e) => return Err(format!("cannot be read ({e})")),
+    };
+    let meta = f.metadata().map_err(|e| format!("cannot be read ({e})"))?;
+    if meta.is_dir() {
+        return Ok(None);
+    }
+    if !meta.is_file() {
+        return Err("is not a regular file (a named pipe, socket or device)".into());
+    }
+    let real =
+        where_open(&f, file).map_err(|e| format!("cannot be followed to where it is ({e})"))?;
+    if !roots.iter().any(|r| real.starts_with(r)) {
+        let linked = std::fs::symlink_metadata(file).is_ok_and(|m| m.file_type().is_symlink());
+        return Err(if linked {
+            "is a link that leads outside the workspace"
+        } else {
+            "is reached through a link that leads outside the workspace"
+        }
+        .into());
+    }
+    let too_large = || format!("is larger than {} MiB", MAX_IGNORE_FILE >> 20);
+    if meta.len() > MAX_IGNORE_FILE {
+        return Err(too_large());
+    }
+    let mut text = Vec::new();
+    f.take(MAX_IGNORE_FILE + 1)
+        .read_to_end(&mut text)
+        .map_err(|e| format!("cannot be read ({e})"))?;
+    if text.len() as u64 > MAX_IGNORE_FILE {
+        return Err(too_large());
+    }
+    Ok(Some(text))
+}
+
+/// Where the file open as `f` (opened as `path`) is now: on Linux the kernel's own answer for
+/// the handle; elsewhere `path` resolved again.
+fn where_open(f: &std::fs::File, path: &Path) -> std::io::Result<PathBuf> {
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    {
+        use std::os::fd::AsRawFd;
+        if let Ok(real) = std::fs::read_link(format!("/proc/self/fd/{}", f.as_raw_fd())) {
+            return Ok(real);
+        }
+    }
+    let _ = f;
+    std::fs::canonicalize(path)
+}
+
+/// The rules of `file`, relative to `base` (see [`read_ignore_file`]). Read as the `ignore`
+/// crate reads one: a BOM at the start dropped, and reading stops at the first line that is
+/// not UTF-8.
+fn load(roots: &[PathBuf], base: &Path, file: &Path) -> Rules {
+    let text = match read_ignore_file(roots, file) {
+        Ok(Some(text)) => text,
+        Ok(None) => return Rules::None,
+        Err(why) => return Rules::Unreadable(why),
     };
     let text = text.strip_prefix("\u{feff}".as_bytes()).unwrap_or(&text);
     let mut b = GitignoreBuilder::new(base);
@@ -371,5 +450,31 @@ mod tests {
             check_ignore_file(&[&root], &root.join("linked/rules")),
             Err("is reached through a link that leads outside the workspace".into())
         );
+    }
+
+    /// Found by the review of the fail-closed change (issue 22): a file over 4 MiB was cut off
+    /// and what came after the cut was dropped (`draft.txt` listed, where git hides it); and
+    /// in a workspace of several roots, a link to a file in another root was refused as
+    /// outside the workspace.
+    #[cfg(unix)]
+    #[test]
+    fn a_file_too_large_to_read_whole_is_unreadable_and_other_roots_are_inside() {
+        let (_d, root) = setup(&[(".git/HEAD", ""), ("sub/x", "")]);
+        let mut big = "#".repeat(4 << 20);
+        big.push_str("\ndraft.txt\n");
+        fs::write(root.join("sub/.gitignore"), big).unwrap();
+        let s = IgnoreService::new(&root);
+        let o = IgnoreOptions::default();
+        let refused = s.check(&root.join("sub/draft.txt"), false, o).unwrap_err();
+        assert_eq!(refused.why, "is larger than 4 MiB");
+
+        let other = tempfile::tempdir().unwrap();
+        let other = fs::canonicalize(other.path()).unwrap();
+        fs::write(other.join("rules"), "draft.txt\n").unwrap();
+        std::os::unix::fs::symlink(other.join("rules"), root.join(".geminiignore")).unwrap();
+        let alone = IgnoreService::new(&root);
+        assert!(alone.check(&root.join("draft.txt"), false, o).is_err());
+        let both = IgnoreService::within(&root, &[root.clone(), other.clone()]);
+        assert_eq!(both.check(&root.join("draft.txt"), false, o), Ok(true));
     }
 }

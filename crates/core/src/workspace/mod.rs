@@ -211,7 +211,10 @@ impl Workspace {
         let primary = out[0].real.clone();
         let temp_dir = config.home_dir.join("tmp").join(project_id(&primary));
         Ok(Self {
-            ignore: IgnoreService::new(&primary),
+            ignore: IgnoreService::within(
+                &primary,
+                &out.iter().map(|r| r.real.clone()).collect::<Vec<_>>(),
+            ),
             roots: out,
             #[cfg(unix)]
             root_dirs,

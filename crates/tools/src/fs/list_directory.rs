@@ -278,8 +278,7 @@ fn list(
         ));
         summary.push_str(&format!(" ({hidden} hidden as sensitive)"));
     }
-    let unknown =
-        left_out.note("entries", |o| format!("pass file_filtering_options: {{{o}: false}}"));
+    let unknown = left_out.note("entries");
     if !unknown.is_empty() {
         llm.push_str(&unknown);
         summary.push_str(" (some left out: an ignore file cannot be read)");

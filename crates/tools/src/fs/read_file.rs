@@ -120,12 +120,8 @@ impl Tool for ReadFile {
                 ));
             }
             Err(u) => {
-                let setting = match u.option {
-                    "respect_gemini_ignore" => "context.fileFiltering.respectGeminiIgnore",
-                    _ => "context.fileFiltering.respectGitIgnore",
-                };
                 return Err(format!(
-                    "File path '{}' is not read: whether the ignore files hide it cannot be told, because {u}. Replace that file with a regular file inside the workspace or remove it, or set {setting} to false in settings.",
+                    "File path '{}' is not read: whether the ignore files hide it cannot be told, because {u}. Ask the user to fix that file (a regular file inside the workspace) or remove it.",
                     path.real.display()
                 ));
             }

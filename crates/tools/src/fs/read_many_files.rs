@@ -361,8 +361,7 @@ impl Job {
         if ignored > 0 {
             skipped.push((format!("{ignored} file(s)"), "ignored by project ignore files".into()));
         }
-        let unknown =
-            left_out.note("file(s)", |o| format!("pass file_filtering_options: {{{o}: false}}"));
+        let unknown = left_out.note("file(s)");
         if !unknown.is_empty() {
             skipped.push((format!("{unknown_n} file(s)"), unknown.trim().into()));
         }

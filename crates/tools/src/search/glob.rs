@@ -278,7 +278,7 @@ impl Job {
         } else {
             String::new()
         };
-        let mut note = left_out.note("file(s)", |o| format!("pass {o}: false"));
+        let mut note = left_out.note("file(s)");
         note.push_str(&unread.note());
         if self.cancel.is_cancelled() {
             note.push_str("\n\n(The search was cut short: it was cancelled or ran out of time. These results are partial.)");

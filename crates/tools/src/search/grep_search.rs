@@ -335,11 +335,7 @@ impl Job {
                     .is_cancelled()
                     .then_some("it was cancelled or ran out of time"),
                 unsearchable: &unsearchable,
-                unread: &format!(
-                    "{}{}",
-                    self.left_out.note("file(s)", |_| "pass no_ignore: true".into()),
-                    self.unread.note()
-                ),
+                unread: &format!("{}{}", self.left_out.note("file(s)"), self.unread.note()),
             },
         );
         toolbelt_core::timings::mark("grep: format");

@@ -34,12 +34,15 @@ impl IgnoreFiles {
 
     /// Sets `walk` up to honour the ignore files (ripgrep's standard filters, git's only in a
     /// repository, the workspace's `.geminiignore` when it may be read), after checking those
-    /// above `search`.
+    /// above `search`. Git's `info/exclude` files are left to the workspace's ignore service
+    /// (the search's last word on every file with matches): the walker would read that of
+    /// every repository nested in the search path, through a `.git` link or a `.git` file's
+    /// `gitdir:`, unchecked.
     pub(crate) fn configure(&self, walk: &mut WalkBuilder, search: &Path) -> Result<(), String> {
         self.check_above(search)?;
-        walk.standard_filters(true).require_git(true);
+        walk.standard_filters(true).require_git(true).git_exclude(false);
         if !self.opts.respect_git_ignore {
-            walk.git_ignore(false).git_exclude(false).git_global(false);
+            walk.git_ignore(false).git_global(false);
         }
         let gemini = self.ws.primary().join(GEMINI_IGNORE);
         if !self.opts.respect_gemini_ignore {
@@ -55,7 +58,7 @@ impl IgnoreFiles {
             // What it hides cannot be told: searching without it would show just that.
             Err(why) => {
                 return Err(format!(
-                    "Cannot search: {} {why}, so what it hides cannot be told. Replace it with a regular file inside the workspace or remove it, or search with no_ignore: true.",
+                    "Cannot search: {} {why}, so what it hides cannot be told. Ask the user to fix it (a regular file inside the workspace) or remove it.",
                     gemini.display()
                 ));
             }
@@ -83,12 +86,11 @@ impl IgnoreFiles {
         })
     }
 
-    /// Checks the search path and every folder above it (their ignore files, and git's
-    /// `info/exclude` of a repository there): the walk reads all of them, up to `/`.
+    /// Checks the search path and every folder above it: the walk reads their ignore files, up
+    /// to `/`.
     fn check_above(&self, search: &Path) -> Result<(), String> {
         for dir in search.ancestors().filter(|d| d.is_dir()) {
-            let names = self.names.iter().copied().chain([".git/info/exclude"]);
-            if let Some((name, why)) = self.problem(dir, names) {
+            if let Some((name, why)) = self.problem(dir, self.names.iter().copied()) {
                 return Err(format!(
                     "Cannot search: a search reads the ignore files of the folders it is in, and {} {why}. Remove or replace that file, or search with no_ignore: true.",
                     dir.join(name).display()

@@ -39,9 +39,9 @@ impl LeftOut {
     }
 
     /// The note for the answer (starting with a blank line), or `""` when nothing was left out.
-    /// `what` names the paths (`file(s)`, `entries`); `without` says how to call the tool
-    /// without the ignore file, given the option that turns it off.
-    pub(crate) fn note(&self, what: &str, without: impl Fn(&str) -> String) -> String {
+    /// `what` names the paths (`file(s)`, `entries`). It does not suggest turning the ignore
+    /// files off: that would show what the user keeps them for hiding.
+    pub(crate) fn note(&self, what: &str) -> String {
         let files = self.files.locked();
         if files.is_empty() {
             return String::new();
@@ -51,9 +51,9 @@ impl LeftOut {
             "\n\n({n} {what} left out: an ignore file that applies to them may not be read, so whether it hides them cannot be told."
         );
         for u in files.keys() {
-            s.push_str(&format!("\n- {u}; to do without it, {}", without(u.option)));
+            s.push_str(&format!("\n- {u}"));
         }
-        s.push_str("\nReplace it with a regular file inside the workspace, or remove it.)");
+        s.push_str("\nAsk the user to fix it (a regular file inside the workspace) or remove it.)");
         s
     }
 }
@@ -66,8 +66,7 @@ mod tests {
     #[test]
     fn names_each_file_once_and_counts_what_it_kept_out() {
         let l = LeftOut::default();
-        let without = |o: &str| format!("pass {o}: false");
-        assert_eq!(l.note("file(s)", without), "");
+        assert_eq!(l.note("file(s)"), "");
         assert_eq!(l.verdict(Ok(false)), Verdict::Kept);
         assert_eq!(l.verdict(Ok(true)), Verdict::Ignored);
         let u = Unreadable {
@@ -78,8 +77,8 @@ mod tests {
         assert_eq!(l.verdict(Err(u.clone())), Verdict::LeftOut);
         assert_eq!(l.verdict(Err(u)), Verdict::LeftOut);
         assert_eq!(
-            l.note("file(s)", without),
-            "\n\n(2 file(s) left out: an ignore file that applies to them may not be read, so whether it hides them cannot be told.\n- /w/.geminiignore is a link that leads outside the workspace; to do without it, pass respect_gemini_ignore: false\nReplace it with a regular file inside the workspace, or remove it.)"
+            l.note("file(s)"),
+            "\n\n(2 file(s) left out: an ignore file that applies to them may not be read, so whether it hides them cannot be told.\n- /w/.geminiignore is a link that leads outside the workspace\nAsk the user to fix it (a regular file inside the workspace) or remove it.)"
         );
     }
 }
