@@ -229,3 +229,19 @@ fn a_nested_repositorys_exclude_file_neither_hangs_grep_nor_decides_from_outside
     assert!(said.contains("sub/draft.txt"), "rules from outside applied: {said}");
     assert!(said.contains("pipe/draft.txt"), "{said}");
 }
+
+/// Found by the review of the final binary (issue 22): grep_search's check passed any regular
+/// ignore file, and its walker then read the whole of it: a 300 MB `.gitignore` (sparse, so
+/// nearly free to plant) took 34 s and 12 GB, and its rules still applied (`hideme.txt` hidden
+/// without a word) while the ignore service refused the file as over 4 MiB.
+#[test]
+fn grep_never_reads_an_ignore_file_too_large_to_read_whole() {
+    let t = TempTree::new();
+    t.dir(".git").file("c/keep.txt", "needle\n").file("c/hideme.txt", "needle\n");
+    let big = std::fs::File::create(t.root().join("c/.gitignore")).unwrap();
+    std::io::Write::write_all(&mut &big, b"hideme.txt\n").unwrap();
+    big.set_len(5 << 20).unwrap();
+    let out = call_within_10s(&t, "grep_search", &json!({"pattern": "needle"}).to_string());
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(said.contains("- c: not searched: its .gitignore is larger than 4 MiB"), "{said}");
+}

@@ -177,18 +177,26 @@ fn apply(current: bool, m: Match<&ignore::gitignore::Glob>) -> bool {
     }
 }
 
-/// The most of an ignore file that is read.
+/// The largest ignore file that is read (a larger one is not read at all: its rules cut off
+/// in the middle could hide less, or more, and a walker would hold all of it).
 const MAX_IGNORE_FILE: u64 = 4 << 20;
+
+fn too_large() -> String {
+    format!("is larger than {} MiB", MAX_IGNORE_FILE >> 20)
+}
 
 /// Whether an ignore file may be read (`Ok(true)`), is absent or not a file (`Ok(false)`:
 /// nothing to read, a folder of that name included), or must not be read (`Err`, saying why):
-/// a named pipe, socket or device (reading one blocks or never ends), or a link that leads
-/// outside `roots` or to something other than a file. A repository can hold any of these, and
+/// a named pipe, socket or device (reading one blocks or never ends), a file over 4 MiB, or a
+/// link that leads outside `roots` or to something other than a file. A repository can hold any of these, and
 /// a walk reads the ignore file of every folder it enters.
 pub fn check_ignore_file<R: AsRef<Path>>(roots: &[R], file: &Path) -> Result<bool, String> {
     let Ok(meta) = std::fs::symlink_metadata(file) else { return Ok(false) };
     let kind = meta.file_type();
     if kind.is_file() {
+        if meta.len() > MAX_IGNORE_FILE {
+            return Err(too_large());
+        }
         // Its folders may be links too (git's folder linked out of the workspace).
         let real = std::fs::canonicalize(file)
             .map_err(|e| format!("cannot be followed to where it is ({e})"))?;
@@ -209,6 +217,7 @@ pub fn check_ignore_file<R: AsRef<Path>>(roots: &[R], file: &Path) -> Result<boo
         return Err("is a link that leads outside the workspace".into());
     }
     match std::fs::metadata(&target) {
+        Ok(m) if m.is_file() && m.len() > MAX_IGNORE_FILE => Err(too_large()),
         Ok(m) if m.is_file() => Ok(true),
         Ok(m) if m.is_dir() => Ok(false),
         _ => Err("is a link to something other than a regular file".into()),
@@ -232,7 +241,9 @@ impl super::Workspace {
                     if let Ok(st) = fstat(&fd)
                         && FileType::from_raw_mode(st.st_mode) == FileType::RegularFile
                     {
-                        return Ok(true);
+                        #[allow(clippy::unnecessary_cast)] // the field's type differs
+                        let large = st.st_size as u64 > MAX_IGNORE_FILE;
+                        return if large { Err(too_large()) } else { Ok(true) };
                     }
                 }
                 Err(rustix::io::Errno::NOENT) => return Ok(false),
@@ -287,7 +298,6 @@ fn read_ignore_file(roots: &[PathBuf], file: &Path) -> Result<Option<Vec<u8>>, S
         }
         .into());
     }
-    let too_large = || format!("is larger than {} MiB", MAX_IGNORE_FILE >> 20);
     if meta.len() > MAX_IGNORE_FILE {
         return Err(too_large());
     }

@@ -319,7 +319,11 @@ impl Workspace {
     /// [`Self::check_real`], naming a path outside the workspace as `asked` (the path as the
     /// caller spelled it): where a link outside leads is outside information.
     fn check_real_as(&self, real: &Path, asked: &Path) -> Result<(), PathError> {
-        paths::preflight(&real.to_string_lossy()).map_err(PathError::Invalid)?;
+        // A name that is not UTF-8 could only be shown as another name (U+FFFD in its place).
+        let Some(text) = real.to_str() else {
+            return Err(PathError::Invalid("Path is not valid UTF-8.".into()));
+        };
+        paths::preflight(text).map_err(PathError::Invalid)?;
         if let Some(root) = self.check_base(real) {
             let rel = paths::relative_to(real, root);
             if let Some(hit) = self.sensitive.check(&rel) {

@@ -198,7 +198,11 @@ fn list(
     let malformed = crate::search::unread::Unread::default();
     let mut entries = Vec::with_capacity(names.len());
     let dir_real = paths::robust_realpath(dir).unwrap_or_else(|_| dir.to_path_buf());
-    for Named { name, link, stat } in names {
+    for Named { name, utf8, link, stat } in names {
+        if !utf8 {
+            malformed.path(&PathError::Invalid("Path is not valid UTF-8.".into()));
+            continue;
+        }
         if cancel.is_cancelled() {
             return ToolResult::simple_error(ErrorType::Cancelled, "Operation cancelled.");
         }
@@ -309,6 +313,8 @@ enum Listing {
 /// folder and its size, as the folder's handle saw them.
 struct Named {
     name: String,
+    /// The name is UTF-8 (otherwise `name` shows it with U+FFFD, a name no tool can open).
+    utf8: bool,
     link: bool,
     stat: Option<(bool, u64)>,
 }
@@ -332,6 +338,7 @@ fn read_names(ws: &Workspace, dir: &std::path::Path) -> Result<Vec<Named>, Listi
                 continue;
             }
             let st = rustix::fs::statat(&fd, name, rustix::fs::AtFlags::SYMLINK_NOFOLLOW).ok();
+            let utf8 = std::str::from_utf8(name).is_ok();
             let name = String::from_utf8_lossy(name).into_owned();
             let kind = st.as_ref().map(|st| rustix::fs::FileType::from_raw_mode(st.st_mode));
             let link = kind == Some(rustix::fs::FileType::Symlink);
@@ -341,7 +348,7 @@ fn read_names(ws: &Workspace, dir: &std::path::Path) -> Result<Vec<Named>, Listi
                     u64::try_from(st.st_size).unwrap_or(0),
                 )
             });
-            names.push(Named { name, link, stat });
+            names.push(Named { name, utf8, link, stat });
         }
         Ok(names)
     }
@@ -353,7 +360,8 @@ fn read_names(ws: &Workspace, dir: &std::path::Path) -> Result<Vec<Named>, Listi
             .filter_map(Result::ok)
             .map(|e| {
                 let link = e.file_type().is_ok_and(|t| t.is_symlink());
-                Named { name: e.file_name().to_string_lossy().into_owned(), link, stat: None }
+                let utf8 = e.file_name().to_str().is_some();
+                Named { name: e.file_name().to_string_lossy().into_owned(), utf8, link, stat: None }
             })
             .collect())
     }

@@ -374,7 +374,8 @@ impl Job {
                 e.depth() == 0
                     || (!super::excluded_by_default(e)
                         && (!e.file_type().is_some_and(|t| t.is_dir())
-                            || ignore_files.may_enter(e.path())))
+                            || (!ignore_files.gemini_ignores(e.path())
+                                && ignore_files.may_enter(e.path()))))
             });
         }
         walk.threads(super::walker_threads());

@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 use ignore::WalkBuilder;
 use toolbelt_core::Workspace;
 use toolbelt_core::sync::LockExt as _;
-use toolbelt_core::workspace::{GEMINI_IGNORE, IgnoreOptions, check_ignore_file};
+use toolbelt_core::workspace::{IgnoreOptions, check_ignore_file};
 
 /// Shared by the walker's threads (the entry filter must own what it uses).
 #[derive(Clone, Debug)]
@@ -33,35 +33,17 @@ impl IgnoreFiles {
     }
 
     /// Sets `walk` up to honour the ignore files (ripgrep's standard filters, git's only in a
-    /// repository, the workspace's `.geminiignore` when it may be read), after checking those
-    /// above `search`. Git's `info/exclude` files are left to the workspace's ignore service
-    /// (the search's last word on every file with matches): the walker would read that of
-    /// every repository nested in the search path, through a `.git` link or a `.git` file's
-    /// `gitdir:`, unchecked.
+    /// repository), after checking those above `search`. Git's `info/exclude` files and the
+    /// workspace's `.geminiignore` are left to the workspace's ignore service (the search's
+    /// last word on every file with matches, and [`IgnoreFiles::gemini_ignores`] for folders),
+    /// which reads each from a handle it judged: the walker would read them by name after the
+    /// check (a file swapped meanwhile would be read), and the exclude file of every repository
+    /// nested in the search path, through a `.git` link or a `.git` file's `gitdir:`, unchecked.
     pub(crate) fn configure(&self, walk: &mut WalkBuilder, search: &Path) -> Result<(), String> {
         self.check_above(search)?;
         walk.standard_filters(true).require_git(true).git_exclude(false);
         if !self.opts.respect_git_ignore {
             walk.git_ignore(false).git_global(false);
-        }
-        let gemini = self.ws.primary().join(GEMINI_IGNORE);
-        if !self.opts.respect_gemini_ignore {
-            return Ok(());
-        }
-        match self.ws.check_ignore_file(&gemini) {
-            Ok(false) => {}
-            Ok(true) => {
-                if let Some(e) = walk.add_ignore(&gemini) {
-                    tracing::warn!("{}: {e}", gemini.display());
-                }
-            }
-            // What it hides cannot be told: searching without it would show just that.
-            Err(why) => {
-                return Err(format!(
-                    "Cannot search: {} {why}, so what it hides cannot be told. Ask the user to fix it (a regular file inside the workspace) or remove it.",
-                    gemini.display()
-                ));
-            }
         }
         Ok(())
     }
@@ -98,6 +80,14 @@ impl IgnoreFiles {
             }
         }
         Ok(())
+    }
+
+    /// Whether the workspace's `.geminiignore` hides the folder `dir` (not entered; a file
+    /// that cannot be read hides nothing here: the files below are left out, and named, when
+    /// they match).
+    pub(crate) fn gemini_ignores(&self, dir: &Path) -> bool {
+        let opts = IgnoreOptions { respect_git_ignore: false, ..self.opts };
+        self.opts.respect_gemini_ignore && self.ws.ignore().check(dir, true, opts) == Ok(true)
     }
 
     /// Whether the walk may enter the folder `dir` (when not, it is noted with the reason).

@@ -43,3 +43,25 @@ fn a_backslash_in_a_name_is_shown_as_it_is() {
     let o = run(&t, "read_many_files", json!({"include": ["**/*.txt"]}));
     assert_eq!(o.display()["files"], json!(["r\\x/a.txt"]));
 }
+
+/// Found by the review of the final binary (issue 22): a name that is not UTF-8 was listed with
+/// U+FFFD in its place, a name no tool can open (and the same as a real `inv\u{fffd}.txt`
+/// beside it). It is left out and counted like the other paths the file tools refuse.
+#[cfg(unix)]
+#[test]
+fn a_name_that_is_not_utf8_is_counted_not_shown_as_another() {
+    use std::os::unix::ffi::OsStrExt;
+    let t = TempTree::new();
+    t.file("ok.txt", "needle\n");
+    let odd = t.root().join(std::ffi::OsStr::from_bytes(b"inv\xff.txt"));
+    std::fs::write(odd, "needle\n").unwrap();
+    for (tool, args) in [
+        ("glob", json!({"pattern": "*.txt"})),
+        ("grep_search", json!({"pattern": "needle"})),
+        ("list_directory", json!({"dir_path": "."})),
+    ] {
+        let out = run(&t, tool, args).output().to_string();
+        assert!(!out.contains('\u{fffd}'), "{tool}: {out}");
+        assert!(out.contains("left out: the file tools refuse their paths"), "{tool}: {out}");
+    }
+}
