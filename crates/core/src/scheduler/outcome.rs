@@ -24,8 +24,7 @@ impl Scheduler {
             return self.failed(req, err, Some(result), start);
         }
         let output_file = self.bound_output(b.tool.truncates_output(), &req, &mut result);
-        result.llm_content = std::mem::take(&mut result.llm_content).into_shared();
-        let response = response::success(&req.call_id, &req.name, &result.llm_content, self.family);
+        let response = self.respond(&req, &mut result);
         self.emit(&req.call_id, &req.name, CallState::Success, None);
         CompletedCall {
             locations: Vec::new(),
@@ -90,6 +89,13 @@ impl Scheduler {
         }
     }
 
+    /// What the model receives for a returned result, sharing its text (held once from here
+    /// on: the result keeps it as [`Content::Shared`]).
+    fn respond(&self, req: &CallRequest, result: &mut ToolResult) -> ResponseParts {
+        result.llm_content = std::mem::take(&mut result.llm_content).into_shared();
+        response::success(&req.call_id, &req.name, &result.llm_content, self.family)
+    }
+
     /// The engine's truncation: the setting for tools that opt in, [`truncate::MAX_OUTPUT_CHARS`]
     /// for every tool; returns where the full text is.
     pub(super) fn bound_output(
@@ -138,10 +144,8 @@ impl Scheduler {
         start: Instant,
     ) -> CompletedCall {
         let output_file = self.bound_output(truncates, &req, &mut result);
-        result.llm_content = std::mem::take(&mut result.llm_content).into_shared();
         let msg = "[Operation Cancelled] User cancelled tool execution.".to_string();
-        let mut response =
-            response::success(&req.call_id, &req.name, &result.llm_content, self.family);
+        let mut response = self.respond(&req, &mut result);
         response.function_response.response.insert("error", Value::String(msg.clone()));
         self.emit(
             &req.call_id,

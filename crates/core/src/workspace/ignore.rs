@@ -41,8 +41,6 @@ pub struct Unreadable {
     pub file: PathBuf,
     /// Why it is not read, e.g. `is a link that leads outside the workspace`.
     pub why: String,
-    /// The option that turns it off: `respect_git_ignore` or `respect_gemini_ignore`.
-    pub option: &'static str,
 }
 
 impl std::fmt::Display for Unreadable {
@@ -69,12 +67,11 @@ impl Rules {
         path: &Path,
         is_dir: bool,
         file: impl FnOnce() -> PathBuf,
-        option: &'static str,
     ) -> Result<bool, Unreadable> {
         match self {
             Rules::None => Ok(current),
             Rules::Read(g) => Ok(apply(current, g.matched_path_or_any_parents(path, is_dir))),
-            Rules::Unreadable(why) => Err(Unreadable { file: file(), why: why.clone(), option }),
+            Rules::Unreadable(why) => Err(Unreadable { file: file(), why: why.clone() }),
         }
     }
 }
@@ -91,8 +88,6 @@ pub struct IgnoreService {
     per_dir: Mutex<HashMap<PathBuf, Arc<Rules>>>,
 }
 
-const GIT_OPTION: &str = "respect_git_ignore";
-const GEMINI_OPTION: &str = "respect_gemini_ignore";
 const EXCLUDE: &str = ".git/info/exclude";
 
 impl IgnoreService {
@@ -141,7 +136,7 @@ impl IgnoreService {
                 return Ok(true);
             }
             let exclude = || self.root.join(EXCLUDE);
-            ignored = self.exclude.apply(ignored, rel, is_dir, exclude, GIT_OPTION)?;
+            ignored = self.exclude.apply(ignored, rel, is_dir, exclude)?;
             let mut dir = self.root.clone();
             let parents: Vec<_> =
                 rel.parent().map(|p| p.components().collect()).unwrap_or_default();
@@ -150,12 +145,12 @@ impl IgnoreService {
                     dir.push(parents[depth - 1].as_os_str());
                 }
                 let file = || dir.join(".gitignore");
-                ignored = self.gitignore_in(&dir).apply(ignored, abs, is_dir, file, GIT_OPTION)?;
+                ignored = self.gitignore_in(&dir).apply(ignored, abs, is_dir, file)?;
             }
         }
         if opts.respect_gemini_ignore {
             let file = || self.root.join(GEMINI_IGNORE);
-            ignored = self.gemini.apply(ignored, rel, is_dir, file, GEMINI_OPTION)?;
+            ignored = self.gemini.apply(ignored, rel, is_dir, file)?;
         }
         Ok(ignored)
     }
@@ -188,40 +183,74 @@ fn too_large() -> String {
 /// Whether an ignore file may be read (`Ok(true)`), is absent or not a file (`Ok(false)`:
 /// nothing to read, a folder of that name included), or must not be read (`Err`, saying why):
 /// a named pipe, socket or device (reading one blocks or never ends), a file over 4 MiB, or a
-/// link that leads outside `roots` or to something other than a file. A repository can hold any of these, and
-/// a walk reads the ignore file of every folder it enters.
+/// link (or a folder on the way) that leads outside `roots`, nowhere, or to something other
+/// than a file. A repository can hold any of these, and a walk reads the ignore file of every
+/// folder it enters. Judged on one handle that reads nothing and opens no device, as the
+/// workspace's ignore service judges the files it reads.
 pub fn check_ignore_file<R: AsRef<Path>>(roots: &[R], file: &Path) -> Result<bool, String> {
-    let Ok(meta) = std::fs::symlink_metadata(file) else { return Ok(false) };
-    let kind = meta.file_type();
-    if kind.is_file() {
-        if meta.len() > MAX_IGNORE_FILE {
-            return Err(too_large());
+    judge(roots, file).map(|found| found.is_some())
+}
+
+/// An ignore file judged on one handle that reads nothing and opens no device (`O_PATH` on
+/// Linux): where it really is (the kernel's answer for the handle, so a link or a folder linked
+/// out of the workspace cannot lead elsewhere), what it is and its size. `None`: there is none.
+/// Elsewhere than Linux the path is resolved again to judge it.
+fn judge<R: AsRef<Path>>(roots: &[R], file: &Path) -> Result<Option<std::fs::File>, String> {
+    use std::io::ErrorKind;
+    let linked = || std::fs::symlink_metadata(file).is_ok_and(|m| m.file_type().is_symlink());
+    let mut open = std::fs::OpenOptions::new();
+    open.read(true);
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        open.custom_flags(rustix::fs::OFlags::PATH.bits() as i32);
+    }
+    #[cfg(all(unix, not(any(target_os = "linux", target_os = "android"))))]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        let flags = rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::NOCTTY;
+        open.custom_flags(flags.bits() as i32);
+    }
+    let f = match open.open(file) {
+        Ok(f) => f,
+        Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => {
+            return if linked() {
+                Err(format!("is a link that cannot be followed ({e})"))
+            } else {
+                Ok(None)
+            };
         }
-        // Its folders may be links too (git's folder linked out of the workspace).
-        let real = std::fs::canonicalize(file)
-            .map_err(|e| format!("cannot be followed to where it is ({e})"))?;
-        if !roots.iter().any(|r| real.starts_with(r.as_ref())) {
-            return Err("is reached through a link that leads outside the workspace".into());
+        Err(e) if e.raw_os_error() == Some(rustix::io::Errno::LOOP.raw_os_error()) => {
+            return Err(format!("is a link that cannot be followed ({e})"));
         }
-        return Ok(true);
+        Err(e) => return Err(format!("cannot be read ({e})")),
+    };
+    let meta = f.metadata().map_err(|e| format!("cannot be read ({e})"))?;
+    let real =
+        where_open(&f, file).map_err(|e| format!("cannot be followed to where it is ({e})"))?;
+    if !roots.iter().any(|r| real.starts_with(r.as_ref())) {
+        return Err(if linked() {
+            "is a link that leads outside the workspace"
+        } else {
+            "is reached through a link that leads outside the workspace"
+        }
+        .into());
     }
-    if kind.is_dir() {
-        return Ok(false);
+    if meta.is_dir() {
+        return Ok(None);
     }
-    if !kind.is_symlink() {
-        return Err("is not a regular file (a named pipe, socket or device)".into());
+    if !meta.is_file() {
+        return Err(if linked() {
+            "is a link to something other than a regular file"
+        } else {
+            "is not a regular file (a named pipe, socket or device)"
+        }
+        .into());
     }
-    let target = std::fs::canonicalize(file)
-        .map_err(|e| format!("is a link that cannot be followed ({e})"))?;
-    if !roots.iter().any(|r| target.starts_with(r.as_ref())) {
-        return Err("is a link that leads outside the workspace".into());
+    if meta.len() > MAX_IGNORE_FILE {
+        return Err(too_large());
     }
-    match std::fs::metadata(&target) {
-        Ok(m) if m.is_file() && m.len() > MAX_IGNORE_FILE => Err(too_large()),
-        Ok(m) if m.is_file() => Ok(true),
-        Ok(m) if m.is_dir() => Ok(false),
-        _ => Err("is a link to something other than a regular file".into()),
-    }
+    Ok(Some(f))
 }
 
 impl super::Workspace {
@@ -255,60 +284,49 @@ impl super::Workspace {
     }
 }
 
-/// The text of an ignore file (`None`: there is none), opened once and judged on that handle,
-/// so nothing swapped in between a check and the read is read: it must be a regular file, be
-/// beneath one of `roots` where it really is (a link, or a folder linked out of the workspace,
-/// may not lead elsewhere), and hold at most 4 MiB (rules cut off in the middle could hide
-/// less, or more). Opened without blocking, so a named pipe is refused, never waited on.
+/// The text of an ignore file (`None`: there is none), read from the very file [`judge`]
+/// judged, so nothing swapped in between is read (a named pipe is refused, never waited on).
 fn read_ignore_file(roots: &[PathBuf], file: &Path) -> Result<Option<Vec<u8>>, String> {
-    use std::io::{ErrorKind, Read};
-    let mut open = std::fs::OpenOptions::new();
-    open.read(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        let flags = rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::NOCTTY;
-        open.custom_flags(flags.bits() as i32);
-    }
-    let f = match open.open(file) {
-        Ok(f) => f,
-        Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => {
-            return Ok(None);
-        }
-        Err(e) if e.raw_os_error() == Some(rustix::io::Errno::LOOP.raw_os_error()) => {
-            return Err(format!("is a link that cannot be followed ({e})"));
-        }
-        Err(e) => return Err(format!("cannot be read ({e})")),
-    };
-    let meta = f.metadata().map_err(|e| format!("cannot be read ({e})"))?;
-    if meta.is_dir() {
-        return Ok(None);
-    }
-    if !meta.is_file() {
-        return Err("is not a regular file (a named pipe, socket or device)".into());
-    }
-    let real =
-        where_open(&f, file).map_err(|e| format!("cannot be followed to where it is ({e})"))?;
-    if !roots.iter().any(|r| real.starts_with(r)) {
-        let linked = std::fs::symlink_metadata(file).is_ok_and(|m| m.file_type().is_symlink());
-        return Err(if linked {
-            "is a link that leads outside the workspace"
-        } else {
-            "is reached through a link that leads outside the workspace"
-        }
-        .into());
-    }
-    if meta.len() > MAX_IGNORE_FILE {
-        return Err(too_large());
-    }
+    use std::io::Read;
+    let Some(judged) = judge(roots, file)? else { return Ok(None) };
     let mut text = Vec::new();
-    f.take(MAX_IGNORE_FILE + 1)
-        .read_to_end(&mut text)
+    reopen(judged, file)
+        .and_then(|f| f.take(MAX_IGNORE_FILE + 1).read_to_end(&mut text))
         .map_err(|e| format!("cannot be read ({e})"))?;
     if text.len() as u64 > MAX_IGNORE_FILE {
         return Err(too_large());
     }
     Ok(Some(text))
+}
+
+/// The judged file `f` opened for reading: on Linux through its handle (the same file, whatever
+/// `path` names now); elsewhere `f` was opened for reading already.
+fn reopen(f: std::fs::File, path: &Path) -> std::io::Result<std::fs::File> {
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    {
+        use std::os::fd::AsRawFd;
+        use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+        let mut open = std::fs::OpenOptions::new();
+        open.read(true);
+        open.custom_flags((rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::NOCTTY).bits() as i32);
+        match open.open(format!("/proc/self/fd/{}", f.as_raw_fd())) {
+            Ok(read) => Ok(read),
+            // No /proc: by name, and only if that is still the file judged.
+            Err(_) => {
+                let (read, judged) = (open.open(path)?, f.metadata()?);
+                let now = read.metadata()?;
+                if (now.dev(), now.ino()) != (judged.dev(), judged.ino()) {
+                    return Err(std::io::Error::other("it changed while it was read"));
+                }
+                Ok(read)
+            }
+        }
+    }
+    #[cfg(not(any(target_os = "linux", target_os = "android")))]
+    {
+        let _ = path;
+        Ok(f)
+    }
 }
 
 /// Where the file open as `f` (opened as `path`) is now: on Linux the kernel's own answer for
@@ -435,7 +453,6 @@ mod tests {
         let refused = s.check(&root.join("a/leak_1"), false, o).unwrap_err();
         assert_eq!(refused.file, root.join("a/.gitignore"));
         assert_eq!(refused.why, "is a link that leads outside the workspace");
-        assert_eq!(refused.option, "respect_git_ignore");
         let off = IgnoreOptions { respect_git_ignore: false, ..o };
         assert_eq!(s.check(&root.join("a/leak_1"), false, off), Ok(false));
         assert!(s.check(&root.join("kept_1"), false, o).unwrap(), "a link inside is followed");

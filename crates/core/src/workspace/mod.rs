@@ -104,6 +104,13 @@ pub enum PathError {
     },
 }
 
+impl PathError {
+    /// A path that is not UTF-8: it could only be shown as another name (U+FFFD in its place).
+    pub fn not_utf8() -> Self {
+        PathError::Invalid("Path is not valid UTF-8.".into())
+    }
+}
+
 /// A workspace could not be set up.
 #[derive(Debug, thiserror::Error)]
 pub enum WorkspaceError {
@@ -319,10 +326,7 @@ impl Workspace {
     /// [`Self::check_real`], naming a path outside the workspace as `asked` (the path as the
     /// caller spelled it): where a link outside leads is outside information.
     fn check_real_as(&self, real: &Path, asked: &Path) -> Result<(), PathError> {
-        // A name that is not UTF-8 could only be shown as another name (U+FFFD in its place).
-        let Some(text) = real.to_str() else {
-            return Err(PathError::Invalid("Path is not valid UTF-8.".into()));
-        };
+        let Some(text) = real.to_str() else { return Err(PathError::not_utf8()) };
         paths::preflight(text).map_err(PathError::Invalid)?;
         if let Some(root) = self.check_base(real) {
             let rel = paths::relative_to(real, root);

@@ -16,7 +16,7 @@ use toolbelt_core::tool::{
 use toolbelt_core::workspace::{Access, IgnoreOptions, PathError, ResolvedPath, Workspace, paths};
 
 use super::{node_error, shorten_path};
-use crate::search::left_out::{LeftOut, Verdict};
+use crate::search::unread::{Unread, Verdict};
 
 pub const NAME: &str = "list_directory";
 
@@ -194,13 +194,12 @@ fn list(
     }
     let mut ignored = 0usize;
     let mut hidden = 0usize;
-    let left_out = LeftOut::default();
-    let malformed = crate::search::unread::Unread::default();
+    let unread = Unread::default();
     let mut entries = Vec::with_capacity(names.len());
     let dir_real = paths::robust_realpath(dir).unwrap_or_else(|_| dir.to_path_buf());
     for Named { name, utf8, link, stat } in names {
         if !utf8 {
-            malformed.path(&PathError::Invalid("Path is not valid UTF-8.".into()));
+            unread.path(&PathError::not_utf8());
             continue;
         }
         if cancel.is_cancelled() {
@@ -208,7 +207,7 @@ fn list(
         }
         let full = dir.join(&name);
         // Upstream tests entries without a trailing slash, so dir-only patterns keep folders.
-        match left_out.verdict(ws.ignore().check(&full, false, opts)) {
+        match unread.verdict(ws.ignore().check(&full, false, opts)) {
             Verdict::Kept => {}
             Verdict::Ignored => {
                 ignored += 1;
@@ -237,7 +236,7 @@ fn list(
                 continue;
             }
             Err(e) => {
-                malformed.path(&e);
+                unread.path(&e);
                 continue;
             }
             Ok(()) => {}
@@ -282,14 +281,14 @@ fn list(
         ));
         summary.push_str(&format!(" ({hidden} hidden as sensitive)"));
     }
-    let unknown = left_out.note("entries");
-    if !unknown.is_empty() {
-        llm.push_str(&unknown);
+    let ignore_note = unread.ignore_note("entries");
+    if !ignore_note.is_empty() {
+        llm.push_str(&ignore_note);
         summary.push_str(" (some left out: an ignore file cannot be read)");
     }
-    let malformed = malformed.note_for("entries");
-    if !malformed.is_empty() {
-        llm.push_str(&malformed);
+    let read_note = unread.read_note("entries");
+    if !read_note.is_empty() {
+        llm.push_str(&read_note);
         summary.push_str(" (some left out: the file tools refuse their paths)");
     }
     let files: Vec<String> = entries

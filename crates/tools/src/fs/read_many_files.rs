@@ -343,16 +343,12 @@ impl Job {
         let mut skipped: Vec<(String, String)> = Vec::new();
         let (mut ignored, mut outside, mut hidden) = (0usize, 0usize, 0usize);
         let mut kept = Vec::new();
-        let left_out = crate::search::left_out::LeftOut::default();
-        let checks = crate::parallel::map(&files, threads, |(f, ino)| {
-            self.check(f, *ino, &unread, &left_out)
-        });
-        let mut unknown_n = 0usize;
+        let checks = crate::parallel::map(&files, threads, |(f, ino)| self.check(f, *ino, &unread));
         for checked in checks {
             match checked {
                 Checked::Kept(r) => kept.push(r),
                 Checked::Ignored => ignored += 1,
-                Checked::LeftOut => unknown_n += 1,
+                Checked::LeftOut => {}
                 Checked::Hidden => hidden += 1,
                 Checked::Outside => outside += 1,
                 Checked::Gone => {}
@@ -361,9 +357,9 @@ impl Job {
         if ignored > 0 {
             skipped.push((format!("{ignored} file(s)"), "ignored by project ignore files".into()));
         }
-        let unknown = left_out.note("file(s)");
-        if !unknown.is_empty() {
-            skipped.push((format!("{unknown_n} file(s)"), unknown.trim().into()));
+        let ignore_note = unread.ignore_note("file(s)");
+        if !ignore_note.is_empty() {
+            skipped.push((format!("{} file(s)", unread.left_out()), ignore_note.trim().into()));
         }
         if outside > 0 {
             let why = "Security: not in the workspace (links or hard links to outside)";
@@ -473,17 +469,17 @@ impl Job {
             skipped.extend(left_out.iter().map(|f| (f.clone(), why.clone())));
         }
         // Said before the end marker, or after "nothing found".
-        let unread_note = unread.note();
-        if !unread_note.is_empty() {
-            skipped.push(("folders".into(), unread_note.trim().into()));
+        let read_note = unread.read_note("file(s)");
+        if !read_note.is_empty() {
+            skipped.push(("folders".into(), read_note.trim().into()));
         }
-        let unread = format!("{unknown}{unread_note}");
+        let notes = ignore_note + &read_note;
         let nothing = answer.is_empty();
         if nothing {
             answer.push_text(NOTHING);
         }
-        if !unread.is_empty() {
-            answer.push_text(if nothing { unread.trim_start() } else { &unread });
+        if !notes.is_empty() {
+            answer.push_text(if nothing { notes.trim_start() } else { &notes });
         }
         if !nothing {
             answer.push_text(END);

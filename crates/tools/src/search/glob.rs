@@ -20,7 +20,7 @@ use toolbelt_core::tool::{Declaration, ExecContext, Invocation, ModelFamily, Too
 use toolbelt_core::workspace::{Access, IgnoreOptions, OpenError, PathError, Workspace, paths};
 
 use super::GLOB_EXCLUDED_DIRS;
-use super::left_out::Verdict;
+use super::unread::Verdict;
 use crate::fs::shorten_path;
 
 pub const NAME: &str = "glob";
@@ -202,7 +202,6 @@ impl Job {
         let ignored = AtomicUsize::new(0);
         let hidden = AtomicUsize::new(0);
         let unread = super::unread::Unread::default();
-        let left_out = super::left_out::LeftOut::default();
         for dir in &self.dirs {
             let matcher = match self.matcher(dir) {
                 Ok(m) => m,
@@ -221,7 +220,7 @@ impl Job {
             let this = &self;
             walk.build_parallel().run(|| {
                 let (found, ignored, hidden, matcher) = (&found, &ignored, &hidden, &matcher);
-                let (unread, left_out) = (&unread, &left_out);
+                let unread = &unread;
                 let mut opener = super::opener::Opener::new(&this.workspace, unread);
                 let mut cancel = super::CancelCheck::new(&this.cancel);
                 Box::new(move |entry| {
@@ -243,7 +242,7 @@ impl Job {
                         return WalkState::Continue;
                     }
                     let checked = this.workspace.ignore().check(path, false, this.opts);
-                    match left_out.verdict(checked) {
+                    match unread.verdict(checked) {
                         Verdict::Kept => {}
                         Verdict::Ignored => {
                             ignored.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -278,8 +277,7 @@ impl Job {
         } else {
             String::new()
         };
-        let mut note = left_out.note("file(s)");
-        note.push_str(&unread.note());
+        let mut note = unread.note();
         if self.cancel.is_cancelled() {
             note.push_str("\n\n(The search was cut short: it was cancelled or ran out of time. These results are partial.)");
         }

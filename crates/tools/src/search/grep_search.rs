@@ -25,7 +25,7 @@ use toolbelt_core::tool::{
 };
 use toolbelt_core::workspace::{Access, IgnoreOptions, Workspace, paths};
 
-use super::left_out::Verdict;
+use super::unread::Verdict;
 use super::{GrepFile, GrepLine, GrepReport, format_grep, limit_files};
 use crate::fs::shorten_path;
 
@@ -235,7 +235,6 @@ impl Invocation for GrepCall {
             roots: self.roots.clone(),
             unsearchable: Mutex::default(),
             unread: super::unread::Unread::default(),
-            left_out: super::left_out::LeftOut::default(),
         };
         match tokio::task::spawn_blocking(move || job.run()).await {
             Ok(r) => r,
@@ -264,8 +263,6 @@ struct Job {
     unsearchable: Mutex<Vec<super::Unsearchable>>,
     /// Folders and files the walk could not read (the answer is then partial).
     unread: super::unread::Unread,
-    /// Files with matches that an unreadable ignore file may hide.
-    left_out: super::left_out::LeftOut,
 }
 
 impl Job {
@@ -335,7 +332,7 @@ impl Job {
                     .is_cancelled()
                     .then_some("it was cancelled or ran out of time"),
                 unsearchable: &unsearchable,
-                unread: &format!("{}{}", self.left_out.note("file(s)"), self.unread.note()),
+                unread: &self.unread.note(),
             },
         );
         toolbelt_core::timings::mark("grep: format");
@@ -387,7 +384,6 @@ impl Job {
         walk.build_parallel().run(|| {
             let found = &found;
             let results = &results;
-            let left_out = &self.left_out;
             let mut searcher = self.searcher(before, after);
             let mut opener = super::opener::Opener::new(&self.workspace, &self.unread);
             let mut cancel = super::CancelCheck::new(&self.cancel);
@@ -408,7 +404,8 @@ impl Job {
                     let ignored = || {
                         !single_file
                             && !p.no_ignore
-                            && left_out
+                            && self
+                                .unread
                                 .verdict(self.workspace.ignore().check(path, false, self.opts))
                                 != Verdict::Kept
                     };

@@ -50,7 +50,8 @@ impl IgnoreFiles {
 
     /// The first of `names` in `dir` that may not be read, and why. Inside the workspace the
     /// workspace's check applies (a link must stay inside it); above it, the folders are the
-    /// user's own, and only a file that would block (a named pipe, a device) is refused.
+    /// user's own, and only a file that would block (a named pipe, a device), that leads
+    /// nowhere or is over the size limit is refused.
     fn problem<'n>(
         &self,
         dir: &Path,

@@ -4,7 +4,6 @@
 pub mod glob;
 pub mod grep_search;
 mod ignore_files;
-pub(crate) mod left_out;
 mod opener;
 pub(crate) mod unread;
 

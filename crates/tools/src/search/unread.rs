@@ -7,13 +7,28 @@
 //! A path the file layer refuses as malformed (a newline or a tab in a folder's name) is left
 //! out too, since the model could not hand it to another tool, but never silently: the note
 //! says how many and why.
+//!
+//! So is a path an ignore file applies to that may not be read (a named pipe, a link out of the
+//! workspace; see `workspace::check_ignore_file`): whether it hides the path cannot be told, so
+//! the path is not shown, and the note names the file. Passing the file over instead would
+//! show what a user keeps it for hiding.
 
+use std::collections::BTreeMap;
 use std::io;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use toolbelt_core::sync::LockExt as _;
-use toolbelt_core::workspace::{OpenError, PathError};
+use toolbelt_core::workspace::{OpenError, PathError, Unreadable};
+
+/// What the ignore files say about one path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Verdict {
+    Kept,
+    Ignored,
+    /// An ignore file that applies may not be read (counted for the note).
+    LeftOut,
+}
 
 /// Shared by the threads of one search.
 #[derive(Debug, Default)]
@@ -23,6 +38,8 @@ pub(crate) struct Unread {
     first: Mutex<Option<io::Error>>,
     /// Paths refused as malformed: how many, and the first reason.
     malformed: Mutex<(usize, String)>,
+    /// Each ignore file that may not be read, and how many paths it kept out.
+    ignore_files: Mutex<BTreeMap<Unreadable, usize>>,
 }
 
 impl Unread {
@@ -78,14 +95,50 @@ impl Unread {
         }
     }
 
+    /// The verdict on a path from the ignore service's answer.
+    pub(crate) fn verdict(&self, checked: Result<bool, Unreadable>) -> Verdict {
+        match checked {
+            Ok(false) => Verdict::Kept,
+            Ok(true) => Verdict::Ignored,
+            Err(u) => {
+                *self.ignore_files.locked().entry(u).or_default() += 1;
+                Verdict::LeftOut
+            }
+        }
+    }
+
+    /// How many paths were left out for an ignore file that may not be read.
+    pub(crate) fn left_out(&self) -> usize {
+        self.ignore_files.locked().values().sum()
+    }
+
     /// How many folders or files could not be read.
     pub(crate) fn count(&self) -> usize {
         self.count.load(Ordering::Relaxed)
     }
 
-    /// The note for the answer (each part starting with a blank line), or `""` when nothing was
-    /// left out. `what` names the paths (`file(s)`, `entries`).
-    pub(crate) fn note_for(&self, what: &str) -> String {
+    /// The note on paths left out for an ignore file that may not be read (starting with a
+    /// blank line), or `""`. `what` names the paths (`file(s)`, `entries`). It does not suggest
+    /// turning the ignore files off: that would show what the user keeps them for hiding.
+    pub(crate) fn ignore_note(&self, what: &str) -> String {
+        let n = self.left_out();
+        let files = self.ignore_files.locked();
+        if files.is_empty() {
+            return String::new();
+        }
+        let mut s = format!(
+            "\n\n({n} {what} left out: an ignore file that applies to them may not be read, so whether it hides them cannot be told."
+        );
+        for u in files.keys() {
+            s.push_str(&format!("\n- {u}"));
+        }
+        s.push_str("\nAsk the user to fix it (a regular file inside the workspace) or remove it.)");
+        s
+    }
+
+    /// The note on what could not be read or shown (each part starting with a blank line), or
+    /// `""`. `what` names the paths (`file(s)`, `entries`).
+    pub(crate) fn read_note(&self, what: &str) -> String {
         let mut note = String::new();
         let (n, why) = &*self.malformed.locked();
         if *n > 0 {
@@ -102,9 +155,9 @@ impl Unread {
         note
     }
 
-    /// [`Unread::note_for`] files.
+    /// Both notes on files, for the answer.
     pub(crate) fn note(&self) -> String {
-        self.note_for("file(s)")
+        self.ignore_note("file(s)") + &self.read_note("file(s)")
     }
 }
 
@@ -173,8 +226,26 @@ mod tests {
         u.path(&PathError::Invalid("a newline".into()));
         u.path(&PathError::Invalid("too long".into()));
         assert_eq!(
-            u.note_for("entries"),
+            u.read_note("entries"),
             "\n\n(2 entries left out: the file tools refuse their paths (a newline); rename them, or reach them with run_shell_command.)"
+        );
+    }
+
+    #[test]
+    fn names_each_unreadable_ignore_file_once_and_counts_what_it_kept_out() {
+        let l = Unread::default();
+        assert_eq!(l.ignore_note("file(s)"), "");
+        assert_eq!(l.verdict(Ok(false)), Verdict::Kept);
+        assert_eq!(l.verdict(Ok(true)), Verdict::Ignored);
+        let u = Unreadable {
+            file: std::path::PathBuf::from("/w/.geminiignore"),
+            why: "is a link that leads outside the workspace".into(),
+        };
+        assert_eq!(l.verdict(Err(u.clone())), Verdict::LeftOut);
+        assert_eq!(l.verdict(Err(u)), Verdict::LeftOut);
+        assert_eq!(
+            l.ignore_note("file(s)"),
+            "\n\n(2 file(s) left out: an ignore file that applies to them may not be read, so whether it hides them cannot be told.\n- /w/.geminiignore is a link that leads outside the workspace\nAsk the user to fix it (a regular file inside the workspace) or remove it.)"
         );
     }
 }

@@ -1,8 +1,7 @@
 //! read_many_files, one file at a time (run on any thread): the checks on what the walk
 //! yielded, then the read and the text the model gets.
 
-use crate::search::left_out::{LeftOut, Verdict};
-use crate::search::unread::Unread;
+use crate::search::unread::{Unread, Verdict};
 use std::path::Path;
 
 use toolbelt_core::ToolResult;
@@ -38,15 +37,9 @@ pub(super) enum Read {
 
 impl Job {
     /// What the walk yielded, checked: ignored, refused, gone, or kept with its real path.
-    pub(super) fn check(
-        &self,
-        f: &Path,
-        ino: Option<u64>,
-        unread: &Unread,
-        left_out: &LeftOut,
-    ) -> Checked {
+    pub(super) fn check(&self, f: &Path, ino: Option<u64>, unread: &Unread) -> Checked {
         let ws = &self.workspace;
-        match left_out.verdict(ws.ignore().check(f, false, self.opts)) {
+        match unread.verdict(ws.ignore().check(f, false, self.opts)) {
             Verdict::Kept => {}
             Verdict::Ignored => return Checked::Ignored,
             Verdict::LeftOut => return Checked::LeftOut,
