@@ -365,7 +365,7 @@ impl<R, W> LineTransport<R, W> {
             && let ClientNotification::CancelledNotification(c) = &n.notification
             && let Some(id) = &c.params.request_id
         {
-            let id = id.clone().into_json_value().to_string();
+            let id = key(id);
             if self.flow.cancel(&id) {
                 self.queue.remove(&id);
             }
@@ -392,7 +392,7 @@ impl<R, W> LineTransport<R, W> {
             _ => None,
         };
         if let Some(id) = id {
-            self.asked.locked().remove(&id.clone().into_json_value().to_string());
+            self.asked.locked().remove(&key(id));
         }
     }
 
@@ -411,6 +411,11 @@ impl<R, W> LineTransport<R, W> {
             _ => answer,
         }
     }
+}
+
+/// How the transport keys requests by id: the id's JSON text.
+fn key(id: &rmcp::model::RequestId) -> String {
+    id.clone().into_json_value().to_string()
 }
 
 /// The error that stands in for the client's answer to `id` once its input ended.
@@ -476,7 +481,7 @@ where
         let (write, flow) = (self.write.clone(), self.flow.clone());
         if let rmcp::model::JsonRpcMessage::Request(r) = &item {
             let id = r.id.clone();
-            self.asked.locked().insert(id.clone().into_json_value().to_string(), id);
+            self.asked.locked().insert(key(&id), id);
             self.flow.wake();
         }
         async move {
@@ -490,7 +495,7 @@ where
             // answer is written (whoever frees the id, this answer or a cancellation, gives
             // the place back).
             let place = answered
-                .and_then(|id| flow.answering(&id.into_json_value().to_string()))
+                .and_then(|id| flow.answering(&key(&id)))
                 .map(|bytes| Place { flow, bytes });
             let written = Self::write_line(&write, &item).await;
             drop(place);
