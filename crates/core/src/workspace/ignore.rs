@@ -504,4 +504,19 @@ mod tests {
         let both = IgnoreService::within(&root, &[root.clone(), other.clone()]);
         assert_eq!(both.check(&root.join("draft.txt"), false, o), Ok(true));
     }
+
+    /// A dangling link as an ignore file: what it would hide cannot be told, so the service
+    /// and grep's check both name it (the service took it for no file after 145e611, so the
+    /// two disagreed on the same folder).
+    #[cfg(unix)]
+    #[test]
+    fn a_dangling_link_is_named_by_the_service_and_the_check_alike() {
+        let (_d, root) = setup(&[(".git/HEAD", ""), ("sub/x", "")]);
+        std::os::unix::fs::symlink(root.join("nowhere"), root.join("sub/.gitignore")).unwrap();
+        let s = IgnoreService::new(&root);
+        let refused = s.check(&root.join("sub/x"), false, IgnoreOptions::default()).unwrap_err();
+        assert!(refused.why.starts_with("is a link that cannot be followed"), "{refused:?}");
+        let checked = check_ignore_file(&[&root], &root.join("sub/.gitignore"));
+        assert_eq!(checked, Err(refused.why));
+    }
 }
