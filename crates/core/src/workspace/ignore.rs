@@ -256,27 +256,23 @@ fn judge<R: AsRef<Path>>(roots: &[R], file: &Path) -> Result<Option<std::fs::Fil
 impl super::Workspace {
     /// [`check_ignore_file`] with the workspace's roots, for the many folders a walk enters:
     /// the common answers (no such file, a plain file) come from one lookup beneath the root's
-    /// handle that follows no link at all; anything else gets the whole check.
+    /// handle that follows no link at the end; anything else gets the whole check.
     pub fn check_ignore_file(&self, file: &Path) -> Result<bool, String> {
-        // Linux: the kernel keeps the lookup beneath the root and follows no link on the way,
-        // so a link anywhere (the file, or one of its folders) takes the whole check.
-        #[cfg(any(target_os = "linux", target_os = "android"))]
+        // One `statat` beneath the root's handle, as for every folder a walk enters. It
+        // follows a link among the folders on the way, which a walk does not make (it follows
+        // none): only a race can put one there, and the walker reads the file by this same
+        // path right after, so a stricter lookup here would guard nothing.
+        #[cfg(unix)]
         if let Some((root, rel)) = self.locate(file) {
-            use rustix::fs::{FileType, Mode, OFlags, ResolveFlags, fstat, openat2};
-            let resolve = ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS;
-            let flags = OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-            match openat2(&self.root_dirs[root].fd, &rel, flags, Mode::empty(), resolve) {
-                Ok(fd) => {
-                    if let Ok(st) = fstat(&fd)
-                        && FileType::from_raw_mode(st.st_mode) == FileType::RegularFile
-                    {
-                        #[allow(clippy::unnecessary_cast)] // the field's type differs
-                        let large = st.st_size as u64 > MAX_IGNORE_FILE;
-                        return if large { Err(too_large()) } else { Ok(true) };
-                    }
+            use rustix::fs::{AtFlags, FileType, statat};
+            match statat(&self.root_dirs[root].fd, &rel, AtFlags::SYMLINK_NOFOLLOW) {
+                Ok(st) if FileType::from_raw_mode(st.st_mode) == FileType::RegularFile => {
+                    #[allow(clippy::unnecessary_cast)] // the field's type differs
+                    let large = st.st_size as u64 > MAX_IGNORE_FILE;
+                    return if large { Err(too_large()) } else { Ok(true) };
                 }
                 Err(rustix::io::Errno::NOENT) => return Ok(false),
-                Err(_) => {}
+                _ => {}
             }
         }
         let roots: Vec<&Path> = self.roots.iter().map(|r| r.real.as_path()).collect();
