@@ -19,7 +19,7 @@ use std::sync::Arc;
 
 use rmcp::RoleServer;
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::Mutex;
 use toolbelt_core::sync::LockExt as _;
@@ -27,7 +27,11 @@ use toolbelt_core::sync::LockExt as _;
 /// The default limit of one message: rmcp's.
 pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
 
+mod answers;
 pub mod flow;
+
+pub(crate) use answers::error;
+use answers::{busy, duplicate, unanswerable};
 
 /// How much of an over-long message is kept to find its id.
 const ID_PREFIX: usize = 4096;
@@ -191,11 +195,6 @@ pub enum Verdict {
     Answer(Value),
     /// Nothing to do.
     Ignore,
-}
-
-/// A JSON-RPC error answer.
-pub(crate) fn error(id: Value, code: i64, message: String) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
 }
 
 /// Judges one line (without its newline).
@@ -416,43 +415,6 @@ impl<R, W> LineTransport<R, W> {
 /// How the transport keys requests by id: the id's JSON text.
 fn key(id: &rmcp::model::RequestId) -> String {
     id.clone().into_json_value().to_string()
-}
-
-/// The error that stands in for the client's answer to `id` once its input ended.
-fn unanswerable(id: rmcp::model::RequestId) -> RxJsonRpcMessage<RoleServer> {
-    rmcp::model::JsonRpcMessage::Error(rmcp::model::JsonRpcError {
-        jsonrpc: rmcp::model::JsonRpcVersion2_0,
-        id: Some(id),
-        error: rmcp::model::ErrorData::new(
-            rmcp::model::ErrorCode(-32000),
-            "the client closed its input before answering",
-            None,
-        ),
-    })
-}
-
-/// The answer to a request whose id is pending.
-fn duplicate(id: Value) -> Value {
-    error(
-        id.clone(),
-        -32600,
-        format!(
-            "Invalid Request: the id {id} belongs to a request that has not been answered yet; use a new id for each request"
-        ),
-    )
-}
-
-/// The answer to a request when too much waits already.
-fn busy(id: Value) -> Value {
-    error(
-        id,
-        -32000,
-        format!(
-            "Server busy: {} requests run and {} MiB of requests wait; send this one again once answers come back",
-            flow::MAX_RUNNING,
-            flow::MAX_WAITING_BYTES >> 20
-        ),
-    )
 }
 
 /// Gives a running request's place back when its answer is written (or the write is dropped).

@@ -1,6 +1,7 @@
 //! The line transport's tests: how lines are read and judged.
 
 use super::*;
+use serde_json::json;
 
 #[test]
 fn the_leading_id_is_the_top_level_one() {
