@@ -245,3 +245,51 @@ fn grep_never_reads_an_ignore_file_too_large_to_read_whole() {
     let said = String::from_utf8_lossy(&out.stdout);
     assert!(said.contains("- c: not searched: its .gitignore is larger than 4 MiB"), "{said}");
 }
+
+/// Found in session 4 of issue 22: a line that is not UTF-8 (a Latin-1 comment, say) made the
+/// ignore files stop being read there, so every rule after it was dropped and what it named was
+/// listed, read and searched by every tool. Git and upstream apply the rest of the file. Now
+/// such a line is passed over (it can match only names that are not UTF-8, which the file tools
+/// refuse anyway) and the rest applies; a `.ignore`, which only grep_search's walker reads and
+/// which that walker would stop reading, keeps grep_search out of its folder, saying why.
+#[test]
+fn a_line_that_is_not_utf8_drops_no_rule_after_it() {
+    let rules: &[u8] = b"# caf\xe9 (Latin-1)\ndraft*\n";
+    for file in [".geminiignore", ".gitignore", "sub/.gitignore", "sub/.ignore"] {
+        let t = TempTree::new();
+        t.dir(".git").file("ok.txt", "plain\n").file("sub/ok.txt", "plain\n");
+        let hidden = if file.starts_with("sub/") { "sub/draft.txt" } else { "draft.txt" };
+        t.file(hidden, "classified\n");
+        std::fs::write(t.root().join(file), rules).unwrap();
+        let grep_only = file.ends_with(".ignore");
+        let mut calls = vec![("grep_search", json!({"pattern": "class.fied|plain"}))];
+        if !grep_only {
+            calls.extend([
+                ("glob", json!({"pattern": "**/*.txt"})),
+                ("read_many_files", json!({"include": ["**/*.txt"]})),
+                ("list_directory", json!({"dir_path": "sub"})),
+                ("read_file", json!({"file_path": hidden})),
+            ]);
+        }
+        for (tool, args) in calls {
+            let out = call_within_10s(&t, tool, &args.to_string());
+            let shown = String::from_utf8_lossy(&out.stdout);
+            assert!(!shown.contains("classified"), "{file}, {tool} read it: {shown}");
+            if tool != "read_file" && tool != "list_directory" {
+                assert!(!shown.contains(hidden), "{file}, {tool} listed it: {shown}");
+            }
+            if tool == "list_directory" {
+                assert!(!shown.contains("draft.txt"), "{file}, {tool} listed it: {shown}");
+            }
+            if tool == "read_file" {
+                assert!(!out.status.success() || shown.contains("ignored"), "{file}: {shown}");
+            } else if grep_only {
+                assert!(shown.contains("sub: not searched") && shown.contains("UTF-8"), "{shown}");
+            } else {
+                // The rest of the file applies, and nothing else is hidden.
+                let ok = if tool == "list_directory" { "ok.txt" } else { "sub/ok.txt" };
+                assert!(shown.contains(ok), "{file}, {tool}: {shown}");
+            }
+        }
+    }
+}

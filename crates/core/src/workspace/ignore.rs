@@ -253,6 +253,21 @@ fn judge<R: AsRef<Path>>(roots: &[R], file: &Path) -> Result<Option<std::fs::Fil
     Ok(Some(f))
 }
 
+/// [`check_ignore_file`] for a reader that stops at the first line that is not UTF-8 (the
+/// `ignore` crate's, which grep_search's walker uses for `.gitignore` and `.ignore`): such a
+/// line is refused too, since every rule after it would be dropped without a word. Reads the
+/// file (from the handle judged); meant for the few ignore files a walk finds.
+pub fn check_ignore_file_lines<R: AsRef<Path>>(roots: &[R], file: &Path) -> Result<bool, String> {
+    let Some(text) = read_ignore_file(roots, file)? else { return Ok(false) };
+    match text.split(|b| *b == b'\n').position(|line| std::str::from_utf8(line).is_err()) {
+        None => Ok(true),
+        Some(i) => Err(format!(
+            "has a line that is not UTF-8 (line {}), and the search's reader of ignore files would drop every rule after it; fix or remove that line",
+            i + 1
+        )),
+    }
+}
+
 impl super::Workspace {
     /// [`check_ignore_file`] with the workspace's roots, for the many folders a walk enters:
     /// the common answers (no such file, a plain file) come from one lookup beneath the root's
@@ -282,7 +297,7 @@ impl super::Workspace {
 
 /// The text of an ignore file (`None`: there is none), read from the very file [`judge`]
 /// judged, so nothing swapped in between is read (a named pipe is refused, never waited on).
-fn read_ignore_file(roots: &[PathBuf], file: &Path) -> Result<Option<Vec<u8>>, String> {
+fn read_ignore_file<R: AsRef<Path>>(roots: &[R], file: &Path) -> Result<Option<Vec<u8>>, String> {
     use std::io::Read;
     let Some(judged) = judge(roots, file)? else { return Ok(None) };
     let mut text = Vec::new();
@@ -339,9 +354,11 @@ fn where_open(f: &std::fs::File, path: &Path) -> std::io::Result<PathBuf> {
     std::fs::canonicalize(path)
 }
 
-/// The rules of `file`, relative to `base` (see [`read_ignore_file`]). Read as the `ignore`
-/// crate reads one: a BOM at the start dropped, and reading stops at the first line that is
-/// not UTF-8.
+/// The rules of `file`, relative to `base` (see [`read_ignore_file`]), a BOM at the start
+/// dropped. A line that is not UTF-8 is passed over and the rest read, as git reads the file
+/// (the `ignore` crate stops there, dropping every rule after it: a Latin-1 comment would
+/// un-hide what the rest names). Such a line can match only names that are not UTF-8, which
+/// the file tools refuse anyway.
 fn load(roots: &[PathBuf], base: &Path, file: &Path) -> Rules {
     let text = match read_ignore_file(roots, file) {
         Ok(Some(text)) => text,
@@ -350,14 +367,15 @@ fn load(roots: &[PathBuf], base: &Path, file: &Path) -> Rules {
     };
     let text = text.strip_prefix("\u{feff}".as_bytes()).unwrap_or(&text);
     let mut b = GitignoreBuilder::new(base);
-    for line in text.split(|b| *b == b'\n') {
+    for (i, line) in text.split(|b| *b == b'\n').enumerate() {
         let line = line.strip_suffix(b"\r").unwrap_or(line);
         let Ok(line) = std::str::from_utf8(line) else {
             tracing::warn!(
-                "ignore file {}: a line is not UTF-8; the rest is not read",
-                file.display()
+                "ignore file {}: line {} is not UTF-8; passed over",
+                file.display(),
+                i + 1
             );
-            break;
+            continue;
         };
         if let Err(err) = b.add_line(Some(file.to_path_buf()), line) {
             tracing::warn!("ignore file {}: {err}", file.display());

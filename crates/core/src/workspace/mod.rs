@@ -19,6 +19,7 @@ use std::path::{Path, PathBuf};
 pub use self::folder::Folder;
 pub use self::ignore::{
     GEMINI_IGNORE, IgnoreOptions, IgnoreService, Unreadable, check_ignore_file,
+    check_ignore_file_lines,
 };
 #[cfg(unix)]
 pub use self::open::{FileKindError, OpenError, WriteTarget};

@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 use ignore::WalkBuilder;
 use toolbelt_core::Workspace;
 use toolbelt_core::sync::LockExt as _;
-use toolbelt_core::workspace::{IgnoreOptions, check_ignore_file};
+use toolbelt_core::workspace::{IgnoreOptions, check_ignore_file, check_ignore_file_lines};
 
 /// Shared by the walker's threads (the entry filter must own what it uses).
 #[derive(Clone, Debug)]
@@ -64,6 +64,17 @@ impl IgnoreFiles {
                 self.ws.check_ignore_file(&file)
             } else {
                 check_ignore_file(&[Path::new("/")], &file)
+            };
+            // The walker stops reading a file at a line that is not UTF-8. The ignore service
+            // reads a `.gitignore` inside the workspace too, and its last word applies every
+            // rule; a `.ignore` (which only the walker reads) has its lines checked here.
+            let checked = match checked {
+                Ok(true) if inside && name == ".ignore" => {
+                    let roots: Vec<&Path> =
+                        self.ws.roots().iter().map(|r| r.real.as_path()).collect();
+                    check_ignore_file_lines(&roots, &file)
+                }
+                other => other,
             };
             Some((name, checked.err()?))
         })
