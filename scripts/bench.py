@@ -267,6 +267,16 @@ class Bench:
             scale += f"; client and server on one CPU: {one_cpu:,.0f} /s vs Node {node_one:,.0f} /s = {one_cpu / node_one:.1f}×"
         # Rates, not times: the ratio is how many times more calls toolbelt serves.
         self.rows.append((f"MCP read_file, 1 in flight (calls/s{scale})", med, "Node filesystem server", node, ("min", 15.0), None))
+        # What this machine allows any server: a model server that spins for a given time
+        # before each answer (the client's idle CPU is halted, and waking it costs, once its
+        # wait passes a few microseconds).
+        curve = re.findall(r"model server answering after (\d+) us of work: (\d+)", text)
+        if curve:
+            need = 15.0 * node
+            points = ", ".join(f"{us} µs: {float(r):,.0f}/s" for us, r in curve)
+            self.notes.append(
+                f"| MCP, any server on this machine: calls/s of a model server by its work per answer ({points}); "
+                f"15× Node is {need:,.0f}/s | | | |")
         print(f"  MCP: toolbelt {med:.0f} calls/s, Node filesystem server {node:.0f} calls/s = {med / node:.1f}x")
 
     def print_table(self):

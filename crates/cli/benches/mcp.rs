@@ -18,6 +18,12 @@ fn median(mut v: Vec<Duration>) -> Duration {
 }
 
 fn main() {
+    if let Some(us) =
+        std::env::var("TOOLBELT_BENCH_MODEL_SERVER_US").ok().and_then(|v| v.parse().ok())
+    {
+        model_server(Duration::from_micros(us));
+        return;
+    }
     let rt =
         match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
             Ok(r) => r,
@@ -126,6 +132,74 @@ async fn run() {
             println!("minimal client, {place}: {what}: {rate:.0} per s");
         }
     }
+
+    // What this machine allows any server: a model server (this bench, re-run as one) that
+    // answers each request after spinning for a given time, then polls for the next request as
+    // toolbelt's stdio does. Where the client's wait passes a few microseconds, its idle CPU is
+    // halted and waking it costs more than the work: the rate falls off a cliff there.
+    let dir = dir.path().to_path_buf();
+    let curve = std::thread::spawn(move || {
+        [0u64, 3, 5, 7, 10, 15, 20]
+            .map(|us| (us, raw_client(&dir, &format!("{MODEL}{us}"), 1, 20_000)))
+    })
+    .join()
+    .unwrap_or_else(|_| panic!("client thread"));
+    for (us, rate) in curve {
+        println!(
+            "minimal client, unpinned: model server answering after {us} us of work: {rate:.0} per s"
+        );
+    }
+}
+
+/// `raw_client`'s kind for the model server; the microseconds of work follow.
+const MODEL: &str = "model server:";
+
+/// Answers each request line on stdin (notifications get none) after spinning for `work`,
+/// then polls stdin for up to 50 µs, as `toolbelt mcp` does after an answer.
+fn model_server(work: Duration) {
+    use std::io::{BufRead, Write};
+    // stdin's own descriptor, buffered here, so that the poll below knows what is unread.
+    #[cfg(unix)]
+    let mut input = {
+        use std::os::fd::AsFd;
+        let fd = std::io::stdin().as_fd().try_clone_to_owned().unwrap_or_else(|e| panic!("{e}"));
+        std::io::BufReader::new(std::fs::File::from(fd))
+    };
+    #[cfg(not(unix))]
+    let mut input = std::io::BufReader::new(std::io::stdin());
+    let mut out = std::io::stdout().lock();
+    let mut line = String::new();
+    loop {
+        line.clear();
+        match input.read_line(&mut line) {
+            Ok(0) | Err(_) => return,
+            Ok(_) => {}
+        }
+        if line.contains("\"method\":\"notifications/") {
+            continue;
+        }
+        let start = Instant::now();
+        while start.elapsed() < work {
+            std::hint::spin_loop();
+        }
+        let answer = "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"line one\\nline two\\n\"}]}}\n";
+        if out.write_all(answer.as_bytes()).and_then(|()| out.flush()).is_err() {
+            return;
+        }
+        #[cfg(unix)]
+        if input.buffer().is_empty() {
+            use std::os::fd::AsFd;
+            let polled = Instant::now();
+            while polled.elapsed() < Duration::from_micros(50) {
+                let mut fds =
+                    [nix::poll::PollFd::new(input.get_ref().as_fd(), nix::poll::PollFlags::POLLIN)];
+                if nix::poll::poll(&mut fds, nix::poll::PollTimeout::ZERO).unwrap_or(0) > 0 {
+                    break;
+                }
+                std::thread::yield_now();
+            }
+        }
+    }
 }
 
 /// Keeps this thread, and the processes it starts, on the first CPU it may use.
@@ -161,6 +235,13 @@ const NODE_READ: &str = r#"{"jsonrpc":"2.0","id":ID,"method":"tools/call","param
 fn raw_client(dir: &std::path::Path, kind: &str, in_flight: usize, n: usize) -> f64 {
     use std::io::{BufRead, BufReader, Write};
     let mut command = match (kind, std::env::var_os("TOOLBELT_BENCH_NODE_FS")) {
+        (model, _) if model.starts_with(MODEL) => {
+            let mut c = std::process::Command::new(
+                std::env::current_exe().unwrap_or_else(|e| panic!("{e}")),
+            );
+            c.env("TOOLBELT_BENCH_MODEL_SERVER_US", &model[MODEL.len()..]);
+            c
+        }
         (NODE_READ, Some(node_fs)) => {
             let mut c = std::process::Command::new(node_fs);
             c.arg(dir).stderr(std::process::Stdio::null());
@@ -187,6 +268,7 @@ fn raw_client(dir: &std::path::Path, kind: &str, in_flight: usize, n: usize) -> 
     let mut reply = String::new();
     out.read_line(&mut reply).unwrap_or_else(|e| panic!("{e}"));
     let expect = if kind == PING { "\"result\"" } else { "line one" };
+    let kind = if kind.starts_with(MODEL) { CALL } else { kind };
     let start = Instant::now();
     let mut sent = 0;
     while sent < in_flight.min(n) {
