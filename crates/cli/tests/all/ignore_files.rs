@@ -293,3 +293,35 @@ fn a_line_that_is_not_utf8_drops_no_rule_after_it() {
         }
     }
 }
+
+/// Found by the review of session 4 (issue 22): a `!` rule showed a file inside a folder that
+/// is itself ignored (`logs` then `!logs/k.txt`): glob listed it, read_file, read_many_files
+/// and grep_search (in that folder) printed it, though git never looks inside an ignored
+/// folder and upstream hides it. And read_many_files followed a link to an ignored file and
+/// printed that file.
+#[cfg(unix)]
+#[test]
+fn neither_a_negation_nor_a_link_shows_what_the_rules_hide() {
+    let t = TempTree::new();
+    // In git's exclude file, so that no listing shows the rules themselves.
+    t.file(".git/info/exclude", "logs\n!logs/k.txt\nhf.txt\n").file("ok.txt", "plain\n");
+    t.file("logs/k.txt", "classified\n").file("hf.txt", "classified\n");
+    t.symlink(t.root().join("hf.txt"), "lf.txt");
+    for (tool, args) in [
+        ("glob", json!({"pattern": "**/*"})),
+        ("read_many_files", json!({"include": ["**/*"]})),
+        ("read_many_files", json!({"include": ["lf.txt", "logs/k.txt"]})),
+        ("list_directory", json!({"dir_path": "logs"})),
+        ("read_file", json!({"file_path": "logs/k.txt"})),
+        ("grep_search", json!({"pattern": "class.fied"})),
+        ("grep_search", json!({"pattern": "class.fied", "dir_path": "logs"})),
+    ] {
+        let out = call_within_10s(&t, tool, &args.to_string());
+        let shown = String::from_utf8_lossy(&out.stdout);
+        assert!(!shown.contains("classified"), "{tool} {args} read it: {shown}");
+        let listed = shown.contains("logs/k.txt")
+            || shown.contains("hf.txt")
+            || (tool == "list_directory" && shown.contains("k.txt"));
+        assert!(!listed, "{tool} {args} listed it: {shown}");
+    }
+}

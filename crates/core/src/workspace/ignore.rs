@@ -70,7 +70,7 @@ impl Rules {
     ) -> Result<bool, Unreadable> {
         match self {
             Rules::None => Ok(current),
-            Rules::Read(g) => Ok(apply(current, g.matched_path_or_any_parents(path, is_dir))),
+            Rules::Read(g) => Ok(apply(current, g.matched(path, is_dir))),
             Rules::Unreadable(why) => Err(Unreadable { file: file(), why: why.clone() }),
         }
     }
@@ -125,18 +125,43 @@ impl IgnoreService {
     /// Whether `abs` (under the root) is ignored; paths outside the root never are. An ignore
     /// file on the way that may not be read is the error: the caller leaves the path out and
     /// says why.
+    ///
+    /// As git decides: a path inside an ignored folder is ignored, whatever a later rule says
+    /// (`build/` then `!build/keep.txt` leaves `keep.txt` hidden, since git never looks inside
+    /// `build`); so each folder on the way is judged first, from the top.
     pub fn check(&self, abs: &Path, is_dir: bool, opts: IgnoreOptions) -> Result<bool, Unreadable> {
         let Some(rel) = super::paths::below(abs, &self.root) else { return Ok(false) };
         if rel.as_os_str().is_empty() {
             return Ok(false);
         }
-        let mut ignored = false;
-        if self.git_repo && opts.respect_git_ignore {
-            if rel.components().any(|c| c.as_os_str() == ".git") {
+        let git = self.git_repo && opts.respect_git_ignore;
+        if git && rel.components().any(|c| c.as_os_str() == ".git") {
+            return Ok(true);
+        }
+        let mut folders: Vec<&Path> = rel.ancestors().skip(1).collect();
+        folders.pop(); // the root itself
+        for folder in folders.into_iter().rev() {
+            if self.rules_ignore(folder, true, opts)? {
                 return Ok(true);
             }
+        }
+        self.rules_ignore(rel, is_dir, opts)
+    }
+
+    /// Whether the rules that name `rel` itself (not its folders) ignore it: git's exclude
+    /// file, then each `.gitignore` from the root down to its folder, then `.geminiignore`, the
+    /// last match winning (as upstream's combined parser).
+    fn rules_ignore(
+        &self,
+        rel: &Path,
+        is_dir: bool,
+        opts: IgnoreOptions,
+    ) -> Result<bool, Unreadable> {
+        let mut ignored = false;
+        if self.git_repo && opts.respect_git_ignore {
             let exclude = || self.root.join(EXCLUDE);
             ignored = self.exclude.apply(ignored, rel, is_dir, exclude)?;
+            let abs = self.root.join(rel);
             let mut dir = self.root.clone();
             let parents: Vec<_> =
                 rel.parent().map(|p| p.components().collect()).unwrap_or_default();
@@ -145,7 +170,7 @@ impl IgnoreService {
                     dir.push(parents[depth - 1].as_os_str());
                 }
                 let file = || dir.join(".gitignore");
-                ignored = self.gitignore_in(&dir).apply(ignored, abs, is_dir, file)?;
+                ignored = self.gitignore_in(&dir).apply(ignored, &abs, is_dir, file)?;
             }
         }
         if opts.respect_gemini_ignore {
@@ -433,6 +458,34 @@ mod tests {
         assert!(!s.check(&root.join("a/c"), false, o).unwrap());
         assert!(s.check(&root.join("a/b/other.tmp"), false, o).unwrap());
         assert!(!s.check(&root.join("a/b/keep.tmp"), false, o).unwrap());
+    }
+
+    /// Found by the review of session 4 (issue 22): a `!` rule showed a file inside a folder
+    /// that is itself ignored (`build/` then `!build/keep.txt`, or `*` then `!*.md`), in every
+    /// tool; git never looks inside an ignored folder, and upstream hides the file too.
+    #[test]
+    fn no_rule_re_includes_a_file_inside_an_ignored_folder() {
+        let cases = [
+            ("build/\n!build/keep.txt\n", "build/keep.txt"),
+            ("build/\n!keep.txt\n", "build/keep.txt"),
+            ("build/\n!build/**\n", "build/keep.txt"),
+            ("logs\n!logs/k.txt\n", "logs/k.txt"),
+            ("*\n!*.md\n", "sub/y.md"),
+            ("!/top/**\ntop/\n", "top/a/b.txt"),
+        ];
+        for (file, kind) in [(".gitignore", "git"), (".geminiignore", "gemini")] {
+            for (rules, hidden) in cases {
+                let (_d, root) = setup(&[(".git/HEAD", ""), (file, rules), (hidden, "")]);
+                let s = IgnoreService::new(&root);
+                let said = s.check(&root.join(hidden), false, IgnoreOptions::default());
+                assert_eq!(said, Ok(true), "{kind}: {rules:?} shows {hidden}");
+            }
+        }
+        // A folder re-included by name is entered again, as git does.
+        let (_d, root) = setup(&[(".git/HEAD", ""), (".gitignore", "*\n!*/\n!*.md\n")]);
+        let s = IgnoreService::new(&root);
+        assert_eq!(s.check(&root.join("sub/y.md"), false, IgnoreOptions::default()), Ok(false));
+        assert_eq!(s.check(&root.join("sub/y.txt"), false, IgnoreOptions::default()), Ok(true));
     }
 
     #[test]

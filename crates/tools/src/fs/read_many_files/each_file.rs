@@ -63,6 +63,15 @@ impl Job {
             Some(_) => f.to_path_buf(),
             None => paths::robust_realpath(f).unwrap_or_else(|_| f.to_path_buf()),
         };
+        // What a link leads to is read, and shown by that name: the ignore rules must pass it
+        // too (found by the review of session 4: a link to an ignored file printed it).
+        if real != f {
+            match unread.verdict(ws.ignore().check(&real, false, self.opts)) {
+                Verdict::Kept => {}
+                Verdict::Ignored => return Checked::Ignored,
+                Verdict::LeftOut => return Checked::LeftOut,
+            }
+        }
         Checked::Kept(ResolvedPath { lexical: f.to_path_buf(), real })
     }
 
