@@ -1,0 +1,239 @@
+//! The one ignore service every file tool shares: `.gitignore` (nested, plus
+//! `.git/info/exclude`, only inside git repositories) and `.geminiignore` at the root, with the
+//! `ignore` crate's gitignore matcher. Per-directory files are loaded lazily and cached.
+//!
+//! An ignore file that may not be read (see [`check_ignore_file`]) is never passed over: what
+//! it would hide cannot be told, so every path it applies to is an [`Unreadable`] error that
+//! the tools turn into "left out, and why" (a file the user keeps to hide secrets from the model
+//! must not stop hiding them because it is a link or a pipe).
+
+use crate::sync::LockExt;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use ignore::Match;
+use ignore::gitignore::{Gitignore, GitignoreBuilder};
+
+mod file;
+use file::read_ignore_file;
+pub use file::{check_ignore_file, check_ignore_file_lines};
+
+/// Which ignore sources a call honours.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IgnoreOptions {
+    /// Honour `.gitignore` (and git's other ignore files).
+    pub respect_git_ignore: bool,
+    /// Honour `.geminiignore`.
+    pub respect_gemini_ignore: bool,
+}
+
+impl Default for IgnoreOptions {
+    fn default() -> Self {
+        Self { respect_git_ignore: true, respect_gemini_ignore: true }
+    }
+}
+
+/// The custom ignore file name, as upstream.
+pub const GEMINI_IGNORE: &str = ".geminiignore";
+
+/// An ignore file that applies to a path but may not be read: whether the path is hidden
+/// cannot be told.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Unreadable {
+    /// The ignore file.
+    pub file: PathBuf,
+    /// Why it is not read, e.g. `is a link that leads outside the workspace`.
+    pub why: String,
+}
+
+impl std::fmt::Display for Unreadable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {}", self.file.display(), self.why)
+    }
+}
+
+/// One ignore file's rules.
+#[derive(Debug)]
+enum Rules {
+    /// No file, or nothing in it.
+    None,
+    Read(Gitignore),
+    /// There, but not to be read: why.
+    Unreadable(String),
+}
+
+impl Rules {
+    /// `current` after these rules, for `path` (as the matcher wants it) in `file`.
+    fn apply(
+        &self,
+        current: bool,
+        path: &Path,
+        is_dir: bool,
+        file: impl FnOnce() -> PathBuf,
+    ) -> Result<bool, Unreadable> {
+        match self {
+            Rules::None => Ok(current),
+            Rules::Read(g) => Ok(apply(current, g.matched(path, is_dir))),
+            Rules::Unreadable(why) => Err(Unreadable { file: file(), why: why.clone() }),
+        }
+    }
+}
+
+/// Ignore rules of one root, cached per folder.
+#[derive(Debug)]
+pub struct IgnoreService {
+    root: PathBuf,
+    /// Every root of the workspace: an ignore file may be a link to a file in any of them.
+    roots: Vec<PathBuf>,
+    git_repo: bool,
+    exclude: Rules,
+    gemini: Rules,
+    per_dir: Mutex<HashMap<PathBuf, Arc<Rules>>>,
+}
+
+const EXCLUDE: &str = ".git/info/exclude";
+
+impl IgnoreService {
+    /// Captures git detection and `.geminiignore` now, as upstream does at construction.
+    pub fn new(root: &Path) -> Self {
+        Self::within(root, &[root.to_path_buf()])
+    }
+
+    /// [`IgnoreService::new`] for one root of a workspace with `roots` (real paths).
+    pub fn within(root: &Path, roots: &[PathBuf]) -> Self {
+        let git_repo = root.ancestors().any(|a| a.join(".git").exists());
+        let load = |file: &str| load(roots, root, &root.join(file));
+        let exclude = if git_repo { load(EXCLUDE) } else { Rules::None };
+        let gemini = load(GEMINI_IGNORE);
+        Self {
+            root: root.to_path_buf(),
+            roots: roots.to_vec(),
+            git_repo,
+            exclude,
+            gemini,
+            per_dir: Mutex::default(),
+        }
+    }
+
+    /// The root the rules belong to.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Whether the root is inside a git repository.
+    pub fn is_git_repo(&self) -> bool {
+        self.git_repo
+    }
+
+    /// Whether `abs` (under the root) is ignored; paths outside the root never are. An ignore
+    /// file on the way that may not be read is the error: the caller leaves the path out and
+    /// says why.
+    ///
+    /// As git decides: a path inside an ignored folder is ignored, whatever a later rule says
+    /// (`build/` then `!build/keep.txt` leaves `keep.txt` hidden, since git never looks inside
+    /// `build`); so each folder on the way is judged first, from the top.
+    pub fn check(&self, abs: &Path, is_dir: bool, opts: IgnoreOptions) -> Result<bool, Unreadable> {
+        let Some(rel) = super::paths::below(abs, &self.root) else { return Ok(false) };
+        if rel.as_os_str().is_empty() {
+            return Ok(false);
+        }
+        let git = self.git_repo && opts.respect_git_ignore;
+        if git && rel.components().any(|c| c.as_os_str() == ".git") {
+            return Ok(true);
+        }
+        let mut folders: Vec<&Path> = rel.ancestors().skip(1).collect();
+        folders.pop(); // the root itself
+        for folder in folders.into_iter().rev() {
+            if self.rules_ignore(folder, true, opts)? {
+                return Ok(true);
+            }
+        }
+        self.rules_ignore(rel, is_dir, opts)
+    }
+
+    /// Whether the rules that name `rel` itself (not its folders) ignore it: git's exclude
+    /// file, then each `.gitignore` from the root down to its folder, then `.geminiignore`, the
+    /// last match winning (as upstream's combined parser).
+    fn rules_ignore(
+        &self,
+        rel: &Path,
+        is_dir: bool,
+        opts: IgnoreOptions,
+    ) -> Result<bool, Unreadable> {
+        let mut ignored = false;
+        if self.git_repo && opts.respect_git_ignore {
+            let exclude = || self.root.join(EXCLUDE);
+            ignored = self.exclude.apply(ignored, rel, is_dir, exclude)?;
+            let abs = self.root.join(rel);
+            let mut dir = self.root.clone();
+            let parents: Vec<_> =
+                rel.parent().map(|p| p.components().collect()).unwrap_or_default();
+            for depth in 0..=parents.len() {
+                if depth > 0 {
+                    dir.push(parents[depth - 1].as_os_str());
+                }
+                let file = || dir.join(".gitignore");
+                ignored = self.gitignore_in(&dir).apply(ignored, &abs, is_dir, file)?;
+            }
+        }
+        if opts.respect_gemini_ignore {
+            let file = || self.root.join(GEMINI_IGNORE);
+            ignored = self.gemini.apply(ignored, rel, is_dir, file)?;
+        }
+        Ok(ignored)
+    }
+
+    fn gitignore_in(&self, dir: &Path) -> Arc<Rules> {
+        let mut cache = self.per_dir.locked();
+        cache
+            .entry(dir.to_path_buf())
+            .or_insert_with(|| Arc::new(load(&self.roots, dir, &dir.join(".gitignore"))))
+            .clone()
+    }
+}
+
+fn apply(current: bool, m: Match<&ignore::gitignore::Glob>) -> bool {
+    match m {
+        Match::None => current,
+        Match::Ignore(_) => true,
+        Match::Whitelist(_) => false,
+    }
+}
+
+/// The rules of `file`, relative to `base` (see [`read_ignore_file`]), a BOM at the start
+/// dropped. A line that is not UTF-8 is passed over and the rest read, as git reads the file
+/// (the `ignore` crate stops there, dropping every rule after it: a Latin-1 comment would
+/// un-hide what the rest names). Such a line can match only names that are not UTF-8, which
+/// the file tools refuse anyway.
+fn load(roots: &[PathBuf], base: &Path, file: &Path) -> Rules {
+    let text = match read_ignore_file(roots, file) {
+        Ok(Some(text)) => text,
+        Ok(None) => return Rules::None,
+        Err(why) => return Rules::Unreadable(why),
+    };
+    let text = text.strip_prefix("\u{feff}".as_bytes()).unwrap_or(&text);
+    let mut b = GitignoreBuilder::new(base);
+    for (i, line) in text.split(|b| *b == b'\n').enumerate() {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        let Ok(line) = std::str::from_utf8(line) else {
+            tracing::warn!(
+                "ignore file {}: line {} is not UTF-8; passed over",
+                file.display(),
+                i + 1
+            );
+            continue;
+        };
+        if let Err(err) = b.add_line(Some(file.to_path_buf()), line) {
+            tracing::warn!("ignore file {}: {err}", file.display());
+        }
+    }
+    match b.build() {
+        Ok(g) if !g.is_empty() => Rules::Read(g),
+        Ok(_) => Rules::None,
+        Err(e) => Rules::Unreadable(format!("cannot be used ({e})")),
+    }
+}
+
+#[cfg(test)]
+mod tests;
