@@ -325,3 +325,58 @@ fn neither_a_negation_nor_a_link_shows_what_the_rules_hide() {
         assert!(!listed, "{tool} {args} listed it: {shown}");
     }
 }
+
+/// Found by the review of session 4 (issue 22): `toolbelt mcp` read the workspace's
+/// `.gitignore`, `.geminiignore` and git's exclude file once, at start, and each folder's
+/// `.gitignore` when first needed, and never again: a rule the user added during a session (to
+/// hide a file from the model) was never applied, and an ignore file replaced by a named pipe
+/// kept its old rules instead of failing closed. Each batch of calls now sees the files as
+/// they are.
+#[cfg(unix)]
+#[test]
+fn a_long_running_server_sees_the_ignore_files_as_they_are_now() {
+    use std::io::{BufRead, Write};
+    let t = TempTree::new();
+    t.dir(".git").file("h1.txt", "one\n").file("h2.txt", "two\n").file("sub/h3.txt", "three\n");
+    t.file("sub/.gitignore", "nothing\n");
+    let (mut child, mut stdin, mut stdout) = crate::mcp_stdio(&t, &[]);
+    let mut id = 0;
+    let mut call = |tool: &str, args: serde_json::Value| -> String {
+        id += 1;
+        let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": tool, "arguments": args}});
+        writeln!(stdin, "{call}").unwrap();
+        let mut line = String::new();
+        stdout.read_line(&mut line).unwrap();
+        line
+    };
+    let read = |call: &mut dyn FnMut(&str, serde_json::Value) -> String, file: &str| {
+        call("read_file", json!({"file_path": file}))
+    };
+    let listed = |call: &mut dyn FnMut(&str, serde_json::Value) -> String| {
+        call("glob", json!({"pattern": "**/*.txt"}))
+    };
+    // Every rule loaded once, then changed.
+    assert!(read(&mut call, "h1.txt").contains("one"));
+    assert!(listed(&mut call).contains("sub/h3.txt"));
+    std::fs::write(t.root().join(".gitignore"), "h1.txt\n").unwrap();
+    std::fs::write(t.root().join(".geminiignore"), "h2.txt\n").unwrap();
+    std::fs::write(t.root().join("sub/.gitignore"), "nothing\nh3.txt\n").unwrap();
+    for file in ["h1.txt", "h2.txt", "sub/h3.txt"] {
+        let said = read(&mut call, file);
+        assert!(said.contains("ignored") && !said.contains("\"text\":\"one"), "{file}: {said}");
+    }
+    let said = listed(&mut call);
+    assert!(!said.contains("h1.txt") && !said.contains("h2.txt"), "{said}");
+    assert!(!said.contains("h3.txt"), "{said}");
+    // A rule taken away applies no more; a file replaced by a pipe fails closed.
+    std::fs::remove_file(t.root().join(".gitignore")).unwrap();
+    assert!(read(&mut call, "h1.txt").contains("one"));
+    std::fs::remove_file(t.root().join(".geminiignore")).unwrap();
+    let fifo = t.root().join(".geminiignore");
+    assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let said = read(&mut call, "h2.txt");
+    assert!(said.contains("not a regular file") && !said.contains("two"), "{said}");
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+}

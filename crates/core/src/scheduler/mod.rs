@@ -202,6 +202,9 @@ impl Scheduler {
                 active.insert(r.call_id.clone(), (batch.child_token(), None));
             }
         }
+        // Each batch sees the ignore files as they are now (a long-running server's user may
+        // have added a rule since the last one).
+        self.env().workspace.ignore().refresh();
         let mut slots: Vec<Slot> = requests.into_iter().map(|r| self.prepare(r)).collect();
         // Wait for the batches before this one (tail calls run after the gate is released).
         let exclusive = slots.iter().any(|s| matches!(s, Slot::Ready(_)) && !self.parallel(s));

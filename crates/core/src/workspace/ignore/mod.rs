@@ -10,6 +10,7 @@
 use crate::sync::LockExt;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use ignore::Match;
@@ -80,16 +81,87 @@ impl Rules {
     }
 }
 
-/// Ignore rules of one root, cached per folder.
+/// Ignore rules of one root, cached per folder, each file looked at again (by a `stat`) once
+/// in each batch of calls (see [`IgnoreService::refresh`]).
 #[derive(Debug)]
 pub struct IgnoreService {
     root: PathBuf,
     /// Every root of the workspace: an ignore file may be a link to a file in any of them.
     roots: Vec<PathBuf>,
     git_repo: bool,
-    exclude: Rules,
-    gemini: Rules,
-    per_dir: Mutex<HashMap<PathBuf, Arc<Rules>>>,
+    /// Git's exclude file (in a repository only).
+    exclude: Option<Mutex<Cached>>,
+    gemini: Mutex<Cached>,
+    per_dir: Mutex<HashMap<PathBuf, Cached>>,
+    /// The batch of calls now running: a file's rules last made sure of in an earlier batch
+    /// are checked against the file again.
+    batch: AtomicU64,
+}
+
+/// One ignore file's rules as last read, with what the file was then and the batch that last
+/// made sure it still is.
+#[derive(Debug)]
+struct Cached {
+    rules: Arc<Rules>,
+    stamp: Stamp,
+    checked: u64,
+}
+
+impl Cached {
+    /// `file`'s rules, relative to `base`, read now (what the file is taken first: a change
+    /// while it is read shows at the next look).
+    fn read(roots: &[PathBuf], base: &Path, file: &Path, batch: u64) -> Self {
+        let stamp = Stamp::of(file);
+        Self { rules: Arc::new(load(roots, base, file)), stamp, checked: batch }
+    }
+
+    /// The rules, read again first when the file has changed since (looked at once a batch).
+    fn fresh(&mut self, roots: &[PathBuf], base: &Path, file: &Path, batch: u64) -> Arc<Rules> {
+        if self.checked != batch {
+            let now = Stamp::of(file);
+            if now != self.stamp {
+                *self = Self::read(roots, base, file, batch);
+            }
+            self.checked = batch;
+        }
+        self.rules.clone()
+    }
+}
+
+/// What an ignore file is, told without reading it: its identity, size, times and mode, and
+/// those of what it leads to when it is a link (none: there is nothing there). A file edited,
+/// replaced, removed, created or swapped for a link or a pipe changes it.
+#[derive(Debug, PartialEq, Eq)]
+struct Stamp([Option<FileStamp>; 2]);
+
+/// Device, inode, size, modification and change times (ns), mode.
+type FileStamp = (u64, u64, u64, i128, i128, u32);
+
+impl Stamp {
+    fn of(file: &Path) -> Self {
+        let own = std::fs::symlink_metadata(file).ok();
+        let link = own.as_ref().is_some_and(|m| m.file_type().is_symlink());
+        let target = if link { std::fs::metadata(file).ok() } else { None };
+        Self([own.as_ref().map(Self::one), target.as_ref().map(Self::one)])
+    }
+
+    #[cfg(unix)]
+    fn one(m: &std::fs::Metadata) -> FileStamp {
+        use std::os::unix::fs::MetadataExt;
+        let time = |s: i64, ns: i64| i128::from(s) * 1_000_000_000 + i128::from(ns);
+        let (mtime, ctime) = (time(m.mtime(), m.mtime_nsec()), time(m.ctime(), m.ctime_nsec()));
+        (m.dev(), m.ino(), m.size(), mtime, ctime, m.mode())
+    }
+
+    #[cfg(not(unix))]
+    fn one(m: &std::fs::Metadata) -> FileStamp {
+        let mtime = m
+            .modified()
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map_or(0, |d| d.as_nanos() as i128);
+        (0, 0, m.len(), mtime, 0, u32::from(m.is_dir()))
+    }
 }
 
 const EXCLUDE: &str = ".git/info/exclude";
@@ -103,17 +175,31 @@ impl IgnoreService {
     /// [`IgnoreService::new`] for one root of a workspace with `roots` (real paths).
     pub fn within(root: &Path, roots: &[PathBuf]) -> Self {
         let git_repo = root.ancestors().any(|a| a.join(".git").exists());
-        let load = |file: &str| load(roots, root, &root.join(file));
-        let exclude = if git_repo { load(EXCLUDE) } else { Rules::None };
-        let gemini = load(GEMINI_IGNORE);
+        let read = |file: &str| Mutex::new(Cached::read(roots, root, &root.join(file), 0));
+        // Outside a repository git's exclude file is never consulted.
+        let exclude = git_repo.then(|| read(EXCLUDE));
         Self {
             root: root.to_path_buf(),
             roots: roots.to_vec(),
             git_repo,
             exclude,
-            gemini,
+            gemini: read(GEMINI_IGNORE),
             per_dir: Mutex::default(),
+            batch: AtomicU64::new(0),
         }
+    }
+
+    /// Starts a batch of calls: each ignore file is looked at again (one `stat`) the first time
+    /// the batch needs it, and read again if it changed, so that a long-running server applies
+    /// a rule the user added (or stops applying one taken away) from the next batch on.
+    pub fn refresh(&self) {
+        self.batch.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// The rules of the root's own `name` (git's exclude file or `.geminiignore`), fresh.
+    fn root_rules(&self, slot: &Mutex<Cached>, name: &str) -> Arc<Rules> {
+        let batch = self.batch.load(Ordering::Relaxed);
+        slot.locked().fresh(&self.roots, &self.root, &self.root.join(name), batch)
     }
 
     /// The root the rules belong to.
@@ -163,8 +249,11 @@ impl IgnoreService {
     ) -> Result<bool, Unreadable> {
         let mut ignored = false;
         if self.git_repo && opts.respect_git_ignore {
-            let exclude = || self.root.join(EXCLUDE);
-            ignored = self.exclude.apply(ignored, rel, is_dir, exclude)?;
+            if let Some(slot) = &self.exclude {
+                let exclude = || self.root.join(EXCLUDE);
+                let rules = self.root_rules(slot, EXCLUDE);
+                ignored = rules.apply(ignored, rel, is_dir, exclude)?;
+            }
             let abs = self.root.join(rel);
             let mut dir = self.root.clone();
             let parents: Vec<_> =
@@ -179,17 +268,25 @@ impl IgnoreService {
         }
         if opts.respect_gemini_ignore {
             let file = || self.root.join(GEMINI_IGNORE);
-            ignored = self.gemini.apply(ignored, rel, is_dir, file)?;
+            let rules = self.root_rules(&self.gemini, GEMINI_IGNORE);
+            ignored = rules.apply(ignored, rel, is_dir, file)?;
         }
         Ok(ignored)
     }
 
     fn gitignore_in(&self, dir: &Path) -> Arc<Rules> {
+        let batch = self.batch.load(Ordering::Relaxed);
+        let file = dir.join(".gitignore");
         let mut cache = self.per_dir.locked();
-        cache
-            .entry(dir.to_path_buf())
-            .or_insert_with(|| Arc::new(load(&self.roots, dir, &dir.join(".gitignore"))))
-            .clone()
+        match cache.get_mut(dir) {
+            Some(cached) => cached.fresh(&self.roots, dir, &file, batch),
+            None => {
+                let cached = Cached::read(&self.roots, dir, &file, batch);
+                let rules = cached.rules.clone();
+                cache.insert(dir.to_path_buf(), cached);
+                rules
+            }
+        }
     }
 }
 
