@@ -249,9 +249,9 @@ fn grep_never_reads_an_ignore_file_too_large_to_read_whole() {
 /// Found in session 4 of issue 22: a line that is not UTF-8 (a Latin-1 comment, say) made the
 /// ignore files stop being read there, so every rule after it was dropped and what it named was
 /// listed, read and searched by every tool. Git and upstream apply the rest of the file. Now
-/// such a line is passed over (it can match only names that are not UTF-8, which the file tools
-/// refuse anyway) and the rest applies; a `.ignore`, which only grep_search's walker reads and
-/// which that walker would stop reading, keeps grep_search out of its folder, saying why.
+/// the rest applies (such a line itself hides at least what git's byte-wise match of it does;
+/// a comment nothing); a `.ignore`, which only grep_search's walker reads and which that walker
+/// would stop reading, keeps grep_search out of its folder, saying why.
 #[test]
 fn a_line_that_is_not_utf8_drops_no_rule_after_it() {
     let rules: &[u8] = b"# caf\xe9 (Latin-1)\ndraft*\n";

@@ -299,10 +299,9 @@ fn apply(current: bool, m: Match<&ignore::gitignore::Glob>) -> bool {
 }
 
 /// The rules of `file`, relative to `base` (see [`read_ignore_file`]), a BOM at the start
-/// dropped. A line that is not UTF-8 is passed over and the rest read, as git reads the file
-/// (the `ignore` crate stops there, dropping every rule after it: a Latin-1 comment would
-/// un-hide what the rest names). Such a line can match only names that are not UTF-8, which
-/// the file tools refuse anyway.
+/// dropped. Every line is read (the `ignore` crate stops at the first that is not UTF-8,
+/// dropping every rule after it: a Latin-1 comment would un-hide what the rest names); one
+/// that is not UTF-8 is [`widen`]ed, since git matches its bytes.
 fn load(roots: &[PathBuf], base: &Path, file: &Path) -> Rules {
     let text = match read_ignore_file(roots, file) {
         Ok(Some(text)) => text,
@@ -313,13 +312,19 @@ fn load(roots: &[PathBuf], base: &Path, file: &Path) -> Rules {
     let mut b = GitignoreBuilder::new(base);
     for (i, line) in text.split(|b| *b == b'\n').enumerate() {
         let line = line.strip_suffix(b"\r").unwrap_or(line);
-        let Ok(line) = std::str::from_utf8(line) else {
-            tracing::warn!(
-                "ignore file {}: line {} is not UTF-8; passed over",
-                file.display(),
-                i + 1
-            );
-            continue;
+        let widened;
+        let line = match std::str::from_utf8(line) {
+            Ok(line) => line,
+            Err(_) => {
+                let Some(rule) = widen(line) else { continue };
+                tracing::warn!(
+                    "ignore file {}: line {} is not UTF-8; applied as {rule:?}, which hides at least what it does",
+                    file.display(),
+                    i + 1
+                );
+                widened = rule;
+                &widened
+            }
         };
         if let Err(err) = b.add_line(Some(file.to_path_buf()), line) {
             tracing::warn!("ignore file {}: {err}", file.display());
@@ -330,6 +335,35 @@ fn load(roots: &[PathBuf], base: &Path, file: &Path) -> Rules {
         Ok(_) => Rules::None,
         Err(e) => Rules::Unreadable(format!("cannot be used ({e})")),
     }
+}
+
+/// A rule that is not UTF-8, as a UTF-8 rule that hides at least what git's byte-wise match of
+/// it hides (`None`: a comment, or a negation, which is passed over: un-hiding less). Each run
+/// of bytes that are not UTF-8 becomes `*` (`caf\xe9.txt` hides `caf*.txt`); a segment with a
+/// class or an escape, whose meaning a `*` inside could change, becomes `*` whole.
+fn widen(line: &[u8]) -> Option<String> {
+    if matches!(line.first(), None | Some(b'#' | b'!')) {
+        return None;
+    }
+    let segments = line.split(|b| *b == b'/').map(|segment| {
+        if std::str::from_utf8(segment).is_ok() {
+            return String::from_utf8_lossy(segment).into_owned();
+        }
+        if segment.contains(&b'[') || segment.contains(&b'\\') {
+            return "*".to_owned();
+        }
+        let mut out = String::new();
+        let mut chunks = segment.utf8_chunks().peekable();
+        while let Some(chunk) = chunks.next() {
+            out.push_str(chunk.valid());
+            let next_star = chunks.peek().is_some_and(|c| c.valid().starts_with('*'));
+            if !chunk.invalid().is_empty() && !out.ends_with('*') && !next_star {
+                out.push('*');
+            }
+        }
+        out
+    });
+    Some(segments.collect::<Vec<_>>().join("/"))
 }
 
 #[cfg(test)]

@@ -171,3 +171,30 @@ fn a_dangling_link_is_named_by_the_service_and_the_check_alike() {
     let checked = check_ignore_file(&[&root], &root.join("sub/.gitignore"));
     assert_eq!(checked, Err(refused.why));
 }
+
+/// Found by the review of session 4 (issue 22): a rule that is not UTF-8 was passed over,
+/// though git matches bytes: `h\xe9*` hides `h需.txt` (需 is e9 9c 80) from git, and toolbelt
+/// showed it. Such a rule now hides at least what git's does (its bytes that are not UTF-8
+/// widened to `*`, or its whole segment when it has a class or an escape); a negation is
+/// passed over (un-hiding less), and so is a comment.
+#[test]
+fn a_rule_that_is_not_utf8_hides_at_least_what_git_hides() {
+    // 需 is e9 9c 80 in UTF-8.
+    let cases: [(&[u8], &str, bool); 8] = [
+        (b"h\xe9*\n", "h需.txt", true),
+        (b"h\xe9*\n", "other.txt", false),
+        (b"caf\xe9.txt\n", "other.txt", false),
+        (b"# caf\xe9\ndraft*\n", "draft.txt", true),
+        (b"# caf\xe9\ndraft*\n", "other.txt", false),
+        (b"*.log\n!keep\xe9*.log\n", "keep需.log", true),
+        (b"a/[\xe9]b/c\n", "a/需b/c", true),
+        (b"a/\\\xe9b/c\n", "a/需b/c", true),
+    ];
+    for (rules, name, hidden) in cases {
+        let (_d, root) = setup(&[(".git/HEAD", ""), (name, "")]);
+        fs::write(root.join(".gitignore"), rules).unwrap();
+        let s = IgnoreService::new(&root);
+        let said = s.check(&root.join(name), false, IgnoreOptions::default());
+        assert_eq!(said, Ok(hidden), "{:?} and {name}", String::from_utf8_lossy(rules));
+    }
+}
