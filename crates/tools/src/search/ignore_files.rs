@@ -86,7 +86,7 @@ impl IgnoreFiles {
         for dir in search.ancestors().filter(|d| d.is_dir()) {
             if let Some((name, why)) = self.problem(dir, self.names.iter().copied()) {
                 return Err(format!(
-                    "Cannot search: a search reads the ignore files of the folders it is in, and {} {why}. Remove or replace that file, or search with no_ignore: true.",
+                    "Cannot search: a search reads the ignore files of the folders it is in, and {} {why}. Ask the user to remove or replace that file.",
                     dir.join(name).display()
                 ));
             }
