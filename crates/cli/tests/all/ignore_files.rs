@@ -383,3 +383,20 @@ fn a_long_running_server_sees_the_ignore_files_as_they_are_now() {
     drop(stdin);
     assert!(child.wait().unwrap().success());
 }
+
+/// Found by the review of session 4 (issue 22): upstream's grep (ripgrep) honours `.rgignore`,
+/// grep_search did not: what it names was searched. It is read as `.ignore` is (checked first:
+/// a named pipe there hangs nothing).
+#[cfg(unix)]
+#[test]
+fn grep_honours_rgignore_and_checks_it_first() {
+    let t = TempTree::new();
+    t.file(".rgignore", "hidden.txt\n").file("hidden.txt", "needle\n").file("a.txt", "needle\n");
+    t.file("pipe/b.txt", "needle\n");
+    let fifo = t.root().join("pipe/.rgignore");
+    assert!(std::process::Command::new("mkfifo").arg(fifo).status().unwrap().success());
+    let out = call_within_10s(&t, "grep_search", &json!({"pattern": "needle"}).to_string());
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(said.contains("a.txt") && !said.contains("hidden.txt"), "{said}");
+    assert!(said.contains("- pipe: not searched: its .rgignore is not a regular file"), "{said}");
+}

@@ -1,6 +1,6 @@
 //! The ignore files grep_search's walker reads itself (the `ignore` crate opens each folder's
-//! `.gitignore` and `.ignore` as it enters it, and those of the folders above the search path):
-//! each is checked first, as the workspace's ignore service checks the ones it reads
+//! `.gitignore`, `.ignore` and `.rgignore` as it enters it, and those of the folders above the
+//! search path): each is checked first, as the workspace's ignore service checks the ones it reads
 //! ([`check_ignore_file`]). A named pipe there would hold the walk until the call's timeout, and
 //! a link to a file outside the workspace would let that file decide what is searched. A folder
 //! whose ignore file cannot be read is not entered, and the answer names it; one above the
@@ -14,6 +14,9 @@ use toolbelt_core::Workspace;
 use toolbelt_core::sync::LockExt as _;
 use toolbelt_core::workspace::{IgnoreOptions, check_ignore_file, check_ignore_file_lines};
 
+/// ripgrep's own ignore file, which upstream's grep (ripgrep) honours above `.ignore`.
+const RG_IGNORE: &str = ".rgignore";
+
 /// Shared by the walker's threads (the entry filter must own what it uses).
 #[derive(Clone, Debug)]
 pub(crate) struct IgnoreFiles {
@@ -25,10 +28,14 @@ pub(crate) struct IgnoreFiles {
 }
 
 impl IgnoreFiles {
-    /// The files a walk reads: `.ignore`, and `.gitignore` when git's ignore files count.
+    /// The files a walk reads: `.ignore` and `.rgignore`, and `.gitignore` when git's ignore
+    /// files count.
     pub(crate) fn new(ws: &Arc<Workspace>, opts: IgnoreOptions) -> Self {
-        let names: &[&str] =
-            if opts.respect_git_ignore { &[".gitignore", ".ignore"] } else { &[".ignore"] };
+        let names: &[&str] = if opts.respect_git_ignore {
+            &[".gitignore", ".ignore", RG_IGNORE]
+        } else {
+            &[".ignore", RG_IGNORE]
+        };
         Self { ws: ws.clone(), opts, names, refused: Arc::default() }
     }
 
@@ -42,6 +49,7 @@ impl IgnoreFiles {
     pub(crate) fn configure(&self, walk: &mut WalkBuilder, search: &Path) -> Result<(), String> {
         self.check_above(search)?;
         walk.standard_filters(true).require_git(true).git_exclude(false);
+        walk.add_custom_ignore_filename(RG_IGNORE);
         if !self.opts.respect_git_ignore {
             walk.git_ignore(false).git_global(false);
         }
@@ -67,9 +75,10 @@ impl IgnoreFiles {
             };
             // The walker stops reading a file at a line that is not UTF-8. The ignore service
             // reads a `.gitignore` inside the workspace too, and its last word applies every
-            // rule; a `.ignore` (which only the walker reads) has its lines checked here.
+            // rule; a `.ignore` or `.rgignore` (which only the walker reads) has its lines
+            // checked here.
             let checked = match checked {
-                Ok(true) if inside && name == ".ignore" => {
+                Ok(true) if inside && name != ".gitignore" => {
                     let roots: Vec<&Path> =
                         self.ws.roots().iter().map(|r| r.real.as_path()).collect();
                     check_ignore_file_lines(&roots, &file)
