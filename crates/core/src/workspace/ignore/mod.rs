@@ -16,6 +16,7 @@ use std::sync::{Arc, Mutex};
 use ignore::Match;
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 
+mod classes;
 mod file;
 use file::read_ignore_file;
 pub use file::{check_ignore_file, check_ignore_file_lines};
@@ -326,7 +327,7 @@ fn load(roots: &[PathBuf], base: &Path, file: &Path) -> Rules {
                 &widened
             }
         };
-        if let Err(err) = b.add_line(Some(file.to_path_buf()), line) {
+        if let Err(err) = b.add_line(Some(file.to_path_buf()), &classes::spell_out(line)) {
             tracing::warn!("ignore file {}: {err}", file.display());
         }
     }

@@ -198,3 +198,29 @@ fn a_rule_that_is_not_utf8_hides_at_least_what_git_hides() {
         assert_eq!(said, Ok(hidden), "{:?} and {name}", String::from_utf8_lossy(rules));
     }
 }
+
+/// Found by the review of session 4 (issue 22): git's character classes (`[[:digit:]]`, ...)
+/// matched nothing (the matcher knows none), so `c[[:digit:]].txt` hid no `c5.txt` from any
+/// tool; upstream has the same gap. They are spelled out as ranges now.
+#[test]
+fn gits_character_classes_match_what_git_matches() {
+    let cases = [
+        ("c[[:digit:]].txt", "c5.txt", true),
+        ("c[[:digit:]].txt", "cx.txt", false),
+        ("i[[:upper:]].txt", "iQ.txt", true),
+        ("i[[:upper:]].txt", "iq.txt", false),
+        ("*[[:space:]]*", "h .txt", true),
+        ("[![:digit:]]x", "ax", true),
+        ("[![:digit:]]x", "1x", false),
+        ("p[[:punct:][:alpha:]]", "p]", true),
+        ("p[[:punct:][:alpha:]]", "p1", false),
+        ("x[[:nonsense:]]", "x1", true),
+    ];
+    for (rule, name, hidden) in cases {
+        let (_d, root) =
+            setup(&[(".git/HEAD", ""), (".gitignore", &format!("{rule}\n")), (name, "")]);
+        let s = IgnoreService::new(&root);
+        let said = s.check(&root.join(name), false, IgnoreOptions::default());
+        assert_eq!(said, Ok(hidden), "{rule} and {name}");
+    }
+}
