@@ -16,8 +16,8 @@ use std::sync::{Arc, Mutex};
 use ignore::Match;
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 
-mod classes;
 mod file;
+mod rule;
 use file::read_ignore_file;
 pub use file::{check_ignore_file, check_ignore_file_lines};
 
@@ -327,8 +327,15 @@ fn load(roots: &[PathBuf], base: &Path, file: &Path) -> Rules {
                 &widened
             }
         };
-        if let Err(err) = b.add_line(Some(file.to_path_buf()), &classes::spell_out(line)) {
-            tracing::warn!("ignore file {}: {err}", file.display());
+        let source = Some(file.to_path_buf());
+        if let Err(err) = b.add_line(source.clone(), &rule::for_matcher(line)) {
+            // A rule the matcher cannot take must still hide what it names (git would apply
+            // it): its segments with anything but plain characters and `*`, `?` widened to `*`.
+            // A negation is passed over (un-hiding less).
+            let coarse = coarsen(line);
+            let applied = !line.starts_with('!') && b.add_line(source, &coarse).is_ok();
+            let how = if applied { format!("applied as {coarse:?}") } else { "passed over".into() };
+            tracing::warn!("ignore file {}: line {}: {err}; {how}", file.display(), i + 1);
         }
     }
     match b.build() {
@@ -365,6 +372,13 @@ fn widen(line: &[u8]) -> Option<String> {
         out
     });
     Some(segments.collect::<Vec<_>>().join("/"))
+}
+
+/// `rule` with each segment that holds a bracket, brace or escape made `*`.
+fn coarsen(rule: &str) -> String {
+    let special = |segment: &&str| segment.contains(['[', ']', '{', '}', '\\']);
+    let segments = rule.split('/').map(|segment| if special(&segment) { "*" } else { segment });
+    segments.collect::<Vec<_>>().join("/")
 }
 
 #[cfg(test)]

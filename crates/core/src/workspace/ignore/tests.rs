@@ -215,6 +215,27 @@ fn gits_character_classes_match_what_git_matches() {
         ("p[[:punct:][:alpha:]]", "p]", true),
         ("p[[:punct:][:alpha:]]", "p1", false),
         ("x[[:nonsense:]]", "x1", true),
+        // Found by the second review of session 4: braces are plain to git, a backslash in a
+        // set escapes, a `-` after a class and a range running backwards are literal, a NUL
+        // ends the line.
+        ("{{cookiecutter.slug}}", "{{cookiecutter.slug}}", true),
+        ("notes{1}.txt", "notes{1}.txt", true),
+        ("f{a,b}", "fa", false),
+        ("f{", "f{", true),
+        ("f[\\]]", "f]", true),
+        ("f[!\\!]", "f\\", true),
+        ("f[!\\!]", "f!", false),
+        ("f[a\\-z]", "f-", true),
+        ("f[a\\-z]", "fb", false),
+        ("f[z-a]", "fz", true),
+        ("f[z-a]", "fb", false),
+        ("f[[:alpha:]-z]", "f-", true),
+        ("f[[:alpha:]-z]", "f_", false),
+        ("f[a-[:digit:]]", "fa]", true),
+        ("*.txt\0junk", "a.txt", true),
+        ("f[]a]", "f]", true),
+        ("f[!]]", "fx", true),
+        ("f[!]]", "f]", false),
     ];
     for (rule, name, hidden) in cases {
         let (_d, root) =

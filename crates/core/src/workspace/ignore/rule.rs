@@ -1,0 +1,193 @@
+//! A rule of an ignore file as git reads it, spelled for the `ignore` crate's matcher, whose
+//! glob syntax differs where a rule would otherwise hide less than git's: braces are plain
+//! characters to git (the matcher took `{a,b}` for alternatives, and an unclosed one dropped
+//! the line); in a bracket expression a backslash escapes, a `-` after a class and a range
+//! running backwards are literal, and git's character classes (`[[:digit:]]`, ...) name sets
+//! (the matcher knew none of this); a NUL ends the line. A class git does not know makes its
+//! whole bracket expression `?` (git would match nothing, but a rule meant to hide must not
+//! fail open), and so does a bracket expression that is not closed.
+
+use std::borrow::Cow;
+use std::fmt::Write as _;
+
+/// `rule` as the matcher must read it to match what git matches.
+pub(super) fn for_matcher(rule: &str) -> Cow<'_, str> {
+    let rule = rule.split('\0').next().unwrap_or_default();
+    if !rule.contains(['[', '{', '}']) {
+        return Cow::Borrowed(rule);
+    }
+    let mut out = String::with_capacity(rule.len() + 16);
+    let mut chars = rule.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => {
+                out.push('\\');
+                if let Some(next) = chars.next() {
+                    out.push(next);
+                }
+            }
+            '{' | '}' => {
+                out.push('\\');
+                out.push(c);
+            }
+            '[' => {
+                let rest: String = chars.clone().collect();
+                match bracket(&rest) {
+                    Some((set, used)) => {
+                        out.push_str(&set);
+                        for _ in 0..used {
+                            chars.next();
+                        }
+                    }
+                    None => out.push('?'),
+                }
+            }
+            _ => out.push(c),
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// One member of a bracket expression.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Member {
+    Char(char),
+    Range(char, char),
+}
+
+/// The bracket expression after a `[` (`s`), as the matcher's syntax, and how many characters
+/// of `s` it used; `None` when it is not closed. A class git does not know makes it `?`.
+fn bracket(s: &str) -> Option<(String, usize)> {
+    let chars: Vec<char> = s.chars().collect();
+    let mut i = 0;
+    let negated = matches!(chars.first(), Some('!' | '^'));
+    if negated {
+        i += 1;
+    }
+    let mut members: Vec<Member> = Vec::new();
+    let mut unknown = false;
+    let mut first = true;
+    loop {
+        let c = *chars.get(i)?;
+        if c == ']' && !first {
+            i += 1;
+            break;
+        }
+        first = false;
+        if c == '[' && chars.get(i + 1) == Some(&':') {
+            let name_end = (i + 2..chars.len().saturating_sub(1))
+                .find(|&j| chars[j] == ':' && chars[j + 1] == ']');
+            if let Some(end) = name_end {
+                let name: String = chars[i + 2..end].iter().collect();
+                match class(&name) {
+                    Some(m) => members.extend_from_slice(m),
+                    None => unknown = true,
+                }
+                i = end + 2;
+                // A `-` after a class is itself (git starts no range there).
+                continue;
+            }
+        }
+        // The member's first character, an escaped one taken as it is.
+        let (lo, next) = if c == '\\' { (*chars.get(i + 1)?, i + 2) } else { (c, i + 1) };
+        i = next;
+        if chars.get(i) == Some(&'-') && chars.get(i + 1).is_some_and(|&d| d != ']') {
+            let d = chars[i + 1];
+            let (hi, next) = if d == '\\' { (*chars.get(i + 2)?, i + 3) } else { (d, i + 2) };
+            i = next;
+            // A range running backwards matches its start (as git's does).
+            members.push(if lo <= hi { Member::Range(lo, hi) } else { Member::Char(lo) });
+        } else {
+            members.push(Member::Char(lo));
+        }
+    }
+    if unknown {
+        return Some(("?".to_owned(), i));
+    }
+    Some((spell(negated, &members), i))
+}
+
+/// A set in the matcher's syntax: special characters (`]`, `-`, `!`, `^`, `\`) are taken out of
+/// ranges and written where they are plain (`]` first, `-` last, `!` and `^` never first);
+/// a set of one character is that character, escaped.
+fn spell(negated: bool, members: &[Member]) -> String {
+    const SPECIAL: [char; 5] = ['!', '-', '\\', ']', '^']; // ascending
+    let mut singles: Vec<char> = Vec::new();
+    let mut ranges: Vec<(char, char)> = Vec::new();
+    for m in members {
+        match *m {
+            Member::Char(c) => singles.push(c),
+            Member::Range(lo, hi) => {
+                // Peel special characters off the range into singles.
+                let mut start = lo;
+                for c in SPECIAL.iter().copied().filter(|&c| lo <= c && c <= hi) {
+                    if start < c {
+                        ranges.push((start, prev(c)));
+                    }
+                    singles.push(c);
+                    start = next(c);
+                }
+                if start <= hi && start != '\u{0}' {
+                    ranges.push((start, hi));
+                }
+            }
+        }
+    }
+    singles.sort_unstable();
+    singles.dedup();
+    if !negated && ranges.is_empty() && singles.len() == 1 {
+        return format!("\\{}", singles[0]);
+    }
+    let mut out = String::from(if negated { "[!" } else { "[" });
+    if singles.contains(&']') {
+        out.push(']');
+    }
+    let mut body = String::new();
+    for (lo, hi) in &ranges {
+        let _ = write!(body, "{lo}-{hi}");
+    }
+    for c in singles.iter().filter(|c| !matches!(c, ']' | '-' | '!' | '^')) {
+        body.push(*c);
+    }
+    for c in singles.iter().filter(|c| matches!(c, '!' | '^')) {
+        body.push(*c);
+    }
+    // `!` or `^` first would negate the set: put anything else first.
+    if !out.ends_with(']') && body.starts_with(['!', '^']) {
+        body = body.chars().rev().collect();
+    }
+    out.push_str(&body);
+    if singles.contains(&'-') {
+        out.push('-');
+    }
+    out.push(']');
+    out
+}
+
+fn prev(c: char) -> char {
+    char::from_u32(u32::from(c) - 1).unwrap_or(c)
+}
+
+fn next(c: char) -> char {
+    char::from_u32(u32::from(c) + 1).unwrap_or('\u{0}')
+}
+
+/// The members of one of git's character classes (ASCII, as git's matching in the C locale).
+fn class(name: &str) -> Option<&'static [Member]> {
+    use Member::{Char, Range};
+    Some(match name {
+        "digit" => &[Range('0', '9')],
+        "upper" => &[Range('A', 'Z')],
+        "lower" => &[Range('a', 'z')],
+        "alpha" => &[Range('a', 'z'), Range('A', 'Z')],
+        "alnum" => &[Range('a', 'z'), Range('A', 'Z'), Range('0', '9')],
+        "xdigit" => &[Range('0', '9'), Range('A', 'F'), Range('a', 'f')],
+        "blank" => &[Char(' '), Char('\t')],
+        "space" => &[Range('\t', '\r'), Char(' ')],
+        "punct" => &[Range('!', '/'), Range(':', '@'), Range('[', '`'), Range('{', '~')],
+        "graph" => &[Range('!', '~')],
+        "print" => &[Range(' ', '~')],
+        "cntrl" => &[Range('\u{1}', '\u{1f}'), Char('\u{7f}')],
+        _ => return None,
+    })
+}
