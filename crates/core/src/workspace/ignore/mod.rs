@@ -310,6 +310,7 @@ fn load(roots: &[PathBuf], base: &Path, file: &Path) -> Rules {
         Err(why) => return Rules::Unreadable(why),
     };
     let text = text.strip_prefix("\u{feff}".as_bytes()).unwrap_or(&text);
+    let gemini = file.file_name().is_some_and(|n| n == GEMINI_IGNORE);
     let mut b = GitignoreBuilder::new(base);
     for (i, line) in text.split(|b| *b == b'\n').enumerate() {
         let line = line.strip_suffix(b"\r").unwrap_or(line);
@@ -327,21 +328,30 @@ fn load(roots: &[PathBuf], base: &Path, file: &Path) -> Rules {
                 &widened
             }
         };
-        let source = Some(file.to_path_buf());
-        if let Err(err) = b.add_line(source.clone(), &rule::for_matcher(line)) {
-            // A rule the matcher cannot take must still hide what it names (git would apply
-            // it): its segments with anything but plain characters and `*`, `?` widened to `*`.
-            // A negation is passed over (un-hiding less).
-            let coarse = coarsen(line);
-            let applied = !line.starts_with('!') && b.add_line(source, &coarse).is_ok();
-            let how = if applied { format!("applied as {coarse:?}") } else { "passed over".into() };
-            tracing::warn!("ignore file {}: line {}: {err}; {how}", file.display(), i + 1);
+        add_rule(&mut b, file, i + 1, line);
+        if gemini {
+            for reading in rule::upstream_readings(line) {
+                add_rule(&mut b, file, i + 1, &reading);
+            }
         }
     }
     match b.build() {
         Ok(g) if !g.is_empty() => Rules::Read(g),
         Ok(_) => Rules::None,
         Err(e) => Rules::Unreadable(format!("cannot be used ({e})")),
+    }
+}
+
+/// Adds `line` (line `number` of `file`) to `b`, spelled for the matcher. A rule the matcher
+/// cannot take must still hide what it names (git would apply it): its segments with anything
+/// but plain characters and `*`, `?` widened to `*`. A negation is passed over (un-hiding less).
+fn add_rule(b: &mut GitignoreBuilder, file: &Path, number: usize, line: &str) {
+    let source = Some(file.to_path_buf());
+    if let Err(err) = b.add_line(source.clone(), &rule::for_matcher(line)) {
+        let coarse = coarsen(line);
+        let applied = !line.starts_with('!') && b.add_line(source, &coarse).is_ok();
+        let how = if applied { format!("applied as {coarse:?}") } else { "passed over".into() };
+        tracing::warn!("ignore file {}: line {number}: {err}; {how}", file.display());
     }
 }
 

@@ -10,6 +10,29 @@
 use std::borrow::Cow;
 use std::fmt::Write as _;
 
+/// For `.geminiignore`, which upstream reads with node's `ignore` package: the other readings
+/// of `rule` by which that package hides what git's reading does not (a leading space is
+/// trimmed; `x/**/` hides everything below `x`; `!` and `^` after a `[` are plain), so that a
+/// rule hides at least what it hides upstream. None for a negation or a comment (un-hiding
+/// more than git would is not wanted).
+pub(super) fn upstream_readings(rule: &str) -> Vec<String> {
+    let mut readings = Vec::new();
+    if rule.starts_with(['!', '#']) {
+        return readings;
+    }
+    let trimmed = rule.trim_start_matches(' ');
+    if trimmed.len() != rule.len() && !trimmed.is_empty() && !trimmed.starts_with(['!', '#']) {
+        readings.push(trimmed.to_owned());
+    }
+    if let Some(stem) = rule.strip_suffix("/**/") {
+        readings.push(format!("{stem}/**"));
+    }
+    if rule.contains("[!") || rule.contains("[^") {
+        readings.push(rule.replace("[!", "[\\!").replace("[^", "[\\^"));
+    }
+    readings
+}
+
 /// `rule` as the matcher must read it to match what git matches.
 pub(super) fn for_matcher(rule: &str) -> Cow<'_, str> {
     let rule = rule.split('\0').next().unwrap_or_default();

@@ -245,3 +245,21 @@ fn gits_character_classes_match_what_git_matches() {
         assert_eq!(said, Ok(hidden), "{rule} and {name}");
     }
 }
+
+/// Found by the second review of session 4 (issue 22): upstream reads `.geminiignore` with
+/// node's `ignore` package, which hides what git's reading does not in a few rules (`keys/**/`
+/// hides `keys/id.txt`, ` b` hides `b`, `f[!a]` hides `fa`); toolbelt showed those files.
+#[test]
+fn a_geminiignore_rule_hides_at_least_what_it_hides_upstream() {
+    for (rule, name) in [("keys/**/", "keys/id.txt"), (" b", "b"), ("f[!a]", "fa"), ("f[!a]", "fb")]
+    {
+        let (_d, root) = setup(&[(".geminiignore", &format!("{rule}\n")), (name, "")]);
+        let s = IgnoreService::new(&root);
+        let said = s.check(&root.join(name), false, IgnoreOptions::default());
+        assert_eq!(said, Ok(true), "{rule:?} and {name}");
+    }
+    // Git's reading for .gitignore: `keys/**/` names the folders below `keys`, not its files.
+    let (_d, root) = setup(&[(".git/HEAD", ""), (".gitignore", "keys/**/\n"), ("keys/id.txt", "")]);
+    let s = IgnoreService::new(&root);
+    assert_eq!(s.check(&root.join("keys/id.txt"), false, IgnoreOptions::default()), Ok(false));
+}
