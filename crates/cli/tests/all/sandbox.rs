@@ -2,7 +2,7 @@
 //! `toolbelt call --sandbox run_shell_command` inside a workspace that is not under /tmp (every
 //! profile may write the temp folder).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use toolbelt_core::process::sandbox::support;
 use toolbelt_test_support::TempTree;
@@ -17,8 +17,8 @@ struct Place {
 
 impl Place {
     fn new() -> Self {
-        let base = Path::new(env!("CARGO_TARGET_TMPDIR"));
-        Place { tree: TempTree::new_in(base), sibling: tempfile::tempdir_in(base).unwrap() }
+        let base = base();
+        Place { tree: TempTree::new_in(&base), sibling: tempfile::tempdir_in(&base).unwrap() }
     }
 
     fn sibling(&self) -> PathBuf {
@@ -41,6 +41,20 @@ impl Place {
             stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
             stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
         }
+    }
+}
+
+/// Where the test folders go: Cargo's temp folder for tests, unless that lies in the temp
+/// folder every profile may write (a checkout under /tmp: every write would be allowed and
+/// these tests fail for no fault of the sandbox); then a folder in the home directory.
+fn base() -> PathBuf {
+    let target = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    let temp = std::fs::canonicalize(std::env::temp_dir()).unwrap_or_else(|_| "/tmp".into());
+    let in_temp = std::fs::canonicalize(&target).is_ok_and(|t| t.starts_with(&temp));
+    let home = std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/toolbelt-tests"));
+    match home {
+        Some(home) if in_temp && std::fs::create_dir_all(&home).is_ok() => home,
+        _ => target,
     }
 }
 
