@@ -40,31 +40,29 @@ pub(super) fn for_matcher(rule: &str) -> Cow<'_, str> {
         return Cow::Borrowed(rule);
     }
     let mut out = String::with_capacity(rule.len() + 16);
-    let mut chars = rule.chars().peekable();
-    while let Some(c) = chars.next() {
+    let mut at = 0;
+    while let Some(c) = rule[at..].chars().next() {
+        at += c.len_utf8();
         match c {
+            // An escape and what it escapes, as they are.
             '\\' => {
                 out.push('\\');
-                if let Some(next) = chars.next() {
-                    out.push(next);
+                if let Some(escaped) = rule[at..].chars().next() {
+                    out.push(escaped);
+                    at += escaped.len_utf8();
                 }
             }
             '{' | '}' => {
                 out.push('\\');
                 out.push(c);
             }
-            '[' => {
-                let rest: String = chars.clone().collect();
-                match bracket(&rest) {
-                    Some((set, used)) => {
-                        out.push_str(&set);
-                        for _ in 0..used {
-                            chars.next();
-                        }
-                    }
-                    None => out.push('?'),
+            '[' => match bracket(&rule[at..]) {
+                Some((set, used)) => {
+                    out.push_str(&set);
+                    at += used;
                 }
-            }
+                None => out.push('?'),
+            },
             _ => out.push(c),
         }
     }
@@ -78,8 +76,8 @@ enum Member {
     Range(char, char),
 }
 
-/// The bracket expression after a `[` (`s`), as the matcher's syntax, and how many characters
-/// of `s` it used; `None` when it is not closed. A class git does not know makes it `?`.
+/// The bracket expression after a `[` (`s`), as the matcher's syntax, and how many bytes of `s`
+/// it used; `None` when it is not closed. A class git does not know makes it `?`.
 fn bracket(s: &str) -> Option<(String, usize)> {
     let chars: Vec<char> = s.chars().collect();
     let mut i = 0;
@@ -124,15 +122,15 @@ fn bracket(s: &str) -> Option<(String, usize)> {
             members.push(Member::Char(lo));
         }
     }
-    if unknown {
-        return Some(("?".to_owned(), i));
-    }
-    Some((spell(negated, &members), i))
+    let used = chars[..i].iter().map(|c| c.len_utf8()).sum();
+    let set = if unknown { "?".to_owned() } else { spell(negated, &members) };
+    Some((set, used))
 }
 
 /// A set in the matcher's syntax: special characters (`]`, `-`, `!`, `^`, `\`) are taken out of
-/// ranges and written where they are plain (`]` first, `-` last, `!` and `^` never first);
-/// a set of one character is that character, escaped.
+/// ranges and written where they are plain (`]` first, `-` last or first, `!` and `^` never
+/// first); a set of one character is that character, escaped. A set of only `!` and `^` has no
+/// such spelling and is `?` (any one character: hiding more, never less).
 fn spell(negated: bool, members: &[Member]) -> String {
     const SPECIAL: [char; 5] = ['!', '-', '\\', ']', '^']; // ascending
     let mut singles: Vec<char> = Vec::new();
@@ -161,30 +159,24 @@ fn spell(negated: bool, members: &[Member]) -> String {
     if !negated && ranges.is_empty() && singles.len() == 1 {
         return format!("\\{}", singles[0]);
     }
-    let mut out = String::from(if negated { "[!" } else { "[" });
-    if singles.contains(&']') {
-        out.push(']');
-    }
     let mut body = String::new();
     for (lo, hi) in &ranges {
         let _ = write!(body, "{lo}-{hi}");
     }
-    for c in singles.iter().filter(|c| !matches!(c, ']' | '-' | '!' | '^')) {
-        body.push(*c);
+    body.extend(singles.iter().filter(|c| !matches!(c, ']' | '-' | '!' | '^')));
+    body.extend(singles.iter().filter(|c| matches!(c, '!' | '^')));
+    let (bracket, dash) = (singles.contains(&']'), singles.contains(&'-'));
+    let open = if negated { "[!" } else { "[" };
+    let bracket = if bracket { "]" } else { "" };
+    // A `!` or `^` just after the opening `[` would negate the set.
+    if negated || !bracket.is_empty() || !body.starts_with(['!', '^']) {
+        let dash = if dash { "-" } else { "" };
+        format!("{open}{bracket}{body}{dash}]")
+    } else if dash {
+        format!("{open}-{body}]")
+    } else {
+        "?".to_owned()
     }
-    for c in singles.iter().filter(|c| matches!(c, '!' | '^')) {
-        body.push(*c);
-    }
-    // `!` or `^` first would negate the set: put anything else first.
-    if !out.ends_with(']') && body.starts_with(['!', '^']) {
-        body = body.chars().rev().collect();
-    }
-    out.push_str(&body);
-    if singles.contains(&'-') {
-        out.push('-');
-    }
-    out.push(']');
-    out
 }
 
 fn prev(c: char) -> char {

@@ -236,6 +236,10 @@ fn gits_character_classes_match_what_git_matches() {
         ("f[]a]", "f]", true),
         ("f[!]]", "fx", true),
         ("f[!]]", "f]", false),
+        // Found by the review pass: a set of only `!` and `^` came out as `[^!]`, a negation.
+        ("f[\\!^]", "f!", true),
+        ("f[\\!^-]", "f!", true),
+        ("f[\\!^-]", "f-", true),
     ];
     for (rule, name, hidden) in cases {
         let (_d, root) =
