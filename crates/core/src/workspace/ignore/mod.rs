@@ -116,12 +116,20 @@ impl Cached {
         Self { rules: Arc::new(load(roots, base, file)), stamp, checked: batch }
     }
 
-    /// The rules, read again first when the file has changed since (looked at once a batch).
-    fn fresh(&mut self, roots: &[PathBuf], base: &Path, file: &Path, batch: u64) -> Arc<Rules> {
+    /// The rules, read again first when the file has changed since (looked at once a batch;
+    /// `file` is only named then).
+    fn fresh(
+        &mut self,
+        roots: &[PathBuf],
+        base: &Path,
+        file: impl FnOnce() -> PathBuf,
+        batch: u64,
+    ) -> Arc<Rules> {
         if self.checked != batch {
-            let now = Stamp::of(file);
+            let file = file();
+            let now = Stamp::of(&file);
             if now != self.stamp {
-                *self = Self::read(roots, base, file, batch);
+                *self = Self::read(roots, base, &file, batch);
             }
             self.checked = batch;
         }
@@ -168,7 +176,8 @@ impl Stamp {
 const EXCLUDE: &str = ".git/info/exclude";
 
 impl IgnoreService {
-    /// Captures git detection and `.geminiignore` now, as upstream does at construction.
+    /// Captures git detection now, as upstream does at construction; the ignore files are
+    /// read now and looked at again in each batch (see [`IgnoreService::refresh`]).
     pub fn new(root: &Path) -> Self {
         Self::within(root, &[root.to_path_buf()])
     }
@@ -200,7 +209,7 @@ impl IgnoreService {
     /// The rules of the root's own `name` (git's exclude file or `.geminiignore`), fresh.
     fn root_rules(&self, slot: &Mutex<Cached>, name: &str) -> Arc<Rules> {
         let batch = self.batch.load(Ordering::Relaxed);
-        slot.locked().fresh(&self.roots, &self.root, &self.root.join(name), batch)
+        slot.locked().fresh(&self.roots, &self.root, || self.root.join(name), batch)
     }
 
     /// The root the rules belong to.
@@ -229,14 +238,18 @@ impl IgnoreService {
         if git && rel.components().any(|c| c.as_os_str() == ".git") {
             return Ok(true);
         }
-        let mut folders: Vec<&Path> = rel.ancestors().skip(1).collect();
-        folders.pop(); // the root itself
-        for folder in folders.into_iter().rev() {
-            if self.rules_ignore(folder, true, opts)? {
+        // The path and each folder on the way, as `rel` and `abs` name them (they end alike).
+        let steps: Vec<(&Path, &Path)> = rel
+            .ancestors()
+            .zip(abs.ancestors())
+            .take_while(|(r, _)| !r.as_os_str().is_empty())
+            .collect();
+        for &(folder, folder_abs) in steps[1..].iter().rev() {
+            if self.rules_ignore(folder, folder_abs, true, opts)? {
                 return Ok(true);
             }
         }
-        self.rules_ignore(rel, is_dir, opts)
+        self.rules_ignore(rel, abs, is_dir, opts)
     }
 
     /// Whether the rules that name `rel` itself (not its folders) ignore it: git's exclude
@@ -245,6 +258,7 @@ impl IgnoreService {
     fn rules_ignore(
         &self,
         rel: &Path,
+        abs: &Path,
         is_dir: bool,
         opts: IgnoreOptions,
     ) -> Result<bool, Unreadable> {
@@ -255,16 +269,11 @@ impl IgnoreService {
                 let rules = self.root_rules(slot, EXCLUDE);
                 ignored = rules.apply(ignored, rel, is_dir, exclude)?;
             }
-            let abs = self.root.join(rel);
-            let mut dir = self.root.clone();
-            let parents: Vec<_> =
-                rel.parent().map(|p| p.components().collect()).unwrap_or_default();
-            for depth in 0..=parents.len() {
-                if depth > 0 {
-                    dir.push(parents[depth - 1].as_os_str());
-                }
+            // The folders from the root down to the path's own.
+            let folders: Vec<&Path> = abs.ancestors().skip(1).take(rel.iter().count()).collect();
+            for dir in folders.into_iter().rev() {
                 let file = || dir.join(".gitignore");
-                ignored = self.gitignore_in(&dir).apply(ignored, &abs, is_dir, file)?;
+                ignored = self.gitignore_in(dir).apply(ignored, abs, is_dir, file)?;
             }
         }
         if opts.respect_gemini_ignore {
@@ -277,12 +286,12 @@ impl IgnoreService {
 
     fn gitignore_in(&self, dir: &Path) -> Arc<Rules> {
         let batch = self.batch.load(Ordering::Relaxed);
-        let file = dir.join(".gitignore");
+        let file = || dir.join(".gitignore");
         let mut cache = self.per_dir.locked();
         match cache.get_mut(dir) {
-            Some(cached) => cached.fresh(&self.roots, dir, &file, batch),
+            Some(cached) => cached.fresh(&self.roots, dir, file, batch),
             None => {
-                let cached = Cached::read(&self.roots, dir, &file, batch);
+                let cached = Cached::read(&self.roots, dir, &file(), batch);
                 let rules = cached.rules.clone();
                 cache.insert(dir.to_path_buf(), cached);
                 rules
@@ -302,7 +311,7 @@ fn apply(current: bool, m: Match<&ignore::gitignore::Glob>) -> bool {
 /// The rules of `file`, relative to `base` (see [`read_ignore_file`]), a BOM at the start
 /// dropped. Every line is read (the `ignore` crate stops at the first that is not UTF-8,
 /// dropping every rule after it: a Latin-1 comment would un-hide what the rest names); one
-/// that is not UTF-8 is [`widen`]ed, since git matches its bytes.
+/// that is not UTF-8 is widened ([`rule::widen`]), since git matches its bytes.
 fn load(roots: &[PathBuf], base: &Path, file: &Path) -> Rules {
     let text = match read_ignore_file(roots, file) {
         Ok(Some(text)) => text,
@@ -318,13 +327,13 @@ fn load(roots: &[PathBuf], base: &Path, file: &Path) -> Rules {
         let line = match std::str::from_utf8(line) {
             Ok(line) => line,
             Err(_) => {
-                let Some(rule) = widen(line) else { continue };
+                let Some(wide) = rule::widen(line) else { continue };
                 tracing::warn!(
-                    "ignore file {}: line {} is not UTF-8; applied as {rule:?}, which hides at least what it does",
+                    "ignore file {}: line {} is not UTF-8; applied as {wide:?}, which hides at least what it does",
                     file.display(),
                     i + 1
                 );
-                widened = rule;
+                widened = wide;
                 &widened
             }
         };
@@ -348,47 +357,11 @@ fn load(roots: &[PathBuf], base: &Path, file: &Path) -> Rules {
 fn add_rule(b: &mut GitignoreBuilder, file: &Path, number: usize, line: &str) {
     let source = Some(file.to_path_buf());
     if let Err(err) = b.add_line(source.clone(), &rule::for_matcher(line)) {
-        let coarse = coarsen(line);
+        let coarse = rule::coarsen(line);
         let applied = !line.starts_with('!') && b.add_line(source, &coarse).is_ok();
         let how = if applied { format!("applied as {coarse:?}") } else { "passed over".into() };
         tracing::warn!("ignore file {}: line {number}: {err}; {how}", file.display());
     }
-}
-
-/// A rule that is not UTF-8, as a UTF-8 rule that hides at least what git's byte-wise match of
-/// it hides (`None`: a comment, or a negation, which is passed over: un-hiding less). Each run
-/// of bytes that are not UTF-8 becomes `*` (`caf\xe9.txt` hides `caf*.txt`); a segment with a
-/// class or an escape, whose meaning a `*` inside could change, becomes `*` whole.
-fn widen(line: &[u8]) -> Option<String> {
-    if matches!(line.first(), None | Some(b'#' | b'!')) {
-        return None;
-    }
-    let segments = line.split(|b| *b == b'/').map(|segment| {
-        if std::str::from_utf8(segment).is_ok() {
-            return String::from_utf8_lossy(segment).into_owned();
-        }
-        if segment.contains(&b'[') || segment.contains(&b'\\') {
-            return "*".to_owned();
-        }
-        let mut out = String::new();
-        let mut chunks = segment.utf8_chunks().peekable();
-        while let Some(chunk) = chunks.next() {
-            out.push_str(chunk.valid());
-            let next_star = chunks.peek().is_some_and(|c| c.valid().starts_with('*'));
-            if !chunk.invalid().is_empty() && !out.ends_with('*') && !next_star {
-                out.push('*');
-            }
-        }
-        out
-    });
-    Some(segments.collect::<Vec<_>>().join("/"))
-}
-
-/// `rule` with each segment that holds a bracket, brace or escape made `*`.
-fn coarsen(rule: &str) -> String {
-    let special = |segment: &&str| segment.contains(['[', ']', '{', '}', '\\']);
-    let segments = rule.split('/').map(|segment| if special(&segment) { "*" } else { segment });
-    segments.collect::<Vec<_>>().join("/")
 }
 
 #[cfg(test)]

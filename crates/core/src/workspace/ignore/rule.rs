@@ -5,7 +5,9 @@
 //! running backwards are literal, and git's character classes (`[[:digit:]]`, ...) name sets
 //! (the matcher knew none of this); a NUL ends the line. A class git does not know makes its
 //! whole bracket expression `?` (git would match nothing, but a rule meant to hide must not
-//! fail open), and so does a bracket expression that is not closed.
+//! fail open), and so does a bracket expression that is not closed. A rule that is not UTF-8
+//! ([`widen`]) or that the matcher still rejects ([`coarsen`]) is widened until it hides at
+//! least what git's reading of it does.
 
 use std::borrow::Cow;
 use std::fmt::Write as _;
@@ -67,6 +69,42 @@ pub(super) fn for_matcher(rule: &str) -> Cow<'_, str> {
         }
     }
     Cow::Owned(out)
+}
+
+/// A rule that is not UTF-8, as a UTF-8 rule that hides at least what git's byte-wise match of
+/// it hides (`None`: a comment, or a negation, which is passed over: un-hiding less). Each run
+/// of bytes that are not UTF-8 becomes `*` (`caf\xe9.txt` hides `caf*.txt`); a segment with a
+/// class or an escape, whose meaning a `*` inside could change, becomes `*` whole.
+pub(super) fn widen(line: &[u8]) -> Option<String> {
+    if matches!(line.first(), None | Some(b'#' | b'!')) {
+        return None;
+    }
+    let segments = line.split(|b| *b == b'/').map(|segment| {
+        if std::str::from_utf8(segment).is_ok() {
+            return String::from_utf8_lossy(segment).into_owned();
+        }
+        if segment.contains(&b'[') || segment.contains(&b'\\') {
+            return "*".to_owned();
+        }
+        let mut out = String::new();
+        let mut chunks = segment.utf8_chunks().peekable();
+        while let Some(chunk) = chunks.next() {
+            out.push_str(chunk.valid());
+            let next_star = chunks.peek().is_some_and(|c| c.valid().starts_with('*'));
+            if !chunk.invalid().is_empty() && !out.ends_with('*') && !next_star {
+                out.push('*');
+            }
+        }
+        out
+    });
+    Some(segments.collect::<Vec<_>>().join("/"))
+}
+
+/// `rule` with each segment that holds a bracket, brace or escape made `*`.
+pub(super) fn coarsen(rule: &str) -> String {
+    let special = |segment: &&str| segment.contains(['[', ']', '{', '}', '\\']);
+    let segments = rule.split('/').map(|segment| if special(&segment) { "*" } else { segment });
+    segments.collect::<Vec<_>>().join("/")
 }
 
 /// One member of a bracket expression.

@@ -15,6 +15,14 @@ fn setup(files: &[(&str, &str)]) -> (tempfile::TempDir, PathBuf) {
     (d, root)
 }
 
+/// What a fresh service in a git repository says of the file `path` when the ignore file
+/// `file` (at the root) holds `rules`.
+fn hides(file: &str, rules: &[u8], path: &str) -> Result<bool, Unreadable> {
+    let (_d, root) = setup(&[(".git/HEAD", ""), (path, "")]);
+    fs::write(root.join(file), rules).unwrap();
+    IgnoreService::new(&root).check(&root.join(path), false, IgnoreOptions::default())
+}
+
 #[test]
 fn gitignore_applies_only_inside_git_repos() {
     let (_d, root) = setup(&[(".gitignore", "*.log\n"), ("a.log", "")]);
@@ -61,9 +69,7 @@ fn no_rule_re_includes_a_file_inside_an_ignored_folder() {
     ];
     for (file, kind) in [(".gitignore", "git"), (".geminiignore", "gemini")] {
         for (rules, hidden) in cases {
-            let (_d, root) = setup(&[(".git/HEAD", ""), (file, rules), (hidden, "")]);
-            let s = IgnoreService::new(&root);
-            let said = s.check(&root.join(hidden), false, IgnoreOptions::default());
+            let said = hides(file, rules.as_bytes(), hidden);
             assert_eq!(said, Ok(true), "{kind}: {rules:?} shows {hidden}");
         }
     }
@@ -191,10 +197,7 @@ fn a_rule_that_is_not_utf8_hides_at_least_what_git_hides() {
         (b"a/\\\xe9b/c\n", "a/需b/c", true),
     ];
     for (rules, name, hidden) in cases {
-        let (_d, root) = setup(&[(".git/HEAD", ""), (name, "")]);
-        fs::write(root.join(".gitignore"), rules).unwrap();
-        let s = IgnoreService::new(&root);
-        let said = s.check(&root.join(name), false, IgnoreOptions::default());
+        let said = hides(".gitignore", rules, name);
         assert_eq!(said, Ok(hidden), "{:?} and {name}", String::from_utf8_lossy(rules));
     }
 }
@@ -242,10 +245,7 @@ fn gits_character_classes_match_what_git_matches() {
         ("f[\\!^-]", "f-", true),
     ];
     for (rule, name, hidden) in cases {
-        let (_d, root) =
-            setup(&[(".git/HEAD", ""), (".gitignore", &format!("{rule}\n")), (name, "")]);
-        let s = IgnoreService::new(&root);
-        let said = s.check(&root.join(name), false, IgnoreOptions::default());
+        let said = hides(".gitignore", format!("{rule}\n").as_bytes(), name);
         assert_eq!(said, Ok(hidden), "{rule} and {name}");
     }
 }
@@ -257,13 +257,9 @@ fn gits_character_classes_match_what_git_matches() {
 fn a_geminiignore_rule_hides_at_least_what_it_hides_upstream() {
     for (rule, name) in [("keys/**/", "keys/id.txt"), (" b", "b"), ("f[!a]", "fa"), ("f[!a]", "fb")]
     {
-        let (_d, root) = setup(&[(".geminiignore", &format!("{rule}\n")), (name, "")]);
-        let s = IgnoreService::new(&root);
-        let said = s.check(&root.join(name), false, IgnoreOptions::default());
+        let said = hides(".geminiignore", format!("{rule}\n").as_bytes(), name);
         assert_eq!(said, Ok(true), "{rule:?} and {name}");
     }
     // Git's reading for .gitignore: `keys/**/` names the folders below `keys`, not its files.
-    let (_d, root) = setup(&[(".git/HEAD", ""), (".gitignore", "keys/**/\n"), ("keys/id.txt", "")]);
-    let s = IgnoreService::new(&root);
-    assert_eq!(s.check(&root.join("keys/id.txt"), false, IgnoreOptions::default()), Ok(false));
+    assert_eq!(hides(".gitignore", b"keys/**/\n", "keys/id.txt"), Ok(false));
 }

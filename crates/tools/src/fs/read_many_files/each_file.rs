@@ -39,10 +39,8 @@ impl Job {
     /// What the walk yielded, checked: ignored, refused, gone, or kept with its real path.
     pub(super) fn check(&self, f: &Path, ino: Option<u64>, unread: &Unread) -> Checked {
         let ws = &self.workspace;
-        match unread.verdict(ws.ignore().check(f, false, self.opts)) {
-            Verdict::Kept => {}
-            Verdict::Ignored => return Checked::Ignored,
-            Verdict::LeftOut => return Checked::LeftOut,
+        if let Some(out) = self.ignored(f, unread) {
+            return out;
         }
         // The walk went by name: what it yielded must be reached beneath a root, allowed, and
         // (for a plain file) be the very file it listed. Refused files are counted, not named:
@@ -65,14 +63,21 @@ impl Job {
         };
         // What a link leads to is read, and shown by that name: the ignore rules must pass it
         // too (found by the review of session 4: a link to an ignored file printed it).
-        if real != f {
-            match unread.verdict(ws.ignore().check(&real, false, self.opts)) {
-                Verdict::Kept => {}
-                Verdict::Ignored => return Checked::Ignored,
-                Verdict::LeftOut => return Checked::LeftOut,
-            }
+        if real != f
+            && let Some(out) = self.ignored(&real, unread)
+        {
+            return out;
         }
         Checked::Kept(ResolvedPath { lexical: f.to_path_buf(), real })
+    }
+
+    /// What the ignore rules make of `path`, when they keep it out.
+    fn ignored(&self, path: &Path, unread: &Unread) -> Option<Checked> {
+        match unread.verdict(self.workspace.ignore().check(path, false, self.opts)) {
+            Verdict::Kept => None,
+            Verdict::Ignored => Some(Checked::Ignored),
+            Verdict::LeftOut => Some(Checked::LeftOut),
+        }
     }
 
     /// One kept file read and formatted as the model gets it (on any thread). What it read is
