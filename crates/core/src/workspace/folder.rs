@@ -17,9 +17,9 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use std::os::fd::OwnedFd;
+use std::os::fd::{BorrowedFd, OwnedFd};
 
-use rustix::fs::{FileType, OFlags, fstat};
+use rustix::fs::{AtFlags, FileType, OFlags, fstat, statat};
 
 use super::beneath::open_beneath;
 use super::open::{OpenError, changed_while_walked};
@@ -115,6 +115,29 @@ impl Folder<'_> {
         Ok(modified(st.st_mtime as i64, st.st_mtime_nsec as u32))
     }
 
+    /// [`Self::confirm_walked`] through the handle `dir` of this very folder (opened beneath
+    /// its root by this path, with no symlink on the way).
+    pub(super) fn confirm_listed(
+        &self,
+        dir: BorrowedFd<'_>,
+        name: &OsStr,
+        ino: u64,
+    ) -> Result<Option<SystemTime>, OpenError> {
+        if self.fast_for(name).is_none() {
+            return self.confirm_walked(name, Some(ino));
+        }
+        let st = statat(dir, name, AtFlags::SYMLINK_NOFOLLOW).map_err(io::Error::from)?;
+        if FileType::from_raw_mode(st.st_mode) == FileType::Symlink {
+            return self.confirm_walked(name, Some(ino));
+        }
+        #[allow(clippy::unnecessary_cast)] // the field types differ between platforms
+        if ino != st.st_ino as u64 {
+            return Err(changed_while_walked(&self.path.join(name)));
+        }
+        #[allow(clippy::unnecessary_cast)]
+        Ok(modified(st.st_mtime as i64, st.st_mtime_nsec as u32))
+    }
+
     /// The fast way's data when `name` can be decided by itself: a plain name that passes the
     /// sensitive rules on its own, in a folder that passes. Anything else is decided on the
     /// whole path.
@@ -151,7 +174,7 @@ fn modified(secs: i64, nanos: u32) -> Option<SystemTime> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use std::fs;
     use std::io::Read as _;
     use std::os::unix::fs::symlink;
@@ -164,7 +187,7 @@ mod tests {
 
     /// A workspace root and a folder outside it (kept while the test runs), by their real
     /// paths.
-    fn root_and_outside() -> ([tempfile::TempDir; 2], PathBuf, PathBuf) {
+    pub(in crate::workspace) fn root_and_outside() -> ([tempfile::TempDir; 2], PathBuf, PathBuf) {
         let dirs = [tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap()];
         let r = dirs[0].path().canonicalize().unwrap();
         let o = dirs[1].path().canonicalize().unwrap();

@@ -12,6 +12,8 @@ mod links;
 mod open;
 pub mod paths;
 mod sensitive;
+#[cfg(unix)]
+pub mod walk;
 
 use std::path::{Path, PathBuf};
 

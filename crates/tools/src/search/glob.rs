@@ -1,7 +1,7 @@
 //! `glob`: files whose paths match a glob pattern, recent ones first.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicUsize;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 use toolbelt_core::sync::LockExt;
@@ -9,7 +9,6 @@ use toolbelt_core::tool::{AlwaysAllow, AlwaysScope};
 
 use async_trait::async_trait;
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
-use ignore::{WalkBuilder, WalkState};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -17,6 +16,7 @@ use toolbelt_core::Kind;
 use toolbelt_core::result::{ErrorType, ToolResult};
 use toolbelt_core::schema::rename_params;
 use toolbelt_core::tool::{Declaration, ExecContext, Invocation, ModelFamily, Tool, ToolEnv};
+use toolbelt_core::workspace::walk::{Entry, Kind as WalkKind, Listed, Step, Visitor};
 use toolbelt_core::workspace::{Access, IgnoreOptions, OpenError, PathError, Workspace, paths};
 
 use super::GLOB_EXCLUDED_DIRS;
@@ -208,62 +208,13 @@ impl Job {
                 Err(e) => return error(&e),
             };
             let absolute = Path::new(&self.pattern).is_absolute();
-            let mut walk = WalkBuilder::new(dir);
-            walk.standard_filters(false)
-                .hidden(false)
-                .follow_links(false)
-                .threads(super::walker_threads())
-                .filter_entry(|e| {
-                    !(e.file_type().is_some_and(|t| t.is_dir())
-                        && GLOB_EXCLUDED_DIRS.iter().any(|x| e.file_name() == *x))
-                });
-            let this = &self;
-            walk.build_parallel().run(|| {
-                let (found, ignored, hidden, matcher) = (&found, &ignored, &hidden, &matcher);
-                let unread = &unread;
-                let mut opener = super::opener::Opener::new(&this.workspace, unread);
-                let mut cancel = super::CancelCheck::new(&this.cancel);
-                Box::new(move |entry| {
-                    if cancel.cancelled() {
-                        return WalkState::Quit;
-                    }
-                    let Some(entry) = unread.entry(entry) else { return WalkState::Continue };
-                    // Regular files only: symlinks are dropped as upstream's realpath check does.
-                    if !entry.file_type().is_some_and(|t| t.is_file()) {
-                        return WalkState::Continue;
-                    }
-                    let path = entry.path();
-                    let hit = if absolute {
-                        matcher.is_match(path)
-                    } else {
-                        paths::below(path, dir).is_some_and(|rel| matcher.is_match(rel))
-                    };
-                    if !hit {
-                        return WalkState::Continue;
-                    }
-                    let checked = this.workspace.ignore().check(path, false, this.opts);
-                    match unread.verdict(checked) {
-                        Verdict::Kept => {}
-                        Verdict::Ignored => {
-                            ignored.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                            return WalkState::Continue;
-                        }
-                        Verdict::LeftOut => return WalkState::Continue,
-                    }
-                    // The file layer's rules: names of sensitive files are left out (counted),
-                    // and so is anything a walk raced outside the roots.
-                    // The walk went by name: the hit must be the same file beneath the root.
-                    let mtime = match opener.confirm(path, walked_ino(&entry)) {
-                        Ok(mtime) => mtime,
-                        Err(OpenError::Path(PathError::Sensitive { .. })) => {
-                            hidden.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                            return WalkState::Continue;
-                        }
-                        Err(_) => return WalkState::Continue,
-                    };
-                    found.locked().push((path.to_path_buf(), mtime));
-                    WalkState::Continue
-                })
+            let shared = Shared { job: &self, dir, matcher: &matcher, absolute };
+            let (found, ignored, hidden, unread) = (&found, &ignored, &hidden, &unread);
+            let counts = Counts { found, ignored, hidden, unread };
+            self.workspace.walk(dir, super::walker_threads(), || Seeker {
+                shared: &shared,
+                counts: &counts,
+                cancel: super::CancelCheck::new(&self.cancel),
             });
         }
         let mut files = found.into_value();
@@ -341,9 +292,87 @@ fn sort_entries(files: &mut Vec<(PathBuf, Option<SystemTime>)>, now: SystemTime)
     files.extend(old);
 }
 
-/// The inode the walk's folder listing gave for `entry`.
-fn walked_ino(entry: &ignore::DirEntry) -> Option<u64> {
-    entry.ino()
+/// What the threads of one folder's walk share: the question.
+struct Shared<'a> {
+    job: &'a Job,
+    /// The folder walked.
+    dir: &'a Path,
+    matcher: &'a GlobSet,
+    /// Whether the pattern is matched against whole paths (else against paths below `dir`).
+    absolute: bool,
+}
+
+/// What the threads of one folder's walk share: the answer.
+struct Counts<'a> {
+    found: &'a Mutex<Vec<(PathBuf, Option<SystemTime>)>>,
+    ignored: &'a AtomicUsize,
+    /// Left out by the sensitive-path rules.
+    hidden: &'a AtomicUsize,
+    unread: &'a super::unread::Unread,
+}
+
+/// One walker thread.
+struct Seeker<'a> {
+    shared: &'a Shared<'a>,
+    counts: &'a Counts<'a>,
+    cancel: super::CancelCheck<'a>,
+}
+
+impl Visitor for Seeker<'_> {
+    fn visit(&mut self, folder: &Listed<'_>, entry: &Entry<'_>) -> Step {
+        if self.cancel.cancelled() {
+            return Step::Quit;
+        }
+        let path = entry.path;
+        match entry.kind {
+            WalkKind::Folder => {
+                let excluded =
+                    GLOB_EXCLUDED_DIRS.iter().any(|x| path.file_name() == Some(x.as_ref()));
+                return if excluded { Step::Skip } else { Step::Go };
+            }
+            WalkKind::File => {}
+            // Regular files only: symlinks are dropped as upstream's realpath check does.
+            WalkKind::Symlink | WalkKind::Other => return Step::Go,
+        }
+        let Shared { job, dir, matcher, absolute } = *self.shared;
+        let hit = if absolute {
+            matcher.is_match(path)
+        } else {
+            paths::below(path, dir).is_some_and(|rel| matcher.is_match(rel))
+        };
+        if !hit {
+            return Step::Go;
+        }
+        let c = self.counts;
+        let checked = job.workspace.ignore().check(path, false, job.opts);
+        match c.unread.verdict(checked) {
+            Verdict::Kept => {}
+            Verdict::Ignored => {
+                c.ignored.fetch_add(1, Ordering::Relaxed);
+                return Step::Go;
+            }
+            Verdict::LeftOut => return Step::Go,
+        }
+        // The file layer's rules: names of sensitive files are left out (counted). The name
+        // was listed through a handle on its folder: its metadata comes through the same one.
+        let mtime = match folder.confirm(entry) {
+            Ok(mtime) => mtime,
+            Err(OpenError::Path(PathError::Sensitive { .. })) => {
+                c.hidden.fetch_add(1, Ordering::Relaxed);
+                return Step::Go;
+            }
+            Err(e) => {
+                c.unread.open(&e);
+                return Step::Go;
+            }
+        };
+        c.found.locked().push((path.to_path_buf(), mtime));
+        Step::Go
+    }
+
+    fn failed(&mut self, _path: &Path, error: OpenError) {
+        self.counts.unread.open(&error);
+    }
 }
 
 #[cfg(test)]

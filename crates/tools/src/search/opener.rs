@@ -10,8 +10,6 @@
 
 use std::fs::File;
 use std::path::Path;
-#[cfg(unix)]
-use std::time::SystemTime;
 
 use toolbelt_core::Workspace;
 #[cfg(unix)]
@@ -69,21 +67,6 @@ impl<'w> Opener<'w> {
             self.ws.check_access(&resolved, toolbelt_core::workspace::Access::Read)?;
             Ok(File::open(path)?)
         }
-    }
-
-    /// Confirms a file the walk found (see [`Workspace::confirm_walked`]) and returns its
-    /// modification time.
-    #[cfg(unix)]
-    pub(crate) fn confirm(
-        &mut self,
-        path: &Path,
-        ino: Option<u64>,
-    ) -> Result<Option<SystemTime>, OpenError> {
-        let confirmed = match (path.parent(), path.file_name()) {
-            (Some(dir), Some(name)) => self.folder(dir).confirm_walked(name, ino),
-            _ => self.ws.confirm_walked(path, ino).map(|meta| meta.modified().ok()),
-        };
-        confirmed.inspect_err(|e| self.unread.open(e))
     }
 
     /// The folder `dir`, from the kept ones or checked now (the oldest kept one let go).
