@@ -77,16 +77,24 @@ impl Folder<'_> {
     /// Opens the file `name` in this folder for reading, as [`Workspace::open_read`] opens
     /// `path/name`.
     pub fn open_read(&self, name: &OsStr) -> Result<File, OpenError> {
-        let Some(fast) = self.fast_for(name) else { return self.ws.open_read(&self.whole(name)) };
+        self.open_sized(name).map(|(file, _)| file)
+    }
+
+    /// [`Self::open_read`], and the file's size when the open learned it (a regular file
+    /// opened the fast way, whose link count is read from its handle anyway): a reader can then
+    /// take the whole file in one read instead of reading on until the end.
+    pub fn open_sized(&self, name: &OsStr) -> Result<(File, Option<u64>), OpenError> {
+        let whole = || self.ws.open_read(&self.whole(name)).map(|file| (file, None));
+        let Some(fast) = self.fast_for(name) else { return whole() };
         let flags = OFlags::RDONLY | OFlags::NONBLOCK;
-        let Some(fd) = self.open_beneath(fast, name, flags) else {
-            return self.ws.open_read(&self.whole(name));
-        };
+        let Some(fd) = self.open_beneath(fast, name, flags) else { return whole() };
         let st = fstat(&fd).map_err(io::Error::from)?;
         if st.st_nlink > 1 {
             self.ws.check_links(&st, &self.path.join(name))?;
         }
-        Ok(File::from(fd))
+        let regular = FileType::from_raw_mode(st.st_mode) == FileType::RegularFile;
+        let size = regular.then(|| u64::try_from(st.st_size).ok()).flatten();
+        Ok((File::from(fd), size))
     }
 
     /// Confirms the file `name` a walk found in this folder, as [`Workspace::confirm_walked`]

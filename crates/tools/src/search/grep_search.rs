@@ -385,6 +385,7 @@ impl Job {
             let found = &found;
             let results = &results;
             let mut searcher = self.searcher(before, after);
+            let mut buf = Vec::new();
             let mut opener = super::opener::Opener::new(&self.workspace, &self.unread);
             let mut cancel = super::CancelCheck::new(&self.cancel);
             Box::new(move |entry| {
@@ -396,7 +397,7 @@ impl Job {
                     return WalkState::Continue;
                 }
                 let path = entry.path();
-                if let Some(hits) = self.search_with(&mut searcher, &mut opener, path) {
+                if let Some(hits) = self.search_with(&mut searcher, &mut buf, &mut opener, path) {
                     let n = hits.lines.iter().filter(|l| !l.is_context).count();
                     // The walker already applied the ignore files; the shared ignore service
                     // has the last word, as upstream post-filters ripgrep's results. Only files
@@ -442,14 +443,17 @@ impl Job {
         let mut s = self.searcher(before, after);
         self.search_with(
             &mut s,
+            &mut Vec::new(),
             &mut super::opener::Opener::new(&self.workspace, &self.unread),
             path,
         )
     }
 
+    /// Searches the file at `path`; `buf` holds a small file whole (kept for the next).
     fn search_with(
         &self,
         searcher: &mut Searcher,
+        buf: &mut Vec<u8>,
         opener: &mut super::opener::Opener<'_>,
         path: &Path,
     ) -> Option<GrepFile> {
@@ -466,8 +470,13 @@ impl Job {
             cancel: &self.cancel,
         };
         // Through the workspace's file layer: beneath a root, sensitive files refused.
-        let file = opener.open(path)?;
-        let searched = searcher.search_file(&self.matcher, &file, &mut sink);
+        let (file, size) = opener.open(path)?;
+        let searched = match size.filter(|&n| n <= super::whole::MAX) {
+            Some(size) => {
+                super::whole::search(searcher, &self.matcher, &file, size, buf, &mut sink)
+            }
+            None => searcher.search_file(&self.matcher, &file, &mut sink),
+        };
         // Named only when there is something to say about it (most files searched have no
         // match).
         if searched.is_ok() && sink.entries.is_empty() {

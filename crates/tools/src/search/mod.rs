@@ -6,6 +6,7 @@ pub mod grep_search;
 mod ignore_files;
 mod opener;
 pub(crate) mod unread;
+mod whole;
 
 use std::fmt::Write;
 use std::path::PathBuf;

@@ -40,19 +40,20 @@ impl<'w> Opener<'w> {
         }
     }
 
-    /// The file at `path` (absolute, as the walk found it), opened for reading; `None` when the
-    /// layer refuses it (outside the roots, a sensitive file, a hard link to one) or it cannot
-    /// be opened (counted in the search's [`Unread`](super::unread::Unread) when that leaves
-    /// the answer partial).
-    pub(crate) fn open(&mut self, path: &Path) -> Option<File> {
+    /// The file at `path` (absolute, as the walk found it), opened for reading, with its size
+    /// when the open learned it (see [`Folder::open_sized`]); `None` when the layer refuses it
+    /// (outside the roots, a sensitive file, a hard link to one) or it cannot be opened
+    /// (counted in the search's [`Unread`](super::unread::Unread) when that leaves the answer
+    /// partial).
+    pub(crate) fn open(&mut self, path: &Path) -> Option<(File, Option<u64>)> {
         let opened = self.open_file(path);
         opened.map_err(|e| self.unread.open(&e)).ok()
     }
 
-    fn open_file(&mut self, path: &Path) -> Result<File, OpenError> {
+    fn open_file(&mut self, path: &Path) -> Result<(File, Option<u64>), OpenError> {
         #[cfg(unix)]
         if let (Some(dir), Some(name)) = (path.parent(), path.file_name()) {
-            return self.folder(dir).open_read(name);
+            return self.folder(dir).open_sized(name);
         }
         let resolved = toolbelt_core::workspace::ResolvedPath {
             lexical: path.to_path_buf(),
@@ -60,12 +61,12 @@ impl<'w> Opener<'w> {
         };
         #[cfg(unix)]
         {
-            self.ws.open_read(&resolved)
+            self.ws.open_read(&resolved).map(|file| (file, None))
         }
         #[cfg(not(unix))]
         {
             self.ws.check_access(&resolved, toolbelt_core::workspace::Access::Read)?;
-            Ok(File::open(path)?)
+            Ok((File::open(path)?, None))
         }
     }
 
