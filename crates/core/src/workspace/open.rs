@@ -177,7 +177,8 @@ impl Workspace {
 
     /// Confirms what a walk by name yielded: `path` is resolved and checked like any tool path,
     /// reached beneath its root, and must be the very file the walk saw (`ino`, the inode its
-    /// folder listed). A folder swapped for a symlink while the walk ran can make a walk list
+    /// folder listed); a hard link to a sensitive file or to one outside is refused as
+    /// [`Self::open_read`] refuses it. A folder swapped for a symlink while the walk ran can make a walk list
     /// another folder; whatever it yields from there is refused here, names included.
     pub fn confirm_walked(
         &self,
@@ -188,7 +189,12 @@ impl Workspace {
         // One walk beneath the root: the walk's path is already absolute and under a root, and
         // `reach` checks what it reaches (containment, sensitive rules).
         let asked = ResolvedPath { lexical: path.to_path_buf(), real: path.to_path_buf() };
-        let meta = self.metadata(&asked)?;
+        let found = self.reach(&asked, Want::Open(OFlags::PATH), false)?;
+        let fd = found.fd.ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))?;
+        // A name is shown only when the file may be read: not a hard link to a sensitive file
+        // or to one outside.
+        self.check_links(&fstat(&fd).map_err(io::Error::from)?, &found.real)?;
+        let meta = File::from(fd).metadata()?;
         match ino {
             Some(ino) if ino != meta.ino() => Err(changed_while_walked(path)),
             _ => Ok(meta),

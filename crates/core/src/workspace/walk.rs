@@ -85,8 +85,8 @@ impl Listed<'_> {
     }
 
     /// Confirms a file this folder listed and returns its modification time, as
-    /// [`Folder::confirm_walked`] does, but through the folder's handle: no second walk from
-    /// the root.
+    /// [`Workspace::confirm_walked`] does for its path, but through the folder's handle: no
+    /// second walk from the root.
     pub fn confirm(&self, entry: &Entry<'_>) -> Result<Option<SystemTime>, OpenError> {
         let name = entry.path.file_name().unwrap_or_default();
         self.folder.confirm_listed(self.fd.as_fd(), name, entry.ino)
@@ -177,11 +177,19 @@ impl Workspace {
                 ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS;
             let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
             let rel = if rel.as_os_str().is_empty() { Path::new(".") } else { &rel };
-            let fd = openat2(&self.root_dirs[root].fd, rel, flags, Mode::empty(), resolve);
-            return fd.map_err(|e| io::Error::from(e).into());
+            match openat2(&self.root_dirs[root].fd, rel, flags, Mode::empty(), resolve) {
+                Ok(fd) => return Ok(fd),
+                Err(rustix::io::Errno::NOENT) => {
+                    return Err(io::Error::from(io::ErrorKind::NotFound).into());
+                }
+                // No `openat2` (an old kernel, a sandbox's system-call filter), a path longer
+                // than the kernel takes whole, a symlink on the way: the layer's walk, a
+                // component at a time, decides.
+                Err(_) => {}
+            }
         }
-        // Elsewhere: the layer's resolution, which must reach the path itself (a symlink on
-        // the way would list another folder's names under this one's).
+        // The layer's resolution, which must reach the path itself (a symlink on the way
+        // would list another folder's names under this one's).
         let asked = ResolvedPath { lexical: path.to_path_buf(), real: path.to_path_buf() };
         let want = super::beneath::Want::Open(OFlags::RDONLY | OFlags::DIRECTORY);
         let found = self.reach(&asked, want, false)?;

@@ -181,8 +181,13 @@ impl Job {
     /// The pattern as a one-glob set: a set reports a pattern too large to compile as an
     /// error, where a single matcher panics.
     fn matcher(&self, dir: &Path) -> Result<GlobSet, String> {
-        // A pattern naming an existing path is taken literally (so `[id]/page.tsx` works).
-        let literal = dir.join(&self.pattern).exists();
+        // A pattern naming an existing path is taken literally (so `[id]/page.tsx` works): a
+        // path the workspace may read, asked through its file layer, so that the answer says
+        // nothing about what lies outside.
+        let ws = &self.workspace;
+        let literal = ws
+            .resolve_checked(&dir.join(&self.pattern).to_string_lossy(), Access::Read)
+            .is_ok_and(|named| ws.metadata(&named).is_ok());
         let pat = if literal { globset::escape(&self.pattern) } else { self.pattern.clone() };
         let pat = pat.strip_prefix("./").unwrap_or(&pat).to_string();
         GlobBuilder::new(&pat)
@@ -371,7 +376,7 @@ impl Visitor for Seeker<'_> {
     }
 
     fn failed(&mut self, _path: &Path, error: OpenError) {
-        self.counts.unread.open(&error);
+        self.counts.unread.folder(&error);
     }
 }
 

@@ -38,6 +38,9 @@ pub(crate) struct Unread {
     first: Mutex<Option<io::Error>>,
     /// Paths refused as malformed: how many, and the first reason.
     malformed: Mutex<(usize, String)>,
+    /// Folders whose paths were refused as malformed (too long, say): how many, and the first
+    /// reason. What lies in them is not counted one by one: it was never listed.
+    malformed_folders: Mutex<(usize, String)>,
     /// Each ignore file that may not be read, and how many paths it kept out.
     ignore_files: Mutex<BTreeMap<Unreadable, usize>>,
 }
@@ -65,6 +68,20 @@ impl Unread {
         match e {
             OpenError::Io(io) => self.io(io),
             OpenError::Path(p) => self.path(p),
+        }
+    }
+
+    /// Counts a folder a walk could not list, when that leaves the answer partial.
+    pub(crate) fn folder(&self, e: &OpenError) {
+        match e {
+            OpenError::Path(PathError::Invalid(why)) => {
+                let mut m = self.malformed_folders.locked();
+                if m.0 == 0 {
+                    m.1.clone_from(why);
+                }
+                m.0 += 1;
+            }
+            e => self.open(e),
         }
     }
 
@@ -145,6 +162,12 @@ impl Unread {
             note = format!(
                 "\n\n({n} {what} left out: the file tools refuse their paths ({why}); rename them, or reach them with run_shell_command.)"
             );
+        }
+        let (n, why) = &*self.malformed_folders.locked();
+        if *n > 0 {
+            note.push_str(&format!(
+                "\n\n({n} folder(s) not listed: the file tools refuse their paths ({why}); rename them, or reach them with run_shell_command.)"
+            ));
         }
         let n = self.count();
         if let Some((what, e)) = self.first.locked().as_ref().map(|e| (advice(e), e.to_string())) {

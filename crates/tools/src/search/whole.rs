@@ -12,8 +12,9 @@ pub(crate) const MAX: u64 = 64 * 1024;
 /// and one more to find the end), on the hot path of a search of many files. The slice search
 /// hands a file with a byte-order mark to the reader itself; a file with a NUL byte (binary
 /// data, which the reader and the slice search look for at different points) goes to the
-/// reader too, over the same bytes. So the answer is always the reader's. The file is read up
-/// to `size`: what is written to it while the search runs is not searched.
+/// reader too, over the same bytes. So the answer is always the reader's. `size` (from the
+/// file's metadata) is a hint: one byte more is asked for, and a file that gives it is read
+/// on to its end by the reader (a procfs file says 0).
 pub(crate) fn search<S: Sink<Error = std::io::Error>>(
     searcher: &mut Searcher,
     matcher: &RegexMatcher,
@@ -24,20 +25,33 @@ pub(crate) fn search<S: Sink<Error = std::io::Error>>(
 ) -> Result<(), std::io::Error> {
     use std::io::Read as _;
     let size = usize::try_from(size).unwrap_or(usize::MAX);
+    // One byte more than stated: a file that fills it is longer than its metadata says.
+    let want = size.saturating_add(1);
     // Kept at its longest: only growth is zeroed.
-    if buf.len() < size {
-        buf.resize(size, 0);
+    if buf.len() < want {
+        buf.resize(want, 0);
     }
     let mut filled = 0;
-    while filled < size {
-        match file.read(&mut buf[filled..size]) {
+    loop {
+        match file.read(&mut buf[filled..want]) {
             Ok(0) => break,
-            Ok(n) => filled += n,
+            // A read short of the stated size is read on (to the end, or to the size).
+            Ok(n) => {
+                filled += n;
+                if filled >= size {
+                    break;
+                }
+            }
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
             Err(e) => return Err(e),
         }
     }
     let bytes = &buf[..filled];
+    if filled == want {
+        // Longer than stated (a procfs or FUSE file that says 0, a file grown since): the
+        // reader takes these bytes and the rest of the file.
+        return searcher.search_reader(matcher, bytes.chain(file), sink);
+    }
     if memchr::memchr(0, bytes).is_some() {
         searcher.search_reader(matcher, bytes, sink)
     } else {
@@ -47,6 +61,27 @@ pub(crate) fn search<S: Sink<Error = std::io::Error>>(
 
 #[cfg(test)]
 mod tests {
+    /// Found by the adversarial review of session 5 (issue 22): a file whose size its
+    /// metadata understates (a procfs or FUSE file says 0; a file may grow after the `fstat`)
+    /// was searched only up to that size, so `/proc/cpuinfo` bound into the workspace matched
+    /// nothing. The size is a hint: what lies beyond it is searched too.
+    #[test]
+    fn a_file_longer_than_its_stated_size_is_searched_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        let text = "first\n".repeat(20) + "needle here\n";
+        std::fs::write(&path, &text).unwrap();
+        let matcher = RegexMatcher::new("needle").unwrap();
+        for stated in [0, 1, 6, text.len() as u64 - 1] {
+            let mut searcher = SearcherBuilder::new().line_number(true).build();
+            let mut lines = Lines::default();
+            let file = std::fs::File::open(&path).unwrap();
+            search(&mut searcher, &matcher, &file, stated, &mut Vec::new(), &mut lines).unwrap();
+            let found: Vec<_> = lines.0.iter().map(|l| l.0).collect();
+            assert_eq!(found, [Some(21)], "stated size {stated}");
+        }
+    }
+
     use std::io::Write as _;
 
     use grep_searcher::{BinaryDetection, SearcherBuilder, SinkContext, SinkMatch};

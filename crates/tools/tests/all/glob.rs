@@ -217,3 +217,79 @@ fn a_cancelled_glob_stops_walking_at_once() {
     assert!(o.output().starts_with("No files found"), "{}", o.output());
     assert!(run_in(&env, "glob", json!({"pattern": "**/*.txt"})).output().contains("f599.txt"));
 }
+
+/// Found by the adversarial review of session 5 (issue 22): folders deeper than PATH_MAX
+/// (4,096 bytes from the root) were dropped without a word: 20 of 30 files listed and no note,
+/// since the walker's `openat2` of such a folder fails (ENAMETOOLONG). The walk now falls back
+/// to the layer's walk a step at a time, which refuses a path longer than any tool takes: the
+/// answer must say that a folder was not listed.
+#[test]
+fn a_tree_deeper_than_path_max_is_listed_or_said_partial() {
+    use rustix::fs::{Mode, OFlags, mkdirat, openat};
+    let t = TempTree::new();
+    let mut dir = openat(rustix::fs::CWD, t.root(), OFlags::RDONLY, Mode::empty()).unwrap();
+    let name = "d".repeat(200);
+    for i in 0..30 {
+        mkdirat(&dir, name.as_str(), Mode::from_raw_mode(0o755)).unwrap();
+        dir =
+            openat(&dir, name.as_str(), OFlags::RDONLY | OFlags::DIRECTORY, Mode::empty()).unwrap();
+        let flags = OFlags::CREATE | OFlags::WRONLY;
+        openat(&dir, format!("f{i}.txt").as_str(), flags, Mode::from_raw_mode(0o644)).unwrap();
+    }
+    let out = run(&t, "glob", json!({"pattern": "**/*.txt"})).output().to_string();
+    // Every file whose path fits is listed (the root's path is short, so 20 levels fit).
+    let listed = out.lines().filter(|l| l.starts_with('/')).count();
+    let fit = (0..30).filter(|i| t.root().as_os_str().len() + (i + 1) * 201 + 8 <= 4096).count();
+    assert_eq!(listed, fit, "{}", note_of(&out));
+    assert!(
+        note_of(&out).contains(
+            "(1 folder(s) not listed: the file tools refuse their paths (Path is too long"
+        ),
+        "{}",
+        note_of(&out)
+    );
+}
+
+/// The answer without its list of paths.
+fn note_of(out: &str) -> String {
+    out.lines().filter(|l| !l.starts_with('/')).collect::<Vec<_>>().join("\n")
+}
+
+/// Found by the adversarial review of session 5 (issue 22): glob listed a hard link to a
+/// sensitive file (`notes.txt`, another name of `.env`), which read_file refuses; its name is
+/// now hidden and counted like the sensitive file's own.
+#[test]
+fn a_hard_link_to_a_sensitive_file_is_not_listed() {
+    let t = TempTree::new();
+    t.file(".env", "KEY=1\n").file("plain.txt", "x\n");
+    std::fs::hard_link(t.root().join(".env"), t.root().join("notes.txt")).unwrap();
+    let out = run(&t, "glob", json!({"pattern": "*.txt"})).output().to_string();
+    assert!(!out.contains("notes.txt"), "{out}");
+    assert!(out.contains("plain.txt") && out.contains("1 hidden by sensitive-path rules"), "{out}");
+}
+
+/// Found by the adversarial review of session 5 (issue 22): whether a pattern is taken
+/// literally was decided by asking whether the path it names exists, following `..` and links
+/// out of the workspace: a pattern that is not valid glob syntax then told whether a file
+/// outside existed ("No files found" against "invalid glob pattern"). The answer must not
+/// depend on what lies outside.
+#[test]
+fn a_pattern_naming_an_outside_path_reveals_nothing_about_it() {
+    let t = TempTree::new();
+    let outside = TempTree::new();
+    outside.file("weird[", "secret\n");
+    std::os::unix::fs::symlink(outside.root(), t.root().join("out")).unwrap();
+    let up = format!("../{}", outside.root().file_name().unwrap().to_str().unwrap());
+    for (there, absent) in [
+        (format!("{up}/weird["), format!("{up}/absent[")),
+        ("out/weird[".to_string(), "out/absent[".to_string()),
+        (
+            format!("{}/weird[", outside.root().display()),
+            format!("{}/absent[", outside.root().display()),
+        ),
+    ] {
+        let a = run(&t, "glob", json!({"pattern": there})).model.to_string();
+        let b = run(&t, "glob", json!({"pattern": absent})).model.to_string();
+        assert_eq!(a.replace("weird", "X"), b.replace("absent", "X"), "{there}");
+    }
+}
