@@ -112,6 +112,7 @@ impl Workspace {
         std::thread::scope(|s| {
             for _ in 0..threads.max(1) {
                 s.spawn(|| {
+                    let _stop = StopOnPanic { queue: &queue, ready: &ready };
                     let mut v = visitor();
                     let mut found = Vec::new();
                     while let Some(folder) = next(&queue, &ready) {
@@ -197,6 +198,22 @@ impl Workspace {
             Some(fd) if found.real == path => Ok(fd),
             Some(_) => Err(changed_while_walked(path)),
             None => Err(io::Error::from(io::ErrorKind::NotFound).into()),
+        }
+    }
+}
+
+/// Ends the walk for every thread when this one unwinds (a visitor's panic): the others would
+/// wait for its subfolders for ever. The panic itself reaches the walk's caller.
+struct StopOnPanic<'a> {
+    queue: &'a Mutex<Queue>,
+    ready: &'a Condvar,
+}
+
+impl Drop for StopOnPanic<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.queue.locked().quit = true;
+            self.ready.notify_all();
         }
     }
 }
@@ -393,6 +410,31 @@ mod tests {
         assert!(listed.iter().all(|n| !n.contains("outside-only")), "{listed:?}");
         assert_eq!(listed, ["a", "b"], "only the root's own names");
         assert_eq!(failed, [r.join("a"), r.join("b")]);
+    }
+
+    /// A visitor that panics ends the walk, and the panic reaches the caller: the other threads
+    /// waited for the panicking one's subfolders for ever, and the call hung (found in my own
+    /// review of session 5).
+    #[test]
+    fn a_panicking_visitor_ends_the_walk_instead_of_hanging_it() {
+        let (_dirs, r, o) = setup();
+        for i in 0..20 {
+            fs::create_dir_all(r.join(format!("d{i}/e"))).unwrap();
+            fs::write(r.join(format!("d{i}/e/f.txt")), "x").unwrap();
+        }
+        let (done, finished) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let ws = workspace(&r, &o);
+            let panics = |p: &Path, _: Kind| -> Step {
+                assert!(!p.ends_with("d0/e/f.txt"), "a visitor's bug, on one name only");
+                Step::Go
+            };
+            let walked =
+                std::panic::catch_unwind(|| walk(&ws, &r, panics, &|_: &Path| {})).is_err();
+            done.send(walked).unwrap();
+        });
+        let panicked = finished.recv_timeout(std::time::Duration::from_secs(20));
+        assert_eq!(panicked, Ok(true), "the walk hung or swallowed the panic");
     }
 
     /// `Quit` stops the whole walk: no folder is listed after it.
