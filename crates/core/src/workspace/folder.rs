@@ -122,7 +122,7 @@ impl Folder<'_> {
             return Err(changed_while_walked(&self.path.join(name)));
         }
         if st.st_nlink > 1 {
-            self.ws.check_links(&st, &self.path.join(name))?;
+            self.ws.check_sensitive_links(&st, &self.path.join(name))?;
         }
         #[allow(clippy::unnecessary_cast)]
         Ok(modified(st.st_mtime as i64, st.st_mtime_nsec as u32))

@@ -126,6 +126,20 @@ impl Workspace {
         Ok(found)
     }
 
+    /// [`Self::check_links`] for a name a walk shows: a hard link to a sensitive file is hidden
+    /// like the file's own name, but one whose other name lies outside is shown (the name is
+    /// the workspace's own; reading it is refused, and the refusal says why).
+    pub(super) fn check_sensitive_links(
+        &self,
+        st: &rustix::fs::Stat,
+        real: &Path,
+    ) -> Result<(), PathError> {
+        match self.check_links(st, real) {
+            Err(e @ PathError::Sensitive { .. }) => Err(e),
+            _ => Ok(()),
+        }
+    }
+
     /// A regular file with several names is refused when another of them is sensitive or lies
     /// outside the roots (see [`super::links`]).
     pub(super) fn check_links(&self, st: &rustix::fs::Stat, real: &Path) -> Result<(), PathError> {
@@ -177,8 +191,8 @@ impl Workspace {
 
     /// Confirms what a walk by name yielded: `path` is resolved and checked like any tool path,
     /// reached beneath its root, and must be the very file the walk saw (`ino`, the inode its
-    /// folder listed); a hard link to a sensitive file or to one outside is refused as
-    /// [`Self::open_read`] refuses it. A folder swapped for a symlink while the walk ran can make a walk list
+    /// folder listed); a hard link to a sensitive file is refused as [`Self::open_read`]
+    /// refuses it. A folder swapped for a symlink while the walk ran can make a walk list
     /// another folder; whatever it yields from there is refused here, names included.
     pub fn confirm_walked(
         &self,
@@ -191,9 +205,7 @@ impl Workspace {
         let asked = ResolvedPath { lexical: path.to_path_buf(), real: path.to_path_buf() };
         let found = self.reach(&asked, Want::Open(OFlags::PATH), false)?;
         let fd = found.fd.ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))?;
-        // A name is shown only when the file may be read: not a hard link to a sensitive file
-        // or to one outside.
-        self.check_links(&fstat(&fd).map_err(io::Error::from)?, &found.real)?;
+        self.check_sensitive_links(&fstat(&fd).map_err(io::Error::from)?, &found.real)?;
         let meta = File::from(fd).metadata()?;
         match ino {
             Some(ino) if ino != meta.ino() => Err(changed_while_walked(path)),

@@ -376,7 +376,11 @@ impl Visitor for Seeker<'_> {
     }
 
     fn failed(&mut self, _path: &Path, error: OpenError) {
-        self.counts.unread.folder(&error);
+        self.counts.unread.open(&error);
+    }
+
+    fn changed(&mut self, _path: &Path) {
+        self.counts.unread.changed();
     }
 }
 

@@ -38,9 +38,8 @@ pub(crate) struct Unread {
     first: Mutex<Option<io::Error>>,
     /// Paths refused as malformed: how many, and the first reason.
     malformed: Mutex<(usize, String)>,
-    /// Folders whose paths were refused as malformed (too long, say): how many, and the first
-    /// reason. What lies in them is not counted one by one: it was never listed.
-    malformed_folders: Mutex<(usize, String)>,
+    /// Folders a walk listed that were something else when their turn came.
+    changed: AtomicUsize,
     /// Each ignore file that may not be read, and how many paths it kept out.
     ignore_files: Mutex<BTreeMap<Unreadable, usize>>,
 }
@@ -71,18 +70,9 @@ impl Unread {
         }
     }
 
-    /// Counts a folder a walk could not list, when that leaves the answer partial.
-    pub(crate) fn folder(&self, e: &OpenError) {
-        match e {
-            OpenError::Path(PathError::Invalid(why)) => {
-                let mut m = self.malformed_folders.locked();
-                if m.0 == 0 {
-                    m.1.clone_from(why);
-                }
-                m.0 += 1;
-            }
-            e => self.open(e),
-        }
+    /// Counts a folder that was replaced (by a file or a symlink) while the walk ran.
+    pub(crate) fn changed(&self) {
+        self.changed.fetch_add(1, Ordering::Relaxed);
     }
 
     /// Counts a path the file layer refused as malformed (other refusals are the tools' to
@@ -163,10 +153,10 @@ impl Unread {
                 "\n\n({n} {what} left out: the file tools refuse their paths ({why}); rename them, or reach them with run_shell_command.)"
             );
         }
-        let (n, why) = &*self.malformed_folders.locked();
-        if *n > 0 {
+        let n = self.changed.load(Ordering::Relaxed);
+        if n > 0 {
             note.push_str(&format!(
-                "\n\n({n} folder(s) not listed: the file tools refuse their paths ({why}); rename them, or reach them with run_shell_command.)"
+                "\n\n({n} folder(s) changed while they were walked (replaced by a file or a link), and what they held is not listed: these results may be partial; search again.)"
             ));
         }
         let n = self.count();
