@@ -204,9 +204,11 @@ impl Workspace {
         // `reach` checks what it reaches (containment, sensitive rules).
         let asked = ResolvedPath { lexical: path.to_path_buf(), real: path.to_path_buf() };
         let found = self.reach(&asked, Want::Open(OFlags::PATH), false)?;
-        let fd = found.fd.ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))?;
-        self.check_sensitive_links(&fstat(&fd).map_err(io::Error::from)?, &found.real)?;
-        let meta = File::from(fd).metadata()?;
+        let file = File::from(found.fd.ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))?);
+        let meta = file.metadata()?;
+        if meta.nlink() > 1 {
+            self.check_sensitive_links(&fstat(&file).map_err(io::Error::from)?, &found.real)?;
+        }
         match ino {
             Some(ino) if ino != meta.ino() => Err(changed_while_walked(path)),
             _ => Ok(meta),

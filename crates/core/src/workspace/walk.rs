@@ -3,10 +3,10 @@
 //! A walk by name (`opendir` of each folder's path) lists whatever the path leads to when it is
 //! opened: a folder swapped for a symlink while the walk runs lends it the names of a folder
 //! outside, and every hit must then be opened again beneath the root to be believed. Here each
-//! folder is opened beneath its root with no symlink on the way (Linux: one `openat2` with
-//! `RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS`; elsewhere the layer's own resolution, which must
-//! reach the very path asked), its names are read from that handle, and a name's metadata is
-//! read through the same handle. So every name a walk yields was in the workspace, at the path
+//! folder is opened beneath its root by the layer's walk (one `openat2` with `RESOLVE_BENEATH |
+//! RESOLVE_NO_SYMLINKS` where the kernel has it and takes the path whole, else a component at a
+//! time), which must reach the very path asked; its names are read from that handle, and a
+//! name's metadata is read through the same handle. So every name a walk yields was in the workspace, at the path
 //! given, when its folder was opened; and the handle is let go when the folder has been listed
 //! (none is kept for a later open: see the `folder` module).
 //!
@@ -83,11 +83,6 @@ pub struct Listed<'w> {
 }
 
 impl Listed<'_> {
-    /// The folder's path.
-    pub fn path(&self) -> &Path {
-        self.folder.path()
-    }
-
     /// Confirms a file this folder listed and returns its modification time, as
     /// [`Workspace::confirm_walked`] does for its path, but through the folder's handle: no
     /// second walk from the root.

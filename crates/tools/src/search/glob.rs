@@ -203,10 +203,7 @@ impl Job {
     }
 
     fn run(self) -> ToolResult {
-        let found: Mutex<Vec<(PathBuf, Option<SystemTime>)>> = Mutex::new(Vec::new());
-        let ignored = AtomicUsize::new(0);
-        let hidden = AtomicUsize::new(0);
-        let unread = super::unread::Unread::default();
+        let tally = Tally::default();
         for dir in &self.dirs {
             let matcher = match self.matcher(dir) {
                 Ok(m) => m,
@@ -214,14 +211,13 @@ impl Job {
             };
             let absolute = Path::new(&self.pattern).is_absolute();
             let shared = Shared { job: &self, dir, matcher: &matcher, absolute };
-            let (found, ignored, hidden, unread) = (&found, &ignored, &hidden, &unread);
-            let counts = Counts { found, ignored, hidden, unread };
             self.workspace.walk(dir, super::walker_threads(), || Seeker {
                 shared: &shared,
-                counts: &counts,
+                tally: &tally,
                 cancel: super::CancelCheck::new(&self.cancel),
             });
         }
+        let Tally { found, ignored, hidden, unread } = tally;
         let mut files = found.into_value();
         let ignored = ignored.into_inner();
         let hidden = match hidden.into_inner() {
@@ -307,19 +303,20 @@ struct Shared<'a> {
     absolute: bool,
 }
 
-/// What the threads of one folder's walk share: the answer.
-struct Counts<'a> {
-    found: &'a Mutex<Vec<(PathBuf, Option<SystemTime>)>>,
-    ignored: &'a AtomicUsize,
+/// What the walker threads find, over every folder walked: the answer.
+#[derive(Default)]
+struct Tally {
+    found: Mutex<Vec<(PathBuf, Option<SystemTime>)>>,
+    ignored: AtomicUsize,
     /// Left out by the sensitive-path rules.
-    hidden: &'a AtomicUsize,
-    unread: &'a super::unread::Unread,
+    hidden: AtomicUsize,
+    unread: super::unread::Unread,
 }
 
 /// One walker thread.
 struct Seeker<'a> {
     shared: &'a Shared<'a>,
-    counts: &'a Counts<'a>,
+    tally: &'a Tally,
     cancel: super::CancelCheck<'a>,
 }
 
@@ -348,7 +345,7 @@ impl Visitor for Seeker<'_> {
         if !hit {
             return Step::Go;
         }
-        let c = self.counts;
+        let c = self.tally;
         let checked = job.workspace.ignore().check(path, false, job.opts);
         match c.unread.verdict(checked) {
             Verdict::Kept => {}
@@ -376,11 +373,11 @@ impl Visitor for Seeker<'_> {
     }
 
     fn failed(&mut self, _path: &Path, error: OpenError) {
-        self.counts.unread.open(&error);
+        self.tally.unread.open(&error);
     }
 
     fn changed(&mut self, _path: &Path) {
-        self.counts.unread.changed();
+        self.tally.unread.changed();
     }
 }
 

@@ -41,7 +41,7 @@ impl<'w> Opener<'w> {
     }
 
     /// The file at `path` (absolute, as the walk found it), opened for reading, with its size
-    /// when the open learned it (see [`Folder::open_sized`]); `None` when the layer refuses it
+    /// when the open learned it (see [`Folder::open_read`]); `None` when the layer refuses it
     /// (outside the roots, a sensitive file, a hard link to one) or it cannot be opened
     /// (counted in the search's [`Unread`](super::unread::Unread) when that leaves the answer
     /// partial).
@@ -53,7 +53,7 @@ impl<'w> Opener<'w> {
     fn open_file(&mut self, path: &Path) -> Result<(File, Option<u64>), OpenError> {
         #[cfg(unix)]
         if let (Some(dir), Some(name)) = (path.parent(), path.file_name()) {
-            return self.folder(dir).open_sized(name);
+            return self.folder(dir).open_read(name);
         }
         let resolved = toolbelt_core::workspace::ResolvedPath {
             lexical: path.to_path_buf(),
