@@ -12,6 +12,8 @@ mod mcp_client;
 #[cfg(unix)]
 mod mcp_protocol;
 #[cfg(target_os = "linux")]
+mod no_openat2;
+#[cfg(target_os = "linux")]
 mod orphans;
 mod policy;
 mod run;
