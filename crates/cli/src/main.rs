@@ -13,6 +13,8 @@ mod session;
 mod terminal;
 
 fn main() {
+    // Before any thread starts: nothing of toolbelt's secrets readable through /proc.
+    toolbelt_core::process::harden_process();
     toolbelt_core::timings::start();
     let cli = match cli::parse(std::env::args_os().collect()) {
         Ok(c) => c,

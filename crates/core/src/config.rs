@@ -146,13 +146,7 @@ pub fn default_memory_file() -> PathBuf {
 
 /// `$TOOLBELT_HOME`, else `~/.toolbelt`, else a folder in the temp dir.
 pub fn default_home_dir() -> PathBuf {
-    if let Some(h) = std::env::var_os("TOOLBELT_HOME").filter(|h| !h.is_empty()) {
-        return PathBuf::from(h);
-    }
-    match crate::files::user_home() {
-        Some(home) => home.join(".toolbelt"),
-        None => std::env::temp_dir().join("toolbelt"),
-    }
+    crate::files::state_dir()
 }
 
 /// A malformed setting, naming where it came from.

@@ -227,7 +227,9 @@ impl SessionBuilder {
             crate::sandbox::requested(&settings, self.sandbox, &|k| std::env::var(k).ok())?;
         if let Some(req) = &sandbox_request {
             let home = sources.user_home.as_deref();
-            config.sandbox = Some(crate::sandbox::build(req, &roots, home, &root)?);
+            let mut state = vec![sources.state_dir.clone(), config.home_dir.clone()];
+            state.extend(home.map(|h| h.join(".gemini")));
+            config.sandbox = Some(crate::sandbox::build(req, home, &root, &state)?);
             if let Some(gaps) = toolbelt_core::process::sandbox::support().gaps() {
                 notices.push(format!("sandbox: {gaps}"));
             }
@@ -279,8 +281,10 @@ impl SessionBuilder {
             ..toolbelt_tools::Services::default()
         };
         timings::mark("skills");
+        let workspace = Workspace::new(&roots, &config)?;
         let mut tools: Vec<Arc<dyn Tool>> = toolbelt_tools::builtin_tools_with(&services);
-        tools.extend(discovered(&tool_settings, &root, &mut config, &mut notices).await);
+        tools
+            .extend(discovered(&tool_settings, &root, &workspace, &mut config, &mut notices).await);
         let mcp = if self.mcp_servers {
             connect_mcp(&tool_settings, &root, &mut config, &mut tools, &mut notices).await
         } else {
@@ -307,8 +311,6 @@ impl SessionBuilder {
         });
 
         timings::mark("registry");
-        let workspace = Workspace::new(&roots, &config)?;
-        timings::mark("workspace");
         let env = ToolEnv::new(workspace, config.clone());
         let approver = self.approver.unwrap_or_else(|| Arc::new(FixedApprover(Outcome::Cancel)));
         let options = SchedulerOptions { family: self.family, mode, ..SchedulerOptions::default() };
@@ -396,6 +398,7 @@ pub fn policy_files(
 async fn discovered(
     t: &ToolSettings,
     root: &std::path::Path,
+    workspace: &Workspace,
     config: &mut Config,
     notices: &mut Vec<String>,
 ) -> Vec<Arc<dyn Tool>> {
@@ -408,7 +411,7 @@ async fn discovered(
         cwd: root.to_path_buf(),
         discovery_timeout_ms: t.discovery_timeout_ms,
     };
-    match toolbelt_tools::discovered::discover(&cfg).await {
+    match toolbelt_tools::discovered::discover(&cfg, workspace).await {
         Ok(found) => {
             if let Some(ms) = t.call_timeout_ms {
                 for tool in &found {

@@ -26,5 +26,5 @@ pub mod settings;
 pub use builder::{SessionBuilder, SettingsSources};
 pub use error::SessionError;
 pub use session::Session;
-pub use settings::{load_settings, load_settings_from, primary_root};
+pub use settings::{load_settings, load_settings_from, primary_root, root_trusted};
 pub use toolbelt_core::Scheduler;

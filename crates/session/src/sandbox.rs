@@ -102,12 +102,14 @@ pub fn requested(
     Ok(Some(Request { profile, allowed_paths }))
 }
 
-/// The sandbox for the session's roots; an error when this machine cannot sandbox.
+/// The session's sandbox, without its roots (each command is granted the workspace's roots as
+/// they are when it starts); an error when this machine cannot sandbox. `state` are
+/// toolbelt's own folders, which stay out of reach.
 pub fn build(
     request: &Request,
-    roots: &[PathBuf],
     home: Option<&Path>,
     root: &Path,
+    state: &[PathBuf],
 ) -> Result<Sandbox, SessionError> {
     toolbelt_core::process::sandbox::support()
         .require()
@@ -120,5 +122,6 @@ pub fn build(
             _ => root.join(p),
         })
         .collect();
-    Ok(Sandbox::new(request.profile, roots, home, &extra))
+    Sandbox::new(request.profile, home, state, &extra)
+        .map_err(|e| SessionError::Sandbox(e.to_string()))
 }

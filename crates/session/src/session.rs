@@ -108,6 +108,13 @@ impl Session {
                 .collect(),
             client_roots: true,
             root_refused: None,
+            trust: Some({
+                let state = self.config.home_dir.clone();
+                let home = toolbelt_core::files::user_home();
+                Arc::new(move |dir: &std::path::Path| {
+                    crate::settings::root_trusted(&state, home.as_deref(), dir)
+                })
+            }),
         }
     }
 

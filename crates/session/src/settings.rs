@@ -49,3 +49,9 @@ pub fn load_settings_from(
     let trusted = toolbelt_core::trust::is_trusted(home, root, checking)?;
     Ok((Settings::from_files(files, trusted), trusted))
 }
+
+/// Whether `root` is a trusted folder, judged for that folder (its own trust decision, the
+/// user's `security.folderTrust` setting); anything that cannot be read counts as not trusted.
+pub fn root_trusted(home: &Path, user_home: Option<&Path>, root: &Path) -> bool {
+    load_settings_from(home, user_home, root).map(|(_, trusted)| trusted).unwrap_or(false)
+}

@@ -23,8 +23,9 @@ fn scheduler(
     let (dir, mut env) = test_env();
     if sandbox {
         let mut config = (*env.config).clone();
-        let roots = [dir.root().to_path_buf()];
-        config.sandbox = Some(Sandbox::new(Profile::DEFAULT, &roots, Some(dir.home()), &[]));
+        let sandbox = Sandbox::new(Profile::DEFAULT, Some(dir.home()), &[], &[])
+            .unwrap_or_else(|e| panic!("{e}"));
+        config.sandbox = Some(sandbox);
         env.config = Arc::new(config);
     }
     let services = toolbelt_tools::Services::default();

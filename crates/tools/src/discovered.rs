@@ -90,10 +90,12 @@ async fn read_limited<R: AsyncReadExt + Unpin>(r: Option<R>, limit: usize) -> (V
 
 /// Runs a program without a shell, feeding `stdin`, until it ends, its output passes `limit`,
 /// `timeout` passes or `cancel` fires (then its process group is killed).
+#[allow(clippy::too_many_arguments)]
 async fn run_program(
     program: &str,
     args: &[String],
     cfg: &DiscoveryConfig,
+    sandbox: Option<&toolbelt_core::process::Sandbox>,
     stdin: Option<Vec<u8>>,
     limit: usize,
     timeout: Option<Duration>,
@@ -107,7 +109,7 @@ async fn run_program(
     let toolbelt_core::process::Spawned { mut child, pid, exit } =
         toolbelt_core::process::Launch::new(program, &cfg.cwd, &env)
             .args(args)
-            .sandbox(cfg.sandbox.as_ref())
+            .sandbox(sandbox)
             .spawn(stdin_kind, Stdio::piped(), Stdio::piped())?;
     // Whatever happens below, nothing the program started outlives the call.
     let _tree = toolbelt_core::process::tree::TreeGuard::new(pid);
@@ -136,17 +138,32 @@ async fn run_program(
 }
 
 /// Runs the discovery command and turns its declarations into tools.
-pub async fn discover(cfg: &DiscoveryConfig) -> Result<Vec<Arc<DiscoveredTool>>, DiscoveryError> {
+/// `workspace` is the session's: the sandbox (when set) grants its roots.
+pub async fn discover(
+    cfg: &DiscoveryConfig,
+    workspace: &toolbelt_core::Workspace,
+) -> Result<Vec<Arc<DiscoveredTool>>, DiscoveryError> {
     // Split like a shell would, but run without one: operators are dropped, as upstream.
     let words = command_words(&cfg.discovery_command, &cfg.cwd);
     let Some((program, args)) = words.split_first() else { return Err(DiscoveryError::Empty) };
     let never = tokio_util::sync::CancellationToken::new();
     let timeout =
         (cfg.discovery_timeout_ms > 0).then(|| Duration::from_millis(cfg.discovery_timeout_ms));
-    let out = run_program(program, args, cfg, None, MAX_DISCOVERY_OUTPUT, timeout, &never)
-        .await
-        .map_err(|e| DiscoveryError::Spawn { program: program.clone(), message: e.to_string() })?
-        .ok_or(DiscoveryError::Timeout(cfg.discovery_timeout_ms))?;
+    let sandbox = confined(cfg, workspace)
+        .map_err(|e| DiscoveryError::Spawn { program: program.clone(), message: e })?;
+    let out = run_program(
+        program,
+        args,
+        cfg,
+        sandbox.as_ref(),
+        None,
+        MAX_DISCOVERY_OUTPUT,
+        timeout,
+        &never,
+    )
+    .await
+    .map_err(|e| DiscoveryError::Spawn { program: program.clone(), message: e.to_string() })?
+    .ok_or(DiscoveryError::Timeout(cfg.discovery_timeout_ms))?;
     if out.too_large {
         return Err(DiscoveryError::TooLarge);
     }
@@ -283,12 +300,13 @@ impl Tool for DiscoveredTool {
             parameters: schema,
         }
     }
-    fn build(&self, params: Value, _env: &ToolEnv) -> Result<Box<dyn Invocation>, String> {
+    fn build(&self, params: Value, env: &ToolEnv) -> Result<Box<dyn Invocation>, String> {
         Ok(Box::new(DiscoveredCall {
             name: self.original.clone(),
             full_name: self.full_name.clone(),
             params,
             cfg: self.cfg.clone(),
+            workspace: env.workspace.clone(),
         }))
     }
 }
@@ -298,6 +316,15 @@ struct DiscoveredCall {
     full_name: String,
     params: Value,
     cfg: DiscoveryConfig,
+    workspace: Arc<toolbelt_core::Workspace>,
+}
+
+/// The configured sandbox with `workspace`'s roots, if a sandbox is set.
+fn confined(
+    cfg: &DiscoveryConfig,
+    workspace: &toolbelt_core::Workspace,
+) -> Result<Option<toolbelt_core::process::Sandbox>, String> {
+    cfg.sandbox.as_ref().map(|s| workspace.confine(s)).transpose().map_err(|e| e.to_string())
 }
 
 fn failure(
@@ -355,9 +382,21 @@ impl Invocation for DiscoveredCall {
         };
         let mut args = rest.to_vec();
         args.push(self.name.clone());
-        let ran =
-            run_program(program, &args, &self.cfg, Some(input), MAX_CALL_OUTPUT, None, &ctx.cancel)
-                .await;
+        let sandbox = match confined(&self.cfg, &self.workspace) {
+            Ok(s) => s,
+            Err(e) => return failure("", "", Some(&e), None, None),
+        };
+        let ran = run_program(
+            program,
+            &args,
+            &self.cfg,
+            sandbox.as_ref(),
+            Some(input),
+            MAX_CALL_OUTPUT,
+            None,
+            &ctx.cancel,
+        )
+        .await;
         let out = match ran {
             Ok(Some(o)) => o,
             Ok(None) => {

@@ -37,7 +37,14 @@ pub fn run(args: SandboxArgs) -> CliResult {
     } else {
         args.roots.iter().map(|r| std::fs::canonicalize(r).unwrap_or_else(|_| r.clone())).collect()
     };
-    let sandbox = Sandbox::new(profile, &roots, toolbelt_core::files::user_home().as_deref(), &[]);
+    let home = toolbelt_core::files::user_home();
+    let mut state = vec![toolbelt_core::config::default_home_dir()];
+    state.extend(home.as_ref().map(|h| h.join(".gemini")));
+    let base = Sandbox::new(profile, home.as_deref(), &state, &[]).map_err(CliError::failed)?;
+    let workspace =
+        toolbelt_core::Workspace::new(&roots, &toolbelt_core::config::Config::default())
+            .map_err(CliError::failed)?;
+    let sandbox = workspace.confine(&base).map_err(CliError::failed)?;
     let env = child_env(&EnvRedaction::default(), ChildPurpose::Tool);
     let spawned = Launch::new(program, &cwd, &env)
         .args(rest)

@@ -19,6 +19,8 @@ mod policy;
 mod run;
 #[cfg(target_os = "linux")]
 mod sandbox;
+#[cfg(target_os = "linux")]
+mod sandbox_seams;
 #[cfg(unix)]
 mod secrets;
 #[cfg(unix)]

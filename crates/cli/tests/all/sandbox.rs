@@ -47,7 +47,7 @@ impl Place {
 /// Where the test folders go: Cargo's temp folder for tests, unless that lies in the temp
 /// folder every profile may write (a checkout under /tmp: every write would be allowed and
 /// these tests fail for no fault of the sandbox); then a folder in the home directory.
-fn base() -> PathBuf {
+pub fn base() -> PathBuf {
     let target = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
     let temp = std::fs::canonicalize(std::env::temp_dir()).unwrap_or_else(|_| "/tmp".into());
     let in_temp = std::fs::canonicalize(&target).is_ok_and(|t| t.starts_with(&temp));
@@ -58,9 +58,21 @@ fn base() -> PathBuf {
     }
 }
 
-/// Whether this machine can sandbox. Where it cannot, the tests check the refusal instead:
-/// asking for the sandbox is an error and nothing runs.
-fn usable() -> bool {
+/// Whether this machine can sandbox, as toolbelt sees it.
+pub fn support_usable() -> bool {
+    support().usable()
+}
+
+/// Whether commands get a mount namespace (control files in roots kept read-only).
+pub fn support_mount_ns() -> bool {
+    support().mount_ns
+}
+
+/// Whether this machine can sandbox. Where it cannot, the tests check the refusal instead
+/// (asking for the sandbox is an error and nothing runs), and then fail: a CI machine without
+/// Landlock must not pass the sandbox tests by skipping them. Whoever knowingly runs them on
+/// such a kernel sets `TOOLBELT_TEST_NO_LANDLOCK=1`.
+pub fn usable() -> bool {
     let usable = support().usable();
     if !usable {
         let p = Place::new();
@@ -68,6 +80,11 @@ fn usable() -> bool {
         assert_eq!(r.code, 2, "{}", r.stderr);
         assert!(r.stderr.contains("the sandbox needs Landlock"), "{}", r.stderr);
         assert!(!p.tree.root().join("ran").exists());
+        assert!(
+            std::env::var("TOOLBELT_TEST_NO_LANDLOCK").is_ok_and(|v| v == "1"),
+            "this kernel cannot sandbox ({}); the sandbox tests would prove nothing. Set TOOLBELT_TEST_NO_LANDLOCK=1 to run the rest knowingly",
+            support().missing.unwrap_or_default()
+        );
     }
     usable
 }
@@ -350,4 +367,31 @@ fn an_untrusted_project_cannot_turn_the_sandbox_off_or_widen_it() {
         assert!(String::from_utf8_lossy(&out.stdout).contains("ran"), "{hostile}");
         assert!(!sib.join("out.txt").exists(), "{hostile} took the sandbox away");
     }
+}
+
+/// Finding 8 of issue 33: the sandbox tests returned early where Landlock was missing, so a CI
+/// machine without it passed them silently. Run one of them again without Landlock (simulated
+/// with `TOOLBELT_LANDLOCK_ABI=0`): it fails, unless `TOOLBELT_TEST_NO_LANDLOCK=1` says the
+/// run knows.
+#[test]
+fn without_landlock_the_sandbox_tests_fail_unless_told() {
+    if std::env::var_os("TOOLBELT_LANDLOCK_ABI").is_some() {
+        return; // the run below
+    }
+    let me = std::env::current_exe().unwrap();
+    let run = |knowingly: bool| {
+        let mut c = std::process::Command::new(&me);
+        c.args(["--exact", "sandbox::a_restrictive_profile_limits_reads_too", "--test-threads=1"])
+            .env("TOOLBELT_LANDLOCK_ABI", "0")
+            .env_remove("TOOLBELT_TEST_NO_LANDLOCK");
+        if knowingly {
+            c.env("TOOLBELT_TEST_NO_LANDLOCK", "1");
+        }
+        let out = c.output().unwrap();
+        (out.status.success(), String::from_utf8_lossy(&out.stdout).into_owned())
+    };
+    let (ok, text) = run(false);
+    assert!(!ok && text.contains("1 failed"), "{text}");
+    let (ok, text) = run(true);
+    assert!(ok && text.contains("1 passed"), "{text}");
 }

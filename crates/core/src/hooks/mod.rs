@@ -30,6 +30,8 @@ pub struct HookCall<'a> {
     pub args: &'a Value,
     /// Set for tail calls: the name the chain started with.
     pub original_name: Option<&'a str>,
+    /// The workspace the call runs in: hooks in the sandbox are granted its roots.
+    pub workspace: &'a crate::Workspace,
 }
 
 /// What BeforeTool decided.
@@ -67,7 +69,12 @@ pub trait ToolHooks: Send + Sync {
     async fn after_tool(&self, call: &HookCall<'_>, result: &ToolResult) -> After;
     /// A call is about to wait for a person's confirmation (advisory; `Notification` hooks
     /// with `notification_type` `ToolPermission`).
-    async fn tool_permission(&self, _request: &crate::approver::ConfirmationRequest) {}
+    async fn tool_permission(
+        &self,
+        _request: &crate::approver::ConfirmationRequest,
+        _workspace: &crate::Workspace,
+    ) {
+    }
 }
 
 /// Where hooks run and what they are told about the session.
@@ -156,7 +163,7 @@ impl CommandHooks {
         call: &HookCall<'_>,
         input: Map<String, Value>,
     ) -> HookOutput {
-        self.run_event_for(event, call.name, input).await
+        self.run_event_for(event, call.name, input, call.workspace).await
     }
 
     async fn run_event_for(
@@ -164,6 +171,7 @@ impl CommandHooks {
         event: &str,
         target: &str,
         input: Map<String, Value>,
+        workspace: &crate::Workspace,
     ) -> HookOutput {
         let (hooks, sequential) = self.selected(event, target);
         if hooks.is_empty() {
@@ -173,7 +181,7 @@ impl CommandHooks {
         if sequential {
             let mut input = input;
             for h in &hooks {
-                let out = self.run_one(h, &input, event).await;
+                let out = self.run_one(h, &input, event, workspace).await;
                 if let Some(ti) = out.tool_input()
                     && let (Some(Value::Object(cur)), Value::Object(new)) =
                         (input.get_mut("tool_input"), ti)
@@ -185,7 +193,7 @@ impl CommandHooks {
                 outputs.push(out);
             }
         } else {
-            let runs = hooks.iter().map(|h| self.run_one(h, &input, event));
+            let runs = hooks.iter().map(|h| self.run_one(h, &input, event, workspace));
             outputs = futures::future::join_all(runs).await;
         }
         merge(outputs)
@@ -196,8 +204,9 @@ impl CommandHooks {
         hook: &HookEntry,
         input: &Map<String, Value>,
         event: &str,
+        workspace: &crate::Workspace,
     ) -> HookOutput {
-        let r = run::run_command(hook, &Value::Object(input.clone()), &self.ctx).await;
+        let r = run::run_command(hook, &Value::Object(input.clone()), &self.ctx, workspace).await;
         let Some(failure) = &r.failure else {
             return output::parse(&r.stdout, &r.stderr, r.exit_code);
         };
@@ -232,9 +241,18 @@ impl ToolHooks for CommandHooks {
         }
     }
 
-    async fn tool_permission(&self, request: &crate::approver::ConfirmationRequest) {
+    async fn tool_permission(
+        &self,
+        request: &crate::approver::ConfirmationRequest,
+        workspace: &crate::Workspace,
+    ) {
         use crate::tool::ConfirmationDetails as D;
-        let call = HookCall { name: &request.tool_name, args: &request.args, original_name: None };
+        let call = HookCall {
+            name: &request.tool_name,
+            args: &request.args,
+            original_name: None,
+            workspace,
+        };
         let mut input = self.base_input("Notification", &call);
         input.remove("tool_input");
         input.remove("tool_name");
@@ -254,7 +272,7 @@ impl ToolHooks for CommandHooks {
             serde_json::to_value(&request.details).unwrap_or(Value::Null),
         );
         // Notification hooks are matched against the notification type; they are advisory.
-        let _ = self.run_event_for("Notification", "ToolPermission", input).await;
+        let _ = self.run_event_for("Notification", "ToolPermission", input, workspace).await;
     }
 
     async fn after_tool(&self, call: &HookCall<'_>, result: &ToolResult) -> After {

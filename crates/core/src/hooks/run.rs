@@ -92,8 +92,18 @@ async fn read_capped<R: AsyncReadExt + Unpin>(r: Option<R>) -> String {
 }
 
 /// Runs a command hook to completion or its timeout.
-pub async fn run_command(hook: &HookEntry, input: &Value, ctx: &HookContext) -> Ran {
+pub async fn run_command(
+    hook: &HookEntry,
+    input: &Value,
+    ctx: &HookContext,
+    workspace: &crate::Workspace,
+) -> Ran {
     let env = crate::process::child_env(&ctx.env_redaction, crate::process::ChildPurpose::Tool);
+    // In the sandbox, a hook is granted the workspace's roots as they are now.
+    let sandbox = match ctx.sandbox.as_ref().map(|s| workspace.confine(s)).transpose() {
+        Ok(s) => s,
+        Err(e) => return Ran { failure: Some(format!("could not start: {e}")), ..Ran::default() },
+    };
     let dir = ctx.project_dir.as_os_str();
     let spawned = crate::process::Launch::new("bash", &ctx.project_dir, &env)
         .args([std::ffi::OsString::from("-c"), expand(&hook.command, ctx).into()])
@@ -105,7 +115,7 @@ pub async fn run_command(hook: &HookEntry, input: &Value, ctx: &HookContext) -> 
             ("GEMINI_SESSION_ID", ctx.session_id.as_ref()),
         ])
         .envs(&hook.env)
-        .sandbox(ctx.sandbox.as_ref())
+        .sandbox(sandbox.as_ref())
         .spawn(Stdio::piped(), Stdio::piped(), Stdio::piped());
     let crate::process::Spawned { mut child, pid, exit } = match spawned {
         Ok(s) => s,

@@ -156,30 +156,46 @@ pub fn is_dangerous_execution_var(name: &str) -> bool {
     DANGEROUS_EXECUTION_VARS.iter().any(|d| d.eq_ignore_ascii_case(name))
 }
 
+/// Values that hold credentials, whatever the variable is called: one row per shape, each with
+/// a test (`every_shape_of_secret_is_held_back`).
+const VALUE_SHAPES: &[(&str, &str)] = &[
+    ("private key block", r"(?i)-----BEGIN [A-Z ]*PRIVATE KEY( BLOCK)?-----"),
+    ("certificate", r"(?i)-----BEGIN CERTIFICATE-----"),
+    // Upstream bounds the runs ({1,1024}, {0,10240}) and names four schemes; any scheme
+    // (postgres://, mongodb+srv://, redis://) and an empty user name (`redis://:PASS@h`) too.
+    ("URL with a password", r"(?i)[a-z][a-z0-9+.-]*://[^:\s/@]*:[^@\s/]+@"),
+    // Sentry's DSN and its kind: a long key as the URL's user name.
+    ("URL with a key as its user", r"(?i)[a-z][a-z0-9+.-]*://[0-9a-z_-]{16,}@"),
+    (
+        "password or key parameter",
+        r"(?i)(?:^|[?&;,\s])(?:password|passwd|pwd|pass|secret|client[_-]?secret|api[_-]?key|access[_-]?key|account[_-]?key|shared[_-]?access[_-]?key|sig|token)\s*=\s*[^&;,\s]+",
+    ),
+    ("netrc entry", r"(?i)\b(?:login|machine)\s+\S+\s+(?:\S+\s+)*password\s+\S+"),
+    ("GitHub token", r"(?i)(ghp|gho|ghu|ghs|ghr|github_pat)_[a-zA-Z0-9_]{36,}"),
+    ("Google API key", r"(?i)AIzaSy[a-zA-Z0-9_\\-]{33}"),
+    ("AWS access key", r"(?i)AKIA[A-Z0-9]{16}"),
+    ("JWT", r"(?i)eyJ[a-zA-Z0-9_-]*\.[a-zA-Z0-9_-]*\."),
+    ("Stripe key", r"(?i)(s|r)k_(live|test)_[0-9a-zA-Z]{24}"),
+    ("Slack token", r"(?i)xox[abpr]-[a-zA-Z0-9-]+"),
+    // Beyond upstream: OpenAI, Anthropic and GitLab token shapes.
+    ("OpenAI or Anthropic key", r"sk-(proj|svcacct|admin|ant)-[A-Za-z0-9_-]{16,}"),
+    ("GitLab token", r"glpat-[A-Za-z0-9_-]{16,}"),
+];
+
 fn value_patterns() -> &'static [Regex] {
     static P: OnceLock<Vec<Regex>> = OnceLock::new();
-    P.get_or_init(|| {
-        [
-            r"(?i)-----BEGIN [A-Z ]*PRIVATE KEY( BLOCK)?-----",
-            r"(?i)-----BEGIN CERTIFICATE-----",
-            // Upstream bounds the runs ({1,1024}, {0,10240}); unbounded runs match a superset
-            // and compile to a small automaton (the bounded ones take megabytes).
-            // Any scheme (postgres://, mongodb+srv://, redis://, ...), not only upstream's.
-            r"(?i)[a-z][a-z0-9+.-]*://[^:\s/@]+:[^@\s]+@",
-            r"(?i)(ghp|gho|ghu|ghs|ghr|github_pat)_[a-zA-Z0-9_]{36,}",
-            r"(?i)AIzaSy[a-zA-Z0-9_\\-]{33}",
-            r"(?i)AKIA[A-Z0-9]{16}",
-            r"(?i)eyJ[a-zA-Z0-9_-]*\.[a-zA-Z0-9_-]*\.",
-            r"(?i)(s|r)k_(live|test)_[0-9a-zA-Z]{24}",
-            r"(?i)xox[abpr]-[a-zA-Z0-9-]+",
-            // Beyond upstream: OpenAI, Anthropic and GitLab token shapes.
-            r"sk-(proj|svcacct|admin|ant)-[A-Za-z0-9_-]{16,}",
-            r"glpat-[A-Za-z0-9_-]{16,}",
-        ]
-        .iter()
-        .filter_map(|p| Regex::new(p).ok())
-        .collect()
-    })
+    P.get_or_init(|| VALUE_SHAPES.iter().filter_map(|(_, p)| Regex::new(p).ok()).collect())
+}
+
+/// Names of password variables that the name parts do not catch: `MYSQL_PWD`, `DB_PWD`,
+/// `*_DSN`, `CI_JOB_JWT`, `NETRC_CONTENT`, connection strings. (`PWD` and `OLDPWD` are folders.)
+fn password_name(key: &str) -> bool {
+    key.ends_with("_PWD")
+        || key.ends_with("_DSN")
+        || key == "DSN"
+        || ["JWT", "NETRC", "CONNECTION_STRING", "CONN_STR", "CONNSTR"]
+            .iter()
+            .any(|p| key.contains(p))
 }
 
 /// Upstream's strict mode: under GitHub Actions everything not allowed by name is dropped.
@@ -193,14 +209,16 @@ fn redact(key: &str, value: &str, cfg: &EnvRedaction, strict: bool) -> bool {
     if key.starts_with("GEMINI_CLI_") {
         return false;
     }
+    // Named by the user: kept, whatever its value looks like (upstream checks the value first;
+    // docs/compat.md S1).
+    let named = |list: &[String]| list.iter().any(|n| n.eq_ignore_ascii_case(&key));
+    if named(&cfg.allowed) {
+        return false;
+    }
     if !value.is_empty() && value_patterns().iter().any(|p| p.is_match(value)) {
         return true;
     }
     if key.starts_with("GIT_CONFIG_") {
-        return false;
-    }
-    let named = |list: &[String]| list.iter().any(|n| n.eq_ignore_ascii_case(&key));
-    if named(&cfg.allowed) {
         return false;
     }
     if named(&cfg.blocked) {
@@ -215,7 +233,15 @@ fn redact(key: &str, value: &str, cfg: &EnvRedaction, strict: bool) -> bool {
     if strict {
         return true;
     }
-    NEVER_ALLOWED_NAME_PARTS.iter().any(|p| key.contains(p))
+    NEVER_ALLOWED_NAME_PARTS.iter().any(|p| key.contains(p)) || password_name(&key)
+}
+
+/// Whether a child would not be given `key=value` under the default rules (a secret by name
+/// or by shape, or toolbelt's own credential): what [`super::harden_process`] keeps out of
+/// `/proc`.
+pub fn held_back(key: &str, value: &str) -> bool {
+    OWN_CREDENTIALS.iter().any(|c| c.eq_ignore_ascii_case(key))
+        || redact(key, value, &EnvRedaction::default(), false)
 }
 
 /// The environment a child gets, from `vars` (the process's own, usually).
@@ -308,7 +334,58 @@ mod tests {
 
     #[test]
     fn every_value_pattern_compiles() {
-        assert_eq!(value_patterns().len(), 11);
+        assert_eq!(value_patterns().len(), VALUE_SHAPES.len());
+    }
+
+    /// Issue 33, finding 5: the filter removed keys by name, so credentials under ordinary
+    /// names reached every child (9 of 10 such shapes passed). One row per shape.
+    #[test]
+    fn every_shape_of_secret_is_held_back() {
+        let held: &[(&str, &str)] = &[
+            ("REDIS_URL", "redis://:s3cretpass@cache.internal:6379/0"),
+            ("AMQP_URL", "amqp://user:pw@rabbit/vhost"),
+            ("JDBC_URL", "jdbc:mysql://db:3306/app?user=app&password=hunter2"),
+            ("MYSQL_PWD", "hunter2"),
+            ("DB_PWD", "hunter2"),
+            ("SQLSERVER", "Server=tcp:db,1433;Database=app;User ID=sa;Password=hunter2;"),
+            (
+                "AZURE_STORAGE_CONNECTION_STRING",
+                "DefaultEndpointsProtocol=https;AccountName=a;AccountKey=abc123==;",
+            ),
+            (
+                "SB",
+                "Endpoint=sb://x.servicebus.windows.net/;SharedAccessKeyName=k;SharedAccessKey=abc=",
+            ),
+            ("SENTRY_DSN", "https://0123456789abcdef0123456789abcdef@o1.ingest.sentry.io/1"),
+            ("ERRORS", "https://0123456789abcdef0123456789abcdef@o1.ingest.sentry.io/1"),
+            ("CI_JOB_JWT", "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJ4In0.c2ln"),
+            ("NETRC_CONTENT", "machine github.com login me password t0ken"),
+            ("MACHINES", "machine github.com login me password t0ken"),
+            ("SIGNED", "https://bucket.s3.amazonaws.com/k?X-Amz-Credential=a&sig=abcdef"),
+            ("KEYFILE", "-----BEGIN OPENSSH PRIVATE KEY-----\nb3Bl"),
+            ("PGPASSWORD", "hunter2"),
+            ("SOME_DSN", "postgres://app@db/app"),
+        ];
+        for (k, v) in held {
+            assert!(held_back(k, v), "{k}={v} reached the child");
+        }
+        let passed: &[(&str, &str)] = &[
+            ("PWD", "/home/me/project"),
+            ("OLDPWD", "/home/me"),
+            ("PATH", "/usr/bin:/bin"),
+            ("HOMEPAGE", "https://example.com/docs?page=2&lang=en"),
+            ("GIT_URL", "ssh://git@github.com/me/repo.git"),
+            ("PROXY_URL", "http://proxy.internal:3128"),
+            ("NODE_ENV", "production"),
+            ("EDITOR", "vim"),
+        ];
+        for (k, v) in passed {
+            assert!(!held_back(k, v), "{k}={v} was held back");
+        }
+        // Named in `allowed`, a variable is kept whatever its value looks like.
+        let keep = EnvRedaction { allowed: vec!["REDIS_URL".into()], ..EnvRedaction::default() };
+        let got = run(&[("REDIS_URL", "redis://:s3cretpass@h/0")], &keep, ChildPurpose::Tool);
+        assert_eq!(got, ["REDIS_URL"]);
     }
 
     #[test]

@@ -98,7 +98,8 @@ impl Scheduler {
             let Slot::Ready(p) = &mut group[idx] else { continue };
             let token = self.token_for(&p.request.call_id);
             if let Some(h) = &self.hooks {
-                h.tool_permission(&self.confirmation_request(p)).await;
+                let env = self.env();
+                h.tool_permission(&self.confirmation_request(p), &env.workspace).await;
             }
             let outcome = self.ask(p, &token).await;
             let req = p.request.clone();

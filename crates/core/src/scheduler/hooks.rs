@@ -55,8 +55,10 @@ impl Scheduler {
     /// BeforeTool hooks for the calls of a group (together), before policy sees them.
     pub(super) async fn before_hooks(&self, group: &mut [Slot], start: Instant) {
         let Some(hooks) = self.hooks.clone() else { return };
+        let env = self.env();
         let runs = group.iter().map(|slot| {
             let hooks = hooks.clone();
+            let workspace = &env.workspace;
             async move {
                 let Slot::Ready(p) = slot else { return None };
                 let original = p.request.original_name.as_deref();
@@ -64,6 +66,7 @@ impl Scheduler {
                     name: &p.request.name,
                     args: &p.built.args,
                     original_name: original,
+                    workspace,
                 };
                 Some(hooks.before_tool(&call).await)
             }
@@ -132,7 +135,13 @@ impl Scheduler {
         }
         let Some(hooks) = &self.hooks else { return Ok(result) };
         let original = p.request.original_name.as_deref();
-        let call = HookCall { name: &p.request.name, args: &p.built.args, original_name: original };
+        let env = self.env();
+        let call = HookCall {
+            name: &p.request.name,
+            args: &p.built.args,
+            original_name: original,
+            workspace: &env.workspace,
+        };
         let after = hooks.after_tool(&call, &result).await;
         if let Some(tail) = after.tail {
             self.tails.locked().insert(p.request.call_id.clone(), tail);

@@ -214,6 +214,17 @@ impl Workspace {
             #[cfg(not(unix))]
             let real = std::fs::canonicalize(given)
                 .map_err(|source| WorkspaceError::Root { path: given.clone(), source })?;
+            // A root named through a symlink that leads to `/` serves the whole machine: a
+            // folder replaced by such a link (from inside a sandbox, in a writable parent) must
+            // not become that in a later session. Named `/` itself, it is the user's choice.
+            if real == Path::new("/") && paths::lexical_resolve(Path::new("/"), given) != real {
+                return Err(WorkspaceError::Root {
+                    path: given.clone(),
+                    source: std::io::Error::other(
+                        "it is a symbolic link to / (the whole file system); give / itself if you mean it",
+                    ),
+                });
+            }
             out.push(Root { given: given.clone(), real, read_only: *read_only });
         }
         let sensitive = SensitiveRules::new(&config.sensitive_paths, &config.allow_sensitive_paths)
@@ -247,6 +258,24 @@ impl Workspace {
     /// The roots, the primary first.
     pub fn roots(&self) -> &[Root] {
         &self.roots
+    }
+
+    /// `sandbox` (a session's, without roots) with this workspace's roots as they are now,
+    /// granted by the handles the file layer holds: a root's name swapped for a symlink after
+    /// the workspace was set grants nothing new. Every command is confined through this.
+    #[cfg(unix)]
+    pub fn confine(
+        &self,
+        sandbox: &crate::process::Sandbox,
+    ) -> Result<crate::process::Sandbox, crate::process::SandboxError> {
+        use std::os::fd::AsFd;
+        let roots: Vec<(&Path, std::os::fd::BorrowedFd<'_>, bool)> = self
+            .roots
+            .iter()
+            .zip(&self.root_dirs)
+            .map(|(r, d)| (r.real.as_path(), d.fd.as_fd(), r.read_only))
+            .collect();
+        sandbox.with_roots(&roots)
     }
 
     /// Per-project scratch space (saved tool outputs); readable by tools.
@@ -508,6 +537,19 @@ mod tests {
         let (_d, w) = ws(0);
         let err = w.resolve_checked("bad\nname", Access::Read).unwrap_err();
         assert!(err.to_string().starts_with("Invalid path: Path contains invalid characters"));
+    }
+
+    /// Issue 33, finding 2: a root replaced by a symlink to `/` served the whole machine to a
+    /// later session's file tools.
+    #[cfg(unix)]
+    #[test]
+    fn a_root_that_is_a_symlink_to_the_file_system_root_is_refused() {
+        let d = tempfile::tempdir().unwrap();
+        let link = d.path().join("project");
+        std::os::unix::fs::symlink("/", &link).unwrap();
+        let err = Workspace::new(&[link], &Config::default()).unwrap_err();
+        assert!(err.to_string().contains("symbolic link to /"), "{err}");
+        assert!(Workspace::new(&[PathBuf::from("/")], &Config::default()).is_ok());
     }
 
     #[test]

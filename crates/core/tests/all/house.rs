@@ -281,6 +281,10 @@ fn programs_start_only_through_the_process_layer() {
     const OTHERS: &[(&str, &str)] = &[
         ("core/src/process/spawn.rs", "the one spawn function"),
         ("core/src/process/reaper.rs", "the fork between the spawn and the command"),
+        (
+            "core/src/process/sandbox/mounts.rs",
+            "a fork that only tries to make a mount namespace and exits (it runs no program)",
+        ),
         ("cli/src/approver.rs", "the user's own editor, opened at the user's request"),
         ("cli/src/commands/mcp.rs", "the user's browser, for an OAuth sign-in"),
     ];

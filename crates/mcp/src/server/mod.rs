@@ -54,7 +54,13 @@ pub struct ServerParts {
     /// Why the workspace may not be served until the client offers roots (toolbelt started in
     /// `/` or the home folder without `--root`).
     pub root_refused: Option<String>,
+    /// Judges a client's root for its own trust (`None`: every root has `trusted`). A folder's
+    /// trust is never inherited from the folder the server started in.
+    pub trust: Option<TrustJudge>,
 }
+
+/// Whether a folder is trusted.
+pub type TrustJudge = Arc<dyn Fn(&std::path::Path) -> bool + Send + Sync>;
 
 type ProgressMap = Arc<Mutex<HashMap<String, (ProgressToken, Peer<RoleServer>, f64)>>>;
 
@@ -125,10 +131,14 @@ impl ToolbeltServer {
             });
             let primary =
                 workspace.as_ref().map_or(parts.workspace.clone(), |w| w.primary().into());
+            let trusted = match (&workspace, &parts.trust) {
+                (Some(w), Some(judge)) => judge(w.primary()),
+                _ => parts.trusted,
+            };
             let policy = Arc::new(
                 PolicyEngine::new(parts.rules.clone(), interactive)
                     .with_workspace(&primary)
-                    .with_trusted_folder(parts.trusted),
+                    .with_trusted_folder(trusted),
             );
             let progress = self.progress.clone();
             let sink = Arc::new(move |e: &Event| {

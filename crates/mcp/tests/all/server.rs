@@ -50,6 +50,7 @@ fn parts_with(
         excluded: Vec::new(),
         client_roots: false,
         root_refused: None,
+        trust: None,
     };
     (dir, p)
 }

@@ -105,6 +105,7 @@ impl Tool for RunShellCommand {
             is_background: p.is_background,
             delay_ms: p.delay_ms,
             config: env.config.clone(),
+            workspace: env.workspace.clone(),
             spill_dir: ws.temp_dir().join("tool-outputs"),
             background: self.background.clone(),
         }))
@@ -118,6 +119,8 @@ struct ShellCall {
     is_background: bool,
     delay_ms: Option<u64>,
     config: Arc<Config>,
+    /// The workspace the call was built in: the sandbox's rules come from its roots.
+    workspace: Arc<toolbelt_core::Workspace>,
     spill_dir: PathBuf,
     background: Arc<BackgroundRegistry>,
 }
@@ -233,7 +236,7 @@ impl Invocation for ShellCall {
                 ))
             }
         }
-        let temp = match tempfile::Builder::new().prefix("toolbelt-shell-").tempdir() {
+        let temp = match toolbelt_core::files::scratch_dir("toolbelt-shell-") {
             Ok(t) => t,
             Err(e) => {
                 return self.spawn_error(format!("could not create a temporary directory: {e}"));
@@ -250,7 +253,12 @@ impl Invocation for ShellCall {
             &self.config.env_redaction,
             toolbelt_core::process::ChildPurpose::Tool,
         );
-        let sandbox = self.config.sandbox.as_ref();
+        let sandbox = match self.config.sandbox.as_ref().map(|s| self.workspace.confine(s)) {
+            None => None,
+            Some(Ok(s)) => Some(s),
+            Some(Err(e)) => return self.spawn_error(e.to_string()),
+        };
+        let sandbox = sandbox.as_ref();
         let running = if terminal {
             spawn_terminal(&script, &self.cwd, &env, sandbox).map(|t| {
                 let pid = t.pid;

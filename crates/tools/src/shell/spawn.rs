@@ -151,7 +151,16 @@ pub fn spawn_terminal(
     let pty = nix::pty::openpty(Some(&size), None)?;
     let slave = std::fs::File::from(pty.slave);
     let stdio = |f: &std::fs::File| f.try_clone().map(Stdio::from);
-    let spawned = bash(script, cwd, env, sandbox).controlling_terminal().spawn_std(
+    // The command's own terminal stays writable inside the sandbox (no other terminal is).
+    let own = match sandbox {
+        Some(s) => {
+            use std::os::fd::AsFd;
+            let name = nix::unistd::ttyname(&slave).unwrap_or_default();
+            Some(s.with_terminal(slave.as_fd(), &name).map_err(std::io::Error::other)?)
+        }
+        None => None,
+    };
+    let spawned = bash(script, cwd, env, own.as_ref()).controlling_terminal().spawn_std(
         stdio(&slave)?,
         stdio(&slave)?,
         stdio(&slave)?,

@@ -32,6 +32,11 @@ fn cfg(dir: &Path, discovery: String, call: Option<String>, timeout_ms: u64) -> 
     }
 }
 
+/// A workspace over `dir`, for the sandbox's roots (none is set here).
+fn ws(dir: &Path) -> toolbelt_core::Workspace {
+    toolbelt_core::Workspace::new(&[dir.to_path_buf()], &Default::default()).unwrap()
+}
+
 fn rt() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap()
 }
@@ -44,7 +49,9 @@ const DECLS: &str = r#"[{"function_declarations": [{"name": "deploy", "descripti
 fn discovery_registers_prefixed_tools_of_kind_other() {
     let t = TempTree::new();
     let d = script(t.root(), "discover.sh", &format!("cat <<'EOF'\n{DECLS}\nEOF"));
-    let tools = rt().block_on(discover(&cfg(t.root(), format!("{d} --json"), None, 5000))).unwrap();
+    let tools = rt()
+        .block_on(discover(&cfg(t.root(), format!("{d} --json"), None, 5000), &ws(t.root())))
+        .unwrap();
     let names: Vec<&str> = tools.iter().map(|t| t.name()).collect();
     assert_eq!(names, ["discovered_tool_deploy", "discovered_tool_lint"]);
     assert_eq!(tools[0].kind(), toolbelt_core::Kind::Other);
@@ -70,7 +77,7 @@ fn a_multi_word_call_command_runs_and_parameters_schemas_are_enforced() {
     std::fs::write(t.root().join("call.sh"), "read -r input; echo \"$1 got $input\"\n").unwrap();
     let r = rt();
     let call = Some("bash call.sh".to_string());
-    let tools = r.block_on(discover(&cfg(t.root(), d, call, 5000))).unwrap();
+    let tools = r.block_on(discover(&cfg(t.root(), d, call, 5000), &ws(t.root()))).unwrap();
     let registry = toolbelt_core::Registry::builder()
         .tools(tools.iter().map(|t| t.clone() as std::sync::Arc<dyn Tool>))
         .build()
@@ -95,7 +102,7 @@ fn a_relative_call_command_with_a_space_is_found_in_the_project() {
     script(t.root(), "call tool.sh", "read -r input; echo \"$1 ran\"");
     let r = rt();
     let call = Some("./call tool.sh".to_string());
-    let tools = r.block_on(discover(&cfg(t.root(), d, call, 5000))).unwrap();
+    let tools = r.block_on(discover(&cfg(t.root(), d, call, 5000), &ws(t.root()))).unwrap();
     let lint = tools.iter().find(|t| t.name() == "discovered_tool_lint").unwrap();
     let built = lint.build(json!({"n": 3}), &harness_env(&t)).unwrap();
     let ok = r.block_on(built.execute(ExecContext::new("c1", CancellationToken::new())));
@@ -108,7 +115,7 @@ fn empty_malformed_failing_and_slow_discovery() {
     let t = TempTree::new();
     let run = |body: &str, timeout: u64| {
         let d = script(t.root(), "d.sh", body);
-        rt().block_on(discover(&cfg(t.root(), d, None, timeout)))
+        rt().block_on(discover(&cfg(t.root(), d, None, timeout), &ws(t.root())))
     };
     assert!(run("echo '[]'", 5000).unwrap().is_empty());
     let e = run("echo 'not json'", 5000).unwrap_err();
@@ -123,7 +130,7 @@ fn empty_malformed_failing_and_slow_discovery() {
     assert_eq!(run("sleep 30", 300).unwrap_err(), DiscoveryError::Timeout(300));
     assert!(start.elapsed() < Duration::from_secs(3));
     let missing = rt()
-        .block_on(discover(&cfg(t.root(), "/no/such/discoverer".into(), None, 1000)))
+        .block_on(discover(&cfg(t.root(), "/no/such/discoverer".into(), None, 1000), &ws(t.root())))
         .unwrap_err();
     assert!(
         missing
@@ -143,7 +150,7 @@ fn calls_pass_arguments_on_stdin_and_report_failures_in_five_lines() {
         r#"input=$(cat); case "$1" in deploy) echo "deploying $input";; lint) echo "lint broke" >&2; echo partial; exit 4;; esac"#,
     );
     let r = rt();
-    let tools = r.block_on(discover(&cfg(t.root(), d, Some(call), 5000))).unwrap();
+    let tools = r.block_on(discover(&cfg(t.root(), d, Some(call), 5000), &ws(t.root()))).unwrap();
     let env = harness_env(&t);
     let run = |i: usize, args: serde_json::Value| {
         let inv = tools[i].build(args, &env).unwrap();
@@ -173,7 +180,7 @@ fn a_cancelled_call_stops_its_process() {
     let marker = t.root().join("finished");
     let call = script(t.root(), "call.sh", &format!("sleep 5; touch {}", marker.display()));
     let r = rt();
-    let tools = r.block_on(discover(&cfg(t.root(), d, Some(call), 5000))).unwrap();
+    let tools = r.block_on(discover(&cfg(t.root(), d, Some(call), 5000), &ws(t.root()))).unwrap();
     let env = harness_env(&t);
     let token = CancellationToken::new();
     let inv = tools[0].build(json!({}), &env).unwrap();

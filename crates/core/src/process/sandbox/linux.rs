@@ -1,7 +1,7 @@
 //! Landlock and seccomp on Linux, through the crates their maintainers keep (`landlock` from the
-//! Landlock authors, `seccompiler` from Firecracker): the rules are built in the parent, where
-//! allocating is safe, and only applied (a few system calls, no allocation) in the child after
-//! fork.
+//! Landlock authors, `seccompiler` from Firecracker): the rules are built in the parent from
+//! the sandbox's open handles, where allocating is safe, and only applied (a few system calls,
+//! no allocation) in the child after fork.
 
 use std::collections::BTreeMap;
 
@@ -95,7 +95,8 @@ fn read_support() -> Support {
     };
     // SAFETY: prctl(PR_GET_SECCOMP) only reads this process's seccomp mode.
     let seccomp = unsafe { libc::prctl(libc::PR_GET_SECCOMP, 0, 0, 0, 0) } >= 0;
-    Support { landlock_abi: abi, missing, seccomp }
+    let mount_ns = abi >= 1 && super::mounts::available();
+    Support { landlock_abi: abi, missing, seccomp, mount_ns }
 }
 
 fn setup(e: impl std::fmt::Display) -> SandboxError {
@@ -107,11 +108,13 @@ fn setup(e: impl std::fmt::Display) -> SandboxError {
 pub struct Prepared {
     ruleset: Option<RulesetCreated>,
     filter: BpfProgram,
+    mounts: Option<super::mounts::Plan>,
 }
 
 impl Prepared {
-    /// Builds the Landlock ruleset and the seccomp filter for `sandbox`. Fails, rather than run
-    /// a command unconfined, when the kernel has no Landlock.
+    /// Builds the Landlock ruleset, the seccomp filter and the read-only mounts for `sandbox`.
+    /// Fails, rather than run a command unconfined, when the kernel has no Landlock, and when a
+    /// protected path now leads through a symlink.
     pub fn new(sandbox: &Sandbox) -> Result<Self, SandboxError> {
         let support = support();
         support.require()?;
@@ -133,22 +136,30 @@ impl Prepared {
         let mut created = ruleset.create().map_err(setup)?;
         let read = AccessFs::from_read(abi);
         match sandbox.profile.reads {
-            Reads::Permissive => created = add(created, "/".as_ref(), read, abi)?,
+            Reads::Permissive => {
+                let root = PathFd::new("/").map_err(setup)?;
+                created = created.add_rule(PathBeneath::new(root, read)).map_err(setup)?;
+            }
             Reads::Restrictive => {
-                for p in &sandbox.readable {
-                    created = add(created, p, read, abi)?;
+                for g in sandbox.readable() {
+                    created = add(created, g.fd(), read, abi)?;
                 }
             }
         }
-        for p in &sandbox.writable {
-            created = add(created, p, AccessFs::from_all(abi), abi)?;
+        for g in sandbox.writable().iter().chain(sandbox.terminal()) {
+            created = add(created, g.fd(), AccessFs::from_all(abi), abi)?;
         }
-        Ok(Prepared { ruleset: Some(created), filter: filter(closed, abi as i32)? })
+        let mounts = super::mounts::Plan::new(sandbox.protected())?;
+        Ok(Prepared { ruleset: Some(created), filter: filter(closed, abi as i32)?, mounts })
     }
 
-    /// Applies the rules to the calling process: Landlock first (it sets no_new_privs), then the
-    /// seccomp filter. Called in the child between fork and exec: it only makes system calls.
+    /// Applies the rules to the calling process: the read-only mounts first (they need the
+    /// privileges Landlock takes away), then Landlock (it sets no_new_privs), then the seccomp
+    /// filter. Called in the child between fork and exec: it only makes system calls.
     pub fn apply(&mut self) -> std::io::Result<()> {
+        if let Some(m) = &self.mounts {
+            m.apply()?;
+        }
         let ruleset =
             self.ruleset.take().ok_or_else(|| std::io::Error::other("sandbox applied twice"))?;
         ruleset.restrict_self().map_err(|_| std::io::Error::last_os_error())?;
@@ -156,16 +167,16 @@ impl Prepared {
     }
 }
 
-/// Grants `access` beneath `path`, if it exists (a file gets the rights that apply to files).
+/// Grants `access` beneath the open `fd` (a file gets the rights that apply to files).
 fn add(
     created: RulesetCreated,
-    path: &std::path::Path,
+    fd: std::os::fd::BorrowedFd<'_>,
     access: landlock::BitFlags<AccessFs>,
     abi: ABI,
 ) -> Result<RulesetCreated, SandboxError> {
-    let Ok(meta) = std::fs::metadata(path) else { return Ok(created) };
-    let Ok(fd) = PathFd::new(path) else { return Ok(created) };
-    let access = if meta.is_dir() { access } else { access & AccessFs::from_file(abi) };
+    let Ok(st) = rustix::fs::fstat(fd) else { return Ok(created) };
+    let dir = rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::Directory;
+    let access = if dir { access } else { access & AccessFs::from_file(abi) };
     created.add_rule(PathBeneath::new(fd, access)).map_err(setup)
 }
 
@@ -196,5 +207,120 @@ fn filter(closed: bool, abi: i32) -> Result<BpfProgram, SandboxError> {
     rules.insert(libc::SYS_ioctl, vec![ioctl(libc::TIOCSTI)?, ioctl(libc::TIOCLINUX)?]);
     let eperm = SeccompAction::Errno(u32::try_from(libc::EPERM).unwrap_or(1));
     let filter = SeccompFilter::new(rules, SeccompAction::Allow, eperm, arch).map_err(setup)?;
-    filter.try_into().map_err(setup)
+    let program: BpfProgram = filter.try_into().map_err(setup)?;
+    Ok(refuse_x32(program))
+}
+
+/// The x32 ABI shares x86_64's audit architecture, its system calls numbered with bit 30 set:
+/// a filter that checks the architecture and then exact numbers lets every x32 call through
+/// (`socket`, `ioctl(TIOCSTI)`, io_uring on a kernel built with x32). Before the filter, every
+/// call with that bit set fails with EPERM. Other architectures have no such alias.
+fn refuse_x32(program: BpfProgram) -> BpfProgram {
+    if std::env::consts::ARCH != "x86_64" {
+        return program;
+    }
+    const X32_BIT: u32 = 0x4000_0000;
+    const AUDIT_ARCH_X86_64: u32 = 0xc000_003e;
+    let ins = |code: u32, jt: u8, jf: u8, k: u32| seccompiler::sock_filter {
+        code: u16::try_from(code).unwrap_or(0),
+        jt,
+        jf,
+        k,
+    };
+    let eperm = 0x0005_0000 | u32::try_from(libc::EPERM).unwrap_or(1); // SECCOMP_RET_ERRNO
+    let mut out = vec![
+        // A = arch; not x86_64: on to the filter (which refuses other architectures itself).
+        ins(libc::BPF_LD | libc::BPF_W | libc::BPF_ABS, 0, 0, 4),
+        ins(libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K, 0, 3, AUDIT_ARCH_X86_64),
+        // A = nr; bit 30 set: refuse.
+        ins(libc::BPF_LD | libc::BPF_W | libc::BPF_ABS, 0, 0, 0),
+        ins(libc::BPF_JMP | libc::BPF_JSET | libc::BPF_K, 0, 1, X32_BIT),
+        ins(libc::BPF_RET | libc::BPF_K, 0, 0, eperm),
+    ];
+    out.extend(program);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Runs a seccomp BPF program on a system call: the action it returns.
+    fn run(program: &[seccompiler::sock_filter], arch: u32, nr: u32, args: [u64; 6]) -> u32 {
+        let mut data = [0u8; 64];
+        data[0..4].copy_from_slice(&nr.to_ne_bytes());
+        data[4..8].copy_from_slice(&arch.to_ne_bytes());
+        for (i, a) in args.iter().enumerate() {
+            data[16 + 8 * i..24 + 8 * i].copy_from_slice(&a.to_ne_bytes());
+        }
+        let (mut a, mut pc) = (0u32, 0usize);
+        loop {
+            let ins = &program[pc];
+            let code = u32::from(ins.code);
+            pc += 1;
+            match code & 0x07 {
+                0x00 => {
+                    assert_eq!(code, libc::BPF_LD | libc::BPF_W | libc::BPF_ABS, "{ins:?}");
+                    let at = ins.k as usize;
+                    a = u32::from_ne_bytes(data[at..at + 4].try_into().unwrap());
+                }
+                0x04 => {
+                    assert_eq!(code, libc::BPF_ALU | libc::BPF_AND | libc::BPF_K, "{ins:?}");
+                    a &= ins.k;
+                }
+                0x05 => {
+                    let op = code & 0xf0;
+                    if op == libc::BPF_JA {
+                        pc += ins.k as usize;
+                        continue;
+                    }
+                    let taken = match op {
+                        0x10 => a == ins.k,
+                        0x20 => a > ins.k,
+                        0x30 => a >= ins.k,
+                        0x40 => a & ins.k != 0,
+                        _ => panic!("{ins:?}"),
+                    };
+                    pc += usize::from(if taken { ins.jt } else { ins.jf });
+                }
+                0x06 => return ins.k,
+                _ => panic!("unexpected instruction {ins:?}"),
+            }
+        }
+    }
+
+    const ARCH: u32 = 0xc000_003e;
+    const ERRNO_EPERM: u32 = 0x0005_0000 | libc::EPERM as u32;
+    const ALLOW: u32 = 0x7fff_0000;
+
+    /// Issue 33, finding 6: the filter checked the architecture but not the x32 bit, so on a
+    /// kernel with x32 enabled `socket`, `ioctl(TIOCSTI)` and io_uring went through as x32 calls.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn x32_system_calls_are_refused() {
+        let program = filter(true, 6).unwrap();
+        let x32 = 0x4000_0000u32;
+        let socket = libc::SYS_socket as u32;
+        let ioctl = libc::SYS_ioctl as u32;
+        let uring = libc::SYS_io_uring_setup as u32;
+        // The x86_64 calls: refused as before (closed network, TIOCSTI, io_uring).
+        assert_eq!(run(&program, ARCH, socket, [2, 1, 0, 0, 0, 0]), ERRNO_EPERM);
+        assert_eq!(run(&program, ARCH, ioctl, [0, libc::TIOCSTI, 0, 0, 0, 0]), ERRNO_EPERM);
+        assert_eq!(run(&program, ARCH, uring, [0; 6]), ERRNO_EPERM);
+        // Their x32 spellings: refused too.
+        for nr in [socket, ioctl, uring, libc::SYS_read as u32] {
+            assert_eq!(
+                run(&program, ARCH, nr | x32, [0, libc::TIOCSTI, 0, 0, 0, 0]),
+                ERRNO_EPERM,
+                "{nr}"
+            );
+        }
+        // Ordinary calls still pass.
+        assert_eq!(run(&program, ARCH, libc::SYS_read as u32, [0; 6]), ALLOW);
+        assert_eq!(run(&program, ARCH, ioctl, [0, libc::TCGETS, 0, 0, 0, 0]), ALLOW);
+        // The open profile keeps its sockets.
+        let open = filter(false, 6).unwrap();
+        assert_eq!(run(&open, ARCH, socket, [2, 1, 0, 0, 0, 0]), ALLOW);
+        assert_eq!(run(&open, ARCH, socket | x32, [2, 1, 0, 0, 0, 0]), ERRNO_EPERM);
+    }
 }
