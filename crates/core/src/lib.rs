@@ -25,6 +25,7 @@ pub mod files;
 pub mod hooks;
 pub mod kind;
 pub mod ledger;
+pub mod mode;
 pub mod model;
 pub mod names;
 pub mod policy;

@@ -67,12 +67,19 @@ pub struct ToolEnv {
     pub config: Arc<Config>,
     /// File contents the model has seen this session.
     pub files: Arc<crate::ledger::FileLedger>,
+    /// The session is in plan mode: tools that write resolve names inside the plans folder.
+    pub plan_mode: bool,
 }
 
 impl ToolEnv {
     /// An environment with a fresh file ledger.
     pub fn new(workspace: Workspace, config: Config) -> Self {
-        Self { workspace: Arc::new(workspace), config: Arc::new(config), files: Arc::default() }
+        Self {
+            workspace: Arc::new(workspace),
+            config: Arc::new(config),
+            files: Arc::default(),
+            plan_mode: false,
+        }
     }
 }
 
@@ -293,10 +300,14 @@ pub struct ExecContext {
     pub mode: Option<ModeHandle>,
     /// The session's tool environment, which tools that widen the workspace change.
     pub env: Option<EnvHandle>,
+    /// Policy allowed the call only because the known-safe command table vouches for it: a
+    /// program it starts must run confined (read-only, no network; issue 34).
+    pub confine: bool,
 }
 
-/// The scheduler's approval mode, shared with the tools that change it.
-pub type ModeHandle = Arc<std::sync::Mutex<crate::policy::ApprovalMode>>;
+/// The scheduler's approval mode, shared with the tools that change it (through
+/// [`crate::mode::SessionMode`], which keeps a model from raising it).
+pub type ModeHandle = Arc<crate::mode::SessionMode>;
 
 impl ExecContext {
     /// A context with no output sink and no mode handle.
@@ -308,6 +319,7 @@ impl ExecContext {
             deadline_passed: Arc::default(),
             mode: None,
             env: None,
+            confine: false,
         }
     }
 
@@ -331,6 +343,12 @@ pub trait Invocation: Send + Sync {
     fn description(&self) -> String;
     /// Paths this call reads or writes.
     fn locations(&self) -> Vec<Location> {
+        Vec::new()
+    }
+    /// The files this call would create or change, as they really are (symlinks resolved): the
+    /// engine asks a person before a write to a file that decides what runs (settings,
+    /// policies, hooks, `.git/config`; `Workspace::control_file`), whatever the mode but `yolo`.
+    fn writes(&self) -> Vec<std::path::PathBuf> {
         Vec::new()
     }
     /// Edit tools skip confirmation in `auto_edit` mode.

@@ -9,6 +9,7 @@ use toolbelt_core::approver::{Approver, FixedApprover, Outcome, Questioner};
 use toolbelt_core::config::Config;
 use toolbelt_core::hooks::{CommandHooks, HookContext, ToolHooks};
 use toolbelt_core::model::ModelAccess;
+use toolbelt_core::policy::lint::never_matching;
 use toolbelt_core::policy::sources::{
     load_sources, misspelled_tools, settings_rules, standard_sources,
 };
@@ -241,13 +242,18 @@ impl SessionBuilder {
             (None, None) => ApprovalMode::Default,
         };
 
+        // `security.disableYoloMode` (or `admin.secureModeEnabled`, as upstream): no one
+        // switches this session to yolo, not the command line, not a model, not a client.
+        let yolo_key = ["security.disableYoloMode", "admin.secureModeEnabled"]
+            .into_iter()
+            .find(|k| settings.get(k).and_then(serde_json::Value::as_bool) == Some(true));
         if mode == ApprovalMode::Yolo
-            && settings.get("security.disableYoloMode").and_then(serde_json::Value::as_bool)
-                == Some(true)
+            && let Some(key) = yolo_key
         {
-            let file = settings.origin.get("security.disableYoloMode").cloned().unwrap_or_default();
+            let file = settings.origin.get(key).cloned().unwrap_or_default();
             return Err(SessionError::YoloDisabled(file));
         }
+        let yolo_disabled = yolo_key.is_some();
         let policy = policy(
             &sources,
             &root,
@@ -313,7 +319,12 @@ impl SessionBuilder {
         timings::mark("registry");
         let env = ToolEnv::new(workspace, config.clone());
         let approver = self.approver.unwrap_or_else(|| Arc::new(FixedApprover(Outcome::Cancel)));
-        let options = SchedulerOptions { family: self.family, mode, ..SchedulerOptions::default() };
+        let options = SchedulerOptions {
+            family: self.family,
+            mode,
+            yolo_disabled,
+            ..SchedulerOptions::default()
+        };
         let mut scheduler =
             Scheduler::new(registry.clone(), policy.clone(), approver, env, options);
         if let Some(h) = &hooks {
@@ -335,6 +346,7 @@ impl SessionBuilder {
             services,
             hooks,
             mode,
+            yolo_disabled,
             interactive,
             family: self.family,
             mcp,
@@ -360,11 +372,13 @@ fn policy(
         return Err(SessionError::Policy(loaded.errors));
     }
     notices.extend(loaded.notices.iter().map(ToString::to_string));
+    notices.extend(never_matching(&loaded.rules).iter().map(ToString::to_string));
     loaded.rules.extend(settings_rules(tool_settings, interactive));
     Ok(Arc::new(
         PolicyEngine::new(loaded.rules, interactive)
             .with_workspace(root)
-            .with_trusted_folder(trusted),
+            .with_trusted_folder(trusted)
+            .with_confinable(toolbelt_core::process::sandbox::support().usable()),
     ))
 }
 

@@ -3,6 +3,7 @@
 
 use std::path::PathBuf;
 
+use toolbelt_core::policy::lint::never_matching;
 use toolbelt_core::policy::sources::{misspelled_tools, settings_rules};
 use toolbelt_core::policy::{Loaded, PolicyFileError, Tier, toml::load_path};
 
@@ -52,5 +53,6 @@ pub fn lint(
     let tools = toolbelt_tools::builtin_tools_with(&toolbelt_tools::Services::default());
     let names: Vec<&str> = tools.iter().map(|t| t.name()).collect();
     loaded.errors.extend(misspelled_tools(&loaded.rules, &names, false));
+    loaded.errors.extend(never_matching(&loaded.rules));
     Ok(LintReport { rules: loaded.rules.len(), problems: loaded.errors, notices: loaded.notices })
 }

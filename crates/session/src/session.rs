@@ -37,6 +37,8 @@ pub struct Session {
     pub hooks: Option<Arc<CommandHooks>>,
     /// The approval mode the session started in (plan-mode tools change the scheduler's).
     pub mode: ApprovalMode,
+    /// `security.disableYoloMode` (or `admin.secureModeEnabled`): no one switches to yolo.
+    pub yolo_disabled: bool,
     /// Whether a person can answer questions.
     pub interactive: bool,
     /// The declarations and response shape the scheduler uses.
@@ -98,6 +100,7 @@ impl Session {
             env: self.env(),
             hooks: self.hooks.clone().map(|h| h as Arc<dyn ToolHooks>),
             mode: self.mode,
+            yolo_disabled: self.yolo_disabled,
             family: self.family,
             excluded: self
                 .tool_settings

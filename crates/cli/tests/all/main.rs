@@ -1,6 +1,8 @@
 //! Integration tests that run the `toolbelt` binary.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[cfg(unix)]
+mod approval_boundary;
 mod call;
 mod config;
 mod gemini_settings;
@@ -11,6 +13,8 @@ mod mcp;
 mod mcp_client;
 #[cfg(unix)]
 mod mcp_protocol;
+#[cfg(unix)]
+mod mcp_session;
 #[cfg(target_os = "linux")]
 mod no_openat2;
 #[cfg(target_os = "linux")]
@@ -46,9 +50,16 @@ impl Run {
     }
 }
 
+/// The binary under test: this build's, or `TOOLBELT_TEST_BINARY` (to watch a test fail on
+/// an older build: `TOOLBELT_TEST_BINARY=/old/toolbelt cargo test ...`).
+pub fn binary() -> std::ffi::OsString {
+    std::env::var_os("TOOLBELT_TEST_BINARY")
+        .unwrap_or_else(|| env!("CARGO_BIN_EXE_toolbelt").into())
+}
+
 /// `toolbelt ARGS` in the tree's root, with the tree's home as toolbelt's and the user's.
 pub fn command(tree: &TempTree, args: &[&str]) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_toolbelt"));
+    let mut c = Command::new(binary());
     c.args(args)
         .current_dir(tree.root())
         .env("TOOLBELT_HOME", tree.home())

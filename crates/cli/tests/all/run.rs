@@ -374,7 +374,9 @@ async fn audio_read_by_read_file_follows_the_function_responses_as_inline_data()
 
 #[cfg(unix)]
 #[tokio::test]
-async fn plan_mode_restricts_then_the_approved_plan_switches_the_mode() {
+/// Issue 34, finding 1: headless, the approved plan switched the session to YOLO (upstream),
+/// and the model's next shell command ran unasked. It returns to the mode the run started in.
+async fn plan_mode_restricts_then_the_approved_plan_returns_to_the_starting_mode() {
     let t = TempTree::new();
     let call = |id: &str, name: &str, args: Value| {
         gemini_answer(json!([{"functionCall": {"id": id, "name": name, "args": args}}]))
@@ -416,17 +418,16 @@ async fn plan_mode_restricts_then_the_approved_plan_switches_the_mode() {
     assert!(wrote.starts_with("Successfully created and wrote to new file"), "{wrote}");
     let approved = response(4)["output"].as_str().unwrap().to_string();
     assert!(
-        approved
-            .starts_with("Plan approved. Switching to YOLO mode (all tool calls auto-approved)."),
+        approved.starts_with(
+            "Plan approved. Switching to Default mode (edits will require confirmation)."
+        ),
         "{approved}"
     );
     assert!(approved.contains(".gemini/tmp/toolbelt/plans/p.md"), "{approved}");
-    assert!(
-        response(5)["output"].as_str().unwrap().contains("Output: now-allowed\n"),
-        "{}",
-        response(5)
-    );
-    assert!(declared(5).contains(&"run_shell_command".to_string()));
+    // Headless in default mode: the shell is refused, as before the plan.
+    let refused = response(5)["error"].as_str().unwrap_or_default().to_string();
+    assert!(refused.contains("denied by policy"), "{}", response(5));
+    assert!(!declared(5).contains(&"run_shell_command".to_string()), "default mode, headless");
     assert!(t.root().join(".gemini/tmp/toolbelt/plans/p.md").is_file());
 }
 

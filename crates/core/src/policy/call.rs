@@ -21,7 +21,7 @@ pub struct PolicyCall<'a> {
 }
 
 /// The session facts rules can depend on.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub struct PolicyContext<'a> {
     /// The session's approval mode.
     pub mode: ApprovalMode,
@@ -35,6 +35,27 @@ pub struct PolicyContext<'a> {
     pub workspace: Option<&'a Path>,
     /// Whether the folder is trusted (git commands are asked about in untrusted folders).
     pub trusted_folder: bool,
+    /// The file layer's judgement of paths a known-safe command would read (sensitive files,
+    /// hard links, links out); `None`: lexical checks only.
+    pub files: Option<&'a dyn crate::shell::safety::ReadJudge>,
+    /// Whether commands the known-safe table allows run confined (Landlock is here): where
+    /// they cannot, the table shrinks (no `git`).
+    pub confinable: bool,
+    /// The `PATH` command names are looked up in (`None`: the process's own).
+    pub search_path: Option<&'a std::ffi::OsStr>,
+}
+
+impl std::fmt::Debug for PolicyContext<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PolicyContext")
+            .field("mode", &self.mode)
+            .field("interactive", &self.interactive)
+            .field("workspace", &self.workspace)
+            .field("trusted_folder", &self.trusted_folder)
+            .field("files", &self.files.is_some())
+            .field("confinable", &self.confinable)
+            .finish()
+    }
 }
 
 impl Default for PolicyContext<'_> {
@@ -46,6 +67,9 @@ impl Default for PolicyContext<'_> {
             disable_always_allow: false,
             workspace: None,
             trusted_folder: true,
+            files: None,
+            confinable: true,
+            search_path: None,
         }
     }
 }
@@ -59,4 +83,14 @@ pub struct Verdict {
     pub rule: Option<Rule>,
     /// Why, in words.
     pub reason: String,
+    /// Allowed only because the known-safe table vouches for the command (no allow rule, no
+    /// approval mode, no person): it runs confined, read-only and without network (issue 34).
+    pub confine: bool,
+}
+
+impl Verdict {
+    /// A verdict that is not the known-safe table's.
+    pub fn new(decision: Decision, rule: Option<Rule>, reason: String) -> Self {
+        Verdict { decision, rule, reason, confine: false }
+    }
 }

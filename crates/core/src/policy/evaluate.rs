@@ -47,11 +47,7 @@ pub(super) fn evaluate_at(
             if let Some((command, dir)) = shell {
                 return shell_verdict(call, command, dir, Some(rule), rules, ctx, depth);
             }
-            return Verdict {
-                decision: rule.decision,
-                reason: rule_reason(rule),
-                rule: Some(rule.clone()),
-            };
+            return Verdict::new(rule.decision, Some(rule.clone()), rule_reason(rule));
         }
     }
     if let Some((command, dir)) = shell.filter(|_| ctx.mode != ApprovalMode::Yolo) {
@@ -62,7 +58,7 @@ pub(super) fn evaluate_at(
     } else {
         default_verdict(ctx)
     };
-    Verdict { decision, rule: None, reason: reason.to_string() }
+    Verdict::new(decision, None, reason.to_string())
 }
 
 fn rule_reason(rule: &Rule) -> String {
@@ -101,10 +97,12 @@ fn shell_verdict(
             (d, why.to_string())
         }
     };
+    let mut confine = false;
     if !command.is_empty() && rule.is_none_or(|r| r.args_pattern.is_none()) {
         let (d, why) = super::shell::heuristics(command, decision, dir, ctx);
         if let (Some(why), true) = (why, d != decision) {
             reason = format!("{reason}; {} because {why}", d.as_str());
+            confine = d == Decision::Allow && why == super::shell::KNOWN_SAFE;
         }
         decision = d;
     }
@@ -114,6 +112,7 @@ fn shell_verdict(
         dir,
         decision,
         rule,
+        confine,
         rules,
         ctx,
         depth,
@@ -192,8 +191,9 @@ fn rule_matches(
             return false;
         }
         match stringified {
-            // Fail closed: a pattern that cannot be evaluated denies, and never allows.
-            Some(s) if p.matches_or(s, rule.decision == Decision::Deny) => {}
+            // Fail closed: a pattern that cannot be evaluated denies (or asks), and never
+            // allows (an ask rule taken as no match fell through to a lower allow; issue 34).
+            Some(s) if p.matches_or(s, rule.decision != Decision::Allow) => {}
             _ => return false,
         }
     }
@@ -412,6 +412,35 @@ mod tests {
         assert!(
             wildcard("a*b*c", "aXXbYYc") && !wildcard("a*b*c", "aXXc") && !wildcard("ab*ba", "aba")
         );
+    }
+
+    /// Issue 34, finding 10: a rule whose pattern cannot be evaluated (the backtracking engine
+    /// gives up) made deny rules match but ask_user rules not, so an unevaluable ask rule fell
+    /// through to a lower-priority allow.
+    #[test]
+    fn an_unevaluable_pattern_asks_as_it_denies() {
+        let hard = ArgsPattern::bundled(r"(a|aa)+\1$").unwrap();
+        let args = json!({"text": format!("{}b", "a".repeat(64))});
+        let s = crate::policy::stringify::stable_stringify(&args);
+        assert!(hard.try_match_for_test(&s).is_err(), "the pattern must be unevaluable here");
+        for (decision, want) in
+            [(Decision::AskUser, Decision::AskUser), (Decision::Deny, Decision::Deny)]
+        {
+            let mut strict = Rule::new("some_tool", decision, 2.0, "strict");
+            strict.args_pattern = Some(hard.clone());
+            let allow = Rule::new("some_tool", Decision::Allow, 1.0, "allow");
+            let v = evaluate(
+                &call("some_tool", &args),
+                &sorted(vec![strict, allow]),
+                &PolicyContext::default(),
+            );
+            assert_eq!(v.decision, want, "{decision:?}: {}", v.reason);
+        }
+        // An allow rule whose pattern cannot be evaluated allows nothing.
+        let mut loose = Rule::new("some_tool", Decision::Allow, 2.0, "loose");
+        loose.args_pattern = Some(hard);
+        let v = evaluate(&call("some_tool", &args), &[loose], &PolicyContext::default());
+        assert_eq!(v.decision, Decision::AskUser);
     }
 
     #[test]

@@ -4,6 +4,7 @@
 mod call;
 mod evaluate;
 mod hint;
+pub mod lint;
 mod rule;
 pub mod saved;
 mod shell;
@@ -71,6 +72,8 @@ pub struct PolicyEngine {
     disable_always_allow: bool,
     workspace: Option<std::path::PathBuf>,
     trusted_folder: bool,
+    confinable: bool,
+    search_path: Option<std::ffi::OsString>,
 }
 
 impl PolicyEngine {
@@ -84,7 +87,23 @@ impl PolicyEngine {
             disable_always_allow: false,
             workspace: None,
             trusted_folder: true,
+            confinable: true,
+            search_path: None,
         }
+    }
+
+    /// The `PATH` shell command names are looked up in (default: the process's own, which
+    /// children inherit).
+    pub fn with_search_path(mut self, path: impl Into<std::ffi::OsString>) -> Self {
+        self.search_path = Some(path.into());
+        self
+    }
+
+    /// Whether commands the known-safe table allows can run confined (read-only, no network;
+    /// Landlock is here). Where they cannot, the table shrinks: no `git`.
+    pub fn with_confinable(mut self, confinable: bool) -> Self {
+        self.confinable = confinable;
+        self
     }
 
     /// The workspace root shell commands are judged against (paths outside it are asked about).
@@ -135,6 +154,9 @@ impl PolicyEngine {
             disable_always_allow: self.disable_always_allow,
             workspace: self.workspace.as_deref(),
             trusted_folder: self.trusted_folder,
+            files: None,
+            confinable: self.confinable,
+            search_path: self.search_path.as_deref(),
         }
     }
 
@@ -156,7 +178,19 @@ impl PolicyEngine {
 
     /// Decides a call in a mode.
     pub fn check(&self, call: &PolicyCall<'_>, mode: ApprovalMode) -> Verdict {
-        let ctx = self.context(mode);
+        self.check_in(call, mode, None)
+    }
+
+    /// Decides a call in a mode, with the file layer judging the paths a known-safe shell
+    /// command would read or a redirection write (the scheduler gives its workspace).
+    pub fn check_in(
+        &self,
+        call: &PolicyCall<'_>,
+        mode: ApprovalMode,
+        files: Option<&dyn crate::shell::safety::ReadJudge>,
+    ) -> Verdict {
+        let mut ctx = self.context(mode);
+        ctx.files = files;
         evaluate(call, &self.rules_for(call.name, call.server_name), &ctx)
     }
 

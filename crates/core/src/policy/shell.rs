@@ -84,6 +84,9 @@ fn workspace(ctx: &PolicyContext<'_>) -> PathBuf {
         .unwrap_or_default()
 }
 
+/// Why a command was allowed by the known-safe table.
+pub(super) const KNOWN_SAFE: &str = "it is a known read-only command";
+
 /// Heuristics on the words of a command (4.5).
 pub(super) fn heuristics(
     command: &str,
@@ -97,7 +100,13 @@ pub(super) fn heuristics(
     let words = split_words(command);
     let ws = workspace(ctx);
     let cwd = dir_path.map_or_else(|| ws.clone(), |d| ws.join(d));
-    let at = Place { workspace: &ws, cwd: &cwd };
+    let at = Place {
+        workspace: &ws,
+        cwd: &cwd,
+        files: ctx.files,
+        confined: ctx.confinable,
+        search_path: ctx.search_path,
+    };
     let yolo = ctx.mode == ApprovalMode::Yolo;
     let git_untrusted = !ctx.trusted_folder && safety::contains_git(&words);
     if !yolo && !crate::shell::safety::path_inside(&cwd, &ws) {
@@ -121,22 +130,126 @@ pub(super) fn heuristics(
         && safety::is_known_safe(&words, at)
         && (!expansions.glob || safety::globs_stay_inside(&words, at))
     {
-        return (Decision::Allow, Some("it is a known read-only command"));
+        return (Decision::Allow, Some(KNOWN_SAFE));
     }
     (decision, None)
 }
 
 /// Whether a redirecting command's "allow" becomes "ask" (`redirects` is computed by the
-/// caller, which may already know it from its parse).
-fn downgrade_for_redirection(redirects: bool, allow: bool, ctx: &PolicyContext<'_>) -> bool {
-    redirects && !allow && !matches!(ctx.mode, ApprovalMode::AutoEdit | ApprovalMode::Yolo)
+/// caller, which may already know it from its parse). Only `yolo` lets a redirection through
+/// unasked (`auto_edit` did too, so `echo ... >> ~/.toolbelt/policies/x.toml` ran unasked;
+/// issue 34): in `auto_edit`, [`redirections_stay_in_workspace`] decides.
+fn downgrade_for_redirection(
+    redirects: bool,
+    allow: bool,
+    command: &str,
+    dir_path: Option<&str>,
+    ctx: &PolicyContext<'_>,
+) -> bool {
+    if !redirects || allow || ctx.mode == ApprovalMode::Yolo {
+        return false;
+    }
+    !(ctx.mode == ApprovalMode::AutoEdit && redirections_stay_in_workspace(command, dir_path, ctx))
+}
+
+/// In `auto_edit`, a redirection goes through unasked only when every target is a plain file
+/// of the workspace that the mode already lets the model write: a literal path, inside, not a
+/// sensitive file, and not one of the files that decide what runs (settings, policies, hooks,
+/// `.git/config`; see `crate::workspace::control`).
+fn redirections_stay_in_workspace(
+    command: &str,
+    dir_path: Option<&str>,
+    ctx: &PolicyContext<'_>,
+) -> bool {
+    let Some(targets) = crate::shell::redirection_targets(command) else { return false };
+    let Some(files) = ctx.files else { return false };
+    let ws = workspace(ctx);
+    let cwd = dir_path.map_or_else(|| ws.clone(), |d| ws.join(d));
+    targets.iter().all(|(input, t)| {
+        if t == "/dev/null"
+            || (t.starts_with('&') && t[1..].bytes().all(|b| b.is_ascii_digit() || b == b'-'))
+        {
+            return true;
+        }
+        if t.is_empty() || t.contains(['$', '`', '~', '*', '?', '[', '{', '&']) {
+            return false;
+        }
+        let path = crate::shell::safety::normalized(&cwd.join(t));
+        crate::shell::safety::path_inside(&path, &ws)
+            && if *input { files.may_read(&path).is_ok() } else { files.may_write(&path).is_ok() }
+    })
 }
 
 /// The compound check (4.6): `decision` is the matched rule's (after heuristics), `rule` the
-/// rule that matched, if any.
+/// rule that matched, if any, and `confine` whether the known-safe table made it an allow.
 /// The evaluator, passed in so that this module does not import it back: each sub-command of a
 /// compound command is evaluated as a call of its own, one level deeper.
 pub(super) type EvaluateAt = fn(&PolicyCall<'_>, &[Rule], &PolicyContext<'_>, usize) -> Verdict;
+
+/// Where the sub-commands of a compound command run: every folder a `cd` before them may have
+/// moved to (a `cd` in a subshell or behind `||` may or may not apply, so both count), or
+/// unknown after a `cd` the parser cannot follow (`cd $X`, `cd -`, `popd`).
+#[derive(Clone, Debug)]
+struct Folders {
+    candidates: Vec<Option<String>>,
+    unknown: bool,
+}
+
+/// More candidate folders than this: unknown.
+const MAX_FOLDERS: usize = 8;
+
+impl Folders {
+    fn new(dir_path: Option<&str>) -> Self {
+        Folders { candidates: vec![dir_path.map(String::from)], unknown: false }
+    }
+
+    /// After the sub-command `words`: a `cd`/`pushd` adds where it goes.
+    fn after(&mut self, words: &[String]) {
+        let Some(first) = words.first() else { return };
+        match first.as_str() {
+            "cd" | "pushd" => {}
+            "popd" => {
+                self.unknown = true;
+                return;
+            }
+            _ => return,
+        }
+        let ops: Vec<&String> =
+            words[1..].iter().filter(|w| !w.starts_with('-') || *w == "-").collect();
+        let Some(target) = ops.first().filter(|t| {
+            ops.len() == 1
+                && !t.is_empty()
+                && **t != "-"
+                && !t.contains(['$', '`', '~', '*', '?', '[', '{'])
+        }) else {
+            self.unknown = true;
+            return;
+        };
+        let mut next = self.candidates.clone();
+        for c in &self.candidates {
+            let joined = Path::new(c.as_deref().unwrap_or("")).join(target);
+            let j = Some(joined.to_string_lossy().into_owned());
+            if !next.contains(&j) {
+                next.push(j);
+            }
+        }
+        if next.len() > MAX_FOLDERS {
+            self.unknown = true;
+        }
+        self.candidates = next;
+    }
+}
+
+/// What one sub-command comes to.
+struct Judged {
+    decision: Decision,
+    rule: Option<Rule>,
+    why: String,
+    /// Allowed by the known-safe table.
+    confine: bool,
+    /// An allow rule allowed (part of) it.
+    ruled: bool,
+}
 
 #[allow(clippy::too_many_arguments)]
 pub(super) fn check_command(
@@ -145,15 +258,14 @@ pub(super) fn check_command(
     dir_path: Option<&str>,
     decision: Decision,
     rule: Option<&Rule>,
+    confine: bool,
     rules: &[Rule],
     ctx: &PolicyContext<'_>,
     depth: usize,
     evaluate_at: EvaluateAt,
 ) -> Verdict {
-    let verdict = |decision, rule: Option<&Rule>, reason: String| Verdict {
-        decision,
-        rule: rule.cloned(),
-        reason,
+    let verdict = |decision, rule: Option<&Rule>, reason: String| {
+        Verdict::new(decision, rule.cloned(), reason)
     };
     if command.trim().is_empty() {
         return verdict(decision, rule, "empty command".into());
@@ -193,6 +305,8 @@ pub(super) fn check_command(
     let mut agg = decision;
     let mut responsible: Option<Rule> = rule.cloned();
     let mut why = String::new();
+    let mut confined = confine;
+    let mut ruled = rule.is_some_and(|r| r.decision == Decision::Allow);
     // Text the parser finds no command in (`{rm,x}` is a brace expansion to bash) still runs
     // something: its program is only known at run time.
     if parsed.details.iter().all(|d| d.is_marker()) && runtime_program(command.trim(), command) {
@@ -202,114 +316,99 @@ pub(super) fn check_command(
             Ok(None) => {}
         }
     }
+    let mut folders = Folders::new(dir_path);
     for d in parsed.details.iter().filter(|d| !d.is_marker()) {
         let sub = d.text.trim();
         // Atomic: the rules above saw exactly this text. A sub-command that is only part of it
         // (` rm x`, `>/dev/null rm x`) is checked again on its own.
         let atomic = d.start == 0 && d.text.len() == command.len();
-        let check_in = |text: &str, dir_path: Option<&str>| {
-            let args = serde_json::json!({ "command": text, "dir_path": dir_path });
-            let c = PolicyCall { args: &args, ..*call };
-            evaluate_at(&c, rules, ctx, depth + 1)
-        };
-        let check = |text: &str| check_in(text, dir_path);
-        // The sub-command on its own (the whole command was matched above).
-        // `own_default`: no rule looked at this command's text, so a decision about the command
-        // it runs (`FOO=1 ls` -> `ls`) is more specific.
-        let generic = |r: Option<&Rule>| r.is_none_or(|r| r.args_pattern.is_none());
-        let (mut eff, own_default) = if atomic {
-            (agg, generic(rule))
-        } else {
-            let v = check(sub);
-            if v.decision == Decision::Deny {
-                return v;
+        if folders.unknown {
+            // Issue 34: `cd` hides what a later path names; a `cd` the parser cannot follow
+            // leaves the rest to a person.
+            let v = judge_sub(
+                call,
+                command,
+                sub,
+                false,
+                dir_path,
+                decision,
+                rule,
+                confine,
+                rules,
+                ctx,
+                depth,
+                evaluate_at,
+            );
+            let j = match v {
+                Ok(j) => j,
+                Err(v) => return *v,
+            };
+            if j.decision == Decision::Deny {
+                return verdict(Decision::Deny, j.rule.as_ref(), j.why);
             }
-            if v.decision != Decision::Allow {
-                responsible = v.rule.clone().or(responsible);
-                why = format!("the sub-command `{sub}` needs approval ({})", v.reason);
-            }
-            (v.decision, generic(v.rule.as_ref()))
-        };
-        // Re-quoted forms (`cat '*'`) no longer show what bash expands: when the text has
-        // expansions, they can only make the decision stricter.
-        let expansions = crate::shell::expansion::scan(sub);
-        let literal = expansions.plain() && !expansions.glob;
-        let unwrapped = unwrap_command(sub);
-        let stripped = strip_shell_wrapper(sub);
-        if stripped != sub {
-            let v = check(&stripped);
-            if v.decision == Decision::Deny {
-                return v;
-            }
-            if strictest(eff, v.decision) != eff {
-                why = format!("the wrapped script `{stripped}` needs approval ({})", v.reason);
-                responsible = v.rule.clone().or(responsible);
-            }
-            eff = strictest(eff, v.decision);
+            agg = strictest(agg, strictest(j.decision, Decision::AskUser));
+            why = format!("`{sub}` runs after a `cd` whose folder cannot be told");
+            responsible = None;
+            confined = false;
+            folders.after(&split_words(sub));
+            continue;
         }
-        if let Some((canon, transparent)) = canonical_command(sub) {
-            let v = check(&canon);
-            if v.decision == Decision::Deny {
-                return v;
-            }
-            if transparent && own_default && literal {
-                eff = v.decision;
-            } else {
-                if strictest(eff, v.decision) != eff {
-                    why = format!("`{sub}` runs `{canon}`, which needs approval ({})", v.reason);
-                    responsible = v.rule.clone().or(responsible);
+        let mut eff: Option<Judged> = None;
+        for dir in folders.candidates.clone() {
+            let j = match judge_sub(
+                call,
+                command,
+                sub,
+                atomic,
+                dir.as_deref(),
+                decision,
+                rule,
+                confine,
+                rules,
+                ctx,
+                depth,
+                evaluate_at,
+            ) {
+                Ok(j) => j,
+                Err(v) => return *v,
+            };
+            eff = Some(match eff {
+                None => j,
+                Some(prev) if strictest(prev.decision, j.decision) != prev.decision => {
+                    Judged { confine: prev.confine || j.confine, ruled: prev.ruled || j.ruled, ..j }
                 }
-                eff = strictest(eff, v.decision);
-            }
-        }
-        if let Some(u) = &unwrapped {
-            // `env -C DIR cmd` runs `cmd` in DIR: it is judged there.
-            let dir = u.chdir.as_deref().map(|c| {
-                if c.contains(['$', '`', '~']) {
-                    // A folder only known when the command runs: judged as outside.
-                    "/".to_string()
-                } else {
-                    Path::new(dir_path.unwrap_or("")).join(c).to_string_lossy().into_owned()
-                }
+                Some(prev) => Judged {
+                    confine: prev.confine || j.confine,
+                    ruled: prev.ruled || j.ruled,
+                    ..prev
+                },
             });
-            let v = check_in(&u.inner, dir.as_deref().or(dir_path));
-            if v.decision == Decision::Deny {
-                return v;
-            }
-            if u.transparent && own_default && literal {
-                eff = v.decision;
-            } else {
-                if strictest(eff, v.decision) != eff {
-                    why =
-                        format!("the command `{}` it runs needs approval ({})", u.inner, v.reason);
-                    responsible = v.rule.clone().or(responsible);
-                }
-                eff = strictest(eff, v.decision);
-            }
         }
-        // A program named by a variable (`x=rm; $x f`) is only known when the command runs: no
-        // rule can have allowed it, and a deny rule might be about it.
-        let program = unwrapped.map_or_else(|| sub.to_string(), |u| u.inner);
-        // `${!x}` and `${a[...]}` evaluate text as code when the command runs.
-        if runtime_program(&program, sub) || expansions.hidden_code {
-            match runtime_decision(sub, eff, rules, ctx) {
-                Err(reason) => return verdict(Decision::Deny, None, reason),
-                Ok(Some((d, reason))) => (eff, why) = (d, reason),
-                Ok(None) => {}
+        folders.after(&split_words(sub));
+        let Some(j) = eff else { continue };
+        if j.decision == Decision::Allow {
+            confined |= j.confine;
+            ruled |= j.ruled;
+        }
+        if strictest(agg, j.decision) != agg || atomic {
+            if !j.why.is_empty() {
+                why = j.why.clone();
+            }
+            if j.rule.is_some() {
+                responsible = j.rule.clone();
             }
         }
-        if !atomic
-            && eff == Decision::Allow
-            && downgrade_for_redirection(has_redirection(sub), false, ctx)
-        {
-            eff = Decision::AskUser;
-            why = format!("the sub-command `{sub}` redirects input or output");
-        }
-        agg = if atomic { eff } else { strictest(agg, eff) };
+        agg = if atomic { j.decision } else { strictest(agg, j.decision) };
     }
     let allow_redirection = rule.is_some_and(|r| r.allow_redirection);
     if agg == Decision::Allow
-        && downgrade_for_redirection(parsed.has_redirection, allow_redirection, ctx)
+        && downgrade_for_redirection(
+            parsed.has_redirection,
+            allow_redirection,
+            command,
+            dir_path,
+            ctx,
+        )
     {
         agg = Decision::AskUser;
         why = "the command redirects input or output".into();
@@ -318,5 +417,140 @@ pub(super) fn check_command(
     if agg == decision {
         responsible = rule.cloned();
     }
-    verdict(agg, responsible.as_ref(), why)
+    let mut v = verdict(agg, responsible.as_ref(), why);
+    // A redirection that is still allowed was let through by `auto_edit` (a person's choice of
+    // mode): the write is what the command is for, so it runs as the mode allows, unconfined.
+    v.confine = agg == Decision::Allow
+        && confined
+        && !ruled
+        && !parsed.has_redirection
+        && ctx.mode != ApprovalMode::Yolo;
+    v
+}
+
+/// One sub-command, in the folder `dir_path`: its own rules and heuristics, the scripts and
+/// commands it wraps, redirections. `Err` is a verdict that ends the whole check (a deny).
+#[allow(clippy::too_many_arguments)]
+fn judge_sub(
+    call: &PolicyCall<'_>,
+    command: &str,
+    sub: &str,
+    atomic: bool,
+    dir_path: Option<&str>,
+    decision: Decision,
+    rule: Option<&Rule>,
+    confine: bool,
+    rules: &[Rule],
+    ctx: &PolicyContext<'_>,
+    depth: usize,
+    evaluate_at: EvaluateAt,
+) -> Result<Judged, Box<Verdict>> {
+    let check_in = |text: &str, dir_path: Option<&str>| {
+        let args = serde_json::json!({ "command": text, "dir_path": dir_path });
+        let c = PolicyCall { args: &args, ..*call };
+        evaluate_at(&c, rules, ctx, depth + 1)
+    };
+    let check = |text: &str| check_in(text, dir_path);
+    let allowed_by_rule =
+        |v: &Verdict| v.rule.as_ref().is_some_and(|r| r.decision == Decision::Allow);
+    let mut responsible: Option<Rule> = None;
+    let mut why = String::new();
+    // The sub-command on its own (the whole command was matched above, in the folder the call
+    // names; in another folder a `cd` moved to, it is judged again there).
+    // `own_default`: no rule looked at this command's text, so a decision about the command
+    // it runs (`FOO=1 ls` -> `ls`) is more specific.
+    let generic = |r: Option<&Rule>| r.is_none_or(|r| r.args_pattern.is_none());
+    let (mut eff, own_default, mut confined, mut ruled) = if atomic && dir_path == dir_path_of(call)
+    {
+        (decision, generic(rule), confine, rule.is_some_and(|r| r.decision == Decision::Allow))
+    } else {
+        let v = check(sub);
+        if v.decision == Decision::Deny {
+            return Err(Box::new(v));
+        }
+        if v.decision != Decision::Allow {
+            responsible = v.rule.clone();
+            why = format!("the sub-command `{sub}` needs approval ({})", v.reason);
+        }
+        (v.decision, generic(v.rule.as_ref()), v.confine, allowed_by_rule(&v))
+    };
+    let _ = command;
+    // Re-quoted forms (`cat '*'`) no longer show what bash expands: when the text has
+    // expansions, they can only make the decision stricter.
+    let expansions = crate::shell::expansion::scan(sub);
+    let literal = expansions.plain() && !expansions.glob;
+    let unwrapped = unwrap_command(sub);
+    let stripped = strip_shell_wrapper(sub);
+    let mut take = |eff: &mut Decision, v: &Verdict, what: String, replace: bool| {
+        if replace {
+            *eff = v.decision;
+        } else {
+            if strictest(*eff, v.decision) != *eff {
+                why = what;
+                responsible = v.rule.clone().or(responsible.take());
+            }
+            *eff = strictest(*eff, v.decision);
+        }
+        if v.decision == Decision::Allow {
+            confined |= v.confine;
+            ruled |= allowed_by_rule(v);
+        }
+    };
+    if stripped != sub {
+        let v = check(&stripped);
+        if v.decision == Decision::Deny {
+            return Err(Box::new(v));
+        }
+        let what = format!("the wrapped script `{stripped}` needs approval ({})", v.reason);
+        take(&mut eff, &v, what, false);
+    }
+    if let Some((canon, transparent)) = canonical_command(sub) {
+        let v = check(&canon);
+        if v.decision == Decision::Deny {
+            return Err(Box::new(v));
+        }
+        let what = format!("`{sub}` runs `{canon}`, which needs approval ({})", v.reason);
+        take(&mut eff, &v, what, transparent && own_default && literal);
+    }
+    if let Some(u) = &unwrapped {
+        // `env -C DIR cmd` runs `cmd` in DIR: it is judged there.
+        let dir = u.chdir.as_deref().map(|c| {
+            if c.contains(['$', '`', '~']) {
+                // A folder only known when the command runs: judged as outside.
+                "/".to_string()
+            } else {
+                Path::new(dir_path.unwrap_or("")).join(c).to_string_lossy().into_owned()
+            }
+        });
+        let v = check_in(&u.inner, dir.as_deref().or(dir_path));
+        if v.decision == Decision::Deny {
+            return Err(Box::new(v));
+        }
+        let what = format!("the command `{}` it runs needs approval ({})", u.inner, v.reason);
+        take(&mut eff, &v, what, u.transparent && own_default && literal);
+    }
+    // A program named by a variable (`x=rm; $x f`) is only known when the command runs: no
+    // rule can have allowed it, and a deny rule might be about it.
+    let program = unwrapped.map_or_else(|| sub.to_string(), |u| u.inner);
+    // `${!x}` and `${a[...]}` evaluate text as code when the command runs.
+    if runtime_program(&program, sub) || expansions.hidden_code {
+        match runtime_decision(sub, eff, rules, ctx) {
+            Err(reason) => return Err(Box::new(Verdict::new(Decision::Deny, None, reason))),
+            Ok(Some((d, reason))) => (eff, why) = (d, reason),
+            Ok(None) => {}
+        }
+    }
+    if !atomic
+        && eff == Decision::Allow
+        && downgrade_for_redirection(has_redirection(sub), false, sub, dir_path, ctx)
+    {
+        eff = Decision::AskUser;
+        why = format!("the sub-command `{sub}` redirects input or output");
+    }
+    Ok(Judged { decision: eff, rule: responsible, why, confine: confined, ruled })
+}
+
+/// The `dir_path` a shell call names.
+fn dir_path_of<'a>(call: &PolicyCall<'a>) -> Option<&'a str> {
+    call.args.get("dir_path").and_then(serde_json::Value::as_str)
 }

@@ -10,7 +10,6 @@ use super::{MAX_REPROMPTS, REASON_ABORT, REASON_DENIED};
 use crate::approver::{ConfirmationRequest, Outcome};
 use crate::policy::{ApprovalMode, Decision, PolicyCall};
 use crate::result::{ErrorType, ToolError};
-use crate::sync::LockExt;
 use crate::tool::ConfirmationDetails;
 
 impl Scheduler {
@@ -18,6 +17,7 @@ impl Scheduler {
     /// calls end here. Returns the indexes of the calls a person must approve.
     pub(super) fn check_policy(&self, group: &mut [Slot], start: Instant) -> Vec<usize> {
         let mode = self.mode();
+        let env = self.env();
         let mut needs_approval = Vec::new();
         for (idx, slot) in group.iter_mut().enumerate() {
             let Slot::Ready(p) = slot else { continue };
@@ -28,16 +28,48 @@ impl Scheduler {
                 server_name: b.tool.server_name(),
                 annotations: b.tool.annotations(),
             };
-            let verdict = self.policy.check(&call, mode);
+            #[cfg(unix)]
+            let files: Option<&dyn crate::shell::safety::ReadJudge> = Some(&*env.workspace);
+            #[cfg(not(unix))]
+            let files = None;
+            let verdict = self.policy.check_in(&call, mode, files);
             let hint = || {
                 let auto_edit = b.invocation.respects_auto_edit();
                 Some(self.policy.refusal_hint(&call, &verdict, mode, auto_edit))
             };
             tracing::debug!(call = %p.request.call_id, decision = verdict.decision.as_str(), reason = %verdict.reason, "policy");
+            // A write to a file that decides what runs (settings, policies, hooks, trust
+            // decisions, `.git/config`) needs a person in every mode but yolo (issue 34).
+            let control = (mode != ApprovalMode::Yolo && verdict.decision != Decision::Deny)
+                .then(|| {
+                    b.invocation
+                        .writes()
+                        .iter()
+                        .find_map(|w| env.workspace.control_file(w).map(|why| (w.clone(), why)))
+                })
+                .flatten();
             let decision = match verdict.decision {
-                Decision::Allow if p.hook_ask.is_some() => Decision::AskUser,
+                Decision::Allow if p.hook_ask.is_some() || control.is_some() => Decision::AskUser,
                 d => d,
             };
+            p.confine = verdict.confine && decision == Decision::Allow;
+            if let Some((path, why)) = &control {
+                if !self.policy.interactive() {
+                    let msg = format!(
+                        "Tool execution for \"{}\" was refused: it would change {}, and {why}. Such files are never changed without a person's approval (except in yolo mode); nobody can approve here. Ask the user to make the change.",
+                        b.tool.display_name(),
+                        path.display()
+                    );
+                    let error = ToolError::new(ErrorType::PolicyViolation, msg);
+                    *slot = self.refused(p, error, Refusal::NoConfirmation, None, start);
+                } else {
+                    p.hook_ask.get_or_insert_with(|| {
+                        format!("It would change {}: {why}.", path.display())
+                    });
+                    needs_approval.push(idx);
+                }
+                continue;
+            }
             match decision {
                 Decision::Allow => {}
                 Decision::Deny => {
@@ -204,7 +236,8 @@ impl Scheduler {
             && always.enables_auto_edit
             && mode < ApprovalMode::AutoEdit
         {
-            *self.mode.locked() = ApprovalMode::AutoEdit;
+            // A person's "always allow" for an edit: the session goes on in auto_edit.
+            let _ = self.mode.set_by_person(ApprovalMode::AutoEdit);
         }
     }
 }

@@ -57,6 +57,7 @@ impl Scheduler {
             deadline_passed: deadline_passed.clone(),
             mode: Some(self.mode.clone()),
             env: Some(self.env.clone()),
+            confine: p.confine,
         };
         let timeout_ms = self.env().config.timeout_ms_for(b.tool.name());
         crate::timings::mark("call: validate, build, policy");

@@ -85,6 +85,8 @@ struct Pending {
     args_modified: bool,
     /// Who let it run: a person when one was asked.
     decision: Decision,
+    /// Allowed only by the known-safe command table: runs confined.
+    confine: bool,
 }
 
 /// Where a call stands between phases.
@@ -109,7 +111,7 @@ impl Scheduler {
             env: crate::tool::EnvHandle::new(env),
             family: options.family,
             grace: options.grace,
-            mode: Arc::new(Mutex::new(options.mode)),
+            mode: Arc::new(crate::mode::SessionMode::new(options.mode, options.yolo_disabled)),
             events: None,
             active: Mutex::default(),
             batches: Mutex::default(),
@@ -133,9 +135,12 @@ impl Scheduler {
         self
     }
 
-    /// The tool environment new calls are built with.
+    /// The tool environment new calls are built with (in plan mode, tools that write resolve
+    /// names inside the plans folder).
     pub fn env(&self) -> ToolEnv {
-        self.env.current()
+        let mut env = self.env.current();
+        env.plan_mode = self.mode() == ApprovalMode::Plan;
+        env
     }
 
     /// Replaces the workspace for calls built from now on (calls already built keep theirs);
@@ -151,7 +156,12 @@ impl Scheduler {
 
     /// The approval mode now (plan-mode tools change it).
     pub fn mode(&self) -> ApprovalMode {
-        *self.mode.locked()
+        self.mode.get()
+    }
+
+    /// The session's mode, for front ends that let a person change it (`session/set_mode`).
+    pub fn mode_handle(&self) -> crate::tool::ModeHandle {
+        self.mode.clone()
     }
 
     /// Cancels one pending or running call. Returns whether it was found.
@@ -312,6 +322,7 @@ impl Scheduler {
                     hook_ask: None,
                     args_modified: false,
                     decision: Decision::AutoAccept,
+                    confine: false,
                 }))
             }
             Err(e) => Slot::Done(Box::new(self.failed(

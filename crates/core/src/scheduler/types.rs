@@ -117,6 +117,8 @@ pub struct SchedulerOptions {
     pub mode: ApprovalMode,
     /// How long a cancelled or timed-out tool gets to wind down before it is abandoned.
     pub grace: Duration,
+    /// `security.disableYoloMode`: no one switches the session to yolo.
+    pub yolo_disabled: bool,
 }
 
 impl Default for SchedulerOptions {
@@ -125,6 +127,7 @@ impl Default for SchedulerOptions {
             family: ModelFamily::Legacy,
             mode: ApprovalMode::Default,
             grace: Duration::from_secs(2),
+            yolo_disabled: false,
         }
     }
 }

@@ -53,6 +53,9 @@ pub struct ParsedCommand {
     pub has_error: bool,
     /// A redirection, heredoc or herestring anywhere.
     pub has_redirection: bool,
+    /// Every file redirection's target: whether it reads (`<`) and the target's text, quotes
+    /// stripped (`2>&1` gives `&1`).
+    pub redirect_targets: Vec<(bool, String)>,
 }
 
 thread_local! {
@@ -112,6 +115,7 @@ pub fn parse_command(command: &str) -> Option<ParsedCommand> {
         // unreadable (and is asked about, or denied), in bounded memory.
         let mut budget = TEXT_BUDGET_FACTOR.saturating_mul(command.len()).saturating_add(1 << 20);
         let mut has_redirection = false;
+        let mut redirect_targets = Vec::new();
         let mut prompt_transform = false;
         let mut stack = vec![root];
         while let Some(node) = stack.pop() {
@@ -125,10 +129,19 @@ pub fn parse_command(command: &str) -> Option<ParsedCommand> {
                 });
             }
             match node.kind() {
-                "redirected_statement"
-                | "file_redirect"
-                | "heredoc_redirect"
-                | "herestring_redirect" => has_redirection = true,
+                "file_redirect" => {
+                    has_redirection = true;
+                    let input = name_of(node, bytes).is_some_and(|n| n == "redirection (<)");
+                    let target = node
+                        .child_by_field_name("destination")
+                        .map(|d| normalize_name(text(d, bytes)));
+                    // A target the grammar does not name cannot be judged: an empty one never
+                    // passes.
+                    redirect_targets.push((input, target.unwrap_or_default()));
+                }
+                "redirected_statement" | "heredoc_redirect" | "herestring_redirect" => {
+                    has_redirection = true
+                }
                 "expansion" if is_prompt_transform(node, bytes) => prompt_transform = true,
                 _ => {}
             }
@@ -141,8 +154,14 @@ pub fn parse_command(command: &str) -> Option<ParsedCommand> {
         }
         details.sort_by_key(|d| d.start);
         let has_error = root.has_error() || details.is_empty() || prompt_transform;
-        Some(ParsedCommand { details, has_error, has_redirection })
+        Some(ParsedCommand { details, has_error, has_redirection, redirect_targets })
     })
+}
+
+/// The file redirections of `command` (see [`ParsedCommand::redirect_targets`]); `None` when it
+/// does not parse.
+pub fn redirection_targets(command: &str) -> Option<Vec<(bool, String)>> {
+    parse_command(command).filter(|p| !p.has_error).map(|p| p.redirect_targets)
 }
 
 fn text<'a>(node: Node<'_>, src: &'a [u8]) -> &'a str {

@@ -1,84 +1,139 @@
-//! Upstream's command lists (`sandbox/utils/commandSafety.ts`): commands known to be safe
-//! (read-only, paths inside the workspace) and commands known to be dangerous. They look at
-//! the words of one command; compound commands are split by the policy engine first.
+//! The commands known to be safe to run without asking (upstream's lists,
+//! `sandbox/utils/commandSafety.ts`, made stricter): read-only, every path they read checked
+//! from the folder they run in, through the file layer's rules where the caller gives them
+//! ([`Place::files`]: outside the workspace, sensitive files, hard links to either). One table,
+//! a row per command with why it is safe ([`TABLE`]); `every_row_has_a_case` has cases per row.
+//!
+//! The table is a heuristic; what it allows also runs confined (a read-only, no-network
+//! sandbox) wherever the kernel has Landlock, so a gap in it cannot write, reach the network or
+//! read the home folder. Where commands cannot be confined ([`Place::confined`] false), the
+//! rows whose safety leans on that (`git`, which runs what a repository configures) ask.
 
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
-const SAFE: &[&str] = &[
-    "cat", "cd", "cut", "echo", "expr", "false", "grep", "head", "id", "ls", "nl", "paste", "pwd",
-    "rev", "seq", "stat", "tail", "tr", "true", "uname", "uniq", "wc", "which", "whoami", "numfmt",
-    "tac",
+pub use super::place::{Place, ReadJudge, normalized, path_escapes, path_inside};
+use super::place::{cwd_inside, normalize};
+
+/// A row of the table: a command, why running it unasked is safe, and the check of its words.
+pub struct SafeRow {
+    /// The command's name.
+    pub name: &'static str,
+    /// Why it is safe, in words.
+    pub why: &'static str,
+    check: fn(&[String], Place<'_>) -> bool,
+}
+
+/// The known-safe commands.
+pub const TABLE: &[SafeRow] = &[
+    SafeRow {
+        name: "cat",
+        why: "prints the files it names; each is read only where read_file may read",
+        check: readers,
+    },
+    SafeRow {
+        name: "head",
+        why: "prints the start of the files it names, checked as cat's",
+        check: readers,
+    },
+    SafeRow {
+        name: "tail",
+        why: "prints the end of the files it names, checked as cat's",
+        check: readers,
+    },
+    SafeRow {
+        name: "tac",
+        why: "prints the files it names backwards, checked as cat's",
+        check: readers,
+    },
+    SafeRow {
+        name: "nl",
+        why: "numbers the lines of the files it names, checked as cat's",
+        check: readers,
+    },
+    SafeRow { name: "wc", why: "counts the files it names, checked as cat's", check: readers },
+    SafeRow {
+        name: "cut",
+        why: "prints columns of the files it names, checked as cat's",
+        check: readers,
+    },
+    SafeRow { name: "paste", why: "joins the files it names, checked as cat's", check: readers },
+    SafeRow {
+        name: "rev",
+        why: "reverses lines of the files it names, checked as cat's",
+        check: readers,
+    },
+    SafeRow {
+        name: "numfmt",
+        why: "formats numbers of its arguments or files, checked as cat's",
+        check: readers,
+    },
+    SafeRow {
+        name: "stat",
+        why: "prints metadata of the files it names, checked as cat's",
+        check: readers,
+    },
+    SafeRow {
+        name: "ls",
+        why: "lists the folders it names (names only; -L, which follows links, asks)",
+        check: readers,
+    },
+    SafeRow {
+        name: "uniq",
+        why: "prints the file it names without repeats; a second operand would be written, so it asks",
+        check: uniq,
+    },
+    SafeRow {
+        name: "grep",
+        why: "searches the files it names, -f files included; -r and -R read whole trees, sensitive files too, so they ask",
+        check: grep,
+    },
+    SafeRow {
+        name: "cd",
+        why: "changes the folder later commands run in (and are judged from); it must stay in the workspace",
+        check: cd,
+    },
+    SafeRow { name: "echo", why: "prints its arguments (a bash builtin)", check: always },
+    SafeRow { name: "expr", why: "evaluates its arguments", check: always },
+    SafeRow { name: "true", why: "does nothing (a bash builtin)", check: always },
+    SafeRow { name: "false", why: "does nothing (a bash builtin)", check: always },
+    SafeRow { name: "pwd", why: "prints the folder (a bash builtin)", check: always },
+    SafeRow { name: "seq", why: "prints numbers", check: always },
+    SafeRow { name: "id", why: "prints the user's identity", check: always },
+    SafeRow { name: "uname", why: "prints the system's name", check: always },
+    SafeRow { name: "whoami", why: "prints the user's name", check: always },
+    SafeRow { name: "which", why: "prints where commands are on PATH", check: always },
+    SafeRow { name: "tr", why: "translates its input (it takes no files)", check: always },
+    SafeRow {
+        name: "base64",
+        why: "encodes the file it names, checked as cat's; -o would write, so it asks",
+        check: base64,
+    },
+    SafeRow {
+        name: "find",
+        why: "lists names under the folders it names; -exec, -delete, -fprint and link-following ask",
+        check: find,
+    },
+    SafeRow {
+        name: "sed",
+        why: "only `sed -n N[,M]p FILE`: prints lines of a file, checked as cat's",
+        check: sed,
+    },
+    SafeRow {
+        name: "git",
+        why: "status, log, diff, show and branch listings read the repository; asked where its config names a program to run, or where commands cannot be confined",
+        check: git,
+    },
+    SafeRow {
+        name: "rg",
+        why: "a ripgrep installed in a system folder, searching the files it names; a search of folders reads sensitive files too, so it asks",
+        check: rg,
+    },
 ];
-const FILE_READERS: &[&str] = &[
-    "cat", "head", "tail", "tac", "nl", "stat", "wc", "cut", "paste", "rev", "uniq", "numfmt", "ls",
-];
+
+/// Commands bash runs as builtins whatever PATH says.
+const BUILTINS: &[&str] = &["cd", "echo", "true", "false", "pwd"];
 const FIND_UNSAFE: &[&str] =
     &["-exec", "-execdir", "-ok", "-okdir", "-delete", "-fls", "-fprint", "-fprint0", "-fprintf"];
-const GIT_READ_ONLY: &[&str] = &["status", "log", "diff", "show", "branch"];
-
-/// Where a command runs: the workspace root and its working directory.
-#[derive(Clone, Copy, Debug)]
-pub struct Place<'a> {
-    /// The workspace's primary root.
-    pub workspace: &'a Path,
-    /// Where the command runs.
-    pub cwd: &'a Path,
-}
-
-fn normalize(p: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in p.components() {
-        match c {
-            Component::ParentDir => {
-                out.pop();
-            }
-            Component::CurDir => {}
-            other => out.push(other),
-        }
-    }
-    out
-}
-
-/// Whether a path-like argument may point outside the workspace: variables, `~user`, absolute
-/// or relative paths that leave it, or a symlink on the way that does.
-pub fn path_escapes(arg: &str, at: Place<'_>) -> bool {
-    if arg.is_empty() {
-        return false;
-    }
-    if arg.contains(['$', '`']) || (arg.starts_with('~') && arg != "~" && !arg.starts_with("~/")) {
-        return true;
-    }
-    let target = if arg == "~" || arg.starts_with("~/") {
-        let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_default();
-        normalize(&home.join(arg.trim_start_matches('~').trim_start_matches('/')))
-    } else {
-        normalize(&at.cwd.join(arg))
-    };
-    if !target.starts_with(at.workspace) {
-        return true;
-    }
-    let mut cur = target.as_path();
-    while cur.starts_with(at.workspace) && cur != at.workspace {
-        if cur.symlink_metadata().is_ok_and(|m| m.file_type().is_symlink()) {
-            match std::fs::canonicalize(cur) {
-                Ok(real) if real.starts_with(at.workspace) => {}
-                _ => return true,
-            }
-        }
-        let Some(parent) = cur.parent() else { break };
-        cur = parent;
-    }
-    false
-}
-
-fn cwd_inside(at: Place<'_>) -> bool {
-    path_inside(at.cwd, at.workspace)
-}
-
-/// Whether `p` (made absolute and without `..`) is the workspace or inside it.
-pub fn path_inside(p: &Path, workspace: &Path) -> bool {
-    normalize(p).starts_with(workspace)
-}
 
 /// Path arguments of a reader (`cat`, `grep -f F`, `rg --file=F`, ...) stay inside.
 fn args_stay_inside(args: &[String], at: Place<'_>, file_opts: bool) -> bool {
@@ -127,98 +182,6 @@ fn args_stay_inside(args: &[String], at: Place<'_>, file_opts: bool) -> bool {
         }
     }
     true
-}
-
-/// Git's global options known not to change what git runs or writes; `-C`, `--git-dir` and
-/// `--work-tree` take a folder, checked against the workspace when `at` is given.
-const GIT_GLOBAL_FLAGS: &[&str] =
-    &["--no-pager", "-P", "--no-optional-locks", "--literal-pathspecs", "--no-replace-objects"];
-const GIT_GLOBAL_FOLDERS: &[&str] = &["-C", "--git-dir", "--work-tree"];
-
-/// The read-only subcommand and its index, when every global option before it is known (a
-/// pager, `-c`, `--exec-path` and the like are not).
-fn git_subcommand<'a>(args: &'a [String], at: Option<Place<'_>>) -> Option<(usize, &'a str)> {
-    let mut i = 1;
-    while i < args.len() {
-        let a = args[i].as_str();
-        if GIT_GLOBAL_FLAGS.contains(&a) {
-            i += 1;
-            continue;
-        }
-        let folder = if GIT_GLOBAL_FOLDERS.contains(&a) {
-            i += 2;
-            args.get(i - 1).map(String::as_str)
-        } else if let Some((o, v)) = a.split_once('=').filter(|(o, _)| o.starts_with("--")) {
-            i += 1;
-            GIT_GLOBAL_FOLDERS.contains(&o).then_some(v)
-        } else if a.starts_with("-C") && a.len() > 2 {
-            i += 1;
-            Some(&a[2..])
-        } else if a.starts_with('-') {
-            return None;
-        } else {
-            return GIT_READ_ONLY.contains(&a).then_some((i, a));
-        };
-        let folder = folder?;
-        if at.is_some_and(|at| path_escapes(folder, at)) {
-            return None;
-        }
-    }
-    None
-}
-
-fn git_config_override(args: &[String]) -> bool {
-    args.iter().any(|a| {
-        a == "-c"
-            || a == "--config-env"
-            || (a.starts_with("-c") && a.len() > 2)
-            || a.starts_with("--config-env=")
-    })
-}
-
-fn git_args_read_only(args: &[String]) -> bool {
-    !args.iter().any(|a| {
-        ["--output", "--ext-diff", "--textconv", "--exec", "--paginate"].contains(&a.as_str())
-            || a.starts_with("--output=")
-            || a.starts_with("--exec=")
-    })
-}
-
-fn git_branch_read_only(args: &[String]) -> bool {
-    if args.is_empty() {
-        return true;
-    }
-    let flags = [
-        "--list",
-        "-l",
-        "--show-current",
-        "-a",
-        "--all",
-        "-r",
-        "--remotes",
-        "-v",
-        "-vv",
-        "--verbose",
-    ];
-    args.iter().all(|a| flags.contains(&a.as_str()) || a.starts_with("--format="))
-}
-
-/// Read-only git: status/log/diff/show (no output/exec flags) and listing branches; with `at`,
-/// folders given to git stay inside the workspace.
-fn git_read_only(args: &[String], at: Option<Place<'_>>) -> Option<bool> {
-    if git_config_override(args) {
-        return Some(false);
-    }
-    let (idx, sub) = git_subcommand(args, at)?;
-    let rest = &args[idx + 1..];
-    // Operands name revisions or paths; a path outside (`git diff --no-index /etc/passwd x`,
-    // `git diff ../secret x`) is read.
-    if let Some(at) = at
-        && rest.iter().any(|a| !a.starts_with('-') && path_escapes(a, at))
-    {
-        return Some(false);
-    }
-    Some(git_args_read_only(rest) && (sub != "branch" || git_branch_read_only(rest)))
 }
 
 fn is_rg(cmd: &str) -> bool {
@@ -283,6 +246,156 @@ fn uniq_writes(args: &[String]) -> bool {
     operands.get(1).is_some_and(|o| *o != "-")
 }
 
+fn always(_: &[String], _: Place<'_>) -> bool {
+    true
+}
+
+fn readers(args: &[String], at: Place<'_>) -> bool {
+    args_stay_inside(args, at, false)
+}
+
+fn uniq(args: &[String], at: Place<'_>) -> bool {
+    !uniq_writes(args) && args_stay_inside(args, at, false)
+}
+
+fn grep(args: &[String], at: Place<'_>) -> bool {
+    // A recursive search reads every file of a tree, the ones read_file refuses too: with the
+    // file layer at hand that is asked (without it, upstream's lexical check alone applies).
+    let recursive = has_option(args, &["--recursive", "--dereference-recursive"], Some('r'))
+        || has_option(args, &[], Some('R'));
+    !(recursive && at.files.is_some()) && args_stay_inside(args, at, true)
+}
+
+fn cd(args: &[String], at: Place<'_>) -> bool {
+    let paths: Vec<_> = args[1..].iter().filter(|a| !a.starts_with('-')).collect();
+    if paths.is_empty() {
+        !path_escapes("~", at)
+    } else {
+        !paths.iter().any(|p| path_escapes(p, at))
+    }
+}
+
+fn base64(args: &[String], at: Place<'_>) -> bool {
+    !args[1..]
+        .iter()
+        .any(|a| a == "-o" || a == "--output" || a.starts_with("--output=") || a.starts_with("-o"))
+        && !args[1..].iter().any(|a| !a.starts_with('-') && path_escapes(a, at))
+}
+
+fn find(args: &[String], at: Place<'_>) -> bool {
+    !args.iter().any(|a| FIND_UNSAFE.contains(&a.as_str()))
+        && !args[1..].iter().any(|a| !a.starts_with('-') && path_escapes(a, at))
+}
+
+fn sed(args: &[String], at: Place<'_>) -> bool {
+    // GNU sed takes options anywhere: an operand like `-ew FILE` is a script that writes, so the
+    // file operand must not start with `-`.
+    args.len() <= 4
+        && args.get(1).is_some_and(|a| a == "-n")
+        && args.get(2).is_some_and(|a| sed_n_arg(a))
+        && !args.get(3).is_some_and(|f| f.starts_with('-') || path_escapes(f, at))
+}
+
+fn git(args: &[String], at: Place<'_>) -> bool {
+    // git runs what a repository configures (an external diff, a textconv or clean filter, a
+    // signing program): without confinement the table cannot vouch for it.
+    at.confined && super::git::read_only(args, Some(at)).unwrap_or(false)
+}
+
+fn rg(args: &[String], at: Place<'_>) -> bool {
+    let Some(c) = args.first() else { return false };
+    // Only an rg at a trusted system location, so a planted `./rg` can't pass.
+    let trusted = Path::new(c).is_absolute()
+        && std::fs::canonicalize(c).is_ok_and(|r| {
+            ["/usr/bin/", "/bin/", "/usr/local/bin/", "/opt/homebrew/bin/"]
+                .iter()
+                .any(|d| r.starts_with(d))
+        });
+    // rg searches folders (the current one when none is named) whole: asked with the file
+    // layer at hand, as `grep -r`.
+    let searches_folders = at.files.is_some() && {
+        let operands = operands(
+            args,
+            &[
+                "-e",
+                "--regexp",
+                "-f",
+                "--file",
+                "-g",
+                "--glob",
+                "-t",
+                "--type",
+                "-T",
+                "--type-not",
+                "-m",
+                "--max-count",
+                "-A",
+                "-B",
+                "-C",
+                "--context",
+            ],
+        );
+        operands.len() < 2 || operands[1..].iter().any(|o| at.cwd.join(o).is_dir())
+    };
+    trusted && !searches_folders && !rg_unsafe_flag(args) && args_stay_inside(args, at, true)
+}
+
+/// The operands of `args` (the first is the pattern for search tools): words that are not
+/// options, skipping the values of `takes_value` options; all words after `--`.
+fn operands<'a>(args: &'a [String], takes_value: &[&str]) -> Vec<&'a String> {
+    let mut out = Vec::new();
+    let mut i = 1;
+    let mut options = true;
+    while let Some(a) = args.get(i) {
+        i += 1;
+        if options && a == "--" {
+            options = false;
+        } else if options && takes_value.contains(&a.as_str()) {
+            i += 1;
+        } else if !(options && a.starts_with('-') && a.len() > 1) {
+            out.push(a);
+        }
+    }
+    out
+}
+
+/// Whether `cmd` is the program the table means: a bash builtin, or found on PATH outside the
+/// workspace. A relative or empty PATH entry (`PATH=bin:$PATH`, `PATH=:/usr/bin`) looks in the
+/// folder the command runs in, where the repository could ship its own `ls`: that asks.
+fn resolves_outside(cmd: &str, at: Place<'_>) -> bool {
+    if cmd.contains('/') {
+        let p = at.cwd.join(cmd);
+        return !std::fs::canonicalize(&p).is_ok_and(|r| r.starts_with(at.workspace))
+            && !normalize(&p).starts_with(at.workspace);
+    }
+    if BUILTINS.contains(&cmd) {
+        return true;
+    }
+    let owned;
+    let path = match at.search_path {
+        Some(p) => p,
+        None => {
+            owned = std::env::var_os("PATH").unwrap_or_default();
+            owned.as_os_str()
+        }
+    };
+    let dirs: Vec<PathBuf> = std::env::split_paths(path).collect();
+    if dirs.iter().any(|d| d.as_os_str().is_empty() || !d.is_absolute()) {
+        return false;
+    }
+    for dir in dirs {
+        let candidate = dir.join(cmd);
+        let Ok(meta) = std::fs::metadata(&candidate) else { continue };
+        use std::os::unix::fs::PermissionsExt;
+        if !meta.is_file() || meta.permissions().mode() & 0o111 == 0 {
+            continue;
+        }
+        let real = std::fs::canonicalize(&candidate).unwrap_or(candidate);
+        return !real.starts_with(at.workspace) && !dir.starts_with(at.workspace);
+    }
+    false
+}
+
 fn safe_to_exec(args: &[String], at: Place<'_>) -> bool {
     let Some(cmd) = args.first().map(String::as_str) else { return false };
     if !cwd_inside(at) {
@@ -291,57 +404,11 @@ fn safe_to_exec(args: &[String], at: Place<'_>) -> bool {
     if reads_unnamed_paths(cmd, args) {
         return false;
     }
-    if SAFE.contains(&cmd) {
-        if cmd == "cd" {
-            let paths: Vec<_> = args[1..].iter().filter(|a| !a.starts_with('-')).collect();
-            return if paths.is_empty() {
-                !path_escapes("~", at)
-            } else {
-                !paths.iter().any(|p| path_escapes(p, at))
-            };
-        }
-        if cmd == "uniq" && uniq_writes(args) {
-            return false;
-        }
-        if FILE_READERS.contains(&cmd) {
-            return args_stay_inside(args, at, false);
-        }
-        if cmd == "grep" {
-            return args_stay_inside(args, at, true);
-        }
-        return true;
-    }
-    match cmd {
-        "base64" => {
-            !args[1..].iter().any(|a| {
-                a == "-o" || a == "--output" || a.starts_with("--output=") || a.starts_with("-o")
-            }) && !args[1..].iter().any(|a| !a.starts_with('-') && path_escapes(a, at))
-        }
-        "find" => {
-            !args.iter().any(|a| FIND_UNSAFE.contains(&a.as_str()))
-                && !args[1..].iter().any(|a| !a.starts_with('-') && path_escapes(a, at))
-        }
-        "git" => git_read_only(args, Some(at)).unwrap_or(false),
-        "sed" => {
-            // GNU sed takes options anywhere: an operand like `-ew FILE` is a script that
-            // writes, so the file operand must not start with `-`.
-            args.len() <= 4
-                && args.get(1).is_some_and(|a| a == "-n")
-                && args.get(2).is_some_and(|a| sed_n_arg(a))
-                && !args.get(3).is_some_and(|f| f.starts_with('-') || path_escapes(f, at))
-        }
-        c if is_rg(c) => {
-            // Only an rg at a trusted system location, so a planted `./rg` can't pass.
-            let trusted = Path::new(c).is_absolute()
-                && std::fs::canonicalize(c).is_ok_and(|r| {
-                    ["/usr/bin/", "/bin/", "/usr/local/bin/", "/opt/homebrew/bin/"]
-                        .iter()
-                        .any(|d| r.starts_with(d))
-                });
-            trusted && !rg_unsafe_flag(args) && args_stay_inside(args, at, true)
-        }
-        _ => false,
-    }
+    let name = Path::new(cmd).file_name().and_then(|f| f.to_str()).unwrap_or(cmd);
+    // Only `rg` may be named by a path (a system one); the rest by their bare names.
+    let by_name = if is_rg(cmd) { name } else { cmd };
+    let Some(row) = TABLE.iter().find(|r| r.name == by_name) else { return false };
+    (is_rg(cmd) || resolves_outside(cmd, at)) && (row.check)(args, at)
 }
 
 /// Whether every glob among `args` (`cat *.txt`) matches only names that stay inside the
@@ -403,25 +470,10 @@ pub fn is_known_safe(args: &[String], at: Place<'_>) -> bool {
     false
 }
 
-/// Whether the words are a command known to be dangerous (asked about even when allowed).
+/// Whether the words are a command known to be dangerous (asked about even when allowed): the
+/// table in [`super::danger`].
 pub fn is_dangerous(args: &[String]) -> bool {
-    let Some(cmd) = args.first().map(String::as_str) else { return false };
-    match cmd {
-        "ln" => args.iter().any(|a| {
-            a == "-s"
-                || a == "--symbolic"
-                || (a.starts_with('-') && !a.starts_with("--") && a.contains('s'))
-        }),
-        "rm" => args.get(1).is_some_and(|a| a == "-f" || a == "-rf" || a == "-fr"),
-        "sudo" => is_dangerous(&args[1..]),
-        "find" => args.iter().any(|a| FIND_UNSAFE.contains(&a.as_str())),
-        "git" => git_read_only(args, None).is_some_and(|ro| !ro),
-        "base64" => args[1..]
-            .iter()
-            .any(|a| a.starts_with("-o") || a == "--output" || a.starts_with("--output=")),
-        c if is_rg(c) => rg_unsafe_flag(args),
-        _ => false,
-    }
+    super::danger::dangerous(args).is_some()
 }
 
 /// Whether the words run git (as a command, possibly after `sudo`/`env`/assignments).
@@ -450,11 +502,75 @@ mod tests {
         crate::shell::split_words(s)
     }
 
+    /// Every row of the table with a case it allows and one it asks about (issue 34: each row
+    /// has a test and says why it is safe).
+    #[test]
+    fn every_row_has_a_case() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = std::fs::canonicalize(dir.path()).unwrap();
+        std::fs::create_dir(ws.join("src")).unwrap();
+        std::fs::write(ws.join("f"), "x\n").unwrap();
+        let at = Place::new(&ws, &ws);
+        let rg = ["/usr/bin/rg", "/bin/rg", "/usr/local/bin/rg"]
+            .into_iter()
+            .find(|p| Path::new(p).is_file())
+            .unwrap_or("/usr/bin/rg");
+        let rg_yes = format!("{rg} foo f");
+        let rg_no = format!("{rg} --pre ./x foo f");
+        let cases: Vec<(&str, &str, &str)> = vec![
+            ("cat", "cat f", "cat /etc/passwd"),
+            ("head", "head -n 2 f", "head ../f"),
+            ("tail", "tail f", "tail /etc/shadow"),
+            ("tac", "tac f", "tac ../x"),
+            ("nl", "nl f", "nl /etc/passwd"),
+            ("wc", "wc -l f", "wc --files0-from=list"),
+            ("cut", "cut -c1 f", "cut -c1 /etc/passwd"),
+            ("paste", "paste f f", "paste f /etc/passwd"),
+            ("rev", "rev f", "rev ../f"),
+            ("numfmt", "numfmt --to=iec 1024", "numfmt /etc/passwd"),
+            ("stat", "stat f", "stat /etc/passwd"),
+            ("ls", "ls -la src", "ls -L src"),
+            ("uniq", "uniq f", "uniq f OUT"),
+            ("grep", "grep -n x f", "grep -f /etc/passwd x f"),
+            ("cd", "cd src", "cd .."),
+            ("echo", "echo hi", ""),
+            ("expr", "expr 1 + 1", ""),
+            ("true", "true", ""),
+            ("false", "false", ""),
+            ("pwd", "pwd", ""),
+            ("seq", "seq 3", ""),
+            ("id", "id", ""),
+            ("uname", "uname -a", ""),
+            ("whoami", "whoami", ""),
+            ("which", "which ls", ""),
+            ("tr", "tr a b", ""),
+            ("base64", "base64 f", "base64 -o out f"),
+            ("find", "find . -name '*.rs'", "find . -delete"),
+            ("sed", "sed -n 1p f", "sed -i s/a/b/ f"),
+            ("git", "git status", "git -c core.pager=sh log"),
+            ("rg", &rg_yes, &rg_no),
+        ];
+        for row in TABLE {
+            let (_, yes, no) = cases
+                .iter()
+                .find(|(n, _, _)| *n == row.name)
+                .unwrap_or_else(|| panic!("no case for the row {}", row.name));
+            assert!(!row.why.is_empty(), "{} says why it is safe", row.name);
+            if row.name != "rg" || Path::new(rg).is_file() {
+                assert!(is_known_safe(&w(yes), at), "{yes}");
+            }
+            if !no.is_empty() {
+                assert!(!is_known_safe(&w(no), at), "{no}");
+            }
+        }
+        assert_eq!(cases.len(), TABLE.len(), "a case for every row and no other");
+    }
+
     #[test]
     fn safe_commands_stay_inside_the_workspace() {
         let dir = tempfile::tempdir().unwrap();
         let ws = std::fs::canonicalize(dir.path()).unwrap();
-        let at = Place { workspace: &ws, cwd: &ws };
+        let at = Place::new(&ws, &ws);
         assert!(is_known_safe(&w("ls -la"), at));
         assert!(is_known_safe(&w("cat src/a.rs"), at));
         assert!(is_known_safe(&w("git status"), at));

@@ -4,6 +4,9 @@
 #[cfg(unix)]
 mod beneath;
 #[cfg(unix)]
+mod commands;
+mod control;
+#[cfg(unix)]
 mod folder;
 mod ignore;
 #[cfg(unix)]
@@ -150,6 +153,7 @@ pub struct Workspace {
     sensitive: SensitiveRules,
     ignore: IgnoreService,
     ignore_defaults: IgnoreOptions,
+    control: control::ControlFolders,
 }
 
 impl Workspace {
@@ -247,6 +251,10 @@ impl Workspace {
                 respect_git_ignore: config.respect_git_ignore,
                 respect_gemini_ignore: config.respect_gemini_ignore,
             },
+            control: control::ControlFolders::new(
+                &config.home_dir,
+                crate::files::user_home().as_deref(),
+            ),
         })
     }
 
@@ -260,22 +268,12 @@ impl Workspace {
         &self.roots
     }
 
-    /// `sandbox` (a session's, without roots) with this workspace's roots as they are now,
-    /// granted by the handles the file layer holds: a root's name swapped for a symlink after
-    /// the workspace was set grants nothing new. Every command is confined through this.
-    #[cfg(unix)]
-    pub fn confine(
-        &self,
-        sandbox: &crate::process::Sandbox,
-    ) -> Result<crate::process::Sandbox, crate::process::SandboxError> {
-        use std::os::fd::AsFd;
-        let roots: Vec<(&Path, std::os::fd::BorrowedFd<'_>, bool)> = self
-            .roots
-            .iter()
-            .zip(&self.root_dirs)
-            .map(|(r, d)| (r.real.as_path(), d.fd.as_fd(), r.read_only))
-            .collect();
-        sandbox.with_roots(&roots)
+    /// Why `real` (a resolved path) is a file that decides what runs (settings, policies,
+    /// hooks, trust decisions, `.git/config`, context files; see `workspace/control.rs`):
+    /// writing it needs a person, in every mode but `yolo`.
+    pub fn control_file(&self, real: &Path) -> Option<String> {
+        let roots: Vec<PathBuf> = self.roots.iter().map(|r| r.real.clone()).collect();
+        control::reason(real, &self.control, &roots)
     }
 
     /// Per-project scratch space (saved tool outputs); readable by tools.

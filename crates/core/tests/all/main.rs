@@ -1,6 +1,7 @@
 //! toolbelt-core integration tests.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod approval_boundary;
 mod generated;
 mod house;
 mod settings_rules;

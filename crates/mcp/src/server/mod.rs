@@ -46,6 +46,8 @@ pub struct ServerParts {
     pub env: ToolEnv,
     pub hooks: Option<Arc<dyn ToolHooks>>,
     pub mode: ApprovalMode,
+    /// `security.disableYoloMode`: no one switches a connection's session to yolo.
+    pub yolo_disabled: bool,
     pub family: ModelFamily,
     /// Names left out of `tools/list` whatever the policy says (settings `tools.exclude`).
     pub excluded: Vec<String>,
@@ -138,7 +140,8 @@ impl ToolbeltServer {
             let policy = Arc::new(
                 PolicyEngine::new(parts.rules.clone(), interactive)
                     .with_workspace(&primary)
-                    .with_trusted_folder(trusted),
+                    .with_trusted_folder(trusted)
+                    .with_confinable(toolbelt_core::process::sandbox::support().usable()),
             );
             let progress = self.progress.clone();
             let sink = Arc::new(move |e: &Event| {
@@ -156,6 +159,7 @@ impl ToolbeltServer {
             let options = SchedulerOptions {
                 family: parts.family,
                 mode: parts.mode,
+                yolo_disabled: parts.yolo_disabled,
                 ..SchedulerOptions::default()
             };
             let mut scheduler = Scheduler::new(

@@ -51,6 +51,7 @@ fn parts_with(
         client_roots: false,
         root_refused: None,
         trust: None,
+        yolo_disabled: false,
     };
     (dir, p)
 }

@@ -120,7 +120,13 @@ impl Tool for Replace {
             return Err("`new_string` contains an omission placeholder (for example 'rest of methods ...'). Provide exact literal replacement text.".into());
         }
         let ws = &env.workspace;
-        let path = ws.resolve_checked(&p.file_path, Access::Write).map_err(|e| e.to_string())?;
+        // In plan mode a name means a file in the plans folder (as upstream).
+        let file_path = if env.plan_mode {
+            crate::session::plan_path(&p.file_path, env)?
+        } else {
+            p.file_path.clone()
+        };
+        let path = ws.resolve_checked(&file_path, Access::Write).map_err(|e| e.to_string())?;
         Ok(Box::new(ReplaceCall {
             seen: env.files.clone(),
             shown: shorten_path(&ws.relative(&path.real)),
@@ -433,6 +439,10 @@ impl Invocation for ReplaceCall {
 
     fn locations(&self) -> Vec<Location> {
         vec![Location { path: self.path.display().to_string(), line: None }]
+    }
+
+    fn writes(&self) -> Vec<PathBuf> {
+        vec![self.path.clone()]
     }
 
     fn respects_auto_edit(&self) -> bool {

@@ -105,7 +105,13 @@ impl Tool for WriteFile {
             return Err("Missing or empty \"file_path\"".into());
         }
         let ws = &env.workspace;
-        let path = ws.resolve_checked(&p.file_path, Access::Write).map_err(|e| e.to_string())?;
+        // In plan mode a name means a file in the plans folder (as upstream).
+        let file_path = if env.plan_mode {
+            crate::session::plan_path(&p.file_path, env)?
+        } else {
+            p.file_path.clone()
+        };
+        let path = ws.resolve_checked(&file_path, Access::Write).map_err(|e| e.to_string())?;
         match std::fs::symlink_metadata(&path.real) {
             Ok(m) if m.is_dir() => {
                 return Err(format!("Path is a directory, not a file: {}", path.real.display()));
@@ -253,6 +259,10 @@ impl Invocation for WriteCall {
 
     fn locations(&self) -> Vec<Location> {
         vec![Location { path: self.path.display().to_string(), line: None }]
+    }
+
+    fn writes(&self) -> Vec<PathBuf> {
+        vec![self.path.clone()]
     }
 
     fn respects_auto_edit(&self) -> bool {

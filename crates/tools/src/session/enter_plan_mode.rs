@@ -5,7 +5,6 @@ use serde_json::{Value, json};
 use toolbelt_core::Kind;
 use toolbelt_core::policy::ApprovalMode;
 use toolbelt_core::result::{ErrorType, ToolResult};
-use toolbelt_core::sync::LockExt;
 use toolbelt_core::tool::{
     ConfirmationDetails, Declaration, ExecContext, Invocation, ModelFamily, Tool, ToolEnv,
 };
@@ -77,7 +76,7 @@ impl Invocation for EnterCall {
             );
         }
         if let Some(m) = &ctx.mode {
-            *m.locked() = ApprovalMode::Plan;
+            m.set_by_model(ApprovalMode::Plan);
         }
         let display = match &self.reason {
             Some(r) => format!("Switching to Plan mode: {r}"),

@@ -3,7 +3,6 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use toolbelt_core::sync::LockExt;
 
 use async_trait::async_trait;
 use serde_json::{Value, json};
@@ -125,16 +124,25 @@ impl Invocation for ExitCall {
         if sample.trim_start_matches('\u{feff}').trim().is_empty() {
             return invalid("Plan file is empty. You must write content to the plan file before requesting approval.".into());
         }
-        // Nobody to ask (headless): approved, and the session goes on in YOLO mode (upstream).
+        // Nobody to ask (headless): approved, and the session goes back to the mode it was
+        // started in. Upstream switches to YOLO; no model action may raise the mode above
+        // what the person chose (issue 34, docs/compat.md T4).
+        let yolo_disabled = ctx.mode.as_ref().is_some_and(|m| m.yolo_disabled());
         let choice = match &self.questioner {
-            None => Some(APPROVE_YOLO.to_string()),
+            None => None,
             Some(q) => {
+                let mut options = vec![
+                    json!({"label": APPROVE_DEFAULT, "description": "then ask before each edit"}),
+                    json!({"label": APPROVE_AUTO_EDIT, "description": "then apply edits without asking"}),
+                ];
+                if !yolo_disabled {
+                    options.push(
+                        json!({"label": APPROVE_YOLO, "description": "then allow every tool call"}),
+                    );
+                }
                 let question = json!({
                     "question": format!("Approve the plan in {shown}?"), "header": "Plan", "type": "choice",
-                    "options": [
-                        {"label": APPROVE_DEFAULT, "description": "then ask before each edit"},
-                        {"label": APPROVE_AUTO_EDIT, "description": "then apply edits without asking"},
-                        {"label": APPROVE_YOLO, "description": "then allow every tool call"}],
+                    "options": options,
                     "placeholder": "or type feedback to send the plan back"});
                 match q.ask(&[question], &ctx.cancel).await {
                     None => {
@@ -147,18 +155,24 @@ impl Invocation for ExitCall {
                 }
             }
         };
+        let by_person = choice.is_some();
         let choice = choice.unwrap_or_default();
         let mode = match choice.as_str() {
+            _ if !by_person => {
+                Some(ctx.mode.as_ref().map_or(ApprovalMode::Default, |m| m.model_ceiling()))
+            }
             APPROVE_DEFAULT => Some(ApprovalMode::Default),
             APPROVE_AUTO_EDIT => Some(ApprovalMode::AutoEdit),
-            APPROVE_YOLO => Some(ApprovalMode::Yolo),
+            APPROVE_YOLO if !yolo_disabled => Some(ApprovalMode::Yolo),
             _ => None,
         };
         match mode {
             Some(m) => {
-                if let Some(h) = &ctx.mode {
-                    *h.locked() = m;
-                }
+                let m = match &ctx.mode {
+                    Some(h) if by_person => h.set_by_person(m).unwrap_or_else(|_| h.get()),
+                    Some(h) => h.set_by_model(m),
+                    None => m,
+                };
                 ToolResult::text(
                     format!(
                         "Plan approved. Switching to {}.\n\nThe approved implementation plan is stored at: {shown}\nRead and follow the plan strictly during implementation.",

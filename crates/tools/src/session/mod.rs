@@ -15,3 +15,14 @@ pub mod write_todos;
 pub fn plans_dir(env: &toolbelt_core::ToolEnv) -> std::path::PathBuf {
     env.workspace.primary().join(".gemini").join("tmp").join("toolbelt").join("plans")
 }
+
+/// In plan mode, the path a tool that writes (write_file, replace) takes `name` for: inside the
+/// plans folder, as upstream resolves it (`planUtils.resolveAndValidatePlanPath`): a bare
+/// `GEMINI.md` or `README.md` is the plans folder's, never the project's (issue 34: plan mode
+/// created `GEMINI.md` and overwrote `README.md` at the root). A path that lands elsewhere is
+/// refused with upstream's words.
+pub fn plan_path(name: &str, env: &toolbelt_core::ToolEnv) -> Result<String, String> {
+    let plans = plans_dir(env);
+    exit_plan_mode::resolve(name, env.workspace.primary(), &plans)
+        .map(|p| p.to_string_lossy().into_owned())
+}

@@ -249,14 +249,25 @@ impl Invocation for ShellCall {
             Capture::new(self.config.shell_output_cap_bytes, &self.spill_dir, &name)
         };
         let terminal = self.config.shell_pty;
-        let env = toolbelt_core::process::child_env(
+        let mut env = toolbelt_core::process::child_env(
             &self.config.env_redaction,
             toolbelt_core::process::ChildPurpose::Tool,
         );
-        let sandbox = match self.config.sandbox.as_ref().map(|s| self.workspace.confine(s)) {
-            None => None,
-            Some(Ok(s)) => Some(s),
-            Some(Err(e)) => return self.spawn_error(e.to_string()),
+        if ctx.confine {
+            // git's optional index refresh would try to write in a read-only sandbox.
+            env.push(("GIT_OPTIONAL_LOCKS".into(), "0".into()));
+        }
+        // Allowed only by the known-safe table: read-only, no network (issue 34), wherever the
+        // kernel can confine; otherwise the session's own sandbox, if any.
+        let confined = ctx.confine && toolbelt_core::process::sandbox::support().usable();
+        let sandbox = if confined {
+            Some(self.workspace.confine_read_only())
+        } else {
+            self.config.sandbox.as_ref().map(|s| self.workspace.confine(s))
+        };
+        let sandbox = match sandbox.transpose() {
+            Ok(s) => s,
+            Err(e) => return self.spawn_error(e.to_string()),
         };
         let sandbox = sandbox.as_ref();
         let running = if terminal {

@@ -73,6 +73,10 @@ pub fn extra_env(inherited_git_count: Option<&str>) -> Vec<(String, String)> {
         ("core.pager", "cat"),
         ("core.editor", ""),
         ("sequence.editor", ""),
+        // A repository is used only where it is named `.git` (or given with --git-dir): a
+        // bare repository the model wrote under another name (`x/HEAD`, `x/config` with
+        // `diff.external`) is not picked up by `git -C x` (issue 34).
+        ("safe.bareRepository", "explicit"),
         // Not `diff.external`, as upstream sets it: git runs the empty string as a program and
         // every `git diff`, `git log -p` and `git show` dies (docs/compat.md X14).
     ];
@@ -194,7 +198,7 @@ mod tests {
         let get = |k: &str| env.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
         assert_eq!(get("GIT_CONFIG_KEY_2").as_deref(), Some("credential.helper"));
         assert_eq!(get("GIT_CONFIG_VALUE_6").as_deref(), Some("cat"));
-        assert_eq!(get("GIT_CONFIG_COUNT").as_deref(), Some("9"));
+        assert_eq!(get("GIT_CONFIG_COUNT").as_deref(), Some("10"));
         assert_eq!(get("GIT_TERMINAL_PROMPT").as_deref(), Some("0"));
     }
 

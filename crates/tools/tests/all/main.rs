@@ -4,6 +4,7 @@
 
 #[cfg(unix)]
 mod activate_skill;
+mod confined;
 mod declarations;
 mod discovered;
 mod escape;

@@ -184,7 +184,14 @@ fn ask_user_checks_its_questions() {
 fn plan_ctx(
     mode: toolbelt_core::policy::ApprovalMode,
 ) -> (toolbelt_core::tool::ExecContext, toolbelt_core::tool::ModeHandle) {
-    let handle = std::sync::Arc::new(std::sync::Mutex::new(mode));
+    plan_ctx_for(mode, false)
+}
+
+fn plan_ctx_for(
+    mode: toolbelt_core::policy::ApprovalMode,
+    yolo_disabled: bool,
+) -> (toolbelt_core::tool::ExecContext, toolbelt_core::tool::ModeHandle) {
+    let handle = std::sync::Arc::new(toolbelt_core::mode::SessionMode::new(mode, yolo_disabled));
     let mut ctx =
         toolbelt_core::tool::ExecContext::new("p", tokio_util::sync::CancellationToken::new());
     ctx.mode = Some(handle.clone());
@@ -213,7 +220,7 @@ fn plan_mode_enter_then_approve_with_feedback_or_a_mode() {
     let (ctx, mode) = plan_ctx(ApprovalMode::Default);
     let r = run_plan_tool(&EnterPlanMode, &env, json!({"reason": "risky"}), ctx).unwrap();
     assert_eq!(
-        (r.return_display.clone(), *mode.lock().unwrap()),
+        (r.return_display.clone(), mode.get()),
         (json!("Switching to Plan mode: risky"), ApprovalMode::Plan)
     );
     let plans = toolbelt_tools::session::plans_dir(&env);
@@ -246,16 +253,34 @@ fn plan_mode_enter_then_approve_with_feedback_or_a_mode() {
     assert!(format!("{:?}", r.llm_content).contains(
         "Plan approved. Switching to Auto-Edit mode (edits will be applied automatically)."
     ));
-    assert_eq!(*mode.lock().unwrap(), ApprovalMode::AutoEdit);
+    assert_eq!(mode.get(), ApprovalMode::AutoEdit);
     let (ctx, mode) = plan_ctx(ApprovalMode::Plan);
     let r =
         run_plan_tool(&exit(Some("add tests first")), &env, json!({"plan_filename": "p.md"}), ctx)
             .unwrap();
     assert_eq!(r.return_display, json!("Feedback: add tests first"));
-    assert_eq!(*mode.lock().unwrap(), ApprovalMode::Plan, "a rejected plan stays in Plan Mode");
+    assert_eq!(mode.get(), ApprovalMode::Plan, "a rejected plan stays in Plan Mode");
     let (ctx, _) = plan_ctx(ApprovalMode::Plan);
     let r = run_plan_tool(&exit(None), &env, json!({"plan_filename": "p.md"}), ctx).unwrap();
     assert_eq!(r.return_display, json!("Cancelled"));
+    // Issue 34, finding 1: headless (nobody to ask), the plan is approved and the session goes
+    // back to the mode it was started in: never YOLO, as upstream switches to.
+    for start in [ApprovalMode::Default, ApprovalMode::AutoEdit] {
+        let (ctx, mode) = plan_ctx(start);
+        mode.set_by_model(ApprovalMode::Plan);
+        let r =
+            run_plan_tool(&ExitPlanMode::new(None), &env, json!({"plan_filename": "p.md"}), ctx)
+                .unwrap();
+        assert_eq!(mode.get(), start, "{:?}", r.llm_content);
+        assert!(!format!("{:?}", r.llm_content).contains("YOLO"), "{:?}", r.llm_content);
+    }
+    // With yolo disabled, a person's "YOLO" is not honoured either.
+    let (ctx, mode) = plan_ctx_for(ApprovalMode::Default, true);
+    mode.set_by_model(ApprovalMode::Plan);
+    let r =
+        run_plan_tool(&exit(Some("Approve, YOLO")), &env, json!({"plan_filename": "p.md"}), ctx)
+            .unwrap();
+    assert_ne!(mode.get(), ApprovalMode::Yolo, "{:?}", r.llm_content);
     // Paths that leave the plans folder are refused.
     let err = run_plan_tool(
         &exit(None),

@@ -17,6 +17,10 @@ use std::sync::Arc;
 
 #[cfg(unix)]
 mod grants;
+mod support;
+pub use support::Support;
+#[cfg(not(target_os = "linux"))]
+pub use support::support;
 #[cfg(target_os = "linux")]
 mod linux;
 #[cfg(target_os = "linux")]
@@ -180,6 +184,10 @@ const HOME_READABLE: &[&str] = &[
     ".npmrc",
     ".yarnrc",
 ];
+/// Toolchains under the home folder that the confined profile still reads (the programs a
+/// known-safe command may be, and what they load); not `.config`, which holds tokens.
+const HOME_TOOLCHAINS: &[&str] =
+    &[".cargo/bin", ".rustup", ".nvm", ".fnm", ".pyenv", ".local/bin", ".local/lib"];
 /// System folders a restrictive profile reads.
 const SYSTEM_READABLE: &[&str] = &[
     "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", "/proc",
@@ -201,7 +209,7 @@ impl Sandbox {
     /// `state` are toolbelt's own folders (its state folder, `~/.gemini`): never writable.
     ///
     /// A path whose way leads through a symlink someone other than root could have planted
-    /// (a temp folder replaced by a link, say) is not granted; [`Sandbox::skipped`] says why.
+    /// (a temp folder replaced by a link, say) is not granted (a warning in the log says why).
     #[cfg(unix)]
     pub fn new(
         profile: Profile,
@@ -307,6 +315,66 @@ impl Sandbox {
         Ok(s)
     }
 
+    /// The confined profile for commands that run unasked only because the known-safe table
+    /// vouches for them (issue 34): they read the system and the workspace's `roots` (real
+    /// path, handle), write nothing but `/dev/null` and the pipes they were given, use no
+    /// network, and read nothing in the user's home folder outside the roots but the
+    /// toolchains commands are run from. A gap in the table can then neither write, run a
+    /// repository's program with effect, nor read a secret outside the workspace.
+    #[cfg(unix)]
+    pub fn read_only(
+        home: Option<&Path>,
+        roots: &[(&Path, BorrowedFd<'_>)],
+    ) -> Result<Self, SandboxError> {
+        let home = home.map(|h| std::fs::canonicalize(h).unwrap_or_else(|_| h.to_path_buf()));
+        // The top-level folder the home folder is in (`/home`, `/root`) is left out whole.
+        let hidden = home
+            .as_deref()
+            .and_then(|h| h.components().nth(1).map(|c| Path::new("/").join(c.as_os_str())));
+        let mut readable = Vec::new();
+        for entry in std::fs::read_dir("/").map_err(|e| SandboxError::Setup(e.to_string()))? {
+            let Ok(entry) = entry else { continue };
+            let path = entry.path();
+            if hidden.as_ref().is_some_and(|h| *h == path) {
+                continue;
+            }
+            if let Some(grant) = grants::open(&path)? {
+                // A top-level link that leads into the home folder (`/u -> /home/u`) too.
+                if hidden.as_ref().is_some_and(|h| grant.path.starts_with(h)) {
+                    continue;
+                }
+                readable.push(grant);
+            }
+        }
+        if let Some(home) = &home {
+            for d in HOME_TOOLCHAINS {
+                if let Some(g) = grants::open(&home.join(d))? {
+                    readable.push(g);
+                }
+            }
+        }
+        if let Some(path) = std::env::var_os("PATH") {
+            for dir in std::env::split_paths(&path).filter(|p| p.is_absolute()) {
+                if let Some(g) = grants::open(&dir)? {
+                    readable.push(g);
+                }
+            }
+        }
+        for (path, fd) in roots {
+            let fd = fd.try_clone_to_owned().map_err(|e| SandboxError::Setup(e.to_string()))?;
+            readable.push(Grant { path: path.to_path_buf(), fd: Arc::new(fd) });
+        }
+        let writable: Vec<Grant> = grants::open(Path::new("/dev/null"))?.into_iter().collect();
+        Ok(Sandbox {
+            profile: Profile { reads: Reads::Restrictive, network: Network::Closed },
+            writable,
+            readable,
+            state: Vec::new(),
+            protected: Vec::new(),
+            terminal: None,
+        })
+    }
+
     /// This sandbox with `terminal` (the command's own pseudo-terminal) writable.
     #[cfg(unix)]
     pub fn with_terminal(
@@ -357,120 +425,6 @@ pub enum SandboxError {
     /// Setting the rules up failed.
     #[error("could not set the sandbox up: {0}")]
     Setup(String),
-}
-
-/// What this machine supports.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Support {
-    /// The Landlock ABI version in use (0: none).
-    pub landlock_abi: i32,
-    /// Why there is none, when there is none.
-    pub missing: Option<String>,
-    /// Whether seccomp filters can be installed.
-    pub seccomp: bool,
-    /// Whether a command can get a mount namespace of its own (as root, or through an
-    /// unprivileged user namespace): what keeps control files inside writable folders
-    /// read-only.
-    pub mount_ns: bool,
-}
-
-impl Support {
-    /// Whether commands can be sandboxed.
-    pub fn usable(&self) -> bool {
-        self.landlock_abi >= 1 && self.seccomp
-    }
-
-    /// `Ok` when commands can be sandboxed, else why not.
-    pub fn require(&self) -> Result<(), SandboxError> {
-        if self.usable() {
-            return Ok(());
-        }
-        let why = self.missing.clone().unwrap_or_else(|| "seccomp is not available".into());
-        Err(SandboxError::Unsupported(why))
-    }
-
-    /// What this kernel's Landlock leaves uncovered, for a warning when the sandbox is on.
-    pub fn gaps(&self) -> Option<String> {
-        let abi = self.landlock_abi;
-        if !self.usable() {
-            return None;
-        }
-        let mut gaps = Vec::new();
-        if abi < 6 {
-            gaps.push(
-                "signals to processes outside the sandbox (so a command can kill its reaper and leave orphans)",
-            );
-            gaps.push("connecting to abstract Unix sockets");
-        }
-        if abi < 4 {
-            gaps.push(
-                "TCP bind and connect (closed profiles still refuse sockets through seccomp)",
-            );
-        }
-        if abi < 3 {
-            gaps.push("truncating files (truncate(2) is refused through seccomp instead)");
-        }
-        let mut out = Vec::new();
-        if !gaps.is_empty() {
-            out.push(format!(
-                "this kernel's Landlock (ABI {abi}) does not cover {}; Linux 6.12 or later covers all of it",
-                gaps.join(", ")
-            ));
-        }
-        if !self.mount_ns {
-            out.push(
-                "no mount namespace can be made here (unprivileged user namespaces are off), so .gemini/, .toolbelt/, .git/config and .git/hooks inside the workspace's roots stay writable to sandboxed commands".to_string(),
-            );
-        }
-        (!out.is_empty()).then(|| out.join("; "))
-    }
-
-    /// A report for `toolbelt sandbox --check`, one line per feature.
-    pub fn report(&self) -> String {
-        let yes = |b: bool| if b { "yes" } else { "no" };
-        let abi = self.landlock_abi;
-        let mut out = String::new();
-        match &self.missing {
-            Some(why) => out.push_str(&format!("landlock: no ({why})\n")),
-            None => out.push_str(&format!("landlock: yes (ABI {abi})\n")),
-        }
-        out.push_str(&format!("  file system rules: {}\n", yes(abi >= 1)));
-        out.push_str(&format!("  truncate rules (ABI 3): {}\n", yes(abi >= 3)));
-        out.push_str(&format!("  TCP bind/connect rules (ABI 4): {}\n", yes(abi >= 4)));
-        out.push_str(&format!("  device ioctl rules (ABI 5): {}\n", yes(abi >= 5)));
-        out.push_str(&format!("  signal and abstract socket scoping (ABI 6): {}\n", yes(abi >= 6)));
-        out.push_str(&format!("seccomp: {}\n", yes(self.seccomp)));
-        out.push_str(&format!(
-            "mount namespace: {}\n",
-            if self.mount_ns {
-                "yes (toolbelt's state, and .gemini/, .toolbelt/, .git/config and .git/hooks in each root, are read-only inside)"
-            } else {
-                "no (unprivileged user namespaces are off): control files inside the workspace's roots stay writable to sandboxed commands; writes to them by toolbelt's own tools are still asked"
-            }
-        ));
-        if let Some(gaps) = self.gaps() {
-            out.push_str(&format!("warning: {gaps}\n"));
-        }
-        if self.usable() {
-            out.push_str("sandbox: available; profiles: ");
-            out.push_str(&Profile::NAMES.join(", "));
-            out.push('\n');
-        } else {
-            out.push_str("sandbox: not available on this machine; asking for it is an error\n");
-        }
-        out
-    }
-}
-
-/// What this machine supports: nothing, off Linux.
-#[cfg(not(target_os = "linux"))]
-pub fn support() -> Support {
-    Support {
-        landlock_abi: 0,
-        missing: Some("Landlock is Linux only; macOS sandbox-exec profiles are planned".into()),
-        seccomp: false,
-        mount_ns: false,
-    }
 }
 
 /// The prepared rules on a system without a sandbox: preparing always fails.

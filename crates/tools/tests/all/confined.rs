@@ -1,0 +1,69 @@
+//! Issue 34: what runs unasked because the known-safe table vouches for it runs confined. The
+//! table is a heuristic; these tests make it deliberately wrong (the call is marked as the
+//! table's own while the command writes, runs a repository's program, reads the home folder or
+//! reaches the network) and check that the layer beneath holds.
+
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+use toolbelt_core::Registry;
+use toolbelt_core::tool::ExecContext;
+use toolbelt_test_support::TempTree;
+
+fn confined_shell(t: &TempTree, command: &str) -> String {
+    let env = t.env(&[]);
+    let registry = Registry::builder().tools(toolbelt_tools::builtin_tools()).build().unwrap();
+    let built =
+        registry.build_call("run_shell_command", json!({ "command": command }), &env).unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let mut ctx = ExecContext::new("c", CancellationToken::new());
+    ctx.confine = true;
+    let r = rt.block_on(built.invocation.execute(ctx));
+    format!("{:?}", r.llm_content)
+}
+
+#[test]
+fn a_wrong_row_in_the_table_still_writes_nothing_runs_nothing_and_reads_no_home() {
+    if !toolbelt_core::process::sandbox::support().usable() {
+        assert!(
+            std::env::var("TOOLBELT_TEST_NO_LANDLOCK").is_ok_and(|v| v == "1"),
+            "this kernel cannot confine; set TOOLBELT_TEST_NO_LANDLOCK=1 to skip knowingly"
+        );
+        return;
+    }
+    let t = TempTree::new();
+    t.file("a.txt", "plain\n");
+    let home = std::path::PathBuf::from(std::env::var("HOME").unwrap());
+    let secret = tempfile::tempdir_in(&home).unwrap();
+    std::fs::write(secret.path().join("token"), "CANARY-home\n").unwrap();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    // A planted git config: the repository's diff.external would write PWNED.
+    let git = std::process::Command::new("git").args(["init", "-q"]).current_dir(t.root()).status();
+    assert!(git.is_ok_and(|s| s.success()));
+    let pwned = t.root().join("PWNED");
+    t.file("evil.sh", format!("#!/bin/sh\ntouch {}\n", pwned.display()));
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(t.root().join("evil.sh"), std::fs::Permissions::from_mode(0o755))
+        .unwrap();
+    let script = format!(
+        "touch written.txt; echo x > also.txt; \
+         GIT_EXTERNAL_DIFF={evil} git diff --no-index a.txt evil.sh; \
+         cat {secret}/token; \
+         (echo hi > /dev/tcp/127.0.0.1/{port}) 2>&1 && echo CONNECTED; \
+         cat a.txt; echo done",
+        evil = t.root().join("evil.sh").display(),
+        secret = secret.path().display(),
+    );
+    let text = confined_shell(&t, &script);
+    assert!(text.contains("done") && text.contains("plain"), "reading the workspace works: {text}");
+    assert!(
+        !t.root().join("written.txt").exists() && !t.root().join("also.txt").exists(),
+        "{text}"
+    );
+    assert!(!pwned.exists(), "a program ran with effect: {text}");
+    assert!(!text.contains("CANARY-home"), "the home folder was read: {text}");
+    assert!(!text.contains("CONNECTED"), "the network was reached: {text}");
+    // git's read-only commands, which the table is for, still work confined.
+    let text = confined_shell(&t, "git status --short && git log --oneline -1; echo rc=$?");
+    assert!(text.contains("rc=") && !text.contains("Read-only file system"), "{text}");
+}
