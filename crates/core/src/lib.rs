@@ -20,11 +20,13 @@
 #![warn(missing_docs)]
 
 pub mod approver;
+pub mod commit;
 pub mod config;
 pub mod files;
 pub mod hooks;
 pub mod kind;
 pub mod ledger;
+pub mod limits;
 pub mod mode;
 pub mod model;
 pub mod names;

@@ -149,6 +149,12 @@ pub trait Tool: Send + Sync {
     fn accepted_parameters(&self) -> Option<Value> {
         None
     }
+    /// Whether a call may take much memory or CPU whatever the size of its arguments (a search
+    /// or read over the whole workspace): such calls take turns, a few at a time per process
+    /// (`crate::limits::COSTLY_AT_ONCE`).
+    fn costly(&self) -> bool {
+        false
+    }
     /// Whether the engine's output truncation applies to this tool's text output
     /// (upstream: the shell and MCP tools; the others bound their own output).
     fn truncates_output(&self) -> bool {
@@ -303,6 +309,10 @@ pub struct ExecContext {
     /// Policy allowed the call only because the known-safe command table vouches for it: a
     /// program it starts must run confined (read-only, no network; issue 34).
     pub confine: bool,
+    /// The call's commit point: a tool whose effect becomes visible in one step (an edit's
+    /// rename) takes it through this gate, which the scheduler closes before it reports a
+    /// timeout or a cancellation (issue 35).
+    pub commit: crate::commit::CommitGate,
 }
 
 /// The scheduler's approval mode, shared with the tools that change it (through
@@ -320,6 +330,7 @@ impl ExecContext {
             mode: None,
             env: None,
             confine: false,
+            commit: crate::commit::CommitGate::new(),
         }
     }
 

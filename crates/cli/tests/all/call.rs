@@ -324,8 +324,10 @@ fn kill_9_during_a_large_write_leaves_old_or_new_content() {
 
 /// Issue 15: every write killed mid-way left a `.toolbelt-write-*` file in the user's folder
 /// (313 kills: 42 files, 188 MB). Killed at random points 100 times, the file is always the old
-/// or the new content, and what a killed write left is gone after the next write.
-#[cfg(unix)]
+/// or the new content, and what a killed write left is gone after the next write. Issue 35: the
+/// test now proves its kills land mid-write: half of them wait until the writer holds its
+/// temporary file open (seen in `/proc/PID/fd`) and kill it right then.
+#[cfg(target_os = "linux")]
 #[test]
 fn kill_9_during_writes_leaves_old_or_new_and_no_temporary_file() {
     use std::io::Write as _;
@@ -334,6 +336,18 @@ fn kill_9_during_writes_leaves_old_or_new_and_no_temporary_file() {
     let new = "new line\n".repeat(200_000);
     t.file("big.txt", &old);
     let args = serde_json::json!({"file_path": "big.txt", "content": new}).to_string();
+    let root = std::fs::canonicalize(t.root()).unwrap();
+    // Whether `pid` holds a temporary file of a write in the folder open right now.
+    let writing = |pid: u32| {
+        std::fs::read_dir(format!("/proc/{pid}/fd")).into_iter().flatten().flatten().any(|e| {
+            std::fs::read_link(e.path()).is_ok_and(|l| {
+                let l = l.to_string_lossy().into_owned();
+                l.starts_with(&*root.to_string_lossy())
+                    && (l.contains(".toolbelt-write-") || l.ends_with("(deleted)"))
+            })
+        })
+    };
+    let mut mid_write = 0;
     for i in 0..100u64 {
         let mut child = crate::command(&t, &["call", "write_file", "-", "--approval-mode", "yolo"])
             .stdin(std::process::Stdio::piped())
@@ -344,13 +358,24 @@ fn kill_9_during_writes_leaves_old_or_new_and_no_temporary_file() {
         let mut stdin = child.stdin.take().unwrap();
         let _ = stdin.write_all(args.as_bytes());
         drop(stdin);
-        std::thread::sleep(std::time::Duration::from_micros((i * 997) % 15_000));
+        if i % 2 == 0 {
+            let until = std::time::Instant::now() + std::time::Duration::from_secs(5);
+            while std::time::Instant::now() < until && child.try_wait().ok().flatten().is_none() {
+                if writing(child.id()) {
+                    mid_write += 1;
+                    break;
+                }
+            }
+        } else {
+            std::thread::sleep(std::time::Duration::from_micros((i * 997) % 15_000));
+        }
         let _ = child.kill();
         let _ = child.wait();
         let now = std::fs::read_to_string(t.root().join("big.txt")).unwrap();
         assert!(now == old || now == new, "kill {i} left a torn file ({} bytes)", now.len());
         t.file("big.txt", &old);
     }
+    assert!(mid_write >= 25, "only {mid_write} of 50 kills landed while a write was under way");
     let r = toolbelt(&t, &["call", "write_file", "-", "--approval-mode", "yolo"], Some(&args));
     assert_eq!(r.code, 0, "{}", r.stderr);
     let leftovers: Vec<_> = std::fs::read_dir(t.root())

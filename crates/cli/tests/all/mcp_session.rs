@@ -105,6 +105,18 @@ impl Mcp {
         }
     }
 
+    /// Tells the server its roots changed and answers its `roots/list` with `folders`.
+    pub fn list_changed(&mut self, folders: &[&Path]) {
+        self.send(&json!({"jsonrpc": "2.0", "method": "notifications/roots/list_changed"}));
+        let ask = self.line();
+        assert_eq!(ask["method"], "roots/list", "{ask}");
+        let roots: Vec<Value> = folders
+            .iter()
+            .map(|f| json!({"uri": format!("file://{}", f.display()), "name": "p"}))
+            .collect();
+        self.send(&json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"roots": roots}}));
+    }
+
     pub fn shell(&mut self, command: &str) -> String {
         self.call("run_shell_command", json!({ "command": command })).0
     }

@@ -73,6 +73,12 @@ fn a_root_swapped_for_a_symlink_grants_nothing_outside() {
         "mv {i_s} {o_s}/was-inner && ln -s {} {i_s} && echo swapped",
         out.display()
     ));
+    // Where commands get a mount namespace the nested root is a mount point: it cannot be
+    // moved at all. Elsewhere the move succeeds, and the next command is refused.
+    if super::sandbox::support_mount_ns() {
+        assert!(text.contains("Device or resource busy") && !text.contains("swapped"), "{text}");
+        return;
+    }
     assert!(text.contains("swapped"), "{text}");
     let text = m.shell(&format!("echo pwn > {i_s}/escaped.txt; echo done"));
     assert!(!out.join("escaped.txt").exists(), "the swapped root granted the outside: {text}");
@@ -313,10 +319,11 @@ fn a_clients_root_is_judged_for_its_own_trust() {
 }
 
 /// Issues 33 and 34: the files that decide what runs stay read-only inside the sandbox even
-/// where their folder is writable: a root's `.git/config`, `.git/hooks`, `.gemini/` and
-/// `.toolbelt/` (created empty when missing, so nothing can create them from inside), and
-/// toolbelt's own state when the home folder is a root. The rest of the root, `.git/objects`
-/// included, stays writable.
+/// where their folder is writable: a root's `.git` (whole: its config, hooks, `commondir`),
+/// `.gemini/` and `.toolbelt/` (created empty when missing, so nothing can create them from
+/// inside), and toolbelt's own state when the home folder is a root. The rest of the root
+/// stays writable; git commands that write need a run outside the sandbox (as upstream's
+/// bubblewrap profile and codex keep `.git` read-only).
 #[test]
 fn control_files_inside_a_writable_root_stay_read_only() {
     if !usable() {
@@ -333,6 +340,7 @@ fn control_files_inside_a_writable_root_stay_read_only() {
                   echo '{\"hooks\":{}}' > .gemini/settings.json; \
                   mkdir -p .gemini/policies && echo x > .gemini/policies/p.toml; \
                   mkdir -p .toolbelt && echo '{}' > .toolbelt/settings.json; \
+                  echo /tmp/evil > .git/commondir; \
                   echo fine > normal.txt && git add normal.txt && echo added; echo done";
     let args = json!({ "command": script }).to_string();
     let out = super::command(
@@ -352,7 +360,8 @@ fn control_files_inside_a_writable_root_stay_read_only() {
         assert!(report.contains("mount namespace: no"), "{report}");
         return;
     }
-    assert!(text.contains("added"), "git add must still work: {text}");
+    assert!(!text.contains("added"), "git writes inside the sandbox: {text}");
+    assert!(!root.join(".git/commondir").exists(), "{text}");
     assert_eq!(std::fs::read_to_string(root.join(".git/config")).unwrap(), config_before, "{text}");
     assert!(!root.join(".git/hooks/pre-commit").exists(), "{text}");
     assert_eq!(
@@ -414,4 +423,146 @@ fn a_control_folder_that_is_a_symlink_refuses_the_command() {
         format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     assert!(all.contains("leads through a symbolic link"), "{all}");
     assert!(!tree.root().join("ran.txt").exists());
+}
+
+/// Second review of issue 33, as root: a sandboxed command kept every capability, so it cleared
+/// the read-only flag of a bind with mount_setattr, and made device nodes (the console, the
+/// disk) with mknod. Without a mount namespace there is nothing to clear.
+#[test]
+fn root_commands_cannot_lift_the_binds_or_make_devices() {
+    if !usable()
+        || !super::sandbox::support_mount_ns()
+        || !std::fs::metadata("/proc/self")
+            .is_ok_and(|m| std::os::unix::fs::MetadataExt::uid(&m) == 0)
+    {
+        return;
+    }
+    let tree = TempTree::new_in(&base());
+    tree.file(".gemini/settings.json", "{}");
+    tree.file(
+        "lift.py",
+        "import ctypes, sys\n\
+         libc = ctypes.CDLL(None, use_errno=True)\n\
+         class A(ctypes.Structure):\n    _fields_ = [('s', ctypes.c_uint64), ('c', ctypes.c_uint64), ('p', ctypes.c_uint64), ('u', ctypes.c_uint64)]\n\
+         a = A(0, 1, 0, 0)\n\
+         rc = libc.syscall(442, -100, sys.argv[1].encode(), 0x8000, ctypes.byref(a), 32)\n\
+         print('setattr', rc, ctypes.get_errno())\n",
+    );
+    let root = canonical(tree.root());
+    let script = format!(
+        "python3 lift.py {r}/.gemini; echo pwned > .gemini/settings.json; \
+         mknod console c 5 1 && echo MADE; umount {r}/.gemini && echo UNMOUNTED; \
+         unshare -m sh -c 'umount {r}/.gemini && echo > .gemini/settings.json && echo INNER'; echo done",
+        r = root.display()
+    );
+    let args = json!({ "command": script }).to_string();
+    let out = super::command(
+        &tree,
+        &["call", "-s", "run_shell_command", &args, "--approval-mode", "yolo"],
+    )
+    .output()
+    .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("done"), "{text}{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        std::fs::read_to_string(root.join(".gemini/settings.json")).unwrap(),
+        "{}",
+        "{text}"
+    );
+    assert!(!text.contains("MADE") && !root.join("console").exists(), "{text}");
+    assert!(!text.contains("UNMOUNTED") && !text.contains("INNER"), "{text}");
+}
+
+/// Second review of issue 33: a root (or the folder above toolbelt's state) beneath another
+/// writable folder was renamed away from inside and a lookalike made in its place, which a later
+/// session took by its name. They are mount points inside now: they cannot be renamed.
+#[test]
+fn a_root_or_the_state_folder_cannot_be_renamed_from_inside() {
+    if !usable() || !super::sandbox::support_mount_ns() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let base_tmp = canonical(tmp.path());
+    let ws = base_tmp.join("c/ws");
+    let state = base_tmp.join("g/tbh");
+    std::fs::create_dir_all(&ws).unwrap();
+    std::fs::create_dir_all(&state).unwrap();
+    let tree = TempTree::new();
+    let c = base_tmp.join("c");
+    let g = base_tmp.join("g");
+    std::fs::create_dir_all(ws.join(".gemini")).unwrap();
+    std::fs::write(ws.join(".gemini/settings.json"), "{}").unwrap();
+    // The command runs in the root, a folder bound onto itself: a name relative to it still
+    // reaches the read-only `.gemini` (it did not, through the working folder of before).
+    let script = format!(
+        "echo pwned > .gemini/settings.json; \
+         mv {ws} {ws}.old && echo MOVED-ROOT; mv {c} {c}.old && echo MOVED-PARENT; mv {g} {g}.old && echo MOVED-STATE; echo done",
+        ws = ws.display(),
+        c = c.display(),
+        g = g.display()
+    );
+    let args = json!({ "command": script }).to_string();
+    let out = super::command(
+        &tree,
+        &[
+            "call",
+            "-s",
+            "--root",
+            ws.to_str().unwrap(),
+            "run_shell_command",
+            &args,
+            "--approval-mode",
+            "yolo",
+        ],
+    )
+    .env("TOOLBELT_HOME", &state)
+    .output()
+    .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("done"), "{text}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(!text.contains("MOVED"), "{text}");
+    assert!(ws.is_dir() && state.is_dir());
+    assert_eq!(std::fs::read_to_string(ws.join(".gemini/settings.json")).unwrap(), "{}", "{text}");
+}
+
+/// Second review of issue 33: over MCP, a root replaced by a symlink (to the home folder) was
+/// followed when the client listed the same root again; and when every root of the client was
+/// gone, the folder the server started in became the writable root.
+#[test]
+fn a_clients_root_that_changed_or_vanished_serves_nothing() {
+    if !usable() {
+        return;
+    }
+    let start = TempTree::new_in(&base());
+    let holder = tempfile::tempdir_in(base()).unwrap();
+    let victim = tempfile::tempdir_in(base()).unwrap();
+    let w = canonical(holder.path()).join("W");
+    std::fs::create_dir(&w).unwrap();
+    let s = canonical(start.root());
+    let v = canonical(victim.path());
+    let mut m = Mcp::start(
+        &start,
+        &s,
+        &["--sandbox", "--approval-mode", "yolo"],
+        &[],
+        Some(&[w.as_path()]),
+    );
+    let text = m.shell("echo ok > inside.txt; echo done");
+    assert!(text.contains("done") && w.join("inside.txt").exists(), "{text}");
+    // Swapped for a link between two listings of the same root.
+    std::fs::rename(&w, w.with_extension("old")).unwrap();
+    std::os::unix::fs::symlink(&v, &w).unwrap();
+    m.list_changed(&[w.as_path()]);
+    let text = m.shell(&format!(
+        "echo pwn > {}/x.txt; echo pwn > {}/y.txt; echo done",
+        v.display(),
+        s.display()
+    ));
+    assert!(!v.join("x.txt").exists() && !s.join("y.txt").exists(), "{text}");
+    assert!(text.contains("Nothing is served"), "{text}");
+    // Every root gone: still nothing, and never the start folder.
+    m.list_changed(&[]);
+    let text = m.shell(&format!("echo pwn > {}/y.txt; echo done", s.display()));
+    assert!(!s.join("y.txt").exists(), "{text}");
+    assert!(text.contains("Nothing is served"), "{text}");
 }

@@ -25,6 +25,10 @@ pub enum Missing {
     Fail,
     /// It is created, private to the user (0700).
     Create,
+    /// It is an error, and no symlink is followed at all (`ELOOP`): for what a sandbox grants
+    /// for writing, where a link inside a writable folder could have been planted by a command
+    /// run as root (issue 33, second review).
+    FailNoLinks,
 }
 
 /// Folders in which no symlink is ever followed, whoever owns it: the user's home folder and
@@ -98,7 +102,10 @@ pub fn walk(path: &Path, missing: Missing) -> io::Result<(OwnedFd, PathBuf)> {
         };
         if FileType::from_raw_mode(fstat(&fd)?.st_mode) == FileType::Symlink {
             hops += 1;
-            if hops > MAX_HOPS || !trusted_link(dir, here, &name)? {
+            if hops > MAX_HOPS
+                || missing == Missing::FailNoLinks
+                || !trusted_link(dir, here, &name)?
+            {
                 return Err(io::Error::from_raw_os_error(libc::ELOOP));
             }
             let target = readlinkat(dir, name.as_os_str(), Vec::new())?;

@@ -171,7 +171,9 @@ fn redirections_stay_in_workspace(
         {
             return true;
         }
-        if t.is_empty() || t.contains(['$', '`', '~', '*', '?', '[', '{', '&']) {
+        // Quotes and backslashes: bash removes them all, the grammar's text keeps them
+        // (`'/'tmp/x` was judged as a name in the workspace; issue 34).
+        if t.is_empty() || t.contains(['$', '`', '~', '*', '?', '[', '{', '&', '\'', '"', '\\']) {
             return false;
         }
         let path = crate::shell::safety::normalized(&cwd.join(t));

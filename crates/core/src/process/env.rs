@@ -168,7 +168,12 @@ const VALUE_SHAPES: &[(&str, &str)] = &[
     ("URL with a key as its user", r"(?i)[a-z][a-z0-9+.-]*://[0-9a-z_-]{16,}@"),
     (
         "password or key parameter",
-        r"(?i)(?:^|[?&;,\s])(?:password|passwd|pwd|pass|secret|client[_-]?secret|api[_-]?key|access[_-]?key|account[_-]?key|shared[_-]?access[_-]?key|sig|token)\s*=\s*[^&;,\s]+",
+        r"(?i)(?:^|[?&;,.\s-])(?:password|passwd|pwd|pass|secret|client[_-]?secret|api[_-]?key|access[_-]?key|account[_-]?key|shared[_-]?access[_-]?key|sig|token)\s*=\s*[^&;,\s]+",
+    ),
+    ("user and password option", r"(?:^|\s)(?:-u|--user)\s*[^\s:]+:\S+"),
+    (
+        "authorization header",
+        r"(?i)\b(?:authorization\s*:\s*\S+|bearer\s+[A-Za-z0-9._~+/=-]{8,}|basic\s+[A-Za-z0-9+/=]{8,})",
     ),
     ("netrc entry", r"(?i)\b(?:login|machine)\s+\S+\s+(?:\S+\s+)*password\s+\S+"),
     ("GitHub token", r"(?i)(ghp|gho|ghu|ghs|ghr|github_pat)_[a-zA-Z0-9_]{36,}"),
@@ -365,6 +370,11 @@ mod tests {
             ("KEYFILE", "-----BEGIN OPENSSH PRIVATE KEY-----\nb3Bl"),
             ("PGPASSWORD", "hunter2"),
             ("SOME_DSN", "postgres://app@db/app"),
+            ("JAVA_OPTS", "-Xmx1g -Dspring.datasource.password=hunter2"),
+            ("MYSQL_OPTS", "--host=db --password=hunter2"),
+            ("CURL_OPTS", "-s -u admin:pw"),
+            ("HDR", "Authorization: Bearer abcdefghijklmnop"),
+            ("AUTHZ", "Basic dXNlcjpwYXNzd29yZA=="),
         ];
         for (k, v) in held {
             assert!(held_back(k, v), "{k}={v} reached the child");

@@ -138,7 +138,7 @@ impl<'a> Launch<'a> {
         stderr: Stdio,
     ) -> std::io::Result<(std::process::Command, ExitPipe, OwnedFd)> {
         let mut prepared = match self.sandbox {
-            Some(s) => Some(Prepared::new(s).map_err(std::io::Error::other)?),
+            Some(s) => Some(Prepared::new(s, self.cwd).map_err(std::io::Error::other)?),
             None => None,
         };
         let (read, write) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)?;

@@ -50,6 +50,7 @@ impl Scheduler {
             }) as OutputSink
         });
         let deadline_passed = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let gate = crate::commit::CommitGate::new();
         let ctx = ExecContext {
             call_id: req.call_id.clone(),
             cancel: token.clone(),
@@ -58,10 +59,27 @@ impl Scheduler {
             mode: Some(self.mode.clone()),
             env: Some(self.env.clone()),
             confine: p.confine,
+            commit: gate.clone(),
         };
         let timeout_ms = self.env().config.timeout_ms_for(b.tool.name());
         crate::timings::mark("call: validate, build, policy");
-        let fut = AssertUnwindSafe(b.invocation.execute(ctx)).catch_unwind();
+        // Costly calls take turns, a few at a time in the whole process (issue 35: 64 costly
+        // searches at once through one `toolbelt mcp` aborted it); the wait counts against the
+        // call's deadline.
+        let costly = b.tool.costly();
+        let invocation = &b.invocation;
+        let fut = AssertUnwindSafe(async move {
+            let _turn = if costly {
+                match crate::limits::costly_turn().await {
+                    Ok(t) => Some(t),
+                    Err(msg) => return ToolResult::simple_error(ErrorType::ExecutionFailed, msg),
+                }
+            } else {
+                None
+            };
+            invocation.execute(ctx).await
+        })
+        .catch_unwind();
         tokio::pin!(fut);
         let deadline = async {
             if timeout_ms == 0 {
@@ -80,10 +98,20 @@ impl Scheduler {
                 tracing::warn!(call = %req.call_id, tool = %req.name, timeout_ms, "tool call timed out; cancelling it");
                 deadline_passed.store(true, std::sync::atomic::Ordering::SeqCst);
                 token.cancel();
-                Ended::TimedOut(tokio::time::timeout(self.grace, &mut fut).await.ok().and_then(Result::ok))
+                // Closed before anything is reported: the call commits nothing from now on, or
+                // it already has, and then its result is what happened.
+                if gate.revoke() {
+                    Ended::Done(finish_committed(&mut fut, self.grace).await)
+                } else {
+                    Ended::TimedOut(tokio::time::timeout(self.grace, &mut fut).await.ok().and_then(Result::ok))
+                }
             }
             () = token.cancelled() => {
-                Ended::Cancelled(tokio::time::timeout(self.grace, &mut fut).await.ok().and_then(Result::ok))
+                if gate.revoke() {
+                    Ended::Done(finish_committed(&mut fut, self.grace).await)
+                } else {
+                    Ended::Cancelled(tokio::time::timeout(self.grace, &mut fut).await.ok().and_then(Result::ok))
+                }
             }
         };
         crate::timings::mark("call: the tool");
@@ -97,7 +125,7 @@ impl Scheduler {
                 let msg = format!("Tool \"{}\" crashed: {what}", req.name);
                 self.failed(req, ToolError::new(ErrorType::UnhandledException, msg), None, start)
             }
-            Ended::Done(Ok(result)) if token.is_cancelled() => {
+            Ended::Done(Ok(result)) if token.is_cancelled() && !gate.committed() => {
                 self.cancelled_with_output(req, result, b.tool.truncates_output(), start)
             }
             Ended::Done(Ok(result)) => {
@@ -134,5 +162,23 @@ impl Scheduler {
                 self.cancelled(req, reason, None, start)
             }
         }
+    }
+}
+
+/// The rest of a call that had already committed its change when it was given up: its result,
+/// or (past the grace) a failure that says the change was made.
+async fn finish_committed<F>(
+    fut: &mut std::pin::Pin<&mut F>,
+    grace: Duration,
+) -> std::thread::Result<ToolResult>
+where
+    F: std::future::Future<Output = std::thread::Result<ToolResult>>,
+{
+    match tokio::time::timeout(grace, fut.as_mut()).await {
+        Ok(r) => r,
+        Err(_) => Ok(ToolResult::simple_error(
+            ErrorType::ExecutionFailed,
+            "The call made its change, then did not finish in time; check the result before retrying.",
+        )),
     }
 }

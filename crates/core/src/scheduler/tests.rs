@@ -38,6 +38,16 @@ fn tools(journal: &Arc<Journal>) -> Vec<Arc<dyn Tool>> {
             FakeTool::new("big", Kind::Execute, Behaviour::Big { n: 50_000 }, journal.clone())
                 .truncating(),
         ),
+        fake(
+            "commits_late",
+            Kind::Edit,
+            Behaviour::Commits { before: Duration::from_millis(400), after: Duration::ZERO },
+        ),
+        fake(
+            "commits_early",
+            Kind::Edit,
+            Behaviour::Commits { before: Duration::ZERO, after: Duration::from_millis(150) },
+        ),
     ]
 }
 
@@ -503,4 +513,42 @@ async fn the_response_holds_the_tools_text_once() {
     );
     // What callers see is unchanged: the result is still a string in JSON.
     assert_eq!(serde_json::to_value(&c.result.as_ref().unwrap().llm_content).unwrap(), json!(out));
+}
+
+/// Issue 35, finding 2: a call reported as timed out could still write afterwards (the edit
+/// computed on the blocking pool never looked at its token before renaming). Held past its
+/// commit point by the deadline, it never commits; committed before the deadline, it is
+/// reported as done, not as "timed out ... and was stopped".
+#[tokio::test]
+async fn a_timed_out_call_has_changed_nothing() {
+    let h = harness(
+        vec![Rule::new("*", Decision::Allow, 1.0, "test")],
+        false,
+        Arc::new(FixedApprover(Outcome::Cancel)),
+        100,
+    );
+    let done =
+        h.scheduler.schedule(vec![call("1", "commits_late", "x")], CancellationToken::new()).await;
+    let err = done[0].error.as_ref().expect("timed out");
+    assert_eq!(err.kind, ErrorType::ToolCallTimeout, "{}", err.message);
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    assert!(
+        !h.journal.committed.load(Ordering::SeqCst),
+        "the call committed after its timeout was reported"
+    );
+
+    let h = harness(
+        vec![Rule::new("*", Decision::Allow, 1.0, "test")],
+        false,
+        Arc::new(FixedApprover(Outcome::Cancel)),
+        100,
+    );
+    let done =
+        h.scheduler.schedule(vec![call("1", "commits_early", "x")], CancellationToken::new()).await;
+    assert!(h.journal.committed.load(Ordering::SeqCst));
+    assert!(
+        done[0].error.is_none(),
+        "a committed call was reported as stopped: {:?}",
+        done[0].error
+    );
 }

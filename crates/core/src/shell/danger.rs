@@ -46,8 +46,9 @@ impl Options {
         self.short.contains(&c)
     }
 
+    /// A long option, or any prefix of it GNU getopt would take for it (`--rec`, `--fo`).
     fn long(&self, names: &[&str]) -> bool {
-        self.long.iter().any(|l| names.contains(&l.as_str()))
+        self.long.iter().any(|l| !l.is_empty() && names.iter().any(|n| n.starts_with(l.as_str())))
     }
 
     fn word(&self, pred: impl Fn(&str) -> bool) -> bool {
@@ -195,7 +196,11 @@ mod tests {
             ("mkfs", &["mkfs.ext4 /dev/sda1", "mkfs /dev/sda"], &[]),
             ("fdisk", &["fdisk /dev/sda"], &[]),
             ("parted", &["parted /dev/sda rm 1"], &[]),
-            ("chmod", &["chmod -R 777 /", "chmod --recursive a+w ."], &["chmod +x f"]),
+            (
+                "chmod",
+                &["chmod -R 777 /", "chmod --recursive a+w .", "chmod --rec 777 x"],
+                &["chmod +x f"],
+            ),
             ("chown", &["chown -R me /", "chown --recursive me ."], &["chown me f"]),
             ("truncate", &["truncate -s 0 f"], &[]),
             (

@@ -90,8 +90,12 @@ fn config_runs_programs(file: &Path) -> bool {
     }
     let text = String::from_utf8_lossy(&bytes);
     let mut section = String::new();
+    let key_of = |s: &str| -> String {
+        s.split(|c: char| c == '=' || c.is_whitespace()).next().unwrap_or("").to_ascii_lowercase()
+    };
     for line in text.lines() {
-        let l = line.trim();
+        // A byte-order mark and any white space (tabs included) are git's white space too.
+        let l = line.trim_start_matches('\u{feff}').trim();
         if l.is_empty() || l.starts_with('#') || l.starts_with(';') {
             continue;
         }
@@ -100,22 +104,23 @@ fn config_runs_programs(file: &Path) -> bool {
         }
         if let Some(rest) = l.strip_prefix('[') {
             let Some((head, tail)) = rest.split_once(']') else { return true };
-            // `[diff "x"] key = v` may follow on the same line.
-            let name = head.split(['"', ' ']).next().unwrap_or("").trim().to_ascii_lowercase();
-            section = name.replace(' ', "");
+            // `[diff "x"]`, `[diff.x]` (the old spelling): the section is the first word.
+            let name = head.split(|c: char| c == '"' || c == '.' || c.is_whitespace()).next();
+            section = name.unwrap_or("").trim().to_ascii_lowercase();
             if section == "include" || section.starts_with("includeif") {
                 return true;
             }
+            // `[diff] external = x`: a key may follow the header on the same line.
             let tail = tail.trim();
             if !tail.is_empty() && !tail.starts_with('#') && !tail.starts_with(';') {
-                let key = tail.split(['=', ' ']).next().unwrap_or("").to_ascii_lowercase();
+                let key = key_of(tail);
                 if runs_programs(&format!("{section}.{key}")) {
                     return true;
                 }
             }
             continue;
         }
-        let key = l.split(['=', ' ', '\t']).next().unwrap_or("").to_ascii_lowercase();
+        let key = key_of(l);
         if runs_programs(&format!("{section}.{key}")) {
             return true;
         }
@@ -222,6 +227,14 @@ pub(super) fn read_only(args: &[String], at: Option<Place<'_>>) -> Option<bool> 
         if rest.iter().any(reads) {
             return Some(false);
         }
+        // `diff --no-index` of folders compares every file beneath them, sensitive ones too
+        // (issue 34: `git diff --no-index sub2 .` printed `.env` and `.git/config`).
+        if sub == "diff"
+            && rest.iter().any(|a| a == "--no-index")
+            && rest.iter().any(|a| !a.starts_with('-') && cwd.join(a).is_dir())
+        {
+            return Some(false);
+        }
         // What the repository's configuration would run (issue 34: a repository under another
         // name, written by the model, with `diff.external`).
         if repository_runs_programs(&cwd) {
@@ -234,4 +247,39 @@ pub(super) fn read_only(args: &[String], at: Option<Place<'_>>) -> Option<bool> 
 /// A read-only git subcommand given options that make it write or run programs.
 pub(super) fn made_unsafe(args: &[String]) -> bool {
     read_only(args, None).is_some_and(|ro| !ro)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 34: a tab before `=` on the header's line, or a byte-order mark, hid
+    /// `diff.external` from the check; git reads both.
+    #[test]
+    fn every_spelling_git_reads_is_judged() {
+        let d = tempfile::tempdir().unwrap();
+        let f = d.path().join("config");
+        for text in [
+            "[diff]\n\texternal = ./evil.sh\n",
+            "[diff] external\t= ./evil.sh\n",
+            "\u{feff}[diff]\n\texternal = ./evil.sh\n",
+            "[DIFF]\n\tExternal=./evil.sh\n",
+            "[diff \"x\"]\n\ttextconv = ./evil.sh\n",
+            "[diff.x]\n\ttextconv = ./evil.sh\n",
+            "[filter \"lfs\"]\n\tclean = ./evil.sh\n",
+            "[include]\n\tpath = other\n",
+            "[includeIf \"gitdir:/\"]\n\tpath = other\n",
+            "[core]\n\tworktree = /etc\n",
+            "[gpg]\n\tprogram = ./evil.sh\n",
+            "[core]\r\n\tfsmonitor = ./evil.sh\r\n",
+        ] {
+            std::fs::write(&f, text).unwrap();
+            assert!(config_runs_programs(&f), "{text:?}");
+        }
+        for text in ["[core]\n\tbare = false\n", "[user]\n\tname = x\n", "# [diff] external = x\n"]
+        {
+            std::fs::write(&f, text).unwrap();
+            assert!(!config_runs_programs(&f), "{text:?}");
+        }
+    }
 }

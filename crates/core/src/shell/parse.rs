@@ -132,9 +132,11 @@ pub fn parse_command(command: &str) -> Option<ParsedCommand> {
                 "file_redirect" => {
                     has_redirection = true;
                     let input = name_of(node, bytes).is_some_and(|n| n == "redirection (<)");
+                    // The destination's text as written (quotes kept): what bash makes of
+                    // quoting is judged by the caller, which refuses anything quoted.
                     let target = node
                         .child_by_field_name("destination")
-                        .map(|d| normalize_name(text(d, bytes)));
+                        .map(|d| text(d, bytes).trim().to_string());
                     // A target the grammar does not name cannot be judged: an empty one never
                     // passes.
                     redirect_targets.push((input, target.unwrap_or_default()));

@@ -77,12 +77,18 @@ pub fn path_escapes(arg: &str, at: Place<'_>) -> bool {
     if arg.contains(['$', '`']) || (arg.starts_with('~') && arg != "~" && !arg.starts_with("~/")) {
         return true;
     }
-    let target = if arg == "~" || arg.starts_with("~/") {
+    let joined = if arg == "~" || arg.starts_with("~/") {
         let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_default();
-        normalize(&home.join(arg.trim_start_matches('~').trim_start_matches('/')))
+        home.join(arg.trim_start_matches('~').trim_start_matches('/'))
     } else {
-        normalize(&at.cwd.join(arg))
+        at.cwd.join(arg)
     };
+    // The kernel follows a link before it takes the `..` after it (`r/..` with `r -> /` is
+    // `/`), where a lexical fold drops both (issue 34): a `..` after a link is not judged.
+    if dotdot_after_link(&joined) {
+        return true;
+    }
+    let target = normalize(&joined);
     if !target.starts_with(at.workspace) {
         return true;
     }
@@ -102,6 +108,29 @@ pub fn path_escapes(arg: &str, at: Place<'_>) -> bool {
         }
         let Some(parent) = cur.parent() else { break };
         cur = parent;
+    }
+    false
+}
+
+/// Whether a `..` in `path` comes after a component that is a symbolic link (or that cannot be
+/// looked at): then where `..` leads depends on the link, not on the text.
+fn dotdot_after_link(path: &Path) -> bool {
+    let mut prefix = PathBuf::new();
+    let mut seen_link = false;
+    for c in path.components() {
+        match c {
+            Component::ParentDir if seen_link => return true,
+            Component::ParentDir => {
+                prefix.pop();
+            }
+            Component::CurDir => {}
+            other => {
+                prefix.push(other);
+                if !seen_link && matches!(other, Component::Normal(_)) {
+                    seen_link = prefix.symlink_metadata().is_ok_and(|m| m.file_type().is_symlink());
+                }
+            }
+        }
     }
     false
 }

@@ -207,9 +207,12 @@ fn sed_n_arg(a: &str) -> bool {
 
 /// Whether `args` has the long option (`--x`, `--x=...`) or the short one (alone or in a
 /// cluster such as `-Rn`).
+/// A long option may be any unambiguous prefix (`--rec` is `--recursive` to GNU getopt): a
+/// prefix counts as the option.
 fn has_option(args: &[String], long: &[&str], short: Option<char>) -> bool {
     args.iter().skip(1).take_while(|a| *a != "--").any(|a| {
-        long.iter().any(|l| a == l || a.starts_with(&format!("{l}=")))
+        let name = a.split('=').next().unwrap_or(a);
+        long.iter().any(|l| name.len() > 2 && name.starts_with("--") && l.starts_with(name))
             || short.is_some_and(|c| a.starts_with('-') && !a.starts_with("--") && a.contains(c))
     })
 }
@@ -262,8 +265,38 @@ fn grep(args: &[String], at: Place<'_>) -> bool {
     // A recursive search reads every file of a tree, the ones read_file refuses too: with the
     // file layer at hand that is asked (without it, upstream's lexical check alone applies).
     let recursive = has_option(args, &["--recursive", "--dereference-recursive"], Some('r'))
-        || has_option(args, &[], Some('R'));
+        || has_option(args, &[], Some('R'))
+        || directories_recurse(args);
     !(recursive && at.files.is_some()) && args_stay_inside(args, at, true)
+}
+
+/// `grep -d recurse`, `-drecurse`, `--directories=recurse` (or any prefix GNU grep takes for
+/// it): a recursive search spelled another way (issue 34). An unknown action asks too.
+fn directories_recurse(args: &[String]) -> bool {
+    let mut i = 1;
+    while let Some(a) = args.get(i) {
+        i += 1;
+        if a == "--" {
+            break;
+        }
+        let value =
+            if a == "-d" || (a.starts_with("--d") && "--directories".starts_with(a.as_str())) {
+                i += 1;
+                args.get(i - 1).map(String::as_str)
+            } else if let Some(v) = a.strip_prefix("-d") {
+                Some(v)
+            } else if let Some((o, v)) = a.split_once('=') {
+                (o.starts_with("--d") && "--directories".starts_with(o)).then_some(v)
+            } else {
+                None
+            };
+        if let Some(v) = value
+            && !matches!(v, "read" | "skip")
+        {
+            return true;
+        }
+    }
+    false
 }
 
 fn cd(args: &[String], at: Place<'_>) -> bool {
@@ -495,117 +528,5 @@ pub fn contains_git(args: &[String]) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn w(s: &str) -> Vec<String> {
-        crate::shell::split_words(s)
-    }
-
-    /// Every row of the table with a case it allows and one it asks about (issue 34: each row
-    /// has a test and says why it is safe).
-    #[test]
-    fn every_row_has_a_case() {
-        let dir = tempfile::tempdir().unwrap();
-        let ws = std::fs::canonicalize(dir.path()).unwrap();
-        std::fs::create_dir(ws.join("src")).unwrap();
-        std::fs::write(ws.join("f"), "x\n").unwrap();
-        let at = Place::new(&ws, &ws);
-        let rg = ["/usr/bin/rg", "/bin/rg", "/usr/local/bin/rg"]
-            .into_iter()
-            .find(|p| Path::new(p).is_file())
-            .unwrap_or("/usr/bin/rg");
-        let rg_yes = format!("{rg} foo f");
-        let rg_no = format!("{rg} --pre ./x foo f");
-        let cases: Vec<(&str, &str, &str)> = vec![
-            ("cat", "cat f", "cat /etc/passwd"),
-            ("head", "head -n 2 f", "head ../f"),
-            ("tail", "tail f", "tail /etc/shadow"),
-            ("tac", "tac f", "tac ../x"),
-            ("nl", "nl f", "nl /etc/passwd"),
-            ("wc", "wc -l f", "wc --files0-from=list"),
-            ("cut", "cut -c1 f", "cut -c1 /etc/passwd"),
-            ("paste", "paste f f", "paste f /etc/passwd"),
-            ("rev", "rev f", "rev ../f"),
-            ("numfmt", "numfmt --to=iec 1024", "numfmt /etc/passwd"),
-            ("stat", "stat f", "stat /etc/passwd"),
-            ("ls", "ls -la src", "ls -L src"),
-            ("uniq", "uniq f", "uniq f OUT"),
-            ("grep", "grep -n x f", "grep -f /etc/passwd x f"),
-            ("cd", "cd src", "cd .."),
-            ("echo", "echo hi", ""),
-            ("expr", "expr 1 + 1", ""),
-            ("true", "true", ""),
-            ("false", "false", ""),
-            ("pwd", "pwd", ""),
-            ("seq", "seq 3", ""),
-            ("id", "id", ""),
-            ("uname", "uname -a", ""),
-            ("whoami", "whoami", ""),
-            ("which", "which ls", ""),
-            ("tr", "tr a b", ""),
-            ("base64", "base64 f", "base64 -o out f"),
-            ("find", "find . -name '*.rs'", "find . -delete"),
-            ("sed", "sed -n 1p f", "sed -i s/a/b/ f"),
-            ("git", "git status", "git -c core.pager=sh log"),
-            ("rg", &rg_yes, &rg_no),
-        ];
-        for row in TABLE {
-            let (_, yes, no) = cases
-                .iter()
-                .find(|(n, _, _)| *n == row.name)
-                .unwrap_or_else(|| panic!("no case for the row {}", row.name));
-            assert!(!row.why.is_empty(), "{} says why it is safe", row.name);
-            if row.name != "rg" || Path::new(rg).is_file() {
-                assert!(is_known_safe(&w(yes), at), "{yes}");
-            }
-            if !no.is_empty() {
-                assert!(!is_known_safe(&w(no), at), "{no}");
-            }
-        }
-        assert_eq!(cases.len(), TABLE.len(), "a case for every row and no other");
-    }
-
-    #[test]
-    fn safe_commands_stay_inside_the_workspace() {
-        let dir = tempfile::tempdir().unwrap();
-        let ws = std::fs::canonicalize(dir.path()).unwrap();
-        let at = Place::new(&ws, &ws);
-        assert!(is_known_safe(&w("ls -la"), at));
-        assert!(is_known_safe(&w("cat src/a.rs"), at));
-        assert!(is_known_safe(&w("git status"), at));
-        assert!(is_known_safe(&w("git log --oneline -5"), at));
-        assert!(is_known_safe(&w("sed -n 1,5p f"), at));
-        assert!(is_known_safe(&w("bash -c 'ls; pwd'"), at));
-        assert!(!is_known_safe(&w("cat /etc/passwd"), at));
-        assert!(!is_known_safe(&w("cat ../x"), at));
-        assert!(!is_known_safe(&w("cat $HOME/.ssh/id_rsa"), at));
-        assert!(!is_known_safe(&w("git push"), at));
-        assert!(!is_known_safe(&w("git -c core.pager=sh log"), at));
-        assert!(!is_known_safe(&w("find . -delete"), at));
-        assert!(!is_known_safe(&w("rm x"), at));
-        assert!(!is_known_safe(&w("./rg foo"), at));
-        std::os::unix::fs::symlink("/etc", ws.join("out")).unwrap();
-        assert!(!is_known_safe(&w("cat out/passwd"), at));
-    }
-
-    #[test]
-    fn dangerous_commands() {
-        assert!(is_dangerous(&w("rm -rf x")));
-        assert!(is_dangerous(&w("sudo rm -f x")));
-        assert!(is_dangerous(&w("find . -exec rm {} ;")));
-        assert!(is_dangerous(&w("git -c x=y status")));
-        assert!(is_dangerous(&w("git diff --output=f")));
-        assert!(is_dangerous(&w("ln -s a b")));
-        assert!(!is_dangerous(&w("rm x")));
-        assert!(!is_dangerous(&w("git push")));
-    }
-
-    #[test]
-    fn git_is_found_after_prefixes() {
-        assert!(contains_git(&w("git status")));
-        assert!(contains_git(&w("ls && git push")));
-        assert!(contains_git(&w("FOO=1 /usr/bin/git log")));
-        assert!(!contains_git(&w("echo git")));
-    }
-}
+#[path = "safety_tests.rs"]
+mod tests;

@@ -34,6 +34,14 @@ pub enum Behaviour {
         /// How many characters.
         n: usize,
     },
+    /// Blocking work that ignores its token (as an edit computing on the blocking pool): waits
+    /// `before`, commits through the call's gate (setting `Journal::committed`), waits `after`.
+    Commits {
+        /// Before the commit.
+        before: Duration,
+        /// After it.
+        after: Duration,
+    },
 }
 
 /// Records of what fake tools did, for assertions.
@@ -45,6 +53,8 @@ pub struct Journal {
     pub worker_stopped: AtomicBool,
     /// How many calls started to run.
     pub executions: AtomicUsize,
+    /// Set when a `Commits` call's commit went through its gate.
+    pub committed: AtomicBool,
 }
 
 /// A configurable tool: parameter `text` (string, required; older name `message`).
@@ -192,6 +202,25 @@ impl Invocation for FakeInvocation {
             ),
             Behaviour::Panic => panic!("fake tool panicked on {}", self.text),
             Behaviour::Big { n } => ToolResult::text("x".repeat(*n), ""),
+            Behaviour::Commits { before, after } => {
+                let (before, after) = (*before, *after);
+                let gate = ctx.commit.clone();
+                let journal = self.journal.clone();
+                let done = tokio::task::spawn_blocking(move || {
+                    std::thread::sleep(before);
+                    let r = gate.commit(|| {
+                        journal.committed.store(true, Ordering::SeqCst);
+                        Ok(())
+                    });
+                    std::thread::sleep(after);
+                    r
+                })
+                .await;
+                match done {
+                    Ok(Ok(())) => ToolResult::text("committed", "committed"),
+                    _ => ToolResult::simple_error(ErrorType::Cancelled, "not committed"),
+                }
+            }
         };
         self.journal.runs.locked().push((self.text.clone(), started, Instant::now()));
         result

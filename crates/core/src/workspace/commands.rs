@@ -7,6 +7,20 @@ use std::path::Path;
 use super::{Access, OpenError, Workspace};
 
 impl Workspace {
+    /// Each root as given, with the identity (device, inode) of the folder the file layer
+    /// holds for it.
+    pub fn root_identities(&self) -> Vec<(std::path::PathBuf, (u64, u64))> {
+        self.roots
+            .iter()
+            .zip(&self.root_dirs)
+            .filter_map(|(r, d)| {
+                let st = rustix::fs::fstat(&d.fd).ok()?;
+                #[allow(clippy::useless_conversion)]
+                Some((r.given.clone(), (u64::from(st.st_dev), u64::from(st.st_ino))))
+            })
+            .collect()
+    }
+
     /// `sandbox` (a session's, without roots) with this workspace's roots as they are now,
     /// granted by the handles the file layer holds: a root's name swapped for a symlink after
     /// the workspace was set grants nothing new. Every command is confined through this.

@@ -64,7 +64,9 @@ pub(crate) fn reason(real: &Path, folders: &ControlFolders, roots: &[PathBuf]) -
         let Ok(rel) = real.strip_prefix(root) else { continue };
         let name = real.file_name().and_then(|n| n.to_str()).unwrap_or("");
         match first(rel).and_then(|f| f.to_str()) {
-            Some(".gemini") if !under_tmp(rel) => {
+            // The project's scratch folder (plans live there): not a control file.
+            Some(".gemini") if under_tmp(rel) => return None,
+            Some(".gemini") => {
                 return Some(
                     "it is in the project's .gemini folder (settings, policies, hooks, commands, skills)"
                         .into(),
@@ -85,7 +87,7 @@ pub(crate) fn reason(real: &Path, folders: &ControlFolders, roots: &[PathBuf]) -
             }
             _ => {}
         }
-        if name == "GEMINI.md" && !rel.components().any(|c| c.as_os_str() == "plans") {
+        if name == "GEMINI.md" {
             return Some(
                 "it is a GEMINI.md context file, read into the model's instructions".into(),
             );
@@ -120,6 +122,7 @@ mod tests {
             "/w/.git/hooks/pre-commit",
             "/w/GEMINI.md",
             "/w/docs/GEMINI.md",
+            "/w/plans/GEMINI.md",
         ];
         for p in control {
             assert!(reason(Path::new(p), &folders, &roots).is_some(), "{p}");

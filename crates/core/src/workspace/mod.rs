@@ -221,12 +221,18 @@ impl Workspace {
             // A root named through a symlink that leads to `/` serves the whole machine: a
             // folder replaced by such a link (from inside a sandbox, in a writable parent) must
             // not become that in a later session. Named `/` itself, it is the user's choice.
-            if real == Path::new("/") && paths::lexical_resolve(Path::new("/"), given) != real {
+            // So does one that leads to the home folder or above it (a folder replaced by a link
+            // to `~`; issue 33, second review).
+            let through_link = paths::lexical_resolve(Path::new("/"), given) != real;
+            let home = crate::files::user_home().and_then(|h| std::fs::canonicalize(h).ok());
+            let above_home = home.as_ref().is_some_and(|h| h.starts_with(&real));
+            if through_link && (real == Path::new("/") || above_home) {
                 return Err(WorkspaceError::Root {
                     path: given.clone(),
-                    source: std::io::Error::other(
-                        "it is a symbolic link to / (the whole file system); give / itself if you mean it",
-                    ),
+                    source: std::io::Error::other(format!(
+                        "it is a symbolic link to {}, which holds the home folder; give that folder itself if you mean it",
+                        real.display()
+                    )),
                 });
             }
             out.push(Root { given: given.clone(), real, read_only: *read_only });
@@ -547,6 +553,12 @@ mod tests {
         std::os::unix::fs::symlink("/", &link).unwrap();
         let err = Workspace::new(&[link], &Config::default()).unwrap_err();
         assert!(err.to_string().contains("symbolic link to /"), "{err}");
+        // The same for a link to the home folder.
+        if let Some(home) = crate::files::user_home().and_then(|h| fs::canonicalize(h).ok()) {
+            let link = d.path().join("home-link");
+            std::os::unix::fs::symlink(&home, &link).unwrap();
+            assert!(Workspace::new(&[link], &Config::default()).is_err());
+        }
         assert!(Workspace::new(&[PathBuf::from("/")], &Config::default()).is_ok());
     }
 

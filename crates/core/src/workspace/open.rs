@@ -327,7 +327,10 @@ impl WriteTarget {
     /// (Linux `O_TMPFILE`; elsewhere a temporary name), synced, given the old file's mode and
     /// owner (a new file: `0666` less the umask), then renamed over the name. A write stopped at
     /// any point leaves the old file or the new one, and no temporary file.
-    pub fn write(&self, bytes: &[u8]) -> io::Result<()> {
+    ///
+    /// The rename, the one step that makes the change visible, happens through `gate`: a call
+    /// the scheduler gave up (timed out, cancelled) renames nothing and leaves no temporary file.
+    pub fn write(&self, bytes: &[u8], gate: &crate::commit::CommitGate) -> io::Result<()> {
         // The file being replaced (a regular file; not a link, which the rename replaces).
         let old = rustix::fs::statat(&self.dir, self.name.as_os_str(), AtFlags::SYMLINK_NOFOLLOW)
             .ok()
@@ -362,12 +365,12 @@ impl WriteTarget {
             Some(n) => n,
             None => self.link_unnamed(&file)?,
         };
-        renameat(&self.dir, temp_name.as_os_str(), &self.dir, self.name.as_os_str()).map_err(
-            |e| {
-                let _ = unlinkat(&self.dir, temp_name.as_os_str(), AtFlags::empty());
-                io::Error::from(e)
-            },
-        )?;
+        gate.commit(|| {
+            Ok(renameat(&self.dir, temp_name.as_os_str(), &self.dir, self.name.as_os_str())?)
+        })
+        .inspect_err(|_| {
+            let _ = unlinkat(&self.dir, temp_name.as_os_str(), AtFlags::empty());
+        })?;
         let _ = rustix::fs::fsync(&self.dir);
         Ok(())
     }
@@ -382,7 +385,7 @@ impl WriteTarget {
             }
         }
         for attempt in 0..100u32 {
-            let name = OsString::from(format!("{TEMP_PREFIX}{}-{attempt}", std::process::id()));
+            let name = OsString::from(format!("{TEMP_PREFIX}{}-{attempt}", writer_id()));
             let flags =
                 OFlags::CREATE | OFlags::EXCL | OFlags::WRONLY | OFlags::CLOEXEC | OFlags::NOFOLLOW;
             match openat(&self.dir, name.as_os_str(), flags, Mode::from_raw_mode(0o666)) {
@@ -399,7 +402,7 @@ impl WriteTarget {
         use std::os::fd::AsRawFd;
         let proc_path = format!("/proc/self/fd/{}", file.as_raw_fd());
         for attempt in 0..100u32 {
-            let name = OsString::from(format!("{TEMP_PREFIX}{}-{attempt}", std::process::id()));
+            let name = OsString::from(format!("{TEMP_PREFIX}{}-{attempt}", writer_id()));
             match linkat(
                 CWD,
                 proc_path.as_str(),
@@ -415,8 +418,10 @@ impl WriteTarget {
         Err(io::Error::other("no free temporary name"))
     }
 
-    /// Temporary files an earlier write left when it was killed: their writer (whose pid the
-    /// name carries) is gone, or they are more than a minute old.
+    /// Temporary files an earlier write left when it was killed: only those whose writer is
+    /// gone. A name carries its writer's pid and start time (`.toolbelt-write-PID.START-N`), so
+    /// a file of a write still running, or of another program, is never touched (issue 35: any
+    /// `.toolbelt-write-*` older than a minute was deleted, whoever made it).
     fn remove_stale_temps(&self) {
         let Ok(dir) = openat(
             &self.dir,
@@ -427,28 +432,43 @@ impl WriteTarget {
             return;
         };
         let Ok(entries) = rustix::fs::Dir::read_from(&dir) else { return };
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs() as i64);
         for entry in entries.flatten() {
             let name = entry.file_name().to_bytes();
-            if !name.starts_with(TEMP_PREFIX.as_bytes()) {
-                continue;
-            }
-            let Ok(name) = std::str::from_utf8(name) else { continue };
-            let writer_gone = name[TEMP_PREFIX.len()..]
-                .split('-')
-                .next()
-                .and_then(|pid| pid.parse::<i32>().ok())
-                .is_some_and(|pid| {
-                    let pid = nix::unistd::Pid::from_raw(pid);
-                    nix::sys::signal::kill(pid, None) == Err(nix::errno::Errno::ESRCH)
-                });
-            let old = rustix::fs::statat(&self.dir, name, AtFlags::SYMLINK_NOFOLLOW)
-                .is_ok_and(|st| now - st.st_mtime > 60);
-            if writer_gone || old {
+            let Some(rest) = name.strip_prefix(TEMP_PREFIX.as_bytes()) else { continue };
+            let Ok(rest) = std::str::from_utf8(rest) else { continue };
+            let Some((writer, _)) = rest.rsplit_once('-') else { continue };
+            if writer_gone(writer) {
                 let _ = unlinkat(&self.dir, name, AtFlags::empty());
             }
         }
+    }
+}
+
+/// This process as a writer of temporary files: `PID.START` (its start time in clock ticks
+/// since boot, from `/proc/self/stat`; `0` where there is none).
+fn writer_id() -> String {
+    static ID: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    ID.get_or_init(|| {
+        let pid = std::process::id();
+        format!("{pid}.{}", start_time(pid).unwrap_or(0))
+    })
+    .clone()
+}
+
+/// A process's start time (`/proc/PID/stat`, field 22).
+fn start_time(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat.get(stat.rfind(')')? + 2..)?.split(' ').nth(19)?.parse().ok()
+}
+
+/// Whether the writer named `PID.START` is gone: no such process, or one that started at
+/// another time (the pid was reused). A name in any other form is not ours: kept.
+fn writer_gone(writer: &str) -> bool {
+    let Some((pid, start)) = writer.split_once('.') else { return false };
+    let (Ok(pid), Ok(start)) = (pid.parse::<u32>(), start.parse::<u64>()) else { return false };
+    let Ok(raw) = i32::try_from(pid) else { return false };
+    match nix::sys::signal::kill(nix::unistd::Pid::from_raw(raw), None) {
+        Err(nix::errno::Errno::ESRCH) => true,
+        _ => start != 0 && start_time(pid).is_some_and(|now| now != start),
     }
 }

@@ -46,6 +46,9 @@ fn place() -> Place {
     write(&outside.join("secret.txt"), "CANARY outside\n");
     std::fs::hard_link(outside.join("secret.txt"), root.join("hard_out")).unwrap();
     std::os::unix::fs::symlink(outside.join("secret.txt"), root.join("docs/notes")).unwrap();
+    std::os::unix::fs::symlink("/", root.join("r")).unwrap();
+    std::os::unix::fs::symlink(".", root.join("x_here")).unwrap();
+    std::os::unix::fs::symlink(".env", root.join("e")).unwrap();
     write(&root.join("bin/ls"), "#!/bin/sh\ntouch PWNED\n");
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(root.join("bin/ls"), std::fs::Permissions::from_mode(0o755)).unwrap();
@@ -97,6 +100,15 @@ fn known_safe_commands_are_judged_through_the_file_layer_where_they_run() {
         ("git -C x diff --no-index a.txt b.txt", Ask, "a repository config that runs a program"),
         ("git show HEAD:.env", Ask, "a sensitive path in a revision"),
         ("git status", Allow, "plain git"),
+        // The second attack (helper review of issue 34):
+        ("grep -d recurse CANARY", Ask, "grep -d recurse is recursive"),
+        ("grep --directories=recurse CANARY .", Ask, "grep --directories=recurse"),
+        ("grep --dir=recurse CANARY .", Ask, "an abbreviated --directories"),
+        ("grep --rec CANARY .", Ask, "an abbreviated --recursive"),
+        ("git diff --no-index src .", Ask, "git diff --no-index of folders"),
+        ("cat r/../etc/passwd", Ask, "a .. after a link"),
+        ("cat x_here/../ws/e", Ask, "a .. after a link that looks harmless"),
+        ("head -2 r/../etc/passwd", Ask, "a .. after a link"),
     ];
     let wrong: Vec<String> = rows
         .iter()
@@ -144,6 +156,11 @@ fn auto_edit_lets_a_redirection_through_only_to_a_plain_workspace_file() {
         ("echo x > .env".into(), Ask),
         ("echo x > $HOME/f".into(), Ask),
         ("cat < .env".into(), Ask),
+        (format!("echo x > '/'{}", policy.display().to_string().trim_start_matches('/')), Ask),
+        ("echo x > .gem''ini/settings.json".into(), Ask),
+        ("echo x > ./.g\\it/config".into(), Ask),
+        ("tr a a < .e''nv > o3.txt".into(), Ask),
+        ("echo x > \"notes.txt\"".into(), Ask),
         ("echo x > notes.txt".into(), Allow),
         ("echo x > src/out.txt 2>&1".into(), Allow),
         ("echo hi > /dev/null".into(), Allow),

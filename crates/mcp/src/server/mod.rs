@@ -96,6 +96,9 @@ pub struct ToolbeltServer {
     roots: Arc<Mutex<Option<Vec<std::path::PathBuf>>>>,
     /// Held while the roots are fetched: a call waits for the workspace being set up.
     roots_refresh: Arc<tokio::sync::Mutex<()>>,
+    /// The folder (device, inode) each root path was when it was first used: a path that is
+    /// another folder now (moved away, replaced by a link) is refused, never taken.
+    root_ids: Arc<Mutex<HashMap<std::path::PathBuf, (u64, u64)>>>,
     approver: Arc<ElicitingApprover>,
     progress: ProgressMap,
 }
@@ -107,6 +110,7 @@ impl ToolbeltServer {
             connection: Arc::default(),
             roots: Arc::default(),
             roots_refresh: Arc::default(),
+            root_ids: Arc::default(),
             approver: Arc::new(ElicitingApprover::default()),
             progress: Arc::default(),
         }
@@ -125,12 +129,26 @@ impl ToolbeltServer {
             self.approver.set_peer(peer.clone());
             // The client's roots are the workspace when they make one; settings and policies
             // stay the session's.
-            let roots = self.roots.locked().clone().filter(|r| !r.is_empty());
-            let workspace = roots.as_ref().and_then(|r| {
-                toolbelt_core::Workspace::new(r, &parts.env.config)
-                    .map_err(|e| tracing::warn!("the client's roots cannot be used: {e}"))
-                    .ok()
-            });
+            let offered = self.roots.locked().clone();
+            let built = match offered.as_ref() {
+                None => None,
+                Some(r) if r.is_empty() => {
+                    Some(Err("it offered none that is a folder".to_string()))
+                }
+                Some(r) => Some(
+                    toolbelt_core::Workspace::new(r, &parts.env.config)
+                        .map_err(|e| e.to_string())
+                        .and_then(|w| self.same_folders(&w).map(|()| w)),
+                ),
+            };
+            let (workspace, roots_refused) = match built {
+                None => (None, None),
+                Some(Ok(w)) => (Some(w), None),
+                Some(Err(why)) => {
+                    tracing::warn!("the client's roots cannot be used: {why}");
+                    (None, Some(why))
+                }
+            };
             let primary =
                 workspace.as_ref().map_or(parts.workspace.clone(), |w| w.primary().into());
             let trusted = match (&workspace, &parts.trust) {
@@ -173,7 +191,16 @@ impl ToolbeltServer {
             if let Some(h) = &parts.hooks {
                 scheduler = scheduler.with_hooks(h.clone());
             }
-            let refused = if workspace.is_some() { None } else { parts.root_refused.clone() };
+            // Roots the client offered but that cannot be used serve nothing: never the folder
+            // the server started in (issue 33, second review: all roots gone, the start
+            // folder became the sandbox's writable root).
+            let refused = match (&workspace, roots_refused) {
+                (Some(_), _) => None,
+                (None, Some(why)) => Some(format!(
+                    "Nothing is served: the MCP client's roots cannot be used ({why}). Open a folder in the client (or restart toolbelt with --root /path/to/project)."
+                )),
+                (None, None) => parts.root_refused.clone(),
+            };
             if let Some(w) = workspace {
                 scheduler.set_workspace(w);
             }
@@ -197,6 +224,27 @@ impl ToolbeltServer {
 }
 
 impl ToolbeltServer {
+    /// Whether each root of `w` is the folder its path was when this connection first used it
+    /// (recorded now for paths seen the first time).
+    fn same_folders(&self, w: &toolbelt_core::Workspace) -> Result<(), String> {
+        let mut ids = self.root_ids.locked();
+        for (given, id) in w.root_identities() {
+            match ids.get(&given) {
+                Some(was) if *was != id => {
+                    return Err(format!(
+                        "{} is no longer the folder it was (it was moved or replaced, by a symbolic link perhaps)",
+                        given.display()
+                    ));
+                }
+                Some(_) => {}
+                None => {
+                    ids.insert(given, id);
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Whether the client declared the roots capability.
     fn offers_roots(peer: &Peer<RoleServer>) -> bool {
         peer.peer_info().is_some_and(|i| i.capabilities.roots.is_some())

@@ -198,7 +198,7 @@ fn encode(text: &str, enc: Encoding) -> Result<std::borrow::Cow<'_, [u8]>, char>
 
 impl ReplaceCall {
     /// The edit itself: read, match, write, report.
-    fn run(&self) -> ToolResult {
+    fn run(&self, gate: &toolbelt_core::commit::CommitGate) -> ToolResult {
         let edit = match self.calculate() {
             Ok(e) => e,
             Err(f) => {
@@ -210,7 +210,7 @@ impl ReplaceCall {
                 );
             }
         };
-        if let Err(msg) = write(&self.target, &edit, &self.seen) {
+        if let Err(msg) = write(&self.target, &edit, &self.seen, gate) {
             return ToolResult::error(
                 ErrorType::FileWriteFailure,
                 format!("Error executing edit: {msg}"),
@@ -410,6 +410,7 @@ fn write(
     target: &EditTarget,
     edit: &Edit,
     seen: &toolbelt_core::ledger::FileLedger,
+    gate: &toolbelt_core::commit::CommitGate,
 ) -> Result<(), String> {
     let text: std::borrow::Cow<'_, str> = if edit.crlf {
         edit.after.replace('\n', "\r\n").into()
@@ -419,7 +420,7 @@ fn write(
     let bytes = encode(&text, edit.encoding).map_err(|c| {
         format!("the file is not UTF-8 (read as Latin-1) and {c:?} cannot be written in that encoding; the file was left unchanged")
     })?;
-    target.write(&bytes).map_err(|e| e.to_string())?;
+    target.write(&bytes, gate).map_err(|e| e.to_string())?;
     seen.record(&target.path.real, &bytes);
     Ok(())
 }
@@ -472,6 +473,7 @@ impl Invocation for ReplaceCall {
 
     async fn execute(&self, ctx: ExecContext) -> ToolResult {
         let this = self.clone();
-        super::off_the_scheduler("replace", &ctx, move || this.run()).await
+        let gate = ctx.commit.clone();
+        super::off_the_scheduler("replace", &ctx, move || this.run(&gate)).await
     }
 }

@@ -88,8 +88,13 @@ impl EditTarget {
         }
     }
 
-    /// Replaces the file with `bytes` (missing folders created), atomically.
-    pub(crate) fn write(&self, bytes: &[u8]) -> std::io::Result<()> {
+    /// Replaces the file with `bytes` (missing folders created), atomically; the rename goes
+    /// through `gate` (nothing is renamed once the scheduler gave the call up).
+    pub(crate) fn write(
+        &self,
+        bytes: &[u8],
+        gate: &toolbelt_core::commit::CommitGate,
+    ) -> std::io::Result<()> {
         #[cfg(unix)]
         {
             use toolbelt_core::workspace::OpenError;
@@ -99,14 +104,14 @@ impl EditTarget {
                 }
                 OpenError::Io(e) => e,
             })?;
-            target.write(bytes)
+            target.write(bytes, gate)
         }
         #[cfg(not(unix))]
         {
             if let Some(parent) = self.path.real.parent() {
                 std::fs::create_dir_all(parent)?;
             }
-            toolbelt_core::files::atomic_write(&self.path.real, bytes)
+            gate.commit(|| toolbelt_core::files::atomic_write(&self.path.real, bytes))
         }
     }
 }

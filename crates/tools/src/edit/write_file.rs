@@ -166,7 +166,7 @@ fn current(target: &EditTarget) -> Result<Option<String>, ReadError> {
 
 impl WriteCall {
     /// The write itself: read the old file, write the new one, report.
-    fn run(&self) -> ToolResult {
+    fn run(&self, gate: &toolbelt_core::commit::CommitGate) -> ToolResult {
         let path = self.path.clone();
         let original_bytes = match self.target.read() {
             Ok(o) => o,
@@ -187,7 +187,7 @@ impl WriteCall {
         let is_new = original.is_none();
         let proposed = self.proposed(original.as_deref());
         let bytes = proposed.clone().into_bytes();
-        let written = self.target.write(&bytes).map(|()| self.seen.record(&path, &bytes));
+        let written = self.target.write(&bytes, gate).map(|()| self.seen.record(&path, &bytes));
         if let Err(e) = written {
             let p = path.display();
             let (kind, msg) = match e.raw_os_error() {
@@ -293,6 +293,7 @@ impl Invocation for WriteCall {
 
     async fn execute(&self, ctx: ExecContext) -> ToolResult {
         let this = self.clone();
-        super::off_the_scheduler("write_file", &ctx, move || this.run()).await
+        let gate = ctx.commit.clone();
+        super::off_the_scheduler("write_file", &ctx, move || this.run(&gate)).await
     }
 }

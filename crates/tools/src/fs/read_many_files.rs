@@ -114,6 +114,9 @@ impl Tool for ReadManyFiles {
     fn kind(&self) -> Kind {
         Kind::Read
     }
+    fn costly(&self) -> bool {
+        true
+    }
     fn always_allow(&self) -> AlwaysAllow {
         AlwaysAllow { scope: AlwaysScope::Argument("include"), enables_auto_edit: false }
     }

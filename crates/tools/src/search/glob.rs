@@ -48,6 +48,9 @@ impl Tool for Glob {
     fn kind(&self) -> Kind {
         Kind::Search
     }
+    fn costly(&self) -> bool {
+        true
+    }
     fn always_allow(&self) -> AlwaysAllow {
         AlwaysAllow { scope: AlwaysScope::Argument("pattern"), enables_auto_edit: false }
     }

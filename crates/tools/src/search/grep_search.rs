@@ -8,7 +8,7 @@ use toolbelt_core::sync::LockExt;
 use toolbelt_core::tool::{AlwaysAllow, AlwaysScope};
 
 use async_trait::async_trait;
-use grep_regex::{RegexMatcher, RegexMatcherBuilder};
+use grep_regex::RegexMatcher;
 use grep_searcher::{
     BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkContextKind, SinkMatch,
 };
@@ -67,6 +67,9 @@ impl Tool for GrepSearch {
     fn kind(&self) -> Kind {
         Kind::Search
     }
+    fn costly(&self) -> bool {
+        true
+    }
     fn always_allow(&self) -> AlwaysAllow {
         AlwaysAllow { scope: AlwaysScope::Argument("pattern"), enables_auto_edit: false }
     }
@@ -108,30 +111,12 @@ impl Tool for GrepSearch {
 
     fn build(&self, params: Value, env: &ToolEnv) -> Result<Box<dyn Invocation>, String> {
         let p: Params = toolbelt_core::schema::parse_params(params)?;
-        if !p.fixed_strings {
-            // Parsed, not compiled: the matcher below compiles it (twice cost 0.3 ms a call).
-            regex_syntax::Parser::new().parse(&p.pattern).map_err(|e| {
-                format!(
-                    "Invalid regular expression pattern provided: {}. Error: {}",
-                    p.pattern,
-                    one_line(&e.to_string())
-                )
-            })?;
-        }
-        let exclude = match &p.exclude_pattern {
-            Some(x) => Some(
-                regex::RegexBuilder::new(x).case_insensitive(!p.case_sensitive).build().map_err(
-                    |e| {
-                        format!(
-                            "Invalid exclude regular expression pattern provided: {x}. Error: {}",
-                            one_line(&e.to_string())
-                        )
-                    },
-                )?,
-            ),
-            None => None,
-        };
-        let matcher = build_matcher(&p)?;
+        let (matcher, exclude) = super::patterns::compile(
+            &p.pattern,
+            p.fixed_strings,
+            p.case_sensitive,
+            p.exclude_pattern.as_deref(),
+        )?;
         let ws = &env.workspace;
         let search = ws
             .resolve_checked(p.dir_path.as_deref().unwrap_or("."), Access::Read)
@@ -179,25 +164,6 @@ impl Tool for GrepSearch {
             params: p,
         }))
     }
-}
-
-fn one_line(s: &str) -> String {
-    s.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" ")
-}
-
-fn build_matcher(p: &Params) -> Result<RegexMatcher, String> {
-    RegexMatcherBuilder::new()
-        .case_insensitive(!p.case_sensitive)
-        .fixed_strings(p.fixed_strings)
-        .line_terminator(Some(b'\n'))
-        .build(&p.pattern)
-        .map_err(|e| {
-            format!(
-                "Invalid regular expression pattern provided: {}. Error: {}",
-                p.pattern,
-                one_line(&e.to_string())
-            )
-        })
 }
 
 struct GrepCall {

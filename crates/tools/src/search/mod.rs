@@ -5,6 +5,7 @@ pub mod glob;
 pub mod grep_search;
 mod ignore_files;
 mod opener;
+mod patterns;
 pub(crate) mod unread;
 mod whole;
 

@@ -247,3 +247,35 @@ fn modify_with_editor_writes_what_the_person_saved() {
     assert_eq!(read(&t, "notes.txt"), b"edited by a person\n");
     assert!(out.contains("User modified the `content` to be: edited by a person"), "{out}");
 }
+
+/// Issue 35, finding 2: a write the scheduler gave up (its gate closed at the commit point)
+/// changes nothing and leaves no temporary file, for write_file and replace alike.
+#[test]
+fn a_given_up_edit_changes_nothing() {
+    let t = TempTree::new();
+    t.file("f.txt", "old\n");
+    let env = t.env(&[]);
+    let registry =
+        toolbelt_core::Registry::builder().tools(toolbelt_tools::builtin_tools()).build().unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    for (tool, args) in [
+        ("write_file", serde_json::json!({"file_path": "f.txt", "content": "new\n"})),
+        (
+            "replace",
+            serde_json::json!({"file_path": "f.txt", "old_string": "old", "new_string": "new", "instruction": "x"}),
+        ),
+    ] {
+        let built = registry.build_call(tool, args, &env).unwrap();
+        let ctx =
+            toolbelt_core::tool::ExecContext::new("c", tokio_util::sync::CancellationToken::new());
+        assert!(!ctx.commit.revoke());
+        let r = rt.block_on(built.invocation.execute(ctx));
+        assert!(r.error.is_some(), "{tool}: {:?}", r.llm_content);
+        assert_eq!(std::fs::read_to_string(t.root().join("f.txt")).unwrap(), "old\n", "{tool}");
+        let names: Vec<String> = std::fs::read_dir(t.root())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names, ["f.txt"], "{tool} left a temporary file");
+    }
+}

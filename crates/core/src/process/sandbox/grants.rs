@@ -24,10 +24,22 @@ pub(super) fn identity(fd: BorrowedFd<'_>) -> Result<(u64, u64), SandboxError> {
     Ok((u64::from(st.st_dev), u64::from(st.st_ino)))
 }
 
-/// Opens `path` for a grant. `Ok(None)`: it does not exist, or the way to it leads through a
-/// symlink that someone other than root could have planted (logged).
+/// Opens `path` for a grant to read. `Ok(None)`: it does not exist, or the way to it leads
+/// through a symlink that someone other than root could have planted (logged).
 pub(super) fn open(path: &Path) -> Result<Option<Grant>, SandboxError> {
-    match crate::files::owned::walk(path, crate::files::owned::Missing::Fail) {
+    open_with(path, crate::files::owned::Missing::Fail)
+}
+
+/// Opens `path` for a grant to write: no symlink followed on the way at all.
+pub(super) fn open_writable(path: &Path) -> Result<Option<Grant>, SandboxError> {
+    open_with(path, crate::files::owned::Missing::FailNoLinks)
+}
+
+fn open_with(
+    path: &Path,
+    how: crate::files::owned::Missing,
+) -> Result<Option<Grant>, SandboxError> {
+    match crate::files::owned::walk(path, how) {
         Ok((fd, real)) => Ok(Some(Grant { path: real, fd: Arc::new(fd) })),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
         Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {

@@ -42,7 +42,74 @@ const DENIED: &[i64] = &[
     libc::SYS_io_uring_setup,
     libc::SYS_io_uring_enter,
     libc::SYS_io_uring_register,
+    // Changing mounts (the read-only binds of the control folders among them): a command run
+    // as root cleared `MOUNT_ATTR_RDONLY` with mount_setattr, which Landlock does not check
+    // (issue 33, second review).
+    libc::SYS_mount,
+    libc::SYS_umount2,
+    libc::SYS_mount_setattr,
+    libc::SYS_move_mount,
+    libc::SYS_open_tree,
+    libc::SYS_fsopen,
+    libc::SYS_fsconfig,
+    libc::SYS_fsmount,
+    libc::SYS_fspick,
+    libc::SYS_pivot_root,
+    // Reading another process's memory, rebooting, port I/O.
+    libc::SYS_process_vm_readv,
+    libc::SYS_reboot,
+    libc::SYS_iopl,
+    libc::SYS_ioperm,
 ];
+
+/// Capabilities a command run as root loses (from the bounding set, so it never gets them back
+/// at exec): administration, modules, raw I/O, devices (`mknod` of a disk or the console),
+/// tracing, networks, clocks, auditing, namespaces' chroot. `CAP_SETPCAP`, needed to drop the
+/// others, goes last. File access (`CAP_DAC_*`, `CAP_CHOWN`, `CAP_FOWNER`) stays: Landlock
+/// decides it.
+const DROPPED_CAPABILITIES: &[i32] = &[
+    9,  // CAP_LINUX_IMMUTABLE
+    12, // CAP_NET_ADMIN
+    13, // CAP_NET_RAW
+    16, // CAP_SYS_MODULE
+    17, // CAP_SYS_RAWIO
+    18, // CAP_SYS_CHROOT
+    19, // CAP_SYS_PTRACE
+    20, // CAP_SYS_PACCT
+    21, // CAP_SYS_ADMIN
+    22, // CAP_SYS_BOOT
+    24, // CAP_SYS_RESOURCE
+    25, // CAP_SYS_TIME
+    26, // CAP_SYS_TTY_CONFIG
+    27, // CAP_MKNOD
+    29, // CAP_AUDIT_WRITE
+    30, // CAP_AUDIT_CONTROL
+    31, // CAP_SETFCAP
+    32, // CAP_MAC_OVERRIDE
+    33, // CAP_MAC_ADMIN
+    34, // CAP_SYSLOG
+    35, // CAP_WAKE_ALARM
+    36, // CAP_BLOCK_SUSPEND
+    37, // CAP_AUDIT_READ
+    38, // CAP_PERFMON
+    39, // CAP_BPF
+    40, // CAP_CHECKPOINT_RESTORE
+    8,  // CAP_SETPCAP, last
+];
+
+/// Drops [`DROPPED_CAPABILITIES`] from the bounding set (a capability the kernel does not know
+/// is skipped). Only system calls: called between fork and exec.
+#[allow(unsafe_code)]
+fn drop_capabilities() -> std::io::Result<()> {
+    for cap in DROPPED_CAPABILITIES {
+        // SAFETY: prctl(PR_CAPBSET_DROP) changes only this process's bounding set.
+        let rc = unsafe { libc::prctl(libc::PR_CAPBSET_DROP, *cap, 0, 0, 0) };
+        if rc < 0 && std::io::Error::last_os_error().raw_os_error() != Some(libc::EINVAL) {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
 
 fn abi_from(v: i32) -> Option<ABI> {
     Some(match v {
@@ -115,7 +182,8 @@ impl Prepared {
     /// Builds the Landlock ruleset, the seccomp filter and the read-only mounts for `sandbox`.
     /// Fails, rather than run a command unconfined, when the kernel has no Landlock, and when a
     /// protected path now leads through a symlink.
-    pub fn new(sandbox: &Sandbox) -> Result<Self, SandboxError> {
+    /// `cwd` is the folder the command runs in.
+    pub fn new(sandbox: &Sandbox, cwd: &std::path::Path) -> Result<Self, SandboxError> {
         let support = support();
         support.require()?;
         let abi = abi_from(support.landlock_abi)
@@ -146,10 +214,12 @@ impl Prepared {
                 }
             }
         }
+        // No device files made anywhere (`mknod` of the console or a disk, as root).
+        let write = AccessFs::from_all(abi) & !(AccessFs::MakeChar | AccessFs::MakeBlock);
         for g in sandbox.writable().iter().chain(sandbox.terminal()) {
-            created = add(created, g.fd(), AccessFs::from_all(abi), abi)?;
+            created = add(created, g.fd(), write, abi)?;
         }
-        let mounts = super::mounts::Plan::new(sandbox.protected())?;
+        let mounts = super::mounts::Plan::new(sandbox.protected(), cwd)?;
         Ok(Prepared { ruleset: Some(created), filter: filter(closed, abi as i32)?, mounts })
     }
 
@@ -159,6 +229,11 @@ impl Prepared {
     pub fn apply(&mut self) -> std::io::Result<()> {
         if let Some(m) = &self.mounts {
             m.apply()?;
+        }
+        // SAFETY: geteuid only reads this process's credentials.
+        #[allow(unsafe_code)]
+        if unsafe { libc::geteuid() } == 0 {
+            drop_capabilities()?;
         }
         let ruleset =
             self.ruleset.take().ok_or_else(|| std::io::Error::other("sandbox applied twice"))?;

@@ -134,6 +134,9 @@ impl Grant {
 pub struct Protected {
     /// The folder `rel` is found beneath (a workspace root, or the state folder's parent).
     pub base: PathBuf,
+    /// Bound read-only (a control folder); `false`: bound onto itself as it is, so that it
+    /// cannot be renamed or replaced from inside (a root, or a folder on the way to one).
+    pub read_only: bool,
     /// The identity (device, inode) `base` must still have when the command starts: a folder
     /// swapped in its place is refused.
     pub base_id: (u64, u64),
@@ -198,10 +201,12 @@ const SYSTEM_READABLE: &[&str] = &[
 const DEVICES: &[&str] =
     &["/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/ptmx", "/dev/shm"];
 
-/// Paths in each writable root whose files decide what runs: they stay read-only (`.git` only
-/// where it is a `gitdir:` file; a `.git` folder is the repository, its config and hooks are
-/// protected one by one).
-pub const ROOT_CONTROL: &[&str] = &[".gemini", ".toolbelt", ".git/config", ".git/hooks", ".git"];
+/// Paths in each writable root whose files decide what runs: they stay read-only. `.git`
+/// whole, as codex and upstream's bubblewrap profile keep it: its config, hooks, `commondir`,
+/// `config.worktree` and submodules' folders all decide what git runs (issue 33, second
+/// review: `.git/commondir` moved the repository's config elsewhere). Commits and other git
+/// writes then need a command run outside the sandbox.
+pub const ROOT_CONTROL: &[&str] = &[".gemini", ".toolbelt", ".git"];
 
 impl Sandbox {
     /// The sandbox of a session, without its roots: `profile`, the temp folders, the tool
@@ -237,7 +242,8 @@ impl Sandbox {
         let open = |paths: Vec<PathBuf>, write: bool| -> Result<Vec<Grant>, SandboxError> {
             let mut out: Vec<Grant> = Vec::new();
             for p in paths {
-                let Some(grant) = grants::open(&p)? else { continue };
+                let opened = if write { grants::open_writable(&p)? } else { grants::open(&p)? };
+                let Some(grant) = opened else { continue };
                 // A writable folder reached through a symlink that leads above toolbelt's state
                 // or the home folder would hand them out whole (a TMPDIR that now leads to `/`
                 // or `~`). Named so by the user (`allowedPaths: ["~"]`), it is the user's call.
@@ -280,6 +286,7 @@ impl Sandbox {
     ) -> Result<Self, SandboxError> {
         let mut s = self.clone();
         let mut grants = Vec::new();
+        let mut controls = Vec::new();
         for (path, fd, read_only) in roots {
             let fd = fd.try_clone_to_owned().map_err(|e| SandboxError::Setup(e.to_string()))?;
             let grant = Grant { path: path.to_path_buf(), fd: Arc::new(fd) };
@@ -288,10 +295,11 @@ impl Sandbox {
             } else {
                 let id = grants::identity(grant.fd())?;
                 for rel in ROOT_CONTROL {
-                    s.protected.push(Protected {
+                    controls.push(Protected {
                         base: path.to_path_buf(),
                         base_id: id,
                         rel: PathBuf::from(rel),
+                        read_only: true,
                     });
                 }
                 grants.push(grant);
@@ -299,6 +307,7 @@ impl Sandbox {
         }
         grants.append(&mut s.writable);
         s.writable = grants;
+        let mut state = Vec::new();
         for st in &self.state {
             let Ok(real) = std::fs::canonicalize(st) else { continue };
             if !s.writable.iter().any(|g| real.starts_with(&g.path)) {
@@ -306,12 +315,56 @@ impl Sandbox {
             }
             let (Some(base), Some(name)) = (real.parent(), real.file_name()) else { continue };
             let Some(base_grant) = grants::open(base)? else { continue };
-            s.protected.push(Protected {
+            state.push(Protected {
                 base: base.to_path_buf(),
                 base_id: grants::identity(base_grant.fd())?,
                 rel: PathBuf::from(name),
+                read_only: true,
             });
         }
+        // A bind keeps a folder's contents, not its name: a writable root (or the folder that
+        // holds a protected state folder) beneath another writable folder could be renamed
+        // away and a lookalike made in its place, which a later session takes by its name
+        // (issue 33, second review). Each such folder, and every folder between it and the
+        // writable folder above it, is bound onto itself: a mount point cannot be renamed.
+        let mut pins: Vec<PathBuf> = Vec::new();
+        let targets = roots
+            .iter()
+            .filter(|(_, _, ro)| !ro)
+            .map(|(p, _, _)| p.to_path_buf())
+            .chain(state.iter().map(|p| p.base.clone()));
+        for target in targets {
+            let Some(above) = s
+                .writable
+                .iter()
+                .map(|g| g.path.as_path())
+                .filter(|g| target.starts_with(g) && *g != target)
+                .max_by_key(|g| g.components().count())
+            else {
+                continue;
+            };
+            let mut chain: Vec<PathBuf> =
+                target.ancestors().take_while(|a| *a != above).map(Path::to_path_buf).collect();
+            chain.reverse();
+            for dir in chain {
+                if !pins.contains(&dir) {
+                    pins.push(dir);
+                }
+            }
+        }
+        let mut protected = Vec::new();
+        for dir in pins {
+            let Some(g) = grants::open_writable(&dir)? else { continue };
+            protected.push(Protected {
+                base: dir,
+                base_id: grants::identity(g.fd())?,
+                rel: PathBuf::from("."),
+                read_only: false,
+            });
+        }
+        protected.extend(controls);
+        protected.extend(state);
+        s.protected = protected;
         Ok(s)
     }
 
@@ -364,7 +417,8 @@ impl Sandbox {
             let fd = fd.try_clone_to_owned().map_err(|e| SandboxError::Setup(e.to_string()))?;
             readable.push(Grant { path: path.to_path_buf(), fd: Arc::new(fd) });
         }
-        let writable: Vec<Grant> = grants::open(Path::new("/dev/null"))?.into_iter().collect();
+        let writable: Vec<Grant> =
+            grants::open_writable(Path::new("/dev/null"))?.into_iter().collect();
         Ok(Sandbox {
             profile: Profile { reads: Reads::Restrictive, network: Network::Closed },
             writable,
@@ -434,7 +488,7 @@ pub struct Prepared;
 
 #[cfg(not(target_os = "linux"))]
 impl Prepared {
-    pub fn new(_: &Sandbox) -> Result<Self, SandboxError> {
+    pub fn new(_: &Sandbox, _: &Path) -> Result<Self, SandboxError> {
         Err(SandboxError::Unsupported(support().missing.unwrap_or_default()))
     }
 

@@ -56,6 +56,7 @@ struct Entry {
     base: CString,
     base_id: (u64, u64),
     rel: CString,
+    read_only: bool,
 }
 
 /// The read-only mounts of one command.
@@ -66,6 +67,10 @@ pub struct Plan {
     uid_map: CString,
     gid_map: CString,
     entries: Vec<Entry>,
+    /// The folder the command runs in, entered again once the mounts are made: the old
+    /// working directory lies beneath a folder bound onto itself, where the read-only binds
+    /// made on top do not show (a command wrote `.gemini/settings.json` through it).
+    cwd: CString,
 }
 
 fn last_error() -> std::io::Error {
@@ -164,6 +169,7 @@ impl Plan {
             uid_map: c(format!("{uid} {uid} 1\n"))?,
             gid_map: c(format!("{gid} {gid} 1\n"))?,
             entries: Vec::new(),
+            cwd: c("/".into())?,
         })
     }
 
@@ -172,11 +178,12 @@ impl Plan {
     /// Missing control folders (`.gemini`, `.toolbelt`, `.git/hooks` in a repository, the
     /// state folders) are created empty first, so that nothing can create them from inside.
     /// `None`: nothing to protect, or no namespace on this machine.
-    pub fn new(protected: &[Protected]) -> Result<Option<Self>, SandboxError> {
+    pub fn new(protected: &[Protected], cwd: &Path) -> Result<Option<Self>, SandboxError> {
         if protected.is_empty() || !available() {
             return Ok(None);
         }
         let mut plan = Plan::empty()?;
+        plan.cwd = cstring(cwd)?;
         for p in protected {
             let base = cstring(&p.base)?;
             let rel = cstring(&p.rel)?;
@@ -201,7 +208,12 @@ impl Plan {
                 return Err(moved());
             }
             match found {
-                Ok(true) => plan.entries.push(Entry { base, base_id: p.base_id, rel }),
+                Ok(true) => plan.entries.push(Entry {
+                    base,
+                    base_id: p.base_id,
+                    rel,
+                    read_only: p.read_only,
+                }),
                 Ok(false) => {}
                 Err(e)
                     if e.raw_os_error() == Some(libc::ELOOP)
@@ -228,11 +240,16 @@ impl Plan {
                 // toolbelt is not dumpable (nothing of it readable through /proc), which makes
                 // this process's /proc files root's: it could not write its own uid map. The
                 // command is about to exec, which resets the flag anyway.
-                libc::prctl(libc::PR_SET_DUMPABLE, 1, 0, 0, 0);
+                // Dumpable only for the three writes: this process is a fork of toolbelt and
+                // holds its secrets until it execs (issue 33, second review: a process of the
+                // same user raced ptrace into the window).
                 check(libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNS).into())?;
-                write_file(c"/proc/self/setgroups", b"deny")?;
-                write_file(c"/proc/self/uid_map", self.uid_map.as_bytes())?;
-                write_file(c"/proc/self/gid_map", self.gid_map.as_bytes())?;
+                libc::prctl(libc::PR_SET_DUMPABLE, 1, 0, 0, 0);
+                let maps = write_file(c"/proc/self/setgroups", b"deny")
+                    .and_then(|()| write_file(c"/proc/self/uid_map", self.uid_map.as_bytes()))
+                    .and_then(|()| write_file(c"/proc/self/gid_map", self.gid_map.as_bytes()));
+                libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0);
+                maps?;
             }
             check(
                 libc::mount(
@@ -279,17 +296,20 @@ impl Plan {
                 Err(err) if err.raw_os_error() == Some(libc::ENOENT) => continue,
                 Err(err) => return Err(err),
             };
-            let done = read_only_bind(target);
+            let done = bind(target, e.read_only);
             close(target);
             done?;
         }
+        // SAFETY: chdir with a C string built before the fork.
+        check(unsafe { libc::chdir(self.cwd.as_ptr()) }.into())?;
         Ok(())
     }
 }
 
-/// Binds what `target` names onto itself, read-only: a detached copy of its mount tree made
-/// read-only, then moved over it.
-fn read_only_bind(target: libc::c_int) -> std::io::Result<()> {
+/// Binds what `target` names onto itself (read-only when asked): a detached copy of its mount
+/// tree, made read-only, then moved over it. Either way it is a mount point from then on,
+/// which cannot be renamed or removed.
+fn bind(target: libc::c_int, read_only: bool) -> std::io::Result<()> {
     // SAFETY: system calls on descriptors this module holds; the attribute struct is on our
     // stack with the size given.
     unsafe {
@@ -304,14 +324,18 @@ fn read_only_bind(target: libc::c_int) -> std::io::Result<()> {
         ))? as libc::c_int;
         let attr =
             MountAttr { attr_set: MOUNT_ATTR_RDONLY, attr_clr: 0, propagation: 0, userns_fd: 0 };
-        let set = check(libc::syscall(
-            libc::SYS_mount_setattr,
-            tree,
-            c"".as_ptr(),
-            libc::AT_EMPTY_PATH as libc::c_uint | AT_RECURSIVE,
-            &attr as *const MountAttr,
-            std::mem::size_of::<MountAttr>(),
-        ));
+        let set = if read_only {
+            check(libc::syscall(
+                libc::SYS_mount_setattr,
+                tree,
+                c"".as_ptr(),
+                libc::AT_EMPTY_PATH as libc::c_uint | AT_RECURSIVE,
+                &attr as *const MountAttr,
+                std::mem::size_of::<MountAttr>(),
+            ))
+        } else {
+            Ok(0)
+        };
         let moved = set.and_then(|_| {
             check(libc::syscall(
                 libc::SYS_move_mount,
@@ -357,12 +381,8 @@ fn ensure(dir: libc::c_int, rel: &Path, rel_c: &CString) -> std::io::Result<bool
             return Err(std::io::Error::from_raw_os_error(libc::ELOOP));
         }
         Ok(fd) => {
-            // `.git` itself only where it is a file (`gitdir: ...`, which says where the
-            // repository and its hooks are); a `.git` folder is the repository and stays
-            // writable, its config and hooks being protected one by one.
-            let keep = rel != Path::new(".git") || !is_dir(fd);
             close(fd);
-            return Ok(keep);
+            return Ok(true);
         }
         Err(e) if rel == Path::new(".git") && e.raw_os_error() == Some(libc::ENOENT) => {
             return Ok(false);
@@ -370,11 +390,9 @@ fn ensure(dir: libc::c_int, rel: &Path, rel_c: &CString) -> std::io::Result<bool
         Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {}
         Err(e) => return Err(e),
     }
-    let creatable = match rel.parent() {
-        Some(p) if p.as_os_str().is_empty() => true,
-        Some(p) => rel.file_name().is_some_and(|n| n == "hooks") && p == Path::new(".git"),
-        None => false,
-    };
+    // `.git` is never made: an empty one would break git there.
+    let creatable =
+        rel != Path::new(".git") && matches!(rel.parent(), Some(p) if p.as_os_str().is_empty());
     if !creatable {
         return Ok(false);
     }
@@ -419,10 +437,6 @@ fn file_type(fd: libc::c_int) -> libc::mode_t {
         let mut st: libc::stat = std::mem::zeroed();
         if libc::fstat(fd, &mut st) == 0 { st.st_mode & libc::S_IFMT } else { 0 }
     }
-}
-
-fn is_dir(fd: libc::c_int) -> bool {
-    file_type(fd) == libc::S_IFDIR
 }
 
 /// An `O_PATH | O_NOFOLLOW` open of a symlink gives the link itself: refused like a link on

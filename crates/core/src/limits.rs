@@ -1,0 +1,140 @@
+//! Every request has a price ceiling (issue 35): the inputs whose cost is out of proportion to
+//! their size, each with its ceiling and the error that names it. The numbers live here, so the
+//! tools, the scheduler and the servers agree, and the docs list them from one place.
+
+/// A compiled search pattern (grep_search's regular expression, its exclude pattern): the
+/// program at most this big. `x{100000}{10}` (13 bytes) compiled to about 230 MiB before.
+pub const PATTERN_PROGRAM_BYTES: usize = 8 << 20;
+
+/// The lazy DFA cache one search thread keeps for a pattern.
+pub const PATTERN_CACHE_BYTES: usize = 2 << 20;
+
+/// Costly calls (searches and reads over the workspace: grep_search, glob, read_many_files)
+/// running at once in one process; the rest wait their turn, within their deadline.
+pub const COSTLY_AT_ONCE: usize = 4;
+
+/// Costly calls waiting for a turn; past this, a call is refused at once with a clear error
+/// (a flood cannot grow memory without bound).
+pub const COSTLY_WAITING: usize = 256;
+
+/// The size a pattern would compile to, estimated from its syntax (before anything is
+/// compiled): each literal character or class counts once, each repetition multiplies what it
+/// repeats by its bound. `None`: it does not parse (the compile says why).
+pub fn pattern_units(pattern: &str, fixed: bool) -> Option<u64> {
+    use regex_syntax::hir::{Hir, HirKind};
+    fn units(h: &Hir) -> u64 {
+        match h.kind() {
+            HirKind::Empty | HirKind::Look(_) => 0,
+            HirKind::Literal(l) => l.0.len() as u64,
+            HirKind::Class(_) => 4,
+            HirKind::Capture(c) => units(&c.sub),
+            HirKind::Repetition(r) => {
+                let n = u64::from(r.max.unwrap_or(r.min).max(r.min).max(1));
+                units(&r.sub).saturating_mul(n)
+            }
+            HirKind::Concat(v) | HirKind::Alternation(v) => {
+                v.iter().fold(0u64, |a, h| a.saturating_add(units(h)))
+            }
+        }
+    }
+    if fixed {
+        return Some(pattern.len() as u64);
+    }
+    regex_syntax::Parser::new().parse(pattern).ok().map(|h| units(&h))
+}
+
+/// Refuses a pattern that would compile past [`PATTERN_PROGRAM_BYTES`], by its estimated size,
+/// with what it would need. About 64 bytes of program per unit (measured on the regex crate's
+/// NFA for repeated literals and classes).
+pub fn check_pattern(pattern: &str, fixed: bool) -> Result<(), String> {
+    const BYTES_PER_UNIT: u64 = 64;
+    let Some(units) = pattern_units(pattern, fixed) else { return Ok(()) };
+    let need = units.saturating_mul(BYTES_PER_UNIT);
+    if need > PATTERN_PROGRAM_BYTES as u64 {
+        return Err(too_large(Some(need)));
+    }
+    Ok(())
+}
+
+/// The message for a pattern past the ceiling (`need`: what it would take, when known).
+pub fn too_large(need: Option<u64>) -> String {
+    let limit = PATTERN_PROGRAM_BYTES >> 20;
+    match need {
+        Some(n) => format!(
+            "Pattern too large: compiled it would need about {} MiB; the limit is {limit} MiB. Use smaller repetition counts, or fixed_strings for a literal.",
+            n.div_ceil(1 << 20)
+        ),
+        None => format!(
+            "Pattern too large: compiled it would need more than {limit} MiB, the limit. Use smaller repetition counts, or fixed_strings for a literal."
+        ),
+    }
+}
+
+/// A turn to run a costly call: held while it runs.
+pub type CostlyTurn = tokio::sync::SemaphorePermit<'static>;
+
+/// Waits for a turn among the costly calls of this process ([`COSTLY_AT_ONCE`] at once); `Err`
+/// at once, with what to say, when [`COSTLY_WAITING`] calls are already waiting.
+pub async fn costly_turn() -> Result<CostlyTurn, String> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static TURNS: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(COSTLY_AT_ONCE);
+    static WAITING: AtomicUsize = AtomicUsize::new(0);
+    struct Waiting;
+    impl Drop for Waiting {
+        fn drop(&mut self) {
+            WAITING.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+    if let Ok(turn) = TURNS.try_acquire() {
+        return Ok(turn);
+    }
+
+    if WAITING.fetch_add(1, Ordering::SeqCst) >= COSTLY_WAITING {
+        WAITING.fetch_sub(1, Ordering::SeqCst);
+        return Err(format!(
+            "toolbelt is busy: {COSTLY_AT_ONCE} searches or multi-file reads are running and {COSTLY_WAITING} more are waiting; try again when some have finished"
+        ));
+    }
+    let _waiting = Waiting;
+    TURNS.acquire().await.map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 35, finding 1: costly calls are queued, not refused, up to a bounded queue; past
+    /// it the next is refused at once, and everyone gets a turn as turns come back.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn costly_calls_take_turns_in_a_bounded_queue() {
+        let mut held = Vec::new();
+        for _ in 0..COSTLY_AT_ONCE {
+            held.push(costly_turn().await.unwrap());
+        }
+
+        let waiters: Vec<_> = (0..COSTLY_WAITING)
+            .map(|_| tokio::spawn(async { costly_turn().await.map(drop) }))
+            .collect();
+        // Let every waiter queue up.
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+
+        let refused = costly_turn().await.expect_err("the queue is full");
+        assert!(refused.contains("busy"), "{refused}");
+        drop(held);
+        for w in waiters {
+            assert!(w.await.unwrap().is_ok());
+        }
+        assert!(costly_turn().await.is_ok());
+    }
+
+    #[test]
+    fn the_units_of_a_pattern_follow_its_repetitions() {
+        assert_eq!(pattern_units("abc", false), Some(3));
+        assert_eq!(pattern_units("x{100000}{10}", false), Some(1_000_000));
+        assert_eq!(pattern_units("(a{1000}){1000}", false), Some(1_000_000));
+        assert_eq!(pattern_units("a{5,}", false), Some(5));
+        assert!(check_pattern("x{100000}{10}", false).unwrap_err().contains("Pattern too large"));
+        assert!(check_pattern("fn main", false).is_ok());
+        assert!(check_pattern("[a-z]+_[0-9]{1,4}", false).is_ok());
+    }
+}
