@@ -187,6 +187,10 @@ pub enum OutputFormat {
 pub struct RunArgs {
     /// The prompt (also read from stdin when it is not a terminal; both are joined)
     pub prompt: Option<String>,
+    /// Print the model's text as it is: escape sequences and control characters included
+    /// (by default they are shown visibly, piped or not)
+    #[arg(long)]
+    pub raw: bool,
     /// The model (default: $GEMINI_MODEL, else the settings' model.name, else gemini-2.5-flash;
     /// with --base-url: $OPENAI_MODEL)
     #[arg(long, short = 'm')]

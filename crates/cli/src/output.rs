@@ -23,9 +23,30 @@ pub fn out(text: &str) {
     }
 }
 
-/// One line on stdout.
+/// One line on stdout for a person (listings, reports): what a server, a repository or a
+/// model named is shown visibly, piped or not (issue 35: `tools list | cat` passed an MCP
+/// server's escape sequences through to the terminal).
 pub fn out_line(text: &str) {
-    out(&format!("{text}\n"));
+    write_stdout(&format!("{}\n", crate::terminal::visible(text)));
+}
+
+/// Text on stdout for a person, shown visibly whether or not stdout is a terminal.
+pub fn out_visible(text: &str) {
+    write_stdout(&crate::terminal::visible(text));
+}
+
+/// One line of JSON on stdout, exactly (JSON escapes control characters itself).
+pub fn out_json_line(text: &str) {
+    write_stdout(&format!("{text}\n"));
+}
+
+fn write_stdout(text: &str) {
+    let mut stdout = std::io::stdout().lock();
+    if let Err(e) = stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush())
+        && e.kind() == std::io::ErrorKind::BrokenPipe
+    {
+        std::process::exit(0);
+    }
 }
 
 /// One line on stderr, for a person: always shown visibly (messages quote paths, commands and

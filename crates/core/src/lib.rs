@@ -47,6 +47,7 @@ pub mod timings;
 pub mod tool;
 pub mod truncate;
 pub mod trust;
+pub mod untrusted;
 pub mod workspace;
 
 pub use approver::{Approver, ConfirmationRequest, Outcome};

@@ -17,6 +17,30 @@ pub const COSTLY_AT_ONCE: usize = 4;
 /// (a flood cannot grow memory without bound).
 pub const COSTLY_WAITING: usize = 256;
 
+/// A file toolbelt keeps of one command's output (a shell log past the memory cap): at most this
+/// much is written; the rest is counted and said (a command printing 1 GB left a 954 MB log).
+pub const SPILL_FILE_BYTES: u64 = 64 << 20;
+
+/// Everything toolbelt keeps under its state folder's `tmp/` (saved outputs, shell and
+/// background logs): past this total the oldest files go first.
+pub const KEPT_TOTAL_BYTES: u64 = 512 << 20;
+
+/// An MCP tool's description as the model is shown it: longer ones are cut (with a notice).
+pub const MCP_DESCRIPTION_CHARS: usize = 16 * 1024;
+
+/// An MCP tool's input schema (as JSON): a larger one leaves the tool out, with the reason.
+pub const MCP_SCHEMA_BYTES: usize = 256 * 1024;
+
+/// MCP tools one server may bring: the rest are left out, with the reason.
+pub const MCP_TOOLS_PER_SERVER: usize = 2_000;
+
+/// Pages of an MCP server's tool list read at most: a list that has not ended by then is cut
+/// (a server can answer every page with one more cursor).
+pub const MCP_TOOL_PAGES: usize = 1_000;
+
+/// Roots an MCP client may name at once: more are refused as unusable.
+pub const MCP_ROOTS: usize = 64;
+
 /// The size a pattern would compile to, estimated from its syntax (before anything is
 /// compiled): each literal character or class counts once, each repetition multiplies what it
 /// repeats by its bound. `None`: it does not parse (the compile says why).

@@ -70,18 +70,25 @@ pub fn truncate(
 pub fn truncate_saved(
     text: &str,
     threshold: usize,
-    file: &Path,
-    total_chars: u64,
+    saved: &crate::result::FullOutput,
 ) -> Option<Truncated> {
     let len = text.chars().count();
     if threshold == 0 || len <= threshold {
         return None;
     }
-    let total = usize::try_from(total_chars).unwrap_or(usize::MAX).max(len);
-    let where_ = format!("For full output see: {}", file.display());
+    let total = usize::try_from(saved.chars).unwrap_or(usize::MAX).max(len);
+    let file = saved.path.display();
+    // A capped file is not called the full output (issue 35).
+    let where_ = match saved.only_first_bytes {
+        None => format!("For full output see: {file}"),
+        Some(n) => format!(
+            "The output's first {} MiB (not all of it; the rest was not kept) are in: {file}",
+            n >> 20
+        ),
+    };
     Some(Truncated {
         text: cut(text, len, threshold, &where_, total),
-        output_file: Some(file.to_path_buf()),
+        output_file: Some(saved.path.clone()),
     })
 }
 
@@ -142,11 +149,17 @@ mod tests {
     fn already_saved_output_is_named_not_rewritten() {
         let file = Path::new("/tmp/run.log");
         let text = "a".repeat(60);
-        assert!(truncate_saved(&text, 100, file, 1000).is_none());
-        let t = truncate_saved(&text, 50, file, 1000).unwrap();
+        let mut saved =
+            crate::result::FullOutput { path: file.into(), chars: 1000, only_first_bytes: None };
+        assert!(truncate_saved(&text, 100, &saved).is_none());
+        let t = truncate_saved(&text, 50, &saved).unwrap();
         assert_eq!(t.output_file.as_deref(), Some(file));
         assert!(t.text.starts_with("Output too large. Showing first 10 and last 40 characters. For full output see: /tmp/run.log\n"));
         assert!(t.text.contains("... [950 characters omitted] ..."), "{}", t.text);
+        // Issue 35: a file cut at its cap is not called the full output.
+        saved.only_first_bytes = Some(64 << 20);
+        let t = truncate_saved(&text, 50, &saved).unwrap();
+        assert!(t.text.contains("Showing first 10 and last 40 characters. The output's first 64 MiB (not all of it; the rest was not kept) are in: /tmp/run.log\n"), "{}", t.text);
     }
 
     #[test]

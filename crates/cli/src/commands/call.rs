@@ -46,10 +46,8 @@ pub async fn run(args: CallArgs) -> CliResult {
     let request = CallRequest::new(new_call_id(&args.tool), args.tool.clone(), call_args);
     let mut done = scheduler.schedule(vec![request], cancel).await;
     timings::mark("the call");
-    // Nothing the call started outlives toolbelt unless --keep-background was given.
-    session.shutdown().await;
-    timings::mark("session shutdown");
     let Some(call) = done.pop() else {
+        session.shutdown().await;
         return Err(CliError::failed("the scheduler returned no response for the call"));
     };
 
@@ -76,7 +74,11 @@ pub async fn run(args: CallArgs) -> CliResult {
     if let Some(hint) = &call.hint {
         err_line(&format!("toolbelt: hint: {hint}"));
     }
+    // The answer first (issue 35: it waited for the MCP servers' shutdown grace), then the
+    // clean-up: nothing the call started outlives toolbelt unless --keep-background was given.
     timings::mark("output");
+    session.shutdown().await;
+    timings::mark("session shutdown");
     Ok(match (call.status, call.refusal) {
         (_, Some(_)) => EXIT_REFUSED,
         (CallState::Success, None) => EXIT_OK,

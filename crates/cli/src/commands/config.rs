@@ -9,7 +9,7 @@ use toolbelt_session::{load_settings, primary_root};
 use super::EXIT_OK;
 use crate::cli::ConfigCommand;
 use crate::error::{CliError, CliResult};
-use crate::output::out_line;
+use crate::output::{out_json_line, out_line};
 
 pub fn run(cmd: ConfigCommand) -> CliResult {
     let ConfigCommand::Show { json, root } = cmd;
@@ -42,7 +42,7 @@ pub fn run(cmd: ConfigCommand) -> CliResult {
             "trusted": trusted,
             "skippedUntrusted": skipped,
         });
-        out_line(&serde_json::to_string_pretty(&report)?);
+        out_json_line(&serde_json::to_string_pretty(&report)?);
         return Ok(EXIT_OK);
     }
     out_line(&format!(

@@ -20,6 +20,29 @@ pub fn man() -> CliResult {
     clap_mangen::Man::new(crate::cli::Cli::command())
         .render(&mut page)
         .map_err(CliError::failed)?;
-    out(&String::from_utf8_lossy(&page));
+    let mut text = String::from_utf8_lossy(&page).into_owned();
+    // clap_mangen renders one level of subcommands; the nested ones (`mcp auth`, `tools
+    // schema`, ...) get a section of their own so the page names every command there is.
+    text.push_str(".SH \"ALL COMMANDS\"\n");
+    let mut cmd = crate::cli::Cli::command();
+    cmd.build();
+    every_command(&cmd, "toolbelt", &mut text);
+    out(&text);
     Ok(EXIT_OK)
+}
+
+/// One `.TP` entry per command below `cmd`, depth first, with its one-line description.
+fn every_command(cmd: &clap::Command, path: &str, text: &mut String) {
+    for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set() && s.get_name() != "help") {
+        let full = format!("{path} {}", sub.get_name());
+        let about = sub.get_about().map(|a| a.to_string()).unwrap_or_default();
+        text.push_str(&format!(".TP\n\\fB{}\\fR\n{}\n", roff(&full), roff(&about)));
+        every_command(sub, &full, text);
+    }
+}
+
+/// Text safe in a roff body line: backslashes escaped, a leading dot or quote guarded.
+fn roff(s: &str) -> String {
+    let s = s.replace('\\', "\\e");
+    if s.starts_with('.') || s.starts_with('\'') { format!("\\&{s}") } else { s }
 }

@@ -110,7 +110,7 @@ async fn list(args: &McpArgs, json: bool) -> CliResult {
                 ServerState::Failed(why) => serde_json::json!({"name": name, "state": "failed", "reason": why}),
             })
             .collect();
-        crate::output::out_line(&serde_json::to_string_pretty(&v)?);
+        crate::output::out_json_line(&serde_json::to_string_pretty(&v)?);
     } else {
         for (name, state) in &clients.servers {
             match state {
@@ -377,5 +377,7 @@ fn http_options(args: &McpArgs, addr: std::net::SocketAddr) -> Result<http::Http
         per_client_connections: toolbelt_mcp::server::limits::DEFAULT_PER_CLIENT,
         idle_timeout: toolbelt_mcp::server::limits::DEFAULT_IDLE,
         max_message_bytes: args.max_message_bytes,
+        header_timeout: toolbelt_mcp::server::limits::DEFAULT_HEADER_TIMEOUT,
+        body_timeout: toolbelt_mcp::server::limits::DEFAULT_BODY_TIMEOUT,
     })
 }

@@ -7,7 +7,7 @@ use toolbelt_core::policy::{PolicyCall, format_priority, saved};
 use super::{EXIT_OK, EXIT_TOOL_FAILED, read_args};
 use crate::cli::PolicyCommand;
 use crate::error::{CliError, CliResult};
-use crate::output::{err_line, out_line};
+use crate::output::{err_line, out_json_line, out_line};
 use crate::session;
 
 pub async fn run(cmd: PolicyCommand) -> CliResult {
@@ -27,7 +27,7 @@ fn lint(paths: &[std::path::PathBuf], roots: &[std::path::PathBuf], json: bool) 
     let code = if report.problems.is_empty() { EXIT_OK } else { super::EXIT_USAGE };
     if json {
         let item = |e: &toolbelt_core::policy::PolicyFileError| json!({"file": e.file, "line": e.line, "message": e.message});
-        out_line(&serde_json::to_string_pretty(&json!({
+        out_json_line(&serde_json::to_string_pretty(&json!({
             "ok": report.problems.is_empty(),
             "rules": report.rules,
             "problems": report.problems.iter().map(item).collect::<Vec<_>>(),
@@ -72,7 +72,7 @@ async fn list(all: bool, json: bool, s: crate::cli::SessionArgs) -> CliResult {
                     })
                 })
                 .collect();
-            out_line(&serde_json::to_string_pretty(&v)?);
+            out_json_line(&serde_json::to_string_pretty(&v)?);
         } else {
             for r in &rules {
                 let what = match (&r.command_prefix, &r.args_pattern) {
@@ -98,7 +98,7 @@ async fn list(all: bool, json: bool, s: crate::cli::SessionArgs) -> CliResult {
             .iter()
             .map(|r| json!({"id": r.id, "toolName": r.tool_name, "mcpName": r.mcp_name, "commandPrefix": r.command_prefix, "argsPattern": r.args_pattern, "modes": r.modes, "allowRedirection": r.allow_redirection}))
             .collect();
-        out_line(&serde_json::to_string_pretty(
+        out_json_line(&serde_json::to_string_pretty(
             &json!({"file": file.display().to_string(), "rules": v}),
         )?);
     } else if rules.is_empty() {
@@ -172,7 +172,7 @@ async fn check(tool: String, args: String, json: bool, s: crate::cli::SessionArg
                 "denyMessage": r.deny_message,
             })),
         });
-        out_line(&serde_json::to_string_pretty(&report)?);
+        out_json_line(&serde_json::to_string_pretty(&report)?);
     } else {
         if let Some(u) = &unknown {
             out_line(&format!("unknown tool: {u}"));

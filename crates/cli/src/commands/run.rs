@@ -19,7 +19,7 @@ use toolbelt_core::hooks::run::timestamp as now_iso;
 use super::{EXIT_OK, EXIT_TOOL_FAILED};
 use crate::cli::{OutputFormat, RunArgs};
 use crate::error::CliResult;
-use crate::output::{err_line, out, out_line};
+use crate::output::{err_line, out, out_json_line};
 use crate::session;
 use toolbelt_session::session::excluded_tools;
 
@@ -101,17 +101,25 @@ struct Printer {
     format: OutputFormat,
     /// Whether the last text written to stdout ended a line (text format).
     at_line_start: bool,
+    /// `--raw`: the model's text as it is, escape sequences included.
+    raw: bool,
 }
 
 impl Printer {
     fn event(&self, v: Value) {
-        out_line(&v.to_string());
+        out_json_line(&v.to_string());
     }
 
     fn text(&mut self, t: &str) {
         match self.format {
             OutputFormat::Text => {
-                out(t);
+                // A model's text can hold escape sequences (OSC 52 writes the clipboard): shown
+                // visibly, piped or not, unless --raw asks for the bytes (issue 35).
+                if self.raw {
+                    out(t);
+                } else {
+                    crate::output::out_visible(t);
+                }
                 self.at_line_start = t.ends_with('\n');
             }
             OutputFormat::StreamJson => self.event(
@@ -259,7 +267,7 @@ pub async fn run(mut args: RunArgs) -> CliResult {
                 if let toolbelt_core::scheduler::Event::Output { call_id, chunk } = e {
                     let line = json!({"type": "tool_output", "timestamp": now_iso(),
                         "tool_id": call_id, "output": chunk});
-                    out_line(&line.to_string());
+                    out_json_line(&line.to_string());
                 }
             });
         builder = builder.events(sink);
@@ -319,7 +327,7 @@ pub async fn run(mut args: RunArgs) -> CliResult {
         std::process::exit(EXIT_CANCELLED);
     });
 
-    let mut printer = Printer { format: args.output_format, at_line_start: true };
+    let mut printer = Printer { format: args.output_format, at_line_start: true, raw: args.raw };
     if args.output_format == OutputFormat::StreamJson {
         printer.event(json!({"type": "init", "timestamp": now_iso(), "session_id": session.id,
             "model": client.model()}));
@@ -328,7 +336,6 @@ pub async fn run(mut args: RunArgs) -> CliResult {
         );
     }
     let outcome = agent.run(&prompt, &cancel, &mut |e| printer.on(e)).await;
-    session.shutdown().await;
     let (code, mut error) = verdict(&outcome);
     // A local server that does not know the model we guessed: say how to name it.
     if model_guessed(&args)
@@ -359,7 +366,7 @@ pub async fn run(mut args: RunArgs) -> CliResult {
             if let Some((kind, msg)) = &error {
                 v["error"] = json!({"type": kind, "message": msg, "code": code});
             }
-            out_line(&serde_json::to_string_pretty(&v)?);
+            out_json_line(&serde_json::to_string_pretty(&v)?);
         }
         OutputFormat::StreamJson => {
             let mut v = json!({"type": "result", "timestamp": now_iso(),
@@ -370,5 +377,7 @@ pub async fn run(mut args: RunArgs) -> CliResult {
             printer.event(v);
         }
     }
+    // The answer first, then the clean-up (MCP servers' shutdown grace, background work).
+    session.shutdown().await;
     Ok(code)
 }

@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 use super::EXIT_OK;
 use crate::cli::ToolsCommand;
 use crate::error::{CliError, CliResult};
-use crate::output::out_line;
+use crate::output::{out_json_line, out_line};
 use crate::session;
 
 pub async fn run(cmd: ToolsCommand) -> CliResult {
@@ -30,7 +30,7 @@ pub async fn run(cmd: ToolsCommand) -> CliResult {
                         })
                     })
                     .collect();
-                out_line(&serde_json::to_string_pretty(&list)?);
+                out_json_line(&serde_json::to_string_pretty(&list)?);
             } else {
                 let headless = if session.interactive { "" } else { ", headless" };
                 let why = format!(
@@ -61,10 +61,12 @@ pub async fn run(cmd: ToolsCommand) -> CliResult {
                         .filter(|t| all || !excluded.contains(t.name()))
                         .map(|t| t.declaration(family))
                         .collect();
-                    out_line(&serde_json::to_string_pretty(&decls)?)
+                    out_json_line(&serde_json::to_string_pretty(&decls)?)
                 }
                 Some(name) => match registry.get(&name) {
-                    Some(t) => out_line(&serde_json::to_string_pretty(&t.declaration(family))?),
+                    Some(t) => {
+                        out_json_line(&serde_json::to_string_pretty(&t.declaration(family))?)
+                    }
                     None => return Err(CliError::usage(registry.not_found_message(&name))),
                 },
             }

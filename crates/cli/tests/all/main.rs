@@ -5,6 +5,8 @@
 mod approval_boundary;
 mod call;
 mod config;
+#[cfg(unix)]
+mod escapes;
 mod gemini_settings;
 mod ignore_files;
 #[cfg(unix)]

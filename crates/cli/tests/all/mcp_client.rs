@@ -107,3 +107,35 @@ fn nullable_parameters_accept_null() {
     assert_eq!(code, 1, "a string is still refused: {out}");
     assert_eq!(error_type(&out), "invalid_tool_params", "{out}");
 }
+
+/// Issue 35, finding 4: an MCP call cut by `--timeout-ms` was reported as timed out at the
+/// deadline, but printed only after the MCP server's shutdown grace (2.85 s for 0.8 s). The
+/// answer comes first now; the clean-up after it.
+#[test]
+fn the_answer_is_printed_before_the_servers_are_shut_down() {
+    use std::io::Read;
+    let m = tempfile::NamedTempFile::new().unwrap();
+    let fixture =
+        json!({"args": [FIXTURE, "--marker", m.path().display().to_string(), "--linger"]});
+    let t = tree(fixture, json!({}), m.path());
+    let start = Instant::now();
+    let mut child = command(
+        &t,
+        &["call", "mcp_fx_hang", "{}", "--approval-mode", "yolo", "--json", "--timeout-ms", "500"],
+    )
+    .stdout(std::process::Stdio::piped())
+    .stderr(std::process::Stdio::null())
+    .spawn()
+    .unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let mut first = [0u8; 1];
+    stdout.read_exact(&mut first).unwrap();
+    let answered = start.elapsed();
+    let mut rest = String::new();
+    stdout.read_to_string(&mut rest).unwrap();
+    let _ = child.wait();
+    let exited = start.elapsed();
+    assert!(rest.contains("tool_call_timeout"), "{rest}");
+    assert!(answered < Duration::from_millis(2000), "the answer came after {answered:?}");
+    assert!(exited >= answered);
+}

@@ -9,7 +9,7 @@ use toolbelt_test_support::TempTree;
 use toolbelt_test_support::fake_model::{FakeModel, gemini_answer, openai_answer};
 
 /// `toolbelt run ARGS` with the fake Gemini server as the API, stdin closed.
-fn command(t: &TempTree, args: &[&str], base: Option<&str>) -> tokio::process::Command {
+pub(crate) fn command(t: &TempTree, args: &[&str], base: Option<&str>) -> tokio::process::Command {
     let mut c = tokio::process::Command::new(env!("CARGO_BIN_EXE_toolbelt"));
     c.arg("run")
         .args(args)
@@ -32,7 +32,7 @@ fn trust(t: &TempTree) {
     assert_eq!(crate::toolbelt(t, &["trust"], None).code, 0);
 }
 
-async fn output(mut c: tokio::process::Command) -> (i32, String, String) {
+pub(crate) async fn output(mut c: tokio::process::Command) -> (i32, String, String) {
     let o = c.output().await.unwrap();
     (
         o.status.code().unwrap_or(-1),

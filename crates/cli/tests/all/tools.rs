@@ -148,12 +148,49 @@ fn skills_come_from_the_user_folders_and_from_a_trusted_project() {
 #[test]
 fn completions_and_the_manual_page_cover_every_command() {
     let t = TempTree::new();
+    // Every command and subcommand the binary has, read from its own help (issue 35: the
+    // test checked five names it listed itself).
+    fn commands(t: &TempTree, path: &[&str]) -> Vec<Vec<String>> {
+        let mut argv: Vec<&str> = path.to_vec();
+        argv.push("--help");
+        let help = toolbelt(t, &argv, None).stdout;
+        let mut out = Vec::new();
+        let Some(section) = help.split("Commands:\n").nth(1) else { return out };
+        for line in section.lines().take_while(|l| l.starts_with("  ")) {
+            let name = line.split_whitespace().next().unwrap_or("");
+            if name.is_empty() || name == "help" {
+                continue;
+            }
+            let mut full: Vec<String> = path.iter().map(|s| s.to_string()).collect();
+            full.push(name.to_string());
+            let below: Vec<&str> = full.iter().map(String::as_str).collect();
+            out.extend(commands(t, &below));
+            out.push(full);
+        }
+        out
+    }
+    let all = commands(&t, &[]);
+    assert!(all.len() >= 20, "{all:?}");
+    for needed in [
+        vec!["policy", "lint"],
+        vec!["mcp", "auth"],
+        vec!["tools", "schema"],
+        vec!["config", "show"],
+    ] {
+        assert!(all.iter().any(|c| *c == needed), "{needed:?} missing from {all:?}");
+    }
+    let man = toolbelt(&t, &["man"], None).stdout;
     for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
         let r = toolbelt(&t, &["completions", shell], None);
         assert_eq!(r.code, 0, "{shell}: {}", r.stderr);
-        for sub in ["call", "mcp", "run", "sandbox", "completions"] {
-            assert!(r.stdout.contains(sub), "{shell} lacks {sub}");
+        for c in &all {
+            let leaf = c.last().unwrap();
+            assert!(r.stdout.contains(leaf.as_str()), "{shell} completion lacks {c:?}");
         }
+    }
+    for c in &all {
+        let leaf = c.last().unwrap();
+        assert!(man.contains(leaf.as_str()), "the manual page lacks {c:?}");
     }
     let bash = toolbelt(&t, &["completions", "bash"], None).stdout;
     let check = std::process::Command::new("bash").args(["-n", "-c", &bash]).output().unwrap();

@@ -154,6 +154,47 @@ pub fn scratch_dir(prefix: &str) -> std::io::Result<tempfile::TempDir> {
     }
 }
 
+/// Keeps what toolbelt saved under `tmp` (its state folder's `tmp/`: saved outputs, shell and
+/// background logs) within `keep` bytes in all: the oldest regular files go first, but never
+/// one changed in the last minute (a log still being written). Folders more than four levels
+/// down are not looked into. Returns the bytes removed.
+pub fn prune_kept(tmp: &Path, keep: u64) -> u64 {
+    fn walk(dir: &Path, depth: usize, out: &mut Vec<(std::time::SystemTime, u64, PathBuf)>) {
+        let Ok(entries) = std::fs::read_dir(dir) else { return };
+        for e in entries.flatten() {
+            let Ok(meta) = e.path().symlink_metadata() else { continue };
+            if meta.is_dir() && depth < 4 {
+                walk(&e.path(), depth + 1, out);
+            } else if meta.is_file() {
+                let when = meta.modified().unwrap_or(std::time::UNIX_EPOCH);
+                out.push((when, meta.len(), e.path()));
+            }
+        }
+    }
+    let mut files = Vec::new();
+    walk(tmp, 0, &mut files);
+    let mut total: u64 = files.iter().map(|f| f.1).sum();
+    if total <= keep {
+        return 0;
+    }
+    files.sort();
+    let recent = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+    let mut removed = 0;
+    for (when, len, path) in files {
+        if total <= keep {
+            break;
+        }
+        if when > recent {
+            continue;
+        }
+        if std::fs::remove_file(&path).is_ok() {
+            total -= len;
+            removed += len;
+        }
+    }
+    removed
+}
+
 /// Writes `bytes` to a new private file at `path` (see [`create_private`]).
 pub fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     create_private(path)?.write_all(bytes)
@@ -240,6 +281,29 @@ mod tests {
             1,
             "no temporary file left behind"
         );
+    }
+
+    /// Issue 35, finding 6: saved outputs were never pruned. The oldest go first, the total
+    /// stays under the cap, and a file written in the last minute stays.
+    #[test]
+    fn kept_files_are_pruned_oldest_first() {
+        let d = tempfile::tempdir().unwrap();
+        let old = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+        for (i, name) in
+            ["p/tool-outputs/a.txt", "p/tool-outputs/b.txt", "q/c.log"].iter().enumerate()
+        {
+            let p = d.path().join(name);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(&p, vec![b'x'; 1000]).unwrap();
+            let f = std::fs::File::options().write(true).open(&p).unwrap();
+            f.set_modified(old + std::time::Duration::from_secs(i as u64)).unwrap();
+        }
+        std::fs::write(d.path().join("p/new.txt"), vec![b'x'; 1000]).unwrap();
+        assert_eq!(prune_kept(d.path(), 2500), 2000);
+        assert!(!d.path().join("p/tool-outputs/a.txt").exists());
+        assert!(!d.path().join("p/tool-outputs/b.txt").exists());
+        assert!(d.path().join("q/c.log").exists() && d.path().join("p/new.txt").exists());
+        assert_eq!(prune_kept(d.path(), 2500), 0);
     }
 
     #[test]

@@ -154,6 +154,9 @@ impl ArgsPattern {
                 "argsPattern {source:?} has nested quantifiers, which can take exponential time"
             ));
         }
+        // Its price (issue 35): `x{100000}` is 9 characters and no nesting.
+        crate::limits::check_pattern(&source, false)
+            .map_err(|e| format!("argsPattern {source:?}: {e}"))?;
         let compiled = OnceLock::new();
         if regex_syntax::ast::parse::Parser::new().parse(&source).is_err() {
             // Perhaps a look-around or back-reference: compile now to know.
@@ -389,6 +392,9 @@ mod tests {
     fn patterns_are_checked_now_and_compiled_later() {
         assert!(ArgsPattern::new("(unclosed").is_err());
         assert!(ArgsPattern::new("a".repeat(2049)).is_err());
+        // Issue 35: short, not nested, and megabytes compiled.
+        let big = ArgsPattern::new("\"x{1000000}\"").unwrap_err();
+        assert!(big.contains("Pattern too large") && big.contains("limit is 8 MiB"), "{big}");
         let p = ArgsPattern::new("\\x00\"file_path\":\"[\\w-]+\\.md\"").unwrap();
         assert!(p.is_match("\x00\"file_path\":\"plan.md\""));
         assert!(!p.is_match("\"file_path\":\"plan.rs\""));

@@ -48,6 +48,7 @@ impl Scheduler {
         result: Option<ToolResult>,
         start: Instant,
     ) -> CompletedCall {
+        let error = self.bound_error(&req, error);
         self.emit(&req.call_id, &req.name, CallState::Error, Some(error.message.clone()));
         CompletedCall {
             locations: Vec::new(),
@@ -62,6 +63,33 @@ impl Scheduler {
             output_file: None,
             duration_ms: elapsed_ms(start),
         }
+    }
+
+    /// An error's text is bounded as a success's is (issue 35: a discovered tool printing 1 GB
+    /// gave a 10 MB error, an MCP `isError` answer of 12 MiB went through whole): cut at the
+    /// output threshold, the whole saved to a file the notice names.
+    fn bound_error(&self, req: &CallRequest, mut error: ToolError) -> ToolError {
+        let env = self.env();
+        let threshold = match env.config.truncate_tool_output_threshold_chars {
+            n if n > 0 => n.min(truncate::MAX_OUTPUT_CHARS),
+            _ => truncate::MAX_OUTPUT_CHARS,
+        };
+        if error.message.len() <= threshold {
+            return error;
+        }
+        let dir = env.workspace.temp_dir().join("tool-outputs");
+        if let Some(t) =
+            truncate::truncate(&error.message, threshold, &dir, &req.name, &req.call_id)
+        {
+            if t.output_file.is_some() {
+                crate::files::prune_kept(
+                    &env.config.home_dir.join("tmp"),
+                    crate::limits::KEPT_TOTAL_BYTES,
+                );
+            }
+            error.message = t.text;
+        }
+        error
     }
 
     /// State-level cancellation: `[Operation Cancelled] Reason: <reason>`.
@@ -125,10 +153,17 @@ impl Scheduler {
             return None;
         }
         let t = match &result.full_output {
-            Some(full) => truncate::truncate_saved(text, threshold, &full.path, full.chars),
+            Some(full) => truncate::truncate_saved(text, threshold, full),
             None => {
-                let dir = self.env().workspace.temp_dir().join("tool-outputs");
-                truncate::truncate(text, threshold, &dir, &req.name, &req.call_id)
+                let env = self.env();
+                let dir = env.workspace.temp_dir().join("tool-outputs");
+                let t = truncate::truncate(text, threshold, &dir, &req.name, &req.call_id);
+                // What toolbelt keeps stays within its total, the oldest going first.
+                if t.as_ref().is_some_and(|t| t.output_file.is_some()) {
+                    let kept = env.config.home_dir.join("tmp");
+                    crate::files::prune_kept(&kept, crate::limits::KEPT_TOTAL_BYTES);
+                }
+                t
             }
         }?;
         result.llm_content = Content::Text(t.text);

@@ -552,3 +552,22 @@ async fn a_timed_out_call_has_changed_nothing() {
         done[0].error
     );
 }
+
+/// Issue 35, finding 7: error paths skipped the caps (a discovered tool printing 1 GB gave a
+/// 10 MB error; an MCP `isError` of 12 MiB went through whole). An error's text is cut like a
+/// success's and saved whole.
+#[tokio::test]
+async fn an_error_is_bounded_like_a_success() {
+    let h = allow_all();
+    let big = "e".repeat(300_000);
+    let done = h.scheduler.schedule(vec![call("1", "fail", &big)], CancellationToken::new()).await;
+    let err = done[0].error.as_ref().unwrap();
+    assert!(err.message.len() < 60_000, "{}", err.message.len());
+    assert!(
+        err.message.contains("For full output see:"),
+        "{}",
+        &err.message[err.message.len() - 300..]
+    );
+    let sent = done[0].response.response_value();
+    assert!(sent["error"].as_str().unwrap().len() < 60_000);
+}

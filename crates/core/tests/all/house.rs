@@ -255,22 +255,52 @@ fn sources_calling(calls: &[&str]) -> Vec<(String, String)> {
 }
 
 /// Issue 17: every program toolbelt starts gets its environment from
-/// `toolbelt_core::process::child_env`, never the inherited one. A file that starts a program
-/// clears the environment, or is listed here with the reason it may not.
+/// `toolbelt_core::process::child_env`, never the inherited one. Every place that builds a
+/// command clears the environment in the rest of the block that builds it, or its file is
+/// listed here with the reason it may not. Issue 35: it passed when `env_clear()` appeared
+/// anywhere in the file, so a second command in a file that cleared one went unseen.
 #[test]
 fn every_child_gets_the_cleaned_environment() {
     const INHERITS: &[(&str, &str)] = &[
         ("cli/src/approver.rs", "the user's own editor, opened at the user's request"),
         ("cli/src/commands/mcp.rs", "the user's browser, for an OAuth sign-in"),
     ];
-    let bad: Vec<String> = sources_calling(&["Command::new(", "CommandBuilder::new("])
-        .into_iter()
-        .filter(|(rel, code)| {
-            !code.contains("env_clear()") && !INHERITS.iter().any(|(p, _)| rel.ends_with(p))
-        })
-        .map(|(rel, _)| rel)
-        .collect();
+    const BUILDERS: &[&str] = &["Command::new(", "CommandBuilder::new("];
+    let mut sites = 0;
+    let mut bad = Vec::new();
+    for (rel, code) in sources_calling(BUILDERS) {
+        if INHERITS.iter().any(|(p, _)| rel.ends_with(p)) {
+            continue;
+        }
+        for b in BUILDERS {
+            for (i, _) in code.match_indices(b) {
+                if code[..i].ends_with(|c: char| c.is_alphanumeric() || c == '_') {
+                    continue;
+                }
+                sites += 1;
+                if !rest_of_block(&code[i..]).contains(".env_clear()") {
+                    let line = code[..i].lines().count();
+                    bad.push(format!("{rel}:{line}"));
+                }
+            }
+        }
+    }
+    assert!(sites >= 1, "the process layer's own command was found");
     assert!(bad.is_empty(), "these start programs with toolbelt's whole environment: {bad:?}");
+}
+
+/// `code` up to the brace that closes the block it starts in.
+fn rest_of_block(code: &str) -> &str {
+    let mut depth = 0usize;
+    for (i, c) in code.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' if depth == 0 => return &code[..i],
+            '}' => depth -= 1,
+            _ => {}
+        }
+    }
+    code
 }
 
 /// Issue 18: every program a tool, a hook or a discovered tool runs starts through

@@ -3,6 +3,7 @@
 //! the others' tools join the registry as `mcp_<server>_<tool>` with repaired schemas.
 
 mod convert;
+mod listing;
 pub mod naming;
 pub mod oauth;
 pub mod probe;
@@ -21,7 +22,7 @@ use rmcp::model::{ClientCapabilities, ClientConfig, Implementation, ProgressNoti
 use rmcp::service::{NotificationContext, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
-use serde_json::{Map, Value, json};
+use serde_json::Value;
 use toolbelt_core::process::env::is_dangerous_execution_var;
 use toolbelt_core::process::{ChildPurpose, EnvRedaction, child_env};
 use toolbelt_core::settings::McpServerSettings;
@@ -385,12 +386,6 @@ async fn connect_http(
     })
 }
 
-fn selected(spec: &ServerSpec, tool: &str) -> bool {
-    let included = spec.include.is_empty()
-        || spec.include.iter().any(|i| i == tool || i.starts_with(&format!("{tool}(")));
-    included && !spec.exclude.iter().any(|e| e == tool)
-}
-
 async fn start(
     spec: ServerSpec,
     cwd: &Path,
@@ -400,8 +395,8 @@ async fn start(
     let reaper = std::sync::atomic::AtomicI32::new(0);
     let work = async {
         let client = connect(&spec, cwd, &reaper).await?;
-        // Every page, not only the first.
-        let listed = client.list_all_tools().await.map_err(|e| {
+        // Every page, not only the first, within the bounds (issue 35).
+        let listed = listing::list_tools(client.peer(), &spec).await.map_err(|e| {
             let hint = oauth::Refusal::hint(oauth::Refusal::of_request(&e), &spec.name);
             format!("tools/list failed: {e}{hint}")
         })?;
@@ -415,7 +410,7 @@ async fn start(
             toolbelt_core::process::tree::kill_tree_now(reaper);
         }
     };
-    let (client, listed) = match outcome {
+    let (client, (listed, cut)) = match outcome {
         Ok(Ok(x)) => x,
         Ok(Err(e)) => {
             stop();
@@ -436,39 +431,7 @@ async fn start(
         progress,
         timeout_ms: spec.timeout_ms,
     });
-    let mut tools = Vec::new();
-    let mut dropped = Vec::new();
-    for t in listed {
-        let original = t.name.to_string();
-        if !selected(&spec, &original) {
-            continue;
-        }
-        let raw_schema = Value::Object((*t.input_schema).clone());
-        let schema = match schema::normalize(Some(&raw_schema)) {
-            Ok(s) => s,
-            Err(schema::BadSchema(why)) => {
-                dropped.push((original, why));
-                continue;
-            }
-        };
-        let mut annotations = Map::new();
-        if let Some(a) = &t.annotations
-            && let Ok(Value::Object(m)) = serde_json::to_value(a)
-        {
-            annotations = m;
-        }
-        annotations.insert("_serverName".into(), json!(spec.name));
-        tools.push(Arc::new(McpTool {
-            fqn: naming::qualified_name(&spec.name, &original),
-            server: spec.name.clone(),
-            description: t.description.as_deref().unwrap_or("").to_string(),
-            original,
-            schema,
-            annotations,
-            conn: conn.clone(),
-        }));
-    }
-    (name, Ok((tools, dropped)))
+    (name, Ok(listing::tools(listed, cut, &spec, &conn)))
 }
 
 /// Connects to every server at once and collects their tools. Names that clash with a tool
@@ -511,7 +474,9 @@ pub async fn connect_all(
 
 #[cfg(test)]
 mod tests {
+    use super::listing::selected;
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn specs_from_settings() {

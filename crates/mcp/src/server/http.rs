@@ -33,6 +33,12 @@ pub struct HttpOptions {
     pub idle_timeout: std::time::Duration,
     /// Largest request body; a longer one is answered 413 with a JSON-RPC error naming it.
     pub max_message_bytes: usize,
+    /// A request's header lines must all arrive within this long of its first byte (a client
+    /// sending a header line every few seconds held a connection for ever; issue 35).
+    pub header_timeout: std::time::Duration,
+    /// A request's whole body must arrive within this long, plus a second per MiB of the
+    /// message limit.
+    pub body_timeout: std::time::Duration,
 }
 
 /// The default of [`HttpOptions::max_sessions`].
@@ -49,6 +55,8 @@ impl Default for HttpOptions {
             per_client_connections: super::limits::DEFAULT_PER_CLIENT,
             idle_timeout: super::limits::DEFAULT_IDLE,
             max_message_bytes: super::lines::DEFAULT_MAX_MESSAGE_BYTES,
+            header_timeout: super::limits::DEFAULT_HEADER_TIMEOUT,
+            body_timeout: super::limits::DEFAULT_BODY_TIMEOUT,
         }
     }
 }
@@ -61,7 +69,13 @@ fn rpc_error(status: StatusCode, body: &serde_json::Value) -> Response {
 /// Every POST body is judged as the stdio transport judges a line (see [`super::lines`]):
 /// what is not JSON or not a request is answered 400 with the JSON-RPC error, a request for an
 /// unknown method or with bad params gets its JSON-RPC error, a body over the limit 413.
-async fn judge_body(max: usize, origins: Arc<Vec<String>>, req: Request, next: Next) -> Response {
+async fn judge_body(
+    max: usize,
+    body_deadline: std::time::Duration,
+    origins: Arc<Vec<String>>,
+    req: Request,
+    next: Next,
+) -> Response {
     use super::lines::{Verdict, error, judge};
     // A foreign Origin is refused by rmcp's check (403) before any body is looked at.
     let foreign = req
@@ -74,7 +88,16 @@ async fn judge_body(max: usize, origins: Arc<Vec<String>>, req: Request, next: N
     let (parts, body) = req.into_parts();
     let invalid =
         |why: String| error(serde_json::Value::Null, -32600, format!("Invalid Request: {why}"));
-    let Ok(mut bytes) = axum::body::to_bytes(body, max).await else {
+    // The whole body within its deadline: a client trickling bytes is cut, not waited for.
+    let read = tokio::time::timeout(body_deadline, axum::body::to_bytes(body, max)).await;
+    let Ok(read) = read else {
+        super::limits::count_slow_client("its request body");
+        let why = format!("the request body did not arrive within {} s", body_deadline.as_secs());
+        let mut r = rpc_error(StatusCode::REQUEST_TIMEOUT, &invalid(why));
+        r.headers_mut().insert(header::CONNECTION, axum::http::HeaderValue::from_static("close"));
+        return r;
+    };
+    let Ok(mut bytes) = read else {
         let why = format!(
             "the message is over the limit of {max} bytes (toolbelt mcp --max-message-bytes)"
         );
@@ -185,18 +208,21 @@ pub async fn serve_handler<S: rmcp::ServerHandler>(
         }
     };
     let max_bytes = opts.max_message_bytes.max(1);
+    let body_deadline = opts.body_timeout
+        + std::time::Duration::from_secs(u64::try_from(max_bytes >> 20).unwrap_or(u64::MAX));
     // The body is judged only once the token is (layers added last run first).
     let app = axum::Router::new()
         .nest_service("/mcp", service)
         .layer(axum::middleware::from_fn(move |req: Request, next: Next| {
-            judge_body(max_bytes, judged_origins.clone(), req, next)
+            judge_body(max_bytes, body_deadline, judged_origins.clone(), req, next)
         }))
         .layer(axum::middleware::from_fn(auth));
     let listener = super::limits::BoundedListener::new(
         listener,
         opts.per_client_connections,
         opts.idle_timeout,
-    );
+    )
+    .with_header_timeout(opts.header_timeout);
     axum::serve(listener, app).with_graceful_shutdown(async move { stop.cancelled().await }).await
 }
 

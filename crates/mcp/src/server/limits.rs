@@ -1,6 +1,9 @@
 //! Connections to the HTTP server, bounded: at most so many at once from one address (a client
-//! cannot hold them all), and a connection with no traffic either way for a while is closed (a
-//! client that opens connections and sends nothing, or a byte a minute, cannot keep them).
+//! cannot hold them all), a connection with no traffic either way for a while is closed, and a
+//! request's header lines must all arrive within a deadline from its first byte (issue 35: an
+//! idle timer alone restarted at every byte, so a header line every 10 s held a connection for
+//! ever and 32 of them locked every other local client out). The body's deadline is the HTTP
+//! layer's (`judge_body`).
 
 use std::collections::HashMap;
 use std::future::Future as _;
@@ -21,6 +24,24 @@ pub const DEFAULT_PER_CLIENT: usize = 32;
 /// A connection with no bytes read or written for this long is closed (SSE streams send a
 /// keep-alive every 15 s, so a live one never gets there).
 pub const DEFAULT_IDLE: Duration = Duration::from_secs(60);
+/// A request's header lines must all arrive within this long of its first byte.
+pub const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+/// A request's body must all arrive within this long (plus a second per MiB of the limit).
+pub const DEFAULT_BODY_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Slow clients cut so far (their headers or body over the deadline).
+static SLOW_CLIENTS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Counts (and logs) a client cut for being slow with `what`.
+pub fn count_slow_client(what: &str) {
+    let n = SLOW_CLIENTS.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+    tracing::warn!("a client was too slow sending {what}; its connection was closed ({n} so far)");
+}
+
+/// Slow clients cut since the server started.
+pub fn slow_clients() -> u64 {
+    SLOW_CLIENTS.load(std::sync::atomic::Ordering::Relaxed)
+}
 
 type Counts = Arc<Mutex<HashMap<IpAddr, usize>>>;
 
@@ -30,12 +51,25 @@ pub struct BoundedListener {
     counts: Counts,
     per_client: usize,
     idle: Duration,
+    header: Duration,
 }
 
 impl BoundedListener {
     /// Wraps `inner`.
     pub fn new(inner: TcpListener, per_client: usize, idle: Duration) -> Self {
-        Self { inner, counts: Counts::default(), per_client: per_client.max(1), idle }
+        Self {
+            inner,
+            counts: Counts::default(),
+            per_client: per_client.max(1),
+            idle,
+            header: DEFAULT_HEADER_TIMEOUT,
+        }
+    }
+
+    /// Each request's header lines within `deadline` of its first byte.
+    pub fn with_header_timeout(mut self, deadline: Duration) -> Self {
+        self.header = deadline;
+        self
     }
 }
 
@@ -73,6 +107,10 @@ impl axum::serve::Listener for BoundedListener {
                 counts: self.counts.clone(),
                 idle,
                 timer: Box::pin(tokio::time::sleep(idle)),
+                header: self.header,
+                header_timer: None,
+                in_request: false,
+                tail: [0; 3],
             };
             return (stream, addr);
         }
@@ -91,6 +129,13 @@ pub struct BoundedStream {
     counts: Counts,
     idle: Duration,
     timer: Pin<Box<Sleep>>,
+    header: Duration,
+    /// Running while a request's header lines are arriving.
+    header_timer: Option<Pin<Box<Sleep>>>,
+    /// Past the header lines of a request, before its answer.
+    in_request: bool,
+    /// The last bytes read, for an end of headers split across reads.
+    tail: [u8; 3],
 }
 
 impl BoundedStream {
@@ -99,7 +144,37 @@ impl BoundedStream {
     }
 
     fn timed_out(&mut self, cx: &mut Context<'_>) -> bool {
-        self.timer.as_mut().poll(cx).is_ready()
+        if self.timer.as_mut().poll(cx).is_ready() {
+            return true;
+        }
+        if let Some(t) = self.header_timer.as_mut()
+            && t.as_mut().poll(cx).is_ready()
+        {
+            count_slow_client("its request's header lines");
+            return true;
+        }
+        false
+    }
+
+    /// `bytes` were read: a request's headers start (its deadline runs) or end.
+    fn saw(&mut self, bytes: &[u8]) {
+        if bytes.is_empty() {
+            return;
+        }
+        if !self.in_request {
+            if self.header_timer.is_none() {
+                self.header_timer = Some(Box::pin(tokio::time::sleep(self.header)));
+            }
+            let mut window = self.tail.to_vec();
+            window.extend_from_slice(bytes);
+            if window.windows(4).any(|w| w == b"\r\n\r\n") {
+                self.header_timer = None;
+                self.in_request = true;
+            }
+        }
+        let mut tail: Vec<u8> = self.tail.to_vec();
+        tail.extend_from_slice(&bytes[bytes.len().saturating_sub(3)..]);
+        self.tail.copy_from_slice(&tail[tail.len() - 3..]);
     }
 }
 
@@ -126,6 +201,14 @@ impl AsyncRead for BoundedStream {
             Poll::Ready(r) => {
                 if buf.filled().len() > before {
                     self.touched();
+                    let read = buf.filled()[before..].to_vec();
+                    self.saw(&read);
+                    if self.timed_out(cx) {
+                        return Poll::Ready(Err(io::Error::new(
+                            io::ErrorKind::TimedOut,
+                            "a request's header lines came too slowly",
+                        )));
+                    }
                 }
                 Poll::Ready(r)
             }
@@ -146,6 +229,8 @@ impl AsyncWrite for BoundedStream {
         let r = Pin::new(&mut self.stream).poll_write(cx, data);
         if matches!(r, Poll::Ready(Ok(n)) if n > 0) {
             self.touched();
+            // An answer: the next bytes read begin another request.
+            self.in_request = false;
         }
         r
     }

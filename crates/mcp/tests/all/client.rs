@@ -98,6 +98,45 @@ async fn every_page_of_a_500_tool_server_is_read() {
     c.shutdown().await;
 }
 
+/// Issue 35: the 100,000-tools test timed only the naming of tools. A server offering 100,000
+/// tools (a 10 MB list) gets its first 2,000 used and the reason for the rest said; a list
+/// whose pages never end, or come back round, is cut with the reason too (rmcp's
+/// `list_all_tools` followed the cursors for ever).
+#[tokio::test]
+async fn a_server_with_a_hundred_thousand_tools_or_endless_pages_is_cut_and_says_so() {
+    let c = clients(vec![
+        stdio("many", &["--tools", "100000"], 20_000),
+        stdio("endless", &["--tools", "3", "--page", "2", "--endless"], 20_000),
+        stdio("circle", &["--tools", "3", "--page", "4", "--circle"], 20_000),
+    ])
+    .await;
+    let state = |name: &str| c.servers.iter().find(|(n, _)| n == name).unwrap().1.clone();
+    let ServerState::Connected { tools, dropped } = state("many") else {
+        panic!("{:?}", c.servers)
+    };
+    // 2,000 listed, less the one whose schema cannot be repaired.
+    assert_eq!(tools.len(), toolbelt_core::limits::MCP_TOOLS_PER_SERVER - 1);
+    assert!(
+        tools.contains(&"mcp_many_t1990".to_string())
+            && !tools.contains(&"mcp_many_t1993".to_string())
+    );
+    assert!(dropped.iter().any(|(_, why)| why.contains("more than 2000 tools")), "{dropped:?}");
+    let ServerState::Connected { tools, dropped } = state("endless") else {
+        panic!("{:?}", c.servers)
+    };
+    assert_eq!(tools.len(), 10, "every tool on the pages: {tools:?}");
+    assert!(
+        dropped.iter().any(|(_, why)| why.contains("did not end after 1000 pages")),
+        "{dropped:?}"
+    );
+    let ServerState::Connected { tools, dropped } = state("circle") else {
+        panic!("{:?}", c.servers)
+    };
+    assert_eq!(tools.len(), 10, "{tools:?}");
+    assert!(dropped.iter().any(|(_, why)| why.contains("a cursor came back")), "{dropped:?}");
+    c.shutdown().await;
+}
+
 #[tokio::test]
 async fn progress_streams_and_cancellation_reaches_the_server() {
     let marker = tempfile::NamedTempFile::new().unwrap();

@@ -16,7 +16,10 @@ use toolbelt_core::testing::{Behaviour, EchoTool, FakeTool, Journal, test_env};
 use toolbelt_core::{Kind, ModelFamily, Registry, Tool};
 use toolbelt_mcp::server::{self, ServerParts, ToolbeltServer};
 
-fn parts(rules: Vec<Rule>, mode: ApprovalMode) -> (toolbelt_core::testing::TempTree, ServerParts) {
+pub(crate) fn parts(
+    rules: Vec<Rule>,
+    mode: ApprovalMode,
+) -> (toolbelt_core::testing::TempTree, ServerParts) {
     parts_with(rules, mode, Arc::new(Journal::default()))
 }
 
@@ -413,5 +416,76 @@ async fn http_connections_are_bounded_per_client_and_closed_when_idle() {
     assert!(matches!(closed, Ok(Ok(0)) | Ok(Err(_))), "{closed:?}");
     assert!(started.elapsed() < std::time::Duration::from_secs(3));
     drop(b.shutdown().await);
+    stop.cancel();
+}
+
+/// Issue 35, finding 3: the header and body read timeouts were an idle timer that restarted
+/// at every byte, so a header line every few seconds kept a connection for ever (32 of them
+/// locked out every other local client). Headers and body each have a deadline now.
+#[tokio::test]
+async fn a_slow_client_is_cut_at_the_header_and_body_deadlines() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let allow = vec![Rule::new("*", Decision::Allow, 1.0, "test")];
+    let (_d, p) = parts(allow, ApprovalMode::Default);
+    let opts = toolbelt_mcp::server::http::HttpOptions {
+        header_timeout: std::time::Duration::from_millis(800),
+        body_timeout: std::time::Duration::from_millis(800),
+        max_message_bytes: 1 << 20,
+        ..Default::default()
+    };
+    let before = toolbelt_mcp::server::limits::slow_clients();
+    let (addr, stop) = serve_http(p, opts).await;
+    // A header line every 300 ms: the idle timer never fires, the header deadline does.
+    let start = std::time::Instant::now();
+    let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+    s.write_all(b"POST /mcp HTTP/1.1\r\nHost: x\r\n").await.unwrap();
+    let closed = async {
+        let mut buf = [0u8; 1024];
+        for i in 0.. {
+            tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+            if s.write_all(format!("X-Slow-{i}: 1\r\n").as_bytes()).await.is_err() {
+                return;
+            }
+            if let Ok(Ok(0) | Err(_)) =
+                tokio::time::timeout(std::time::Duration::from_millis(1), s.read(&mut buf)).await
+            {
+                return;
+            }
+        }
+    };
+    tokio::time::timeout(std::time::Duration::from_secs(10), closed)
+        .await
+        .expect("a client trickling header lines kept its connection");
+    assert!(start.elapsed() < std::time::Duration::from_secs(5), "{:?}", start.elapsed());
+    // A body trickled after complete headers: cut at the body deadline with 408.
+    let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+    s.write_all(
+        b"POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: 100000\r\n\r\n{",
+    )
+    .await
+    .unwrap();
+    let answer = async {
+        let mut got = Vec::new();
+        let mut buf = [0u8; 4096];
+        loop {
+            tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+            let _ = s.write_all(b" ").await;
+            match tokio::time::timeout(std::time::Duration::from_millis(5), s.read(&mut buf)).await
+            {
+                Ok(Ok(0)) | Ok(Err(_)) => return got,
+                Ok(Ok(n)) => got.extend_from_slice(&buf[..n]),
+                Err(_) => {}
+            }
+        }
+    };
+    let got = tokio::time::timeout(std::time::Duration::from_secs(10), answer)
+        .await
+        .expect("a client trickling its body kept its connection");
+    assert!(
+        String::from_utf8_lossy(&got).starts_with("HTTP/1.1 408"),
+        "{}",
+        String::from_utf8_lossy(&got)
+    );
+    assert!(toolbelt_mcp::server::limits::slow_clients() >= before + 2);
     stop.cancel();
 }

@@ -476,7 +476,25 @@ impl Job {
         if !read_note.is_empty() {
             skipped.push(("folders".into(), read_note.trim().into()));
         }
-        let notes = ignore_note + &read_note;
+        // Files passed over one by one (too large, a FIFO or device, an asset not asked for, a
+        // read error) are named to the model too, not only in the display (issue 35).
+        let not_read: Vec<&(String, String)> = skipped
+            .iter()
+            .filter(|(p, r)| {
+                p != "folders" && !p.ends_with(" file(s)") && !r.starts_with("output limit")
+            })
+            .collect();
+        let mut notes = ignore_note + &read_note;
+        if !not_read.is_empty() {
+            notes.push_str(&format!("\n({} file(s) not read:", not_read.len()));
+            for (p, r) in not_read.iter().take(50) {
+                notes.push_str(&format!("\n- {p}: {r}"));
+            }
+            if not_read.len() > 50 {
+                notes.push_str(&format!("\n- ...and {} more", not_read.len() - 50));
+            }
+            notes.push_str(")\n");
+        }
         let nothing = answer.is_empty();
         if nothing {
             answer.push_text(NOTHING);

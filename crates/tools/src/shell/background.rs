@@ -88,6 +88,10 @@ impl BackgroundRegistry {
     /// Takes over a running command: its output so far starts the log, the rest is copied as it
     /// arrives, and its exit is recorded.
     pub fn adopt(&self, mut running: Running, command: &str, initial: &str, home: &Path) -> i32 {
+        toolbelt_core::files::prune_kept(
+            &home.join("tmp"),
+            toolbelt_core::limits::KEPT_TOTAL_BYTES,
+        );
         let pid = running.pid;
         let log = Self::log_path(home, pid);
         let status = Arc::new(Mutex::new(Status::Running));

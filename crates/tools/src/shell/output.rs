@@ -47,6 +47,8 @@ pub struct Capture {
     spill_dir: PathBuf,
     spill_name: String,
     spill: Option<(PathBuf, File)>,
+    /// Bytes written to the spill file (at most `toolbelt_core::limits::SPILL_FILE_BYTES`).
+    spilled: u64,
     spill_error: Option<String>,
     sniffed: Vec<u8>,
     binary_bytes: Option<u64>,
@@ -63,6 +65,7 @@ impl Capture {
             spill_dir: spill_dir.to_path_buf(),
             spill_name: spill_name.to_string(),
             spill: None,
+            spilled: 0,
             spill_error: None,
             sniffed: Vec::new(),
             binary_bytes: None,
@@ -112,11 +115,22 @@ impl Capture {
         if self.spill.is_none() && self.head.len() + self.tail.len() + text.len() > self.cap {
             self.start_spill();
         }
+        // The file is bounded too: past its cap the rest is counted, not kept.
+        let room = toolbelt_core::limits::SPILL_FILE_BYTES.saturating_sub(self.spilled);
         if let Some((_, f)) = &mut self.spill
-            && let Err(e) = f.write_all(text.as_bytes())
+            && room > 0
         {
-            self.spill_error = Some(e.to_string());
-            self.spill = None;
+            let mut n = text.len().min(usize::try_from(room).unwrap_or(usize::MAX));
+            while n < text.len() && !text.is_char_boundary(n) {
+                n -= 1;
+            }
+            match f.write_all(&text.as_bytes()[..n]) {
+                Ok(()) => self.spilled += n as u64,
+                Err(e) => {
+                    self.spill_error = Some(e.to_string());
+                    self.spill = None;
+                }
+            }
         }
         let mut rest = text;
         if self.head.len() < half {
@@ -149,7 +163,10 @@ impl Capture {
                     .and_then(|()| f.write_all(a))
                     .and_then(|()| f.write_all(b));
                 match w {
-                    Ok(()) => self.spill = Some((path, f)),
+                    Ok(()) => {
+                        self.spilled = (self.head.len() + self.tail.len()) as u64;
+                        self.spill = Some((path, f));
+                    }
                     Err(e) => self.spill_error = Some(e.to_string()),
                 }
             }
@@ -198,7 +215,14 @@ impl Capture {
         let text = if omitted == 0 {
             self.head + &tail
         } else {
+            let cap = toolbelt_core::limits::SPILL_FILE_BYTES;
             let where_ = match (&spill_file, &self.spill_error) {
+                (Some(p), _) if self.total_bytes > cap => format!(
+                    "the first {} MiB of it are in {} (the rest, {} bytes, was not kept)",
+                    cap >> 20,
+                    p.display(),
+                    self.total_bytes - self.spilled
+                ),
                 (Some(p), _) => format!("the full output is in {}", p.display()),
                 (None, Some(e)) => format!("the full output could not be saved: {e}"),
                 (None, None) => "the full output was not saved".to_string(),
@@ -214,6 +238,7 @@ impl Capture {
             total_chars: self.total_chars,
             omitted_bytes: omitted,
             spill_file,
+            spilled_bytes: self.spilled,
         }
     }
 }
@@ -226,6 +251,8 @@ pub struct Captured {
     pub total_chars: u64,
     pub omitted_bytes: u64,
     pub spill_file: Option<PathBuf>,
+    /// How much of the output the spill file holds (less than `total_bytes` past its cap).
+    pub spilled_bytes: u64,
 }
 
 /// Removes ANSI escape sequences (CSI, OSC, and two-byte escapes).
@@ -339,6 +366,33 @@ mod tests {
         assert!(got.text.contains("40 bytes of output omitted"), "{}", got.text);
         assert!(got.text.contains(&file.display().to_string()));
         assert!(got.text.ends_with("8\nline9\n"), "{}", got.text);
+    }
+
+    /// Issue 35, finding 6: a command printing 1 GB left a 954 MB log. The log holds at most
+    /// `SPILL_FILE_BYTES`, and the notice says how much more there was.
+    #[test]
+    fn the_spill_file_is_bounded_and_says_so() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut c = Capture::new(1024, dir.path(), "big.log");
+        let chunk = "y".repeat(1 << 20);
+        let cap = toolbelt_core::limits::SPILL_FILE_BYTES;
+        let n = (cap >> 20) + 6;
+        for _ in 0..n {
+            c.push(&chunk);
+        }
+        let got = c.finish();
+        let file = got.spill_file.unwrap();
+        assert_eq!(std::fs::metadata(&file).unwrap().len(), cap);
+        assert!(
+            got.text.contains(&format!("the first {} MiB of it are in", cap >> 20)),
+            "{}",
+            &got.text[..300]
+        );
+        assert!(
+            got.text.contains(&format!("the rest, {} bytes, was not kept", (n << 20) - cap)),
+            "{}",
+            &got.text[..400]
+        );
     }
 
     #[test]

@@ -315,10 +315,17 @@ impl Invocation for ShellCall {
             }
             output.push_str(&format!("[Binary output detected: {n} bytes not shown.]"));
         }
-        let full_output = captured
-            .spill_file
-            .clone()
-            .map(|path| FullOutput { path, chars: captured.total_chars });
+        let full_output = captured.spill_file.clone().map(|path| FullOutput {
+            path,
+            chars: captured.total_chars,
+            only_first_bytes: (captured.spilled_bytes < captured.total_bytes)
+                .then_some(captured.spilled_bytes),
+        });
+        if full_output.is_some() {
+            // What toolbelt keeps stays within its total, the oldest going first.
+            let kept = self.config.home_dir.join("tmp");
+            toolbelt_core::files::prune_kept(&kept, toolbelt_core::limits::KEPT_TOTAL_BYTES);
+        }
         let (exit, stopped) = match end {
             PumpEnd::Exited(e) => (e, None),
             PumpEnd::Stopped(s, e) => (e, Some(s)),

@@ -308,3 +308,24 @@ fn the_answer_is_one_buffer_that_the_response_shares() {
     assert_eq!(output, joined(&o));
     assert_eq!(output.as_ptr(), text.as_str().as_ptr());
 }
+
+/// Issue 35, finding 7: files read_many_files passed over (a FIFO, a file over the size limit)
+/// were named only in the display; the model read an answer that looked complete.
+#[cfg(unix)]
+#[test]
+fn files_passed_over_are_named_to_the_model() {
+    let t = TempTree::new();
+    t.file("a.txt", "alpha\n");
+    nix::unistd::mkfifo(
+        &t.root().join("pipe.txt"),
+        nix::sys::stat::Mode::from_bits_truncate(0o644),
+    )
+    .unwrap();
+    let big = std::fs::File::create(t.root().join("huge.txt")).unwrap();
+    big.set_len(30 << 20).unwrap();
+    let o = run(&t, "read_many_files", json!({"include": ["*.txt"]}));
+    let text = joined(&o);
+    assert!(text.contains("alpha"), "{text}");
+    assert!(text.contains("file(s) not read:"), "{text}");
+    assert!(text.contains("pipe.txt") && text.contains("huge.txt"), "{text}");
+}

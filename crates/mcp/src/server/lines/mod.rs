@@ -38,7 +38,7 @@ const ID_PREFIX: usize = 4096;
 
 /// The methods a client may call: a request for one of these that rmcp cannot read has bad
 /// params, not an unknown method.
-const KNOWN_METHODS: &[&str] = &[
+pub const KNOWN_METHODS: &[&str] = &[
     "initialize",
     "ping",
     "server/discover",

@@ -1,0 +1,143 @@
+//! A server's tool list: read page by page within its bounds (issue 35), and turned into
+//! toolbelt's tools, each left out with its reason when it cannot be used.
+
+use std::sync::Arc;
+
+use serde_json::{Map, Value, json};
+
+use super::{Connection, McpTool, ServerSpec, naming, schema};
+
+pub(super) fn selected(spec: &ServerSpec, tool: &str) -> bool {
+    let included = spec.include.is_empty()
+        || spec.include.iter().any(|i| i == tool || i.starts_with(&format!("{tool}(")));
+    included && !spec.exclude.iter().any(|e| e == tool)
+}
+
+/// The server's tools that `spec` selects, page after page, and why the list was cut if it
+/// was: at most [`MCP_TOOLS_PER_SERVER`](toolbelt_core::limits::MCP_TOOLS_PER_SERVER) tools
+/// and [`MCP_TOOL_PAGES`](toolbelt_core::limits::MCP_TOOL_PAGES) pages are read, and a cursor
+/// seen before ends the list (rmcp's `list_all_tools` follows cursors for ever, keeping
+/// everything).
+pub(super) async fn list_tools(
+    peer: &rmcp::Peer<rmcp::RoleClient>,
+    spec: &ServerSpec,
+) -> Result<(Vec<rmcp::model::Tool>, Option<String>), rmcp::ServiceError> {
+    use std::hash::BuildHasher as _;
+    use toolbelt_core::limits::{MCP_TOOL_PAGES, MCP_TOOLS_PER_SERVER};
+    let mut tools = Vec::new();
+    let mut cursors = std::collections::HashSet::new();
+    let keys = std::hash::RandomState::new();
+    let mut cursor = None;
+    for _ in 0..MCP_TOOL_PAGES {
+        let page = peer
+            .list_tools(Some(rmcp::model::PaginatedRequestParams::default().with_cursor(cursor)))
+            .await?;
+        for t in page.tools {
+            if !selected(spec, &t.name) {
+                continue;
+            }
+            if tools.len() == MCP_TOOLS_PER_SERVER {
+                let why = format!(
+                    "the server offers more than {MCP_TOOLS_PER_SERVER} tools; the first {MCP_TOOLS_PER_SERVER} are used (name the ones you want with `includeTools`)"
+                );
+                return Ok((tools, Some(why)));
+            }
+            tools.push(t);
+        }
+        cursor = match page.next_cursor {
+            None => return Ok((tools, None)),
+            // Hashes, not the cursors: a cursor can be as long as a message.
+            Some(c) if !cursors.insert(keys.hash_one(c.as_str())) => {
+                let why = "the server's tool list goes round in a circle (a cursor came back); the tools before it are used";
+                return Ok((tools, Some(why.to_string())));
+            }
+            Some(c) => Some(c),
+        };
+    }
+    let why = format!(
+        "the server's tool list did not end after {MCP_TOOL_PAGES} pages; the tools on them are used"
+    );
+    Ok((tools, Some(why)))
+}
+
+/// The tools of `listed` as toolbelt's tools, and those left out with the reason (`cut`: why
+/// the list was cut short, if it was).
+pub(super) fn tools(
+    listed: Vec<rmcp::model::Tool>,
+    cut: Option<String>,
+    spec: &ServerSpec,
+    conn: &Arc<Connection>,
+) -> (Vec<Arc<McpTool>>, Vec<(String, String)>) {
+    let mut tools = Vec::new();
+    let mut dropped = Vec::new();
+    use toolbelt_core::limits::{MCP_DESCRIPTION_CHARS, MCP_SCHEMA_BYTES};
+    if let Some(why) = cut {
+        dropped.push(("(the rest)".to_string(), why));
+    }
+    for t in listed {
+        let original = t.name.to_string();
+        let raw_schema = Value::Object((*t.input_schema).clone());
+        let schema_bytes = serde_json::to_vec(&raw_schema).map_or(usize::MAX, |v| v.len());
+        if schema_bytes > MCP_SCHEMA_BYTES {
+            dropped.push((
+                original,
+                format!(
+                    "its input schema is {schema_bytes} bytes, over the limit of {MCP_SCHEMA_BYTES}"
+                ),
+            ));
+            continue;
+        }
+        let schema = match schema::normalize(Some(&raw_schema)) {
+            Ok(s) => s,
+            Err(schema::BadSchema(why)) => {
+                dropped.push((original, why));
+                continue;
+            }
+        };
+        let mut annotations = Map::new();
+        if let Some(a) = &t.annotations
+            && let Ok(Value::Object(m)) = serde_json::to_value(a)
+        {
+            annotations = m;
+        }
+        annotations.insert("_serverName".into(), json!(spec.name));
+        tools.push(Arc::new(McpTool {
+            fqn: naming::qualified_name(&spec.name, &original),
+            server: spec.name.clone(),
+            description: bounded_description(
+                t.description.as_deref().unwrap_or(""),
+                MCP_DESCRIPTION_CHARS,
+            ),
+            original,
+            schema,
+            annotations,
+            conn: conn.clone(),
+        }));
+    }
+    (tools, dropped)
+}
+
+/// A server's tool description as the model is shown it: cut at `max` characters with a notice.
+fn bounded_description(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        None => text.to_string(),
+        Some((at, _)) => format!(
+            "{}\n[description cut at {max} characters; the server sent {} more]",
+            &text[..at],
+            text[at..].chars().count()
+        ),
+    }
+}
+
+#[cfg(test)]
+mod bounded_tests {
+    #[test]
+    fn long_descriptions_are_cut_and_say_so() {
+        assert_eq!(super::bounded_description("short", 10), "short");
+        let cut = super::bounded_description(&"é".repeat(20), 10);
+        assert!(
+            cut.starts_with(&"é".repeat(10)) && cut.contains("the server sent 10 more"),
+            "{cut}"
+        );
+    }
+}
