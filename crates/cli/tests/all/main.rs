@@ -3,6 +3,8 @@
 
 #[cfg(unix)]
 mod approval_boundary;
+#[cfg(unix)]
+mod bounds;
 mod call;
 mod config;
 #[cfg(unix)]

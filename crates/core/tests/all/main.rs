@@ -2,6 +2,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod approval_boundary;
+mod ceilings;
 mod generated;
 mod house;
 mod settings_rules;

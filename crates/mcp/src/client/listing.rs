@@ -131,6 +131,8 @@ fn bounded_description(text: &str, max: usize) -> String {
 
 #[cfg(test)]
 mod bounded_tests {
+    use proptest::prelude::*;
+
     #[test]
     fn long_descriptions_are_cut_and_say_so() {
         assert_eq!(super::bounded_description("short", 10), "short");
@@ -139,5 +141,28 @@ mod bounded_tests {
             cut.starts_with(&"é".repeat(10)) && cut.contains("the server sent 10 more"),
             "{cut}"
         );
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig {
+            cases: toolbelt_core::testing::proptest_cases(),
+            failure_persistence: None,
+            ..ProptestConfig::default()
+        })]
+
+        /// Issue 35: whatever a server sends, the model is shown at most `max` characters of
+        /// it and one notice line saying how many more there were.
+        #[test]
+        fn a_description_is_at_most_its_ceiling_and_a_notice(text in "(\\PC|\n){0,300}", max in 0usize..120) {
+            let shown = super::bounded_description(&text, max);
+            let len = text.chars().count();
+            if len <= max {
+                prop_assert_eq!(shown, text);
+            } else {
+                let head: String = text.chars().take(max).collect();
+                let notice = format!("\n[description cut at {max} characters; the server sent {} more]", len - max);
+                prop_assert_eq!(shown, format!("{head}{notice}"));
+            }
+        }
     }
 }

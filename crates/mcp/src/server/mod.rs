@@ -89,11 +89,15 @@ struct Connection {
 
 /// The handler for one connection.
 #[derive(Clone)]
+/// A client's roots as folders, or why they cannot be used.
+type Roots = Result<Vec<std::path::PathBuf>, String>;
+
 pub struct ToolbeltServer {
     parts: SharedParts,
     connection: Arc<Mutex<Option<Arc<Connection>>>>,
     /// The folders the client offered as roots (`None`: not asked yet, or none offered).
-    roots: Arc<Mutex<Option<Vec<std::path::PathBuf>>>>,
+    /// The client's roots as folders, or why they cannot be used; `None` before a listing.
+    roots: Arc<Mutex<Option<Roots>>>,
     /// Held while the roots are fetched: a call waits for the workspace being set up.
     roots_refresh: Arc<tokio::sync::Mutex<()>>,
     /// The folder (device, inode) each root path was when it was first used: a path that is
@@ -132,10 +136,11 @@ impl ToolbeltServer {
             let offered = self.roots.locked().clone();
             let built = match offered.as_ref() {
                 None => None,
-                Some(r) if r.is_empty() => {
+                Some(Err(why)) => Some(Err(why.clone())),
+                Some(Ok(r)) if r.is_empty() => {
                     Some(Err("it offered none that is a folder".to_string()))
                 }
-                Some(r) => Some(
+                Some(Ok(r)) => Some(
                     toolbelt_core::Workspace::new(r, &parts.env.config)
                         .map_err(|e| e.to_string())
                         .and_then(|w| self.same_folders(&w).map(|()| w)),
@@ -279,14 +284,21 @@ impl ToolbeltServer {
                 return;
             }
         };
-        let folders: Vec<std::path::PathBuf> = listed
-            .iter()
-            .filter_map(|r| url::Url::parse(&r.uri).ok()?.to_file_path().ok())
-            .filter(|p| p.is_dir())
-            .collect();
-        if folders.is_empty() {
-            tracing::warn!("the client offered no usable roots ({} listed)", listed.len());
-        }
+        // So many roots at most (issue 35): each is opened, watched and granted to commands.
+        let max = toolbelt_core::limits::MCP_ROOTS;
+        let folders = if listed.len() > max {
+            Err(format!("it offered {} roots; at most {max} are served", listed.len()))
+        } else {
+            let folders: Vec<std::path::PathBuf> = listed
+                .iter()
+                .filter_map(|r| url::Url::parse(&r.uri).ok()?.to_file_path().ok())
+                .filter(|p| p.is_dir())
+                .collect();
+            if folders.is_empty() {
+                tracing::warn!("the client offered no usable roots ({} listed)", listed.len());
+            }
+            Ok(folders)
+        };
         *self.roots.locked() = Some(folders);
         // The next request builds a connection over the new roots.
         *self.connection.locked() = None;

@@ -137,6 +137,25 @@ async fn a_server_with_a_hundred_thousand_tools_or_endless_pages_is_cut_and_says
     c.shutdown().await;
 }
 
+/// Issue 35: what a server sends about its tools is bounded: a schema over 256 KiB leaves its
+/// tool out with the reason, a description is cut at 16,384 characters with a notice.
+#[tokio::test]
+async fn huge_schemas_and_descriptions_are_bounded() {
+    let c = clients(vec![stdio("big", &["--huge"], 20_000)]).await;
+    let ServerState::Connected { tools, dropped } = &c.servers[0].1 else {
+        panic!("{:?}", c.servers)
+    };
+    assert!(!tools.contains(&"mcp_big_bigschema".to_string()));
+    assert!(
+        dropped.iter().any(|(t, why)| t == "bigschema" && why.contains("over the limit of 262144")),
+        "{dropped:?}"
+    );
+    let d = tool(&c, "mcp_big_bigdesc").declaration(toolbelt_core::ModelFamily::Legacy).description;
+    assert!(d.starts_with(&"d".repeat(16_384)) && !d.contains(&"d".repeat(16_385)), "{}", d.len());
+    assert!(d.contains("[description cut at 16384 characters; the server sent 83616 more]"));
+    c.shutdown().await;
+}
+
 #[tokio::test]
 async fn progress_streams_and_cancellation_reaches_the_server() {
     let marker = tempfile::NamedTempFile::new().unwrap();

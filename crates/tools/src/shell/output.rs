@@ -47,8 +47,12 @@ pub struct Capture {
     spill_dir: PathBuf,
     spill_name: String,
     spill: Option<(PathBuf, File)>,
-    /// Bytes written to the spill file (at most `toolbelt_core::limits::SPILL_FILE_BYTES`).
+    /// Bytes written to the spill file (at most `spill_cap`).
     spilled: u64,
+    /// The spill file's size cap (`toolbelt_core::limits::SPILL_FILE_BYTES`).
+    spill_cap: u64,
+    /// The last write to the spill file was cut short: nothing more goes in.
+    spill_full: bool,
     spill_error: Option<String>,
     sniffed: Vec<u8>,
     binary_bytes: Option<u64>,
@@ -66,6 +70,8 @@ impl Capture {
             spill_name: spill_name.to_string(),
             spill: None,
             spilled: 0,
+            spill_cap: toolbelt_core::limits::SPILL_FILE_BYTES,
+            spill_full: false,
             spill_error: None,
             sniffed: Vec::new(),
             binary_bytes: None,
@@ -116,7 +122,7 @@ impl Capture {
             self.start_spill();
         }
         // The file is bounded too: past its cap the rest is counted, not kept.
-        let room = toolbelt_core::limits::SPILL_FILE_BYTES.saturating_sub(self.spilled);
+        let room = if self.spill_full { 0 } else { self.spill_cap.saturating_sub(self.spilled) };
         if let Some((_, f)) = &mut self.spill
             && room > 0
         {
@@ -125,7 +131,13 @@ impl Capture {
                 n -= 1;
             }
             match f.write_all(&text.as_bytes()[..n]) {
-                Ok(()) => self.spilled += n as u64,
+                // Cut short (at the cap, or at the character boundary below it): the file is
+                // full, so a later, shorter piece cannot land after a gap (found by
+                // `the_spill_file_holds_a_prefix_within_its_cap`).
+                Ok(()) => {
+                    self.spilled += n as u64;
+                    self.spill_full = n < text.len();
+                }
                 Err(e) => {
                     self.spill_error = Some(e.to_string());
                     self.spill = None;
@@ -133,7 +145,10 @@ impl Capture {
             }
         }
         let mut rest = text;
-        if self.head.len() < half {
+        // The head takes text only until the tail has begun: a head left short by a
+        // character boundary must not take a later piece ahead of the tail's (found by
+        // `the_spill_file_holds_a_prefix_within_its_cap`).
+        if self.head.len() < half && self.tail.is_empty() {
             let mut room = half - self.head.len();
             while room < rest.len() && !rest.is_char_boundary(room) {
                 room -= 1;
@@ -215,7 +230,7 @@ impl Capture {
         let text = if omitted == 0 {
             self.head + &tail
         } else {
-            let cap = toolbelt_core::limits::SPILL_FILE_BYTES;
+            let cap = self.spill_cap;
             let where_ = match (&spill_file, &self.spill_error) {
                 (Some(p), _) if self.total_bytes > cap => format!(
                     "the first {} MiB of it are in {} (the rest, {} bytes, was not kept)",
@@ -393,6 +408,46 @@ mod tests {
             "{}",
             &got.text[..400]
         );
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig {
+            cases: toolbelt_core::testing::proptest_cases().min(200),
+            failure_persistence: None,
+            ..proptest::prelude::ProptestConfig::default()
+        })]
+
+        /// Issue 35, finding 6, for any output: the file kept holds the output's first bytes
+        /// and never more than its cap; what the text keeps is bounded by the memory cap.
+        #[test]
+        fn the_spill_file_holds_a_prefix_within_its_cap(
+            chunks in proptest::collection::vec("[a-z\n\u{e9}\u{4e2d}]{0,300}", 0..40),
+            memory in 2usize..200,
+            extra in 0u64..3000,
+        ) {
+            let dir = tempfile::tempdir().unwrap();
+            let mut c = Capture::new(memory, dir.path(), "p.log");
+            c.spill_cap = memory as u64 + extra;
+            let all: String = chunks.concat();
+            for ch in &chunks {
+                c.push(ch);
+            }
+            let got = c.finish();
+            proptest::prop_assert_eq!(got.total_bytes, all.len() as u64);
+            match &got.spill_file {
+                None => proptest::prop_assert_eq!(&got.text, &all),
+                Some(f) => {
+                    let kept = std::fs::read(f).unwrap();
+                    proptest::prop_assert!(kept.len() as u64 <= memory as u64 + extra);
+                    proptest::prop_assert!(all.as_bytes().starts_with(&kept));
+                    proptest::prop_assert_eq!(got.spilled_bytes, kept.len() as u64);
+                    // Cut short only at the cap (or a character boundary just below it).
+                    if (kept.len() as u64) < all.len() as u64 {
+                        proptest::prop_assert!(kept.len() as u64 + 3 >= memory as u64 + extra);
+                    }
+                }
+            }
+        }
     }
 
     #[test]
