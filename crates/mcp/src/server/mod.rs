@@ -87,16 +87,16 @@ struct Connection {
     refused: Option<String>,
 }
 
-/// The handler for one connection.
-#[derive(Clone)]
 /// A client's roots as folders, or why they cannot be used.
 type Roots = Result<Vec<std::path::PathBuf>, String>;
 
+/// The handler for one connection.
+#[derive(Clone)]
 pub struct ToolbeltServer {
     parts: SharedParts,
     connection: Arc<Mutex<Option<Arc<Connection>>>>,
-    /// The folders the client offered as roots (`None`: not asked yet, or none offered).
-    /// The client's roots as folders, or why they cannot be used; `None` before a listing.
+    /// The folders the client offered as roots, or why they cannot be used (`None`: not
+    /// asked yet, or none offered).
     roots: Arc<Mutex<Option<Roots>>>,
     /// Held while the roots are fetched: a call waits for the workspace being set up.
     roots_refresh: Arc<tokio::sync::Mutex<()>>,
