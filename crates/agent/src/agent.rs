@@ -124,8 +124,18 @@ impl Agent {
         cancel: &CancellationToken,
         on_event: &mut (dyn FnMut(AgentEvent<'_>) + Send),
     ) -> RunOutcome {
+        self.continue_run(vec![Content::user_text(prompt)], cancel, on_event).await
+    }
+
+    /// Runs from a conversation whose last message is the person's new one (a session that
+    /// goes on over several prompts); the outcome's history is the whole conversation.
+    pub async fn continue_run(
+        &self,
+        mut history: Vec<Content>,
+        cancel: &CancellationToken,
+        on_event: &mut (dyn FnMut(AgentEvent<'_>) + Send),
+    ) -> RunOutcome {
         let started = Instant::now();
-        let mut history = vec![Content::user_text(prompt)];
         let mut stats = RunStats::default();
         let mut final_text = String::new();
         let limit = self.max_turns.unwrap_or(MAX_TURNS);

@@ -126,6 +126,20 @@ fn load_with(files: &[PathBuf], mut read: impl FnMut(&Path) -> Option<Vec<u8>>) 
 
 /// toolbelt's system instruction: a short preamble, the agent skills on offer (if any), then
 /// the context files.
+/// A session's system instruction: the context files (`names`, found from the home folder and
+/// every root, project files read through the workspace's file layer) and the skills section;
+/// with the files that were found but not loaded, and why.
+pub fn session_instruction(
+    names: &[String],
+    src: &ContextSources<'_>,
+    skills: Option<&str>,
+) -> (String, Vec<String>) {
+    let roots: Vec<PathBuf> = src.workspace.roots().iter().map(|r| r.real.clone()).collect();
+    let files = find(names, src.home, &roots);
+    let (context, left_out) = load_contained(&files, src);
+    (system_instruction(context.as_deref(), skills), left_out)
+}
+
 pub fn system_instruction(context: Option<&str>, skills: Option<&str>) -> String {
     let mut s = String::from(
         "You are a coding agent working in the user's project through the tools you are given. \

@@ -22,8 +22,14 @@ pub struct Cli {
 /// with the `call` subcommand's definition alone (building every subcommand's definition costs
 /// more than the rest of a small call's start-up); anything that does not parse that way —
 /// help, version, a mistake — goes through the whole definition, so what it prints is the same.
-pub fn parse(args: Vec<std::ffi::OsString>) -> Result<Cli, clap::Error> {
+pub fn parse(mut args: Vec<std::ffi::OsString>) -> Result<Cli, clap::Error> {
     use clap::FromArgMatches;
+    // Gemini CLI's spellings for its ACP agent (`gemini --experimental-acp`, `--acp`), so an
+    // editor set up for it only needs the program's name changed.
+    if let Some(at) = args.iter().skip(1).position(|a| a == "--experimental-acp" || a == "--acp") {
+        args.remove(at + 1);
+        args.insert(1, "acp".into());
+    }
     if args.get(1).is_some_and(|a| a == "call") {
         let call =
             CallArgs::augment_args(clap::Command::default().name("call").bin_name("toolbelt call"));
@@ -54,6 +60,9 @@ pub enum Command {
     Run(RunArgs),
     /// Serve the tools to MCP clients (stdio, or Streamable HTTP with --http)
     Mcp(McpArgs),
+    /// Serve editors (Zed, JetBrains, Neovim, Emacs) over the Agent Client Protocol on stdio
+    /// (also `toolbelt --experimental-acp`, as Gemini CLI)
+    Acp(AcpArgs),
     /// Show the merged settings and the file that set each key
     Config {
         #[command(subcommand)]
@@ -191,21 +200,8 @@ pub struct RunArgs {
     /// (by default they are shown visibly, piped or not)
     #[arg(long)]
     pub raw: bool,
-    /// The model (default: $GEMINI_MODEL, else the settings' model.name, else gemini-2.5-flash;
-    /// with --base-url: $OPENAI_MODEL)
-    #[arg(long, short = 'm')]
-    pub model: Option<String>,
-    /// Talk to an OpenAI-compatible chat-completions server instead of the Gemini API, e.g.
-    /// http://127.0.0.1:8080/v1 (llama.cpp, Ollama, vLLM); key from $OPENAI_API_KEY if set
-    #[arg(long, value_name = "URL")]
-    pub base_url: Option<String>,
-    /// Answer from a recorded session instead of a model: `--replay FILE`, or `--replay`
-    /// alone for the built-in demo session (`--replay "a prompt"` plays the demo too)
-    #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "")]
-    pub replay: Option<String>,
-    /// Save every model answer to FILE (replay it with --replay FILE)
-    #[arg(long, value_name = "FILE")]
-    pub record: Option<PathBuf>,
+    #[command(flatten)]
+    pub models: ModelArgs,
     /// text (streamed), json (one object at the end) or stream-json (one event per line)
     #[arg(long, short = 'o', value_enum, default_value = "text")]
     pub output_format: OutputFormat,
@@ -221,6 +217,46 @@ pub struct RunArgs {
     pub keep_background: bool,
     #[command(flatten)]
     pub session: SessionArgs,
+}
+
+/// Which model the agent talks to (`run` and `acp`).
+#[derive(Debug, Clone, Args)]
+pub struct ModelArgs {
+    /// The model (default: $GEMINI_MODEL, else the settings' model.name, else gemini-2.5-flash;
+    /// with --base-url: $OPENAI_MODEL)
+    #[arg(long, short = 'm')]
+    pub model: Option<String>,
+    /// Talk to an OpenAI-compatible chat-completions server instead of the Gemini API, e.g.
+    /// http://127.0.0.1:8080/v1 (llama.cpp, Ollama, vLLM); key from $OPENAI_API_KEY if set
+    #[arg(long, value_name = "URL")]
+    pub base_url: Option<String>,
+    /// Answer from a recorded session instead of a model: `--replay FILE`, or `--replay`
+    /// alone for the built-in demo session (`--replay "a prompt"` plays the demo too)
+    #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "")]
+    pub replay: Option<String>,
+    /// Save every model answer to FILE (replay it with --replay FILE)
+    #[arg(long, value_name = "FILE")]
+    pub record: Option<PathBuf>,
+}
+
+/// `toolbelt acp`: serve editors over the Agent Client Protocol.
+#[derive(Debug, Args)]
+pub struct AcpArgs {
+    #[command(flatten)]
+    pub models: ModelArgs,
+    /// Stop a prompt's turn after this many model calls
+    #[arg(long, value_name = "N")]
+    pub max_turns: Option<u32>,
+    /// Approval mode sessions start in (default: `general.defaultApprovalMode`, else default);
+    /// the editor may change it per session
+    #[arg(long, value_parser = approval_mode())]
+    pub approval_mode: Option<ApprovalMode>,
+    /// A policy file or folder of *.toml files, loaded at the user tier (repeatable)
+    #[arg(long = "policy", value_name = "PATH")]
+    pub policies: Vec<PathBuf>,
+    /// Run commands (shell, background, hooks, discovered tools) in the sandbox
+    #[arg(long, short = 's')]
+    pub sandbox: bool,
 }
 
 #[derive(Debug, Subcommand)]

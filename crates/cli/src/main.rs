@@ -27,7 +27,15 @@ fn main() {
     toolbelt_core::timings::mark("arguments");
     init_logging();
     toolbelt_core::timings::mark("logging");
-    let mut builder = tokio::runtime::Builder::new_current_thread();
+    // The ACP agent runs several sessions, and the editor's file answers are waited for on
+    // the threads that ask: two workers. Every other command needs one thread.
+    let mut builder = if matches!(cli.command, cli::Command::Acp(_)) {
+        let mut b = tokio::runtime::Builder::new_multi_thread();
+        b.worker_threads(2);
+        b
+    } else {
+        tokio::runtime::Builder::new_current_thread()
+    };
     builder.enable_all();
     // Only the stdio MCP server polls for a client's next request before the runtime sleeps.
     if matches!(&cli.command, cli::Command::Mcp(a) if a.command.is_none() && a.http.is_none()) {
@@ -49,6 +57,7 @@ fn main() {
             cli::Command::Policy { command } => commands::policy::run(command).await,
             cli::Command::Config { command } => commands::config::run(command),
             cli::Command::Mcp(args) => commands::mcp::run(args).await,
+            cli::Command::Acp(args) => commands::acp::run(args).await,
             cli::Command::Trust { dir } => commands::trust::run(dir, true),
             cli::Command::Untrust { dir } => commands::trust::run(dir, false),
             cli::Command::Sandbox(args) => commands::sandbox::run(args),

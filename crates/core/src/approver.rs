@@ -65,6 +65,12 @@ pub struct ConfirmationRequest {
     /// The MCP server, for MCP tools (enables the per-server and per-tool outcomes).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub server_name: Option<String>,
+    /// What "always allow" would cover (front ends name their options after it).
+    #[serde(skip)]
+    pub always: crate::tool::AlwaysAllow,
+    /// For an edit: the file's content now and what the call would make it.
+    #[serde(skip)]
+    pub proposal: Option<(String, String)>,
 }
 
 /// Answers confirmations: the terminal, an MCP client's elicitation, or a test's channel.
@@ -159,6 +165,8 @@ mod tests {
                 urls: vec![],
             },
             server_name: None,
+            always: Default::default(),
+            proposal: None,
         }
     }
 

@@ -22,6 +22,7 @@
 pub mod approver;
 pub mod commit;
 pub mod config;
+pub mod editor;
 pub mod files;
 pub mod hooks;
 pub mod kind;

@@ -69,6 +69,8 @@ pub struct ToolEnv {
     pub files: Arc<crate::ledger::FileLedger>,
     /// The session is in plan mode: tools that write resolve names inside the plans folder.
     pub plan_mode: bool,
+    /// An editor that reads and writes text files itself (an ACP client's `fs/*`).
+    pub editor: Option<Arc<dyn crate::editor::EditorFiles>>,
 }
 
 impl ToolEnv {
@@ -79,6 +81,7 @@ impl ToolEnv {
             config: Arc::new(config),
             files: Arc::default(),
             plan_mode: false,
+            editor: None,
         }
     }
 }

@@ -41,8 +41,10 @@ pub struct SessionBuilder {
     events: Option<EventSink>,
     overrides: Vec<Override>,
     mcp_servers: bool,
+    extra_mcp_servers: Vec<toolbelt_core::settings::McpServerSettings>,
     sources: Option<SettingsSources>,
     sandbox: bool,
+    editor: Option<Arc<dyn toolbelt_core::editor::EditorFiles>>,
 }
 
 /// Where settings, policies and trust decisions are read from.
@@ -86,8 +88,10 @@ impl SessionBuilder {
             events: None,
             overrides: Vec::new(),
             mcp_servers: false,
+            extra_mcp_servers: Vec::new(),
             sources: None,
             sandbox: false,
+            editor: None,
         }
     }
 
@@ -173,6 +177,23 @@ impl SessionBuilder {
         self
     }
 
+    /// MCP servers the front end brings (an editor's own), connected with those of the settings;
+    /// one with the name of a configured server takes its place.
+    pub fn extra_mcp_servers(
+        mut self,
+        servers: Vec<toolbelt_core::settings::McpServerSettings>,
+    ) -> Self {
+        self.extra_mcp_servers = servers;
+        self
+    }
+
+    /// An editor that holds text files (an ACP client's `fs/*`): the file tools read and write
+    /// UTF-8 text through it once the file layer has checked the path.
+    pub fn editor(mut self, editor: Arc<dyn toolbelt_core::editor::EditorFiles>) -> Self {
+        self.editor = Some(editor);
+        self
+    }
+
     /// Assembles the session. What could not be used but did not stop it (a skipped policy
     /// file, a discovery command that failed, an MCP server that is down) is in
     /// [`Session::notices`].
@@ -185,7 +206,12 @@ impl SessionBuilder {
             load_settings_from(&sources.state_dir, sources.user_home.as_deref(), &root)?;
         notices.extend(settings.skipped_notice());
         settings.restriction_typo()?;
-        let tool_settings = settings.tools();
+        let mut tool_settings = settings.tools();
+        let has_extra = !self.extra_mcp_servers.is_empty();
+        for extra in self.extra_mcp_servers {
+            tool_settings.mcp_servers.retain(|s| s.name != extra.name);
+            tool_settings.mcp_servers.push(extra);
+        }
         server_typos(&tool_settings)?;
         notices.extend(settings.unknown_key_notices());
         settings.apply_to(&mut config);
@@ -291,7 +317,7 @@ impl SessionBuilder {
         let mut tools: Vec<Arc<dyn Tool>> = toolbelt_tools::builtin_tools_with(&services);
         tools
             .extend(discovered(&tool_settings, &root, &workspace, &mut config, &mut notices).await);
-        let mcp = if self.mcp_servers {
+        let mcp = if self.mcp_servers || has_extra {
             connect_mcp(&tool_settings, &root, &mut config, &mut tools, &mut notices).await
         } else {
             None
@@ -317,7 +343,8 @@ impl SessionBuilder {
         });
 
         timings::mark("registry");
-        let env = ToolEnv::new(workspace, config.clone());
+        let mut env = ToolEnv::new(workspace, config.clone());
+        env.editor = self.editor;
         let approver = self.approver.unwrap_or_else(|| Arc::new(FixedApprover(Outcome::Cancel)));
         let options = SchedulerOptions {
             family: self.family,

@@ -1,7 +1,9 @@
+pub mod acp;
 pub mod call;
 pub mod config;
 pub mod help;
 pub mod mcp;
+pub mod model;
 pub mod policy;
 pub mod run;
 pub mod sandbox;

@@ -9,9 +9,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 use toolbelt_agent::agent::{Agent, AgentEvent, Finish, RunOutcome};
-use toolbelt_agent::client::{
-    GeminiClient, ModelClient, ModelError, OpenAiClient, REPLAY_DEMO, Recorder, Replay,
-};
+use toolbelt_agent::client::ModelError;
 // Events carry RFC 3339 UTC times with milliseconds, as upstream's do (the hooks' clock).
 use toolbelt_core::ModelFamily;
 use toolbelt_core::hooks::run::timestamp as now_iso;
@@ -28,8 +26,6 @@ pub const EXIT_INPUT: i32 = 42;
 pub const EXIT_TURN_LIMIT: i32 = 53;
 pub const EXIT_CANCELLED: i32 = 130;
 
-const DEFAULT_GEMINI_MODEL: &str = "gemini-2.5-flash";
-
 /// The prompt from the argument and/or stdin (stdin first, as upstream).
 fn prompt(args: &RunArgs) -> Option<String> {
     let mut piped = String::new();
@@ -45,55 +41,6 @@ fn prompt(args: &RunArgs) -> Option<String> {
         (false, false) => format!("{piped}\n\n{arg}"),
     };
     Some(joined)
-}
-
-/// The model client the flags and environment ask for.
-/// `settings_model` is `model.name` from the settings files: used for Gemini when neither `-m`
-/// nor `GEMINI_MODEL` names a model (upstream's order).
-fn client(
-    args: &RunArgs,
-    settings_model: Option<String>,
-) -> Result<Arc<dyn ModelClient>, (i32, String)> {
-    let inner: Arc<dyn ModelClient> = if let Some(replay) = &args.replay {
-        let r = if replay.is_empty() {
-            Replay::parse("the built-in demo session", REPLAY_DEMO)
-        } else {
-            match std::fs::read_to_string(replay) {
-                Err(e) => return Err((EXIT_TOOL_FAILED, format!("cannot read {replay}: {e}"))),
-                Ok(text) => Replay::parse(replay, &text),
-            }
-        };
-        Arc::new(r.map_err(|e| (EXIT_INPUT, e))?)
-    } else if let Some(base) = &args.base_url {
-        let model = args
-            .model
-            .clone()
-            .or_else(|| std::env::var("OPENAI_MODEL").ok().filter(|m| !m.is_empty()))
-            .unwrap_or_else(|| "default".into());
-        let key = std::env::var("OPENAI_API_KEY").ok().filter(|k| !k.is_empty());
-        Arc::new(OpenAiClient::new(base, model, key))
-    } else {
-        let Some(key) = std::env::var("GEMINI_API_KEY").ok().filter(|k| !k.is_empty()) else {
-            return Err((
-                EXIT_AUTH,
-                "no model to talk to: set GEMINI_API_KEY, or give --base-url for an OpenAI-compatible server, or --replay for a recorded session (--replay alone plays the built-in demo)".into(),
-            ));
-        };
-        let model = args
-            .model
-            .clone()
-            .or_else(|| std::env::var("GEMINI_MODEL").ok().filter(|m| !m.is_empty()))
-            .or(settings_model)
-            .unwrap_or_else(|| DEFAULT_GEMINI_MODEL.into());
-        let base = std::env::var("GOOGLE_GEMINI_BASE_URL").ok().filter(|b| !b.is_empty());
-        Arc::new(GeminiClient::new(key, model, base))
-    };
-    match &args.record {
-        Some(path) => Recorder::create(inner, path)
-            .map(|r| Arc::new(r) as Arc<dyn ModelClient>)
-            .map_err(|e| (EXIT_INPUT, format!("cannot create {}: {e}", path.display()))),
-        None => Ok(inner),
-    }
 }
 
 /// Writes what the run does in the chosen format.
@@ -188,9 +135,9 @@ fn first_line(s: &str) -> &str {
 
 /// An OpenAI-compatible server with no model named by `-m` or `OPENAI_MODEL`.
 fn model_guessed(args: &RunArgs) -> bool {
-    args.base_url.is_some()
-        && args.replay.is_none()
-        && args.model.is_none()
+    args.models.base_url.is_some()
+        && args.models.replay.is_none()
+        && args.models.model.is_none()
         && std::env::var("OPENAI_MODEL").map_or(true, |m| m.is_empty())
 }
 
@@ -220,19 +167,19 @@ fn verdict(o: &RunOutcome) -> (i32, Option<(&'static str, String)>) {
 /// path (one word with a `/` or an extension); otherwise, when no prompt follows, X is the
 /// prompt for the built-in demo (`--replay "what is here?"`).
 fn resolve_replay(args: &mut RunArgs) {
-    let Some(value) = args.replay.clone().filter(|v| !v.is_empty()) else { return };
+    let Some(value) = args.models.replay.clone().filter(|v| !v.is_empty()) else { return };
     let path_like = !value.contains(char::is_whitespace)
         && (value.contains('/') || std::path::Path::new(&value).extension().is_some());
     if args.prompt.is_none() && !path_like && !std::path::Path::new(&value).is_file() {
         args.prompt = Some(value);
-        args.replay = Some(String::new());
+        args.models.replay = Some(String::new());
     }
 }
 
 pub async fn run(mut args: RunArgs) -> CliResult {
     resolve_replay(&mut args);
     // A recording that cannot be read is the problem to report, prompt or not.
-    if let Some(replay) = args.replay.as_deref().filter(|r| !r.is_empty())
+    if let Some(replay) = args.models.replay.as_deref().filter(|r| !r.is_empty())
         && let Err(e) = std::fs::File::open(replay)
     {
         err_line(&format!("toolbelt: cannot read {replay}: {e}"));
@@ -246,7 +193,7 @@ pub async fn run(mut args: RunArgs) -> CliResult {
     let root = toolbelt_session::primary_root(&args.session.roots)?;
     let (settings, _) =
         toolbelt_session::load_settings(&toolbelt_core::config::default_home_dir(), &root)?;
-    let client = match client(&args, settings.tools().model_name) {
+    let client = match super::model::client(&args.models, settings.tools().model_name) {
         Ok(c) => c,
         Err((code, msg)) => {
             err_line(&format!("toolbelt: {msg}"));
@@ -254,7 +201,7 @@ pub async fn run(mut args: RunArgs) -> CliResult {
         }
     };
     // A replay answers whatever was recorded, so it "has" grounding when the recording did.
-    let grounding = args.base_url.is_none();
+    let grounding = args.models.base_url.is_none();
     let bridge = Arc::new(toolbelt_agent::bridge::ModelBridge::new(client.clone(), grounding));
     let family = ModelFamily::for_model(client.model());
     let mut builder =
@@ -276,22 +223,20 @@ pub async fn run(mut args: RunArgs) -> CliResult {
     let env = session.env();
     let context_names = session.tool_settings.context_file_names.clone();
     let home = toolbelt_core::files::user_home();
-    let roots: Vec<_> = env.workspace.roots().iter().map(|r| r.real.clone()).collect();
-    let files = toolbelt_agent::context::find(&context_names, home.as_deref(), &roots);
-    let (context, left_out) = toolbelt_agent::context::load_contained(
-        &files,
+    let skills = toolbelt_tools::session::skills::prompt_section(&session.services.skills);
+    let (system, left_out) = toolbelt_agent::context::session_instruction(
+        &context_names,
         &toolbelt_agent::context::ContextSources {
             home: home.as_deref(),
             workspace: &env.workspace,
             trusted: session.trusted,
             config: &session.config,
         },
+        skills.as_deref(),
     );
     for f in left_out {
         crate::output::warn(&format!("context file not loaded: {f}"));
     }
-    let skills = toolbelt_tools::session::skills::prompt_section(&session.services.skills);
-    let system = toolbelt_agent::context::system_instruction(context.as_deref(), skills.as_deref());
     // What the model is shown follows the session's mode (plan-mode tools switch it).
     let (registry, exclude) = (session.registry.clone(), session.tool_settings.exclude.clone());
     let shown_policy = session.policy.clone();

@@ -2,6 +2,10 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 #[cfg(unix)]
+mod acp;
+#[cfg(unix)]
+mod acp_protocol;
+#[cfg(unix)]
 mod approval_boundary;
 #[cfg(unix)]
 mod bounds;

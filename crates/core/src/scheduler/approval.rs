@@ -171,6 +171,8 @@ impl Scheduler {
             args: b.args.clone(),
             details,
             server_name: b.tool.server_name().map(String::from),
+            always: b.tool.always_allow(),
+            proposal: b.invocation.proposal(),
         }
     }
 

@@ -48,10 +48,13 @@ pub enum Event {
         #[serde(skip_serializing_if = "Option::is_none")]
         detail: Option<String>,
     },
-    /// The paths (and lines) a call works on, once it is built (`toolLocations`).
-    Locations {
+    /// A call was built (its arguments are valid): what it does in a few words, and the paths
+    /// (and lines) it works on (`toolLocations`).
+    Built {
         /// The call's id.
         call_id: String,
+        /// The invocation's one-line description (`notes.txt`, the command).
+        title: String,
         /// Where.
         locations: Vec<crate::tool::Location>,
     },

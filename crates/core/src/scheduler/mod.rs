@@ -307,13 +307,14 @@ impl Scheduler {
             Ok(built) => {
                 self.emit(&request.call_id, &request.name, CallState::Validating, None);
                 let locations = built.invocation.locations();
+                if let Some(sink) = &self.events {
+                    sink(&Event::Built {
+                        call_id: request.call_id.clone(),
+                        title: built.invocation.description(),
+                        locations: locations.clone(),
+                    });
+                }
                 if !locations.is_empty() {
-                    if let Some(sink) = &self.events {
-                        sink(&Event::Locations {
-                            call_id: request.call_id.clone(),
-                            locations: locations.clone(),
-                        });
-                    }
                     self.locations.locked().insert(request.call_id.clone(), locations);
                 }
                 Slot::Ready(Box::new(Pending {

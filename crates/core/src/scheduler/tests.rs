@@ -456,7 +456,7 @@ async fn events_trace_the_state_machine() {
         .iter()
         .filter_map(|e| match e {
             Event::State { state, .. } => Some(*state),
-            Event::Output { .. } | Event::Locations { .. } => None,
+            Event::Output { .. } | Event::Built { .. } => None,
         })
         .collect();
     assert_eq!(

@@ -131,7 +131,8 @@ impl Tool for Replace {
             seen: env.files.clone(),
             shown: shorten_path(&ws.relative(&path.real)),
             path: path.real.clone(),
-            target: EditTarget::new(ws.clone(), path, env.config.edit_max_file_bytes),
+            target: EditTarget::new(ws.clone(), path, env.config.edit_max_file_bytes)
+                .with_editor(env.editor.clone()),
             p,
         }))
     }

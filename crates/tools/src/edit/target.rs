@@ -4,6 +4,7 @@
 
 use std::sync::Arc;
 
+use toolbelt_core::editor::EditorFiles;
 use toolbelt_core::result::ErrorType;
 use toolbelt_core::workspace::{ResolvedPath, Workspace};
 
@@ -24,16 +25,45 @@ pub(crate) struct EditTarget {
     limit: u64,
     /// The path as resolved when the call was built.
     pub path: ResolvedPath,
+    /// The editor that holds the file's text, when one offered to (an ACP client).
+    editor: Option<Arc<dyn EditorFiles>>,
 }
 
 impl EditTarget {
     pub(crate) fn new(ws: Arc<Workspace>, path: ResolvedPath, limit: u64) -> Self {
-        Self { ws, limit, path }
+        Self { ws, limit, path, editor: None }
     }
 
-    /// The file's bytes now (`None`: it does not exist). Nothing is read from a FIFO, socket or
-    /// device, and nothing from a file over the size cap.
+    /// Reads and writes UTF-8 text through `editor` (after the file layer's checks).
+    pub(crate) fn with_editor(mut self, editor: Option<Arc<dyn EditorFiles>>) -> Self {
+        self.editor = editor;
+        self
+    }
+
+    /// The file's bytes now (`None`: it does not exist): the editor's text of it when an editor
+    /// holds it and the file is UTF-8 (an unsaved buffer is what the person sees).
     pub(crate) fn read(&self) -> Result<Option<Vec<u8>>, ReadError> {
+        let on_disk = self.read_disk()?;
+        match (&self.editor, on_disk) {
+            (Some(editor), Some(bytes)) if is_plain_utf8(&bytes) => {
+                match editor.read_text(&self.path.real) {
+                    Ok(text) => Ok(Some(text.into_bytes())),
+                    Err(e) => {
+                        tracing::warn!(
+                            "the editor could not read {}: {e}",
+                            self.path.real.display()
+                        );
+                        Ok(Some(bytes))
+                    }
+                }
+            }
+            (_, on_disk) => Ok(on_disk),
+        }
+    }
+
+    /// The file's bytes on disk (`None`: it does not exist). Nothing is read from a FIFO,
+    /// socket or device, and nothing from a file over the size cap.
+    fn read_disk(&self) -> Result<Option<Vec<u8>>, ReadError> {
         #[cfg(unix)]
         {
             use toolbelt_core::workspace::{FileKindError, OpenError};
@@ -104,6 +134,16 @@ impl EditTarget {
                 }
                 OpenError::Io(e) => e,
             })?;
+            // Through the editor for UTF-8 text, once the layer has checked the path and made
+            // its folders: the edit lands in the editor's buffer and undo history.
+            if let Some(editor) = &self.editor
+                && is_plain_utf8(bytes)
+                && let Ok(text) = std::str::from_utf8(bytes)
+            {
+                return gate.commit(|| {
+                    editor.write_text(target.real(), text).map_err(std::io::Error::other)
+                });
+            }
             target.write(bytes, gate)
         }
         #[cfg(not(unix))]
@@ -114,4 +154,10 @@ impl EditTarget {
             gate.commit(|| toolbelt_core::files::atomic_write(&self.path.real, bytes))
         }
     }
+}
+
+/// UTF-8 text an editor holds as it is: no byte-order mark (an editor keeps that outside the
+/// text), no NUL.
+fn is_plain_utf8(bytes: &[u8]) -> bool {
+    !bytes.starts_with(b"\xef\xbb\xbf") && !bytes.contains(&0) && std::str::from_utf8(bytes).is_ok()
 }

@@ -131,11 +131,10 @@ impl Tool for WriteFile {
             seen: env.files.clone(),
             shown: shorten_path(&ws.relative(&path.real)),
             path: path.real.clone(),
-            target: std::sync::Arc::new(EditTarget::new(
-                ws.clone(),
-                path,
-                env.config.edit_max_file_bytes,
-            )),
+            target: std::sync::Arc::new(
+                EditTarget::new(ws.clone(), path, env.config.edit_max_file_bytes)
+                    .with_editor(env.editor.clone()),
+            ),
             content: if p.require_final_newline
                 && !p.content.is_empty()
                 && !p.content.ends_with('\n')

@@ -127,6 +127,7 @@ impl Tool for ReadFile {
             }
         }
         Ok(Box::new(ReadFileCall {
+            editor: env.editor.clone(),
             seen: env.files.clone(),
             shown: display_path(&path.real, ws.primary()),
             description: shorten_path(&ws.relative(&path.real)),
@@ -150,6 +151,8 @@ impl Tool for ReadFile {
 struct ReadFileCall {
     seen: std::sync::Arc<FileLedger>,
     ws: std::sync::Arc<Workspace>,
+    /// An editor holding text files (an ACP client): UTF-8 text is read through it.
+    editor: Option<std::sync::Arc<dyn toolbelt_core::editor::EditorFiles>>,
     path: ResolvedPath,
     shown: String,
     description: String,
@@ -180,14 +183,16 @@ impl Invocation for ReadFileCall {
         let (path, shown) = (self.path.real.clone(), self.shown.clone());
         let (start, end, numbered) = (self.start_line, self.end_line, self.numbered);
         let seen = self.seen.clone();
+        let editor = self.editor.clone();
         let work = move || {
-            read_opened(file, &path, &shown, &seen, |text| {
+            read_opened(file, &path, &shown, &seen, editor.as_deref(), |text| {
                 text_result(text, &shown, start, end, numbered)
             })
         };
         // A small regular file is read where the call runs: handing it to a worker thread and
-        // back costs more than the read. Anything larger goes to the blocking pool.
-        if small {
+        // back costs more than the read. Anything larger goes to the blocking pool (and so does
+        // any read that asks the editor, which waits for its answer).
+        if small && self.editor.is_none() {
             return work();
         }
         match tokio::task::spawn_blocking(work).await {
@@ -322,7 +327,7 @@ pub(crate) fn read(
     on_text: impl FnOnce(&str) -> ToolResult,
 ) -> ToolResult {
     match Opened::open(ws, resolved, shown) {
-        Ok(file) => read_opened(file, &resolved.real, shown, seen, on_text),
+        Ok(file) => read_opened(file, &resolved.real, shown, seen, None, on_text),
         Err(refused) => *refused,
     }
 }
@@ -341,6 +346,7 @@ fn read_opened(
     path: &Path,
     shown: &str,
     seen: &FileLedger,
+    editor: Option<&dyn toolbelt_core::editor::EditorFiles>,
     on_text: impl FnOnce(&str) -> ToolResult,
 ) -> ToolResult {
     let Opened { mut file, len } = opened;
@@ -401,10 +407,18 @@ fn read_opened(
             seen.record(path, &bytes);
             ToolResult::text(decode(&bytes).0, format!("Read SVG as text: {shown}"))
         }
-        Show::Text => {
-            seen.record(path, &bytes);
-            on_text(&decode(&bytes).0)
-        }
+        // UTF-8 text an editor holds is read from it: an unsaved buffer is what the person
+        // sees (the layer above has checked the path; other encodings stay with the disk).
+        Show::Text => match editor.and_then(|e| editor_text(e, path, &bytes)) {
+            Some(text) => {
+                seen.record(path, text.as_bytes());
+                on_text(&text)
+            }
+            None => {
+                seen.record(path, &bytes);
+                on_text(&decode(&bytes).0)
+            }
+        },
         Show::Inline { mime, label } => ToolResult {
             llm_content: Content::Part(Part::inline(
                 mime,
@@ -414,6 +428,25 @@ fn read_opened(
             ..ToolResult::default()
         },
     }
+}
+
+/// The editor's text of a file whose bytes on disk are plain UTF-8; `None` otherwise, or when
+/// the editor cannot say (the disk's bytes are used then).
+fn editor_text(
+    editor: &dyn toolbelt_core::editor::EditorFiles,
+    path: &Path,
+    bytes: &[u8],
+) -> Option<String> {
+    if bytes.starts_with(b"\xef\xbb\xbf")
+        || bytes.contains(&0)
+        || std::str::from_utf8(bytes).is_err()
+    {
+        return None;
+    }
+    editor
+        .read_text(path)
+        .map_err(|e| tracing::warn!("the editor could not read {}: {e}", path.display()))
+        .ok()
 }
 
 /// The first [`file_type::HEAD_BYTES`] of a regular file of `len` bytes (as it was when

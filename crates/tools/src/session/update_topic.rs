@@ -129,6 +129,11 @@ impl Invocation for UpdateTopicCall {
             llm.push_str(&format!("\n\nStrategic Intent: {i}"));
             display.push_str(&format!("\n\n> [!STRATEGY]\n> **Intent:** {i}"));
         }
-        ToolResult::text(llm, display)
+        // Front ends show the topic as the session's title (ACP's session info).
+        let mut r = ToolResult::text(llm, display);
+        if let Some(t) = &state.title {
+            r.data = Some(serde_json::json!({"topic": t}));
+        }
+        r
     }
 }

@@ -1,0 +1,58 @@
+//! toolbelt-acp: toolbelt as an Agent Client Protocol agent (`toolbelt acp`). An editor (Zed,
+//! a JetBrains IDE, Neovim, Emacs) starts it and talks JSON-RPC over its stdio; each editor
+//! session is a toolbelt session (settings, policy, tools, MCP servers) driven by the model
+//! loop of `toolbelt run`. The engine knows nothing of ACP: this crate maps what it reports.
+//!
+//! - [`agent`]: the protocol's table of methods: initialize, sessions, prompts, modes, models
+//! - [`session`]: one editor session: its toolbelt session, conversation, model and turn
+//! - [`updates`]: the scheduler's and the loop's events as `session/update` notifications
+//! - [`permission`]: policy's "ask" as `session/request_permission`
+//! - [`files`]: the editor's `fs/*` as the tools' view of open files
+//! - [`prompt`]: the editor's content blocks as the model's parts, and a conversation replayed
+//! - [`store`]: conversations kept for `session/load`
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use toolbelt_agent::client::ModelClient;
+use toolbelt_core::policy::ApprovalMode;
+
+pub mod agent;
+pub mod files;
+pub mod permission;
+pub mod prompt;
+pub mod session;
+pub mod store;
+pub mod updates;
+
+pub use agent::serve;
+
+/// The models an editor session may use.
+pub trait Models: Send + Sync {
+    /// The model sessions start with.
+    fn default_model(&self) -> String;
+    /// The models an editor may switch to (the default among them).
+    fn choices(&self) -> Vec<String>;
+    /// A client for `model`; `Err` says why none can be made (no credentials).
+    fn client(&self, model: &str) -> Result<Arc<dyn ModelClient>, String>;
+    /// Whether the models are Gemini's API (web search and URL context for the web tools).
+    fn grounding(&self) -> bool;
+    /// How a person gives credentials: `(id, name, description)` for each way.
+    fn auth_methods(&self) -> Vec<(String, String, String)>;
+}
+
+/// What `toolbelt acp` was started with.
+pub struct AcpOptions {
+    /// The model clients.
+    pub models: Arc<dyn Models>,
+    /// Policy files loaded at the user tier (`--policy`).
+    pub policy_paths: Vec<PathBuf>,
+    /// The mode sessions start in (`--approval-mode`; else the settings').
+    pub approval_mode: Option<ApprovalMode>,
+    /// Commands run in the sandbox (`--sandbox`).
+    pub sandbox: bool,
+    /// Model calls allowed in one prompt's turn (`None`: upstream's 100).
+    pub max_turns: Option<u32>,
+    /// Where conversations are kept for `session/load` (`<state>/acp-sessions`).
+    pub store_dir: PathBuf,
+}

@@ -1,0 +1,347 @@
+//! One editor session: a toolbelt session over the editor's folder (its settings, policy,
+//! tools, and the editor's MCP servers with the configured ones), the conversation so far, the
+//! model it talks to, and the turn running now.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use agent_client_protocol::v1::schema::{
+    ContentBlock, SessionConfigOption, SessionConfigSelectOption, SessionId, SessionMode,
+    SessionModeState, StopReason,
+};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+use toolbelt_agent::agent::{Agent, AgentEvent, Finish};
+use toolbelt_agent::client::{ModelClient, ModelError};
+use toolbelt_agent::content::Content;
+use toolbelt_core::policy::ApprovalMode;
+use toolbelt_core::settings::McpServerSettings;
+use toolbelt_core::sync::LockExt as _;
+use toolbelt_core::{ModelFamily, Registry};
+use toolbelt_session::session::excluded_tools;
+
+use crate::store::Saved;
+use crate::updates::{Peer, Reporter, kind, mode_id, mode_of};
+use crate::{AcpOptions, Models};
+
+/// Why a prompt's turn ended with an error for the editor.
+#[derive(Debug)]
+pub enum TurnError {
+    /// The model refused the credentials.
+    Auth(String),
+    /// The model call failed for good.
+    Model(String),
+}
+
+/// What an editor session is opened with.
+pub struct OpenRequest {
+    pub id: String,
+    pub cwd: PathBuf,
+    /// The editor's own MCP servers, as settings entries.
+    pub mcp_servers: Vec<McpServerSettings>,
+    /// The editor reads and writes text files itself (`fs/*`).
+    pub editor_files: bool,
+    /// A kept conversation to go on with (`session/load`).
+    pub saved: Option<Saved>,
+}
+
+pub struct AcpSession {
+    pub id: String,
+    pub cwd: PathBuf,
+    session: toolbelt_session::Session,
+    reporter: Arc<Reporter>,
+    /// The conversation; held for the whole of a turn (one turn at a time).
+    history: tokio::sync::Mutex<Vec<Content>>,
+    /// The running turn's token.
+    turn: Mutex<Option<CancellationToken>>,
+    model: Mutex<(String, Arc<dyn ModelClient>)>,
+    title: Mutex<Option<String>>,
+    system: String,
+    models: Arc<dyn Models>,
+    store_dir: PathBuf,
+    max_turns: Option<u32>,
+    family: ModelFamily,
+}
+
+/// A tool's title and ACP kind before its call is built (its display name; the built call's
+/// description replaces it).
+pub fn describe(
+    registry: &Registry,
+    name: &str,
+) -> (String, agent_client_protocol::v1::schema::ToolKind) {
+    match registry.get(name) {
+        Some(t) => (t.display_name().to_string(), kind(t.kind())),
+        None => (name.to_string(), agent_client_protocol::v1::schema::ToolKind::Other),
+    }
+}
+
+impl AcpSession {
+    /// Builds the session (settings, trust and policy of `cwd`; MCP servers connected).
+    pub async fn open(
+        opts: &AcpOptions,
+        peer: Peer,
+        req: OpenRequest,
+    ) -> Result<Arc<Self>, String> {
+        let sid = SessionId::new(req.id.clone());
+        let model_name = req
+            .saved
+            .as_ref()
+            .map(|s| s.model.clone())
+            .filter(|m| !m.is_empty())
+            .unwrap_or_else(|| opts.models.default_model());
+        let client = opts.models.client(&model_name)?;
+        let family = ModelFamily::for_model(client.model());
+        let reporter = Arc::new(Reporter::new(peer.clone(), sid.clone()));
+        let sink_reporter = reporter.clone();
+        let bridge = Arc::new(toolbelt_agent::bridge::ModelBridge::new(
+            client.clone(),
+            opts.models.grounding(),
+        ));
+        let mut builder = toolbelt_session::SessionBuilder::new()
+            .roots([req.cwd.clone()])
+            .policy_paths(opts.policy_paths.iter().cloned())
+            .approval_mode(opts.approval_mode)
+            .interactive(true)
+            .sandbox(opts.sandbox)
+            .approver(Arc::new(crate::permission::EditorApprover::new(peer.clone(), sid.clone())))
+            .events(Arc::new(move |e| sink_reporter.event(e)))
+            .model(bridge)
+            .model_family(family)
+            .mcp_servers(true)
+            .extra_mcp_servers(req.mcp_servers);
+        if req.editor_files {
+            builder = builder.editor(Arc::new(crate::files::ClientFiles::new(
+                peer,
+                sid,
+                tokio::runtime::Handle::current(),
+            )));
+        }
+        let session = builder.build().await.map_err(|e| e.to_string())?;
+        for n in &session.notices {
+            tracing::warn!("session {}: {n}", req.id);
+        }
+        let env = session.env();
+        let home = toolbelt_core::files::user_home();
+        let skills = toolbelt_tools::session::skills::prompt_section(&session.services.skills);
+        let (system, left_out) = toolbelt_agent::context::session_instruction(
+            &session.tool_settings.context_file_names,
+            &toolbelt_agent::context::ContextSources {
+                home: home.as_deref(),
+                workspace: &env.workspace,
+                trusted: session.trusted,
+                config: &session.config,
+            },
+            skills.as_deref(),
+        );
+        for f in left_out {
+            tracing::warn!("context file not loaded: {f}");
+        }
+        let (history, title) = match &req.saved {
+            Some(s) => {
+                if let Some(m) = mode_of(&s.mode) {
+                    let _ = session.scheduler().mode_handle().set_by_person(m);
+                }
+                (s.history.clone(), s.title.clone())
+            }
+            None => (Vec::new(), None),
+        };
+        reporter.mode(session.scheduler().mode());
+        Ok(Arc::new(Self {
+            id: req.id,
+            cwd: req.cwd,
+            session,
+            reporter,
+            history: tokio::sync::Mutex::new(history),
+            turn: Mutex::new(None),
+            model: Mutex::new((model_name, client)),
+            title: Mutex::new(title),
+            system,
+            models: opts.models.clone(),
+            store_dir: opts.store_dir.clone(),
+            max_turns: opts.max_turns,
+            family,
+        }))
+    }
+
+    /// The conversation so far as updates (for `session/load`).
+    pub async fn replay(&self) -> Vec<agent_client_protocol::v1::schema::SessionUpdate> {
+        let history = self.history.lock().await;
+        let registry = self.session.registry.clone();
+        let env = self.session.env();
+        // The title and locations the call had: its description once built with its arguments.
+        let describe = move |name: &str, args: &Value| {
+            let (title, kind) = describe(&registry, name);
+            match registry.get(name).map(|t| t.build(args.clone(), &env)) {
+                Some(Ok(call)) => {
+                    (call.description(), kind, crate::updates::locations(&call.locations()))
+                }
+                _ => (title, kind, Vec::new()),
+            }
+        };
+        crate::prompt::replay(&history, &describe)
+    }
+
+    /// The modes an editor may choose, and the one in effect.
+    pub fn modes(&self) -> SessionModeState {
+        let mut modes = vec![
+            SessionMode::new("default", "Default").description(
+                "Asks before edits, commands and anything else that changes things".to_string(),
+            ),
+            SessionMode::new("autoEdit", "Auto Edit")
+                .description("File edits run without asking; commands still ask".to_string()),
+        ];
+        if !self.session.yolo_disabled {
+            modes.push(
+                SessionMode::new("yolo", "YOLO").description(
+                    "Everything runs without asking (deny rules still hold)".to_string(),
+                ),
+            );
+        }
+        modes
+            .push(SessionMode::new("plan", "Plan").description(
+                "Read-only: the model plans; only plan files are written".to_string(),
+            ));
+        SessionModeState::new(mode_id(self.session.scheduler().mode()), modes)
+    }
+
+    /// A person's choice of mode (`yolo` refused where it is disabled).
+    pub fn set_mode(&self, id: &str) -> Result<(), String> {
+        let Some(mode) = mode_of(id) else { return Err(format!("no mode named {id:?}")) };
+        if mode == ApprovalMode::Yolo && self.session.yolo_disabled {
+            return Err("YOLO mode is disabled by the security.disableYoloMode setting".into());
+        }
+        self.session.scheduler().mode_handle().set_by_person(mode).map_err(|e| e.to_string())?;
+        // The editor chose it: it is told only of changes it did not make.
+        self.reporter.mode_known(mode);
+        Ok(())
+    }
+
+    /// The model option (a select of the models there are).
+    pub fn config_options(&self) -> Vec<SessionConfigOption> {
+        let current = self.model.locked().0.clone();
+        let mut choices = self.models.choices();
+        if !choices.contains(&current) {
+            choices.insert(0, current.clone());
+        }
+        let options: Vec<SessionConfigSelectOption> =
+            choices.into_iter().map(|m| SessionConfigSelectOption::new(m.clone(), m)).collect();
+        vec![
+            SessionConfigOption::select("model", "Model", current, options)
+                .category(agent_client_protocol::v1::schema::SessionConfigOptionCategory::Model),
+        ]
+    }
+
+    /// Switches the model for the next turns.
+    pub fn set_model(&self, model: &str) -> Result<(), String> {
+        let client = self.models.client(model)?;
+        *self.model.locked() = (model.to_string(), client);
+        Ok(())
+    }
+
+    /// Cancels the running turn: the model request and every call it started.
+    pub fn cancel(&self) {
+        if let Some(t) = self.turn.locked().as_ref() {
+            t.cancel();
+        }
+        self.session.scheduler().cancel_all();
+    }
+
+    /// Runs one prompt's turn: the model and every call it asks for, until it answers without
+    /// calls, the turn limit, or a cancellation.
+    pub async fn prompt(&self, blocks: &[ContentBlock]) -> Result<StopReason, TurnError> {
+        let mut history = self.history.lock().await;
+        let token = CancellationToken::new();
+        *self.turn.locked() = Some(token.clone());
+        let env = self.session.env();
+        crate::prompt::push_user(&mut history, crate::prompt::parts(blocks, &env));
+        let client = self.model.locked().1.clone();
+        let scheduler = self.session.scheduler().clone();
+        let (registry, exclude, policy, family) = (
+            self.session.registry.clone(),
+            self.session.tool_settings.exclude.clone(),
+            self.session.policy.clone(),
+            self.family,
+        );
+        let declare = move |mode| {
+            let excluded = excluded_tools(&policy, &registry, mode, &exclude);
+            registry
+                .declarations(family)
+                .into_iter()
+                .filter(|d| !excluded.contains(&d.name))
+                .collect::<Vec<_>>()
+        };
+        let mask_dir =
+            env.workspace.temp_dir().join("tool-outputs").join(format!("acp-{}", self.id));
+        let agent = Agent {
+            client,
+            scheduler: scheduler.clone(),
+            declare: Arc::new(declare),
+            system_instruction: Some(self.system.clone()),
+            max_turns: self.max_turns,
+            masking: Some(toolbelt_agent::masking::Masking::new(mask_dir)),
+        };
+        let reporter = self.reporter.clone();
+        let registry = self.session.registry.clone();
+        let mut on_event = |e: AgentEvent<'_>| match e {
+            AgentEvent::Text(t) => reporter.text(t),
+            AgentEvent::ToolCall { id, name, args } => {
+                let (title, kind) = describe(&registry, name);
+                reporter.announce(id, title, kind, args);
+            }
+            AgentEvent::ToolResult { id, completed, response, .. } => {
+                reporter.finished(id, completed, response);
+                let data = completed.and_then(|c| c.result.as_ref()).and_then(|r| r.data.as_ref());
+                if let Some(todos) = data.and_then(|d| d.get("todos")) {
+                    reporter.plan(todos);
+                }
+                if let Some(topic) = data.and_then(|d| d.get("topic")).and_then(Value::as_str) {
+                    reporter.title(topic);
+                    *self.title.locked() = Some(topic.to_string());
+                }
+                reporter.mode(scheduler.mode());
+            }
+            AgentEvent::Retrying { attempt, reason } => {
+                tracing::warn!("model call failed ({reason}); trying again (attempt {attempt})");
+            }
+            AgentEvent::ModelAnswered { .. } => {}
+        };
+        let outcome =
+            agent.continue_run(std::mem::take(&mut *history), &token, &mut on_event).await;
+        *history = outcome.history;
+        *self.turn.locked() = None;
+        self.save(&history);
+        match outcome.finish {
+            Finish::Done => Ok(StopReason::EndTurn),
+            Finish::Stopped(reason) => {
+                self.reporter.text(&format!("\n[Agent execution stopped by hook: {reason}]"));
+                Ok(StopReason::EndTurn)
+            }
+            Finish::TurnLimit(_) => Ok(StopReason::MaxTurnRequests),
+            Finish::Cancelled => Ok(StopReason::Cancelled),
+            Finish::ModelFailed(e @ ModelError::Auth { .. }) => Err(TurnError::Auth(e.to_string())),
+            Finish::ModelFailed(ModelError::Cancelled) => Ok(StopReason::Cancelled),
+            Finish::ModelFailed(e) => Err(TurnError::Model(e.to_string())),
+        }
+    }
+
+    /// Keeps the conversation for `session/load`.
+    fn save(&self, history: &[Content]) {
+        let saved = Saved {
+            cwd: self.cwd.clone(),
+            history: history.to_vec(),
+            mode: mode_id(self.session.scheduler().mode()).to_string(),
+            model: self.model.locked().0.clone(),
+            title: self.title.locked().clone(),
+        };
+        if let Err(e) = crate::store::save(&self.store_dir, &self.id, &saved) {
+            tracing::warn!("session {} not kept: {e}", self.id);
+        }
+    }
+
+    /// Ends the session: its running turn cancelled, the processes it started stopped, its
+    /// MCP servers closed.
+    pub async fn shutdown(&self) {
+        self.cancel();
+        self.session.shutdown().await;
+    }
+}

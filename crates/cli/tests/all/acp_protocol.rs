@@ -1,0 +1,154 @@
+//! Issue 36, protocol hygiene of `toolbelt acp`, with JSON-RPC lines written by hand: bad
+//! input gets JSON-RPC errors and the connection goes on; an editor that goes away ends its
+//! sessions and every process they started.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use toolbelt_test_support::TempTree;
+use toolbelt_test_support::fake_model::{FakeModel, gemini_answer};
+
+struct Agent {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    out: BufReader<ChildStdout>,
+}
+
+impl Agent {
+    fn start(t: &TempTree, url: &str, extra: &[&str]) -> Self {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_toolbelt"))
+            .arg("acp")
+            .args(extra)
+            .current_dir(t.root())
+            .env("TOOLBELT_HOME", t.home())
+            .env("HOME", t.home())
+            .env("GEMINI_API_KEY", "placeholder")
+            .env("GOOGLE_GEMINI_BASE_URL", url)
+            .env_remove("GEMINI_MODEL")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take();
+        let out = BufReader::new(child.stdout.take().unwrap());
+        Self { child, stdin, out }
+    }
+
+    fn send(&mut self, line: &str) {
+        let w = self.stdin.as_mut().unwrap();
+        writeln!(w, "{line}").unwrap();
+        w.flush().unwrap();
+    }
+
+    /// The next message with this id (notifications in between are passed over).
+    fn answer(&mut self, id: &Value) -> Value {
+        loop {
+            let mut line = String::new();
+            assert!(self.out.read_line(&mut line).unwrap() > 0, "the agent closed its output");
+            let v: Value = serde_json::from_str(&line).unwrap();
+            if v.get("method").is_none() && v["id"] == *id {
+                return v;
+            }
+        }
+    }
+
+    fn initialized(&mut self, t: &TempTree) -> String {
+        self.send(&json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": 1, "clientCapabilities": {}}}).to_string());
+        assert!(self.answer(&json!(0))["result"]["protocolVersion"] == 1);
+        let cwd = t.root().canonicalize().unwrap();
+        self.send(&json!({"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": {"cwd": cwd, "mcpServers": []}}).to_string());
+        let r = self.answer(&json!(1));
+        r["result"]["sessionId"].as_str().unwrap_or_else(|| panic!("{r}")).to_string()
+    }
+}
+
+impl Drop for Agent {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn running(marker: &str) -> Vec<String> {
+    let out = Command::new("ps").args(["-eo", "pid,args"]).output().unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| l.contains(marker) && !l.contains("ps -eo"))
+        .map(String::from)
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_messages_get_json_rpc_errors_and_the_connection_goes_on() {
+    let t = TempTree::new();
+    let fake = FakeModel::start(vec![]).await;
+    let mut a = Agent::start(&t, &fake.url, &[]);
+    tokio::task::block_in_place(|| {
+        let sid = a.initialized(&t);
+        a.send("{not json");
+        let e = a.answer(&Value::Null);
+        assert_eq!(e["error"]["code"], -32700, "{e}");
+        a.send(
+            &json!({"jsonrpc": "2.0", "id": 2, "method": "session/fly", "params": {}}).to_string(),
+        );
+        assert_eq!(a.answer(&json!(2))["error"]["code"], -32601);
+        a.send(&json!({"jsonrpc": "2.0", "id": 3, "method": "session/prompt", "params": {"sessionId": "nope", "prompt": []}}).to_string());
+        let e = a.answer(&json!(3));
+        assert_eq!(e["error"]["code"], -32002, "{e}");
+        a.send(&json!({"jsonrpc": "2.0", "id": 4, "method": "session/prompt", "params": {"sessionId": sid}}).to_string());
+        assert_eq!(a.answer(&json!(4))["error"]["code"], -32602, "a prompt without its content");
+        a.send(&json!({"jsonrpc": "2.0", "id": 5, "method": "session/set_mode", "params": {"sessionId": sid, "modeId": "turbo"}}).to_string());
+        assert_eq!(a.answer(&json!(5))["error"]["code"], -32602);
+        a.send(&json!({"jsonrpc": "2.0", "id": 6, "method": "session/load", "params": {"sessionId": "../../etc/passwd", "cwd": t.root(), "mcpServers": []}}).to_string());
+        assert_eq!(
+            a.answer(&json!(6))["error"]["code"],
+            -32002,
+            "an id that is a path is no session"
+        );
+        a.send(&json!({"jsonrpc": "2.0", "id": 7, "method": "session/new", "params": {"cwd": "relative/dir", "mcpServers": []}}).to_string());
+        assert_eq!(a.answer(&json!(7))["error"]["code"], -32602);
+        // Still serving.
+        a.send(&json!({"jsonrpc": "2.0", "id": 8, "method": "session/set_mode", "params": {"sessionId": sid, "modeId": "plan"}}).to_string());
+        assert!(a.answer(&json!(8)).get("result").is_some());
+    });
+}
+
+/// An editor that closes the connection while a command runs: toolbelt ends the session,
+/// the command with it, and exits.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_editor_that_goes_away_ends_its_sessions_and_their_processes() {
+    let t = TempTree::new();
+    let marker = "sleep 23.75";
+    let fake = FakeModel::start(vec![gemini_answer(json!([
+        {"functionCall": {"name": "run_shell_command", "args": {"command": format!("{marker}; echo never")}}}
+    ]))])
+    .await;
+    let mut a = Agent::start(&t, &fake.url, &["--approval-mode", "yolo"]);
+    tokio::task::block_in_place(|| {
+        let sid = a.initialized(&t);
+        a.send(&json!({"jsonrpc": "2.0", "id": 9, "method": "session/prompt", "params": {"sessionId": sid, "prompt": [{"type": "text", "text": "wait"}]}}).to_string());
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while running(marker).is_empty() {
+            assert!(Instant::now() < deadline, "the command never started");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        a.stdin = None; // the editor is gone
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            if let Some(status) = a.child.try_wait().unwrap() {
+                assert!(status.success(), "{status}");
+                break;
+            }
+            assert!(Instant::now() < deadline, "toolbelt acp did not exit");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while !running(marker).is_empty() {
+            assert!(Instant::now() < deadline, "left running: {:?}", running(marker));
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    });
+}
