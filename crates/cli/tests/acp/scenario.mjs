@@ -97,6 +97,7 @@ await start(app, async (ctx) => {
     return { running_before_cancel: before };
   };
   await step("read-grep", "What is in notes.txt, and where is banana?");
+  await step("todos", "Plan the work.");
   await step("edit", "Uppercase apple, then cherry.", "allow_always");
   report.after_edit = readFileSync(notes, "utf8");
   await step("shell", "Print three lines slowly.");

@@ -119,6 +119,7 @@ async def main():
 
         seen_shells = set()
         await step("read-grep", "What is in notes.txt, and where is banana?")
+        await step("todos", "Plan the work.")
         await step("edit", "Uppercase apple, then cherry.", answer="allow_always")
         report["after_edit"] = (proj / "notes.txt").read_text()
         await step("shell", "Print three lines slowly.")

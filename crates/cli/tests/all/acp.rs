@@ -43,6 +43,16 @@ fn replies(root: &Path) -> Vec<Reply> {
             call("grep_search", json!({"pattern": "banana"})),
         ])),
         say("Read and searched."),
+        // the plan and the session's title
+        gemini_answer(json!([
+            call("write_todos", json!({"todos": [
+                {"description": "Read the notes", "status": "completed"},
+                {"description": "Edit the notes", "status": "in_progress"},
+                {"description": "Run a command", "status": "pending"},
+            ]})),
+            call("update_topic", json!({"title": "Fruit notes", "strategic_intent": "Tidy the notes."})),
+        ])),
+        say("Planned."),
         // edit: asked once ("allow always"), then not asked
         gemini_answer(json!([call(
             "replace",
@@ -213,6 +223,27 @@ fn check(report: &Value, root: &Path) {
     assert!(ups.iter().any(|u| u["sessionUpdate"] == "agent_message_chunk"
         && u["content"]["text"] == "Read and searched."));
 
+    // todos: the plan and the title as the protocol's updates
+    let s = step(report, "todos");
+    assert_eq!(s["stop"], "end_turn", "{s}");
+    calls_end_once(s);
+    let ups = updates(s);
+    let plan = ups.iter().find(|u| u["sessionUpdate"] == "plan").unwrap_or_else(|| panic!("{ups:?}"));
+    let entries: Vec<(&str, &str)> = plan["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| (e["content"].as_str().unwrap(), e["status"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        entries,
+        [("Read the notes", "completed"), ("Edit the notes", "in_progress"), ("Run a command", "pending")]
+    );
+    assert!(
+        ups.iter().any(|u| u["sessionUpdate"] == "session_info_update" && u["title"] == "Fruit notes"),
+        "{ups:?}"
+    );
+
     // edit: one permission request with the diff, answered "allow always"; the second edit is
     // not asked; both land in the editor (fs/write_text_file), unsaved line included.
     let s = step(report, "edit");
@@ -304,8 +335,8 @@ fn check(report: &Value, root: &Path) {
         .filter(|e| e["kind"] == "update")
         .map(|e| e["update"]["sessionUpdate"].as_str().unwrap())
         .collect();
-    assert!(kinds.iter().filter(|k| **k == "user_message_chunk").count() >= 7, "{kinds:?}");
-    assert!(kinds.iter().filter(|k| **k == "tool_call").count() >= 8, "{kinds:?}");
+    assert!(kinds.iter().filter(|k| **k == "user_message_chunk").count() >= 8, "{kinds:?}");
+    assert!(kinds.iter().filter(|k| **k == "tool_call").count() >= 10, "{kinds:?}");
     let first_user =
         events.iter().find(|e| e["update"]["sessionUpdate"] == "user_message_chunk").unwrap();
     assert_eq!(
