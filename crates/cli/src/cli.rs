@@ -162,6 +162,10 @@ pub struct CallArgs {
     /// Print one JSON object: name, response, llmContent, returnDisplay, error
     #[arg(long)]
     pub json: bool,
+    /// Print the text as it is: escape sequences and control characters included (by default
+    /// they are shown visibly, piped or not; CRLF line ends are kept either way)
+    #[arg(long, conflicts_with = "json")]
+    pub raw: bool,
     /// Deadline for the call in milliseconds (0: none; default 180000)
     #[arg(long, value_name = "N")]
     pub timeout_ms: Option<u64>,

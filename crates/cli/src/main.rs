@@ -83,16 +83,26 @@ fn main() {
 
 /// Logs go to stderr, filtered by `TOOLBELT_LOG` (e.g. `debug`); warnings by default.
 fn init_logging() {
-    let fmt = tracing_subscriber::fmt()
+    use tracing_subscriber::Layer as _;
+    use tracing_subscriber::layer::SubscriberExt as _;
+    use tracing_subscriber::util::SubscriberInitExt as _;
+    let fmt = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
         .with_target(false)
         // A log line that cannot be written (stderr closed by the client) is dropped; the
         // default reports it with eprintln!, which panics on a broken pipe.
         .log_internal_errors(false);
-    // Without TOOLBELT_LOG (or with one that does not parse), a plain level filter: the same
-    // warnings as `EnvFilter::new("warn")`, for a fraction of its set-up at every start.
+    // Without TOOLBELT_LOG (or with one that does not parse), warnings, except rmcp's service
+    // loop: it logs one line for each message it could not pass on, so a peer that floods
+    // (or stops reading) filled stderr with them (issue 35); toolbelt reports what failed.
+    // A plain target filter costs a fraction of `EnvFilter`'s set-up at every start.
     let _ = match tracing_subscriber::EnvFilter::try_from_env("TOOLBELT_LOG") {
-        Ok(filter) => fmt.with_env_filter(filter).try_init(),
-        Err(_) => fmt.with_max_level(tracing::Level::WARN).try_init(),
+        Ok(filter) => tracing_subscriber::registry().with(fmt.with_filter(filter)).try_init(),
+        Err(_) => {
+            let filter = tracing_subscriber::filter::Targets::new()
+                .with_default(tracing::Level::WARN)
+                .with_target("rmcp::service", tracing_subscriber::filter::LevelFilter::OFF);
+            tracing_subscriber::registry().with(fmt.with_filter(filter)).try_init()
+        }
     };
 }

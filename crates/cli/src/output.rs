@@ -31,6 +31,17 @@ pub fn out_line(text: &str) {
 }
 
 /// Text on stdout for a person, shown visibly whether or not stdout is a terminal.
+/// A tool's text on stdout, piped or not: control characters shown visibly, CRLF line ends
+/// kept ([`crate::terminal::visible_text`]).
+pub fn out_text(text: &str) {
+    write_stdout(&crate::terminal::visible_text(text));
+}
+
+/// Bytes on stdout as they are (`--raw`).
+pub fn out_raw(text: &str) {
+    write_stdout(text);
+}
+
 pub fn out_visible(text: &str) {
     write_stdout(&crate::terminal::visible(text));
 }

@@ -6,10 +6,22 @@
 /// `text` with every character a terminal would act on (or hide) written out visibly:
 /// `\e`, `\r`, `\x07`, `\u{9b}`, `<U+202E>`.
 pub fn visible(text: &str) -> String {
+    shown(text, false)
+}
+
+/// [`visible`] for text that is a file's or a command's content: a carriage return that ends
+/// a line (`\r\n`) stays as it is, so CRLF text keeps its line ends.
+pub fn visible_text(text: &str) -> String {
+    shown(text, true)
+}
+
+fn shown(text: &str, keep_crlf: bool) -> String {
     let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
         match c {
             '\n' | '\t' => out.push(c),
+            '\r' if keep_crlf && chars.peek() == Some(&'\n') => out.push(c),
             '\x1b' => out.push_str("\\e"),
             '\r' => out.push_str("\\r"),
             '\x08' => out.push_str("\\b"),

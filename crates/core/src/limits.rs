@@ -17,6 +17,9 @@ pub const COSTLY_AT_ONCE: usize = 4;
 /// (a flood cannot grow memory without bound).
 pub const COSTLY_WAITING: usize = 256;
 
+/// Include and exclude patterns one read_many_files call may give (its defaults aside).
+pub const GLOB_PATTERNS: usize = 128;
+
 /// A file toolbelt keeps of one command's output (a shell log past the memory cap): at most this
 /// much is written; the rest is counted and said (a command printing 1 GB left a 954 MB log).
 pub const SPILL_FILE_BYTES: u64 = 64 << 20;
@@ -31,6 +34,14 @@ pub const MCP_DESCRIPTION_CHARS: usize = 16 * 1024;
 /// An MCP tool's input schema (as JSON): a larger one leaves the tool out, with the reason.
 pub const MCP_SCHEMA_BYTES: usize = 256 * 1024;
 
+/// Values (objects, arrays, leaves) in one MCP tool's input schema: a larger one leaves the
+/// tool out. In memory a schema of small objects takes some 60 times its JSON (a 60 KB schema
+/// of `{"a":0}` objects took 3.6 MB).
+pub const MCP_SCHEMA_NODES: usize = 20_000;
+
+/// Values in all of one server's input schemas together: past this the list is cut.
+pub const MCP_SCHEMA_NODES_TOTAL: usize = 200_000;
+
 /// MCP tools one server may bring: the rest are left out, with the reason.
 pub const MCP_TOOLS_PER_SERVER: usize = 2_000;
 
@@ -38,19 +49,36 @@ pub const MCP_TOOLS_PER_SERVER: usize = 2_000;
 /// (a server can answer every page with one more cursor).
 pub const MCP_TOOL_PAGES: usize = 1_000;
 
+/// Rules of the `.gitignore` (and `.ignore`) files on the way to one path, together: past this,
+/// the folder is not searched and the answer says why. 1000 nested folders of 200 rules each
+/// cost 1.3 GB and the whole deadline (issue 35); real repositories stay far below.
+pub const IGNORE_RULES_ON_PATH: usize = 4_000;
+
+/// Rules of the `.gitignore` files a session keeps compiled (per folder, across calls).
+pub const IGNORE_RULES_CACHED: usize = 20_000;
+
 /// Roots an MCP client may name at once: more are refused as unusable.
 pub const MCP_ROOTS: usize = 64;
 
 /// The size a pattern would compile to, estimated from its syntax (before anything is
-/// compiled): each literal character or class counts once, each repetition multiplies what it
-/// repeats by its bound. `None`: it does not parse (the compile says why).
+/// compiled): each literal byte counts once, a class once per range it holds (Unicode's `\w`
+/// is some 770 ranges: `\w{150}` compiled to 7 MiB while a count of one per class said 38 KiB,
+/// issue 35), each repetition multiplies what it repeats by its bound. Case-insensitive
+/// patterns are counted with their case variants. `None`: it does not parse (the compile says
+/// why).
 pub fn pattern_units(pattern: &str, fixed: bool) -> Option<u64> {
-    use regex_syntax::hir::{Hir, HirKind};
+    pattern_units_with(pattern, fixed, false)
+}
+
+/// [`pattern_units`] for a pattern matched without regard to case.
+pub fn pattern_units_with(pattern: &str, fixed: bool, case_insensitive: bool) -> Option<u64> {
+    use regex_syntax::hir::{Class, Hir, HirKind};
     fn units(h: &Hir) -> u64 {
         match h.kind() {
             HirKind::Empty | HirKind::Look(_) => 0,
             HirKind::Literal(l) => l.0.len() as u64,
-            HirKind::Class(_) => 4,
+            HirKind::Class(Class::Unicode(c)) => (c.ranges().len() as u64).max(1),
+            HirKind::Class(Class::Bytes(c)) => (c.ranges().len() as u64).max(1),
             HirKind::Capture(c) => units(&c.sub),
             HirKind::Repetition(r) => {
                 let n = u64::from(r.max.unwrap_or(r.min).max(r.min).max(1));
@@ -62,18 +90,46 @@ pub fn pattern_units(pattern: &str, fixed: bool) -> Option<u64> {
         }
     }
     if fixed {
-        return Some(pattern.len() as u64);
+        let n = pattern.len() as u64;
+        return Some(if case_insensitive { n * 2 } else { n });
     }
-    regex_syntax::Parser::new().parse(pattern).ok().map(|h| units(&h))
+    regex_syntax::ParserBuilder::new()
+        .case_insensitive(case_insensitive)
+        .build()
+        .parse(pattern)
+        .ok()
+        .map(|h| units(&h))
 }
+
+/// About this many bytes of compiled program per unit of [`pattern_units`] (measured on the
+/// regex crate's NFA for repeated literals and classes).
+const BYTES_PER_UNIT: u64 = 64;
+
+/// What a pattern would take compiled, estimated ([`pattern_units_with`]); `None` when it does
+/// not parse.
+pub fn pattern_bytes(pattern: &str, fixed: bool, case_insensitive: bool) -> Option<u64> {
+    pattern_units_with(pattern, fixed, case_insensitive).map(|u| u.saturating_mul(BYTES_PER_UNIT))
+}
+
+/// The patterns of the policy files (`argsPattern`, `commandRegex`, `commandPrefix`) together:
+/// at most this much compiled. 300 rules of `\w{100}N` in a repository's policy folder took
+/// 1.76 GB (issue 35).
+pub const POLICY_PATTERNS_BYTES: u64 = 32 << 20;
 
 /// Refuses a pattern that would compile past [`PATTERN_PROGRAM_BYTES`], by its estimated size,
 /// with what it would need. About 64 bytes of program per unit (measured on the regex crate's
 /// NFA for repeated literals and classes).
 pub fn check_pattern(pattern: &str, fixed: bool) -> Result<(), String> {
-    const BYTES_PER_UNIT: u64 = 64;
-    let Some(units) = pattern_units(pattern, fixed) else { return Ok(()) };
-    let need = units.saturating_mul(BYTES_PER_UNIT);
+    check_pattern_with(pattern, fixed, false)
+}
+
+/// [`check_pattern`] for a pattern matched with or without regard to case.
+pub fn check_pattern_with(
+    pattern: &str,
+    fixed: bool,
+    case_insensitive: bool,
+) -> Result<(), String> {
+    let Some(need) = pattern_bytes(pattern, fixed, case_insensitive) else { return Ok(()) };
     if need > PATTERN_PROGRAM_BYTES as u64 {
         return Err(too_large(Some(need)));
     }
@@ -160,5 +216,15 @@ mod tests {
         assert!(check_pattern("x{100000}{10}", false).unwrap_err().contains("Pattern too large"));
         assert!(check_pattern("fn main", false).is_ok());
         assert!(check_pattern("[a-z]+_[0-9]{1,4}", false).is_ok());
+        // Issue 35, second attack: a class counts its ranges (`\w` is hundreds), and case
+        // folding counts too.
+        let w = pattern_units(r"\w", false).unwrap();
+        assert!(w > 500, "{w}");
+        assert_eq!(pattern_units(r"\w{150}", false), Some(150 * w));
+        assert!(check_pattern(r"\w{200}", false).unwrap_err().contains("limit is 8 MiB"));
+        assert!(
+            pattern_units_with("[a-z]", false, true).unwrap()
+                > pattern_units("[a-z]", false).unwrap()
+        );
     }
 }

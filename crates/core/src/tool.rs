@@ -378,6 +378,11 @@ pub trait Invocation: Send + Sync {
     fn confirmation(&self) -> Option<ConfirmationDetails> {
         None
     }
+    /// Whether this call is costly although its tool is not (read_file of a large file): it
+    /// takes a turn among the costly calls, as [`Tool::costly`]'s do.
+    fn costly(&self) -> bool {
+        false
+    }
     /// For editable proposals: the file's current content and the content this call would
     /// write, so a person can change the proposal in an editor.
     fn proposal(&self) -> Option<(String, String)> {

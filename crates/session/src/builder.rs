@@ -431,6 +431,7 @@ pub fn policy_files(
         }
         loaded.extend(load_path(p, Tier::User));
     }
+    loaded.check_pattern_budget();
     loaded
 }
 

@@ -62,9 +62,15 @@ pub async fn run(args: CallArgs) -> CliResult {
         });
         out(&format!("{report}\n"));
     } else if call.status == CallState::Success {
-        // Borrowed: the text can be a million characters.
+        // Borrowed: the text can be a million characters. What a file, a command or a server
+        // wrote reaches the terminal only shown (an OSC 52 sequence writes the clipboard of
+        // the terminal a pipe ends in; issue 35), unless --raw asks for the bytes.
         let text = call.response.function_response.response.output().unwrap_or_default();
-        out(text);
+        if args.raw {
+            crate::output::out_raw(text);
+        } else {
+            crate::output::out_text(text);
+        }
         if std::io::stdout().is_terminal() && !text.ends_with('\n') {
             out("\n");
         }

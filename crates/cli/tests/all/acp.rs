@@ -45,12 +45,18 @@ fn replies(root: &Path) -> Vec<Reply> {
         say("Read and searched."),
         // the plan and the session's title
         gemini_answer(json!([
-            call("write_todos", json!({"todos": [
-                {"description": "Read the notes", "status": "completed"},
-                {"description": "Edit the notes", "status": "in_progress"},
-                {"description": "Run a command", "status": "pending"},
-            ]})),
-            call("update_topic", json!({"title": "Fruit notes", "strategic_intent": "Tidy the notes."})),
+            call(
+                "write_todos",
+                json!({"todos": [
+                    {"description": "Read the notes", "status": "completed"},
+                    {"description": "Edit the notes", "status": "in_progress"},
+                    {"description": "Run a command", "status": "pending"},
+                ]})
+            ),
+            call(
+                "update_topic",
+                json!({"title": "Fruit notes", "strategic_intent": "Tidy the notes."})
+            ),
         ])),
         say("Planned."),
         // edit: asked once ("allow always"), then not asked
@@ -228,7 +234,8 @@ fn check(report: &Value, root: &Path) {
     assert_eq!(s["stop"], "end_turn", "{s}");
     calls_end_once(s);
     let ups = updates(s);
-    let plan = ups.iter().find(|u| u["sessionUpdate"] == "plan").unwrap_or_else(|| panic!("{ups:?}"));
+    let plan =
+        ups.iter().find(|u| u["sessionUpdate"] == "plan").unwrap_or_else(|| panic!("{ups:?}"));
     let entries: Vec<(&str, &str)> = plan["entries"]
         .as_array()
         .unwrap()
@@ -237,10 +244,15 @@ fn check(report: &Value, root: &Path) {
         .collect();
     assert_eq!(
         entries,
-        [("Read the notes", "completed"), ("Edit the notes", "in_progress"), ("Run a command", "pending")]
+        [
+            ("Read the notes", "completed"),
+            ("Edit the notes", "in_progress"),
+            ("Run a command", "pending")
+        ]
     );
     assert!(
-        ups.iter().any(|u| u["sessionUpdate"] == "session_info_update" && u["title"] == "Fruit notes"),
+        ups.iter()
+            .any(|u| u["sessionUpdate"] == "session_info_update" && u["title"] == "Fruit notes"),
         "{ups:?}"
     );
 

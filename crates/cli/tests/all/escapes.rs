@@ -92,3 +92,37 @@ async fn the_models_escape_sequences_are_shown_not_sent() {
     let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
     assert_eq!(v["response"], evil, "-o json is exact");
 }
+
+/// Issue 35, second attack: `toolbelt call` printed a tool's text as it was when piped, so
+/// `toolbelt call read_file ... | cat` sent a file's OSC 52 (a clipboard write), CR and bidi
+/// controls to the terminal. Shown visibly now, piped or not; `--raw` gives the bytes and
+/// `--json` stays exact; CRLF line ends are kept.
+#[test]
+fn a_tools_text_is_shown_not_sent_when_piped() {
+    let t = TempTree::new();
+    t.file("e.txt", format!("{EVIL}\nsecond\n"));
+    for tool in ["read_file", "grep_search"] {
+        let args = if tool == "read_file" {
+            r#"{"file_path":"e.txt"}"#
+        } else {
+            r#"{"pattern":"second|x"}"#
+        };
+        let r = toolbelt(&t, &["call", tool, args], None);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        assert!(clean(&r.stdout), "{tool}: {:?}", r.stdout);
+        assert!(r.stdout.contains("\\e]52;c;"), "{tool}: {:?}", r.stdout);
+        let raw = toolbelt(&t, &["call", tool, args, "--raw"], None);
+        assert!(raw.stdout.contains('\u{1b}'), "{tool} --raw: {:?}", raw.stdout);
+        let json = toolbelt(&t, &["call", tool, args, "--json"], None);
+        let v: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+        assert!(v["response"]["output"].as_str().unwrap().contains('\u{1b}'), "--json is exact");
+    }
+    let crlf = TempTree::new();
+    crlf.file("w.txt", "a\r\nb\r\n");
+    let r = toolbelt(
+        &crlf,
+        &["call", "run_shell_command", r#"{"command":"cat w.txt"}"#, "--approval-mode", "yolo"],
+        None,
+    );
+    assert!(r.stdout.contains("a\r\nb"), "CRLF kept: {:?}", r.stdout);
+}

@@ -6,6 +6,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+mod kept;
 #[cfg(unix)]
 pub mod owned;
 
@@ -154,46 +155,7 @@ pub fn scratch_dir(prefix: &str) -> std::io::Result<tempfile::TempDir> {
     }
 }
 
-/// Keeps what toolbelt saved under `tmp` (its state folder's `tmp/`: saved outputs, shell and
-/// background logs) within `keep` bytes in all: the oldest regular files go first, but never
-/// one changed in the last minute (a log still being written). Folders more than four levels
-/// down are not looked into. Returns the bytes removed.
-pub fn prune_kept(tmp: &Path, keep: u64) -> u64 {
-    fn walk(dir: &Path, depth: usize, out: &mut Vec<(std::time::SystemTime, u64, PathBuf)>) {
-        let Ok(entries) = std::fs::read_dir(dir) else { return };
-        for e in entries.flatten() {
-            let Ok(meta) = e.path().symlink_metadata() else { continue };
-            if meta.is_dir() && depth < 4 {
-                walk(&e.path(), depth + 1, out);
-            } else if meta.is_file() {
-                let when = meta.modified().unwrap_or(std::time::UNIX_EPOCH);
-                out.push((when, meta.len(), e.path()));
-            }
-        }
-    }
-    let mut files = Vec::new();
-    walk(tmp, 0, &mut files);
-    let mut total: u64 = files.iter().map(|f| f.1).sum();
-    if total <= keep {
-        return 0;
-    }
-    files.sort();
-    let recent = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
-    let mut removed = 0;
-    for (when, len, path) in files {
-        if total <= keep {
-            break;
-        }
-        if when > recent {
-            continue;
-        }
-        if std::fs::remove_file(&path).is_ok() {
-            total -= len;
-            removed += len;
-        }
-    }
-    removed
-}
+pub use kept::{KeptFile, prune_kept};
 
 /// Writes `bytes` to a new private file at `path` (see [`create_private`]).
 pub fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {

@@ -124,6 +124,7 @@ impl PolicyEngine {
         for (p, tier) in paths {
             loaded.extend(toml::load_path(p, *tier));
         }
+        loaded.check_pattern_budget();
         (Self::new(loaded.rules, interactive), loaded.errors)
     }
 

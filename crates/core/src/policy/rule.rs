@@ -128,6 +128,14 @@ pub struct RuleSource {
     pub file: Option<PathBuf>,
 }
 
+/// A pattern compiled within the program and cache limits of [`crate::limits`].
+fn compile(source: &str) -> Result<Regex, fancy_regex::Error> {
+    fancy_regex::RegexBuilder::new(source)
+        .delegate_size_limit(crate::limits::PATTERN_PROGRAM_BYTES)
+        .delegate_dfa_size_limit(crate::limits::PATTERN_CACHE_BYTES)
+        .build()
+}
+
 /// An `argsPattern`: checked when loaded, compiled the first time a rule needs it (compiling
 /// every bundled pattern up front would cost more than the rest of start-up).
 #[derive(Clone, Debug)]
@@ -160,7 +168,7 @@ impl ArgsPattern {
         let compiled = OnceLock::new();
         if regex_syntax::ast::parse::Parser::new().parse(&source).is_err() {
             // Perhaps a look-around or back-reference: compile now to know.
-            let re = Regex::new(&source)
+            let re = compile(&source)
                 .map_err(|e| format!("argsPattern {source:?} is not a valid regex: {e}"))?;
             // These run on a backtracking engine, which gives up on some inputs (a deny rule
             // then fails closed, see `matches_or`); a repeated group of alternatives is the
@@ -219,7 +227,7 @@ impl ArgsPattern {
     }
 
     fn try_match(&self, text: &str) -> Result<bool, String> {
-        let re = self.compiled.get_or_init(|| match Regex::new(&self.source) {
+        let re = self.compiled.get_or_init(|| match compile(&self.source) {
             Ok(r) => Some(r),
             Err(e) => {
                 tracing::warn!("argsPattern {:?} does not compile: {e}", self.source);

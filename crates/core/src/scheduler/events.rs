@@ -49,7 +49,8 @@ pub enum Event {
         detail: Option<String>,
     },
     /// A call was built (its arguments are valid): what it does in a few words, and the paths
-    /// (and lines) it works on (`toolLocations`).
+    /// (and lines) it works on (`toolLocations`). (`"event": "locations"` for `--events`.)
+    #[serde(rename = "locations")]
     Built {
         /// The call's id.
         call_id: String,

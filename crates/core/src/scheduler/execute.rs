@@ -66,7 +66,7 @@ impl Scheduler {
         // Costly calls take turns, a few at a time in the whole process (issue 35: 64 costly
         // searches at once through one `toolbelt mcp` aborted it); the wait counts against the
         // call's deadline.
-        let costly = b.tool.costly();
+        let costly = b.tool.costly() || b.invocation.costly();
         let invocation = &b.invocation;
         let fut = AssertUnwindSafe(async move {
             let _turn = if costly {

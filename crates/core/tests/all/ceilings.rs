@@ -139,34 +139,32 @@ proptest! {
         prop_assert!(!inner.contains(tag.as_str()), "{tag:?} survived in {inner:?}");
     }
 
-    /// What toolbelt keeps stays under its total: the oldest files go first, files written in
-    /// the last minute (a writer may still be at them) stay.
+    /// What toolbelt keeps stays under its total: the oldest files go first, however recent
+    /// (a minute's grace for recent files let one session keep 641 MiB, issue 35).
     #[test]
     fn kept_files_stay_under_their_total_oldest_first(
-        files in prop::collection::vec((0u64..4000, 0u64..10_000, any::<bool>()), 0..12),
+        files in prop::collection::vec((0u64..4000, 0u64..10_000), 0..12),
         keep in 0u64..8000,
     ) {
         let dir = tempfile::tempdir().unwrap();
         let now = SystemTime::now();
         let mut made = Vec::new();
-        for (i, (size, age, recent)) in files.iter().enumerate() {
+        for (i, (size, age)) in files.iter().enumerate() {
             let sub = dir.path().join(if i % 2 == 0 { "tool-outputs" } else { "x" });
             std::fs::create_dir_all(&sub).unwrap();
             let path = sub.join(format!("f{i}"));
             let f = std::fs::File::create(&path).unwrap();
             f.set_len(*size).unwrap();
-            let when = if *recent { now } else { now - Duration::from_secs(120 + age) };
+            let when = now - Duration::from_secs(*age);
             f.set_modified(when).unwrap();
-            made.push((path, *size, when, *recent));
+            made.push((path, *size, when));
         }
         toolbelt_core::files::prune_kept(dir.path(), keep);
         let (gone, kept): (Vec<_>, Vec<_>) = made.iter().partition(|(p, ..)| !p.exists());
         let total: u64 = kept.iter().map(|f| f.1).sum();
-        let recent: u64 = kept.iter().filter(|f| f.3).map(|f| f.1).sum();
-        prop_assert!(total <= keep.max(recent), "{total} > {keep} (recent {recent})");
+        prop_assert!(total <= keep, "{total} > {keep}");
         for g in &gone {
-            prop_assert!(!g.3, "a file written in the last minute was removed");
-            for k in kept.iter().filter(|k| !k.3) {
+            for k in &kept {
                 prop_assert!(g.2 <= k.2, "a newer file went before an older one");
             }
         }

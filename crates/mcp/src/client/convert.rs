@@ -40,7 +40,7 @@ pub fn to_tool_result(tool: &str, args: &Value, result: &Value) -> ToolResult {
                 display.push(s("text"));
             }
             Some(kind @ ("image" | "audio")) => {
-                let mime = s("mimeType");
+                let mime = media_type(&s("mimeType"));
                 parts.push(Part::text(format!(
                     "[Tool '{tool}' provided the following {kind} data with mime-type: {mime}]"
                 )));
@@ -54,11 +54,8 @@ pub fn to_tool_result(tool: &str, args: &Value, result: &Value) -> ToolResult {
                     parts.push(Part::text(untrusted(t)));
                     display.push(t.to_string());
                 } else if let Some(blob) = r.get("blob").and_then(Value::as_str) {
-                    let mime = r
-                        .get("mimeType")
-                        .and_then(Value::as_str)
-                        .unwrap_or("application/octet-stream")
-                        .to_string();
+                    let mime =
+                        media_type(r.get("mimeType").and_then(Value::as_str).unwrap_or_default());
                     parts.push(Part::text(format!("[Tool '{tool}' provided the following embedded resource with mime-type: {mime}]")));
                     parts.push(Part::inline(mime.clone(), blob));
                     display.push(format!("[Embedded Resource: {mime}]"));
@@ -87,6 +84,21 @@ pub fn to_tool_result(tool: &str, args: &Value, result: &Value) -> ToolResult {
         llm_content: llm,
         return_display: json!(display.join("\n")),
         ..ToolResult::default()
+    }
+}
+
+/// A server's media type as the model is told it: `type/subtype` of plain characters, else
+/// `application/octet-stream` (a "mime type" holding the wrapper's closing tag reached the
+/// model outside any wrapper, issue 35).
+fn media_type(m: &str) -> String {
+    let plain = |s: &str| {
+        !s.is_empty()
+            && s.len() <= 127
+            && s.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$&^_.+-".contains(&b))
+    };
+    match m.split_once('/') {
+        Some((t, sub)) if plain(t) && plain(sub) => m.to_string(),
+        _ => "application/octet-stream".to_string(),
     }
 }
 

@@ -13,68 +13,115 @@ pub(super) fn selected(spec: &ServerSpec, tool: &str) -> bool {
     included && !spec.exclude.iter().any(|e| e == tool)
 }
 
-/// The server's tools that `spec` selects, page after page, and why the list was cut if it
-/// was: at most [`MCP_TOOLS_PER_SERVER`](toolbelt_core::limits::MCP_TOOLS_PER_SERVER) tools
-/// and [`MCP_TOOL_PAGES`](toolbelt_core::limits::MCP_TOOL_PAGES) pages are read, and a cursor
-/// seen before ends the list (rmcp's `list_all_tools` follows cursors for ever, keeping
-/// everything).
+/// What a server's tool list gave: the tools kept (descriptions already cut), those left out
+/// with why, and why the list was cut short, if it was.
+pub(super) struct Listed {
+    pub tools: Vec<rmcp::model::Tool>,
+    pub dropped: Vec<(String, String)>,
+    pub cut: Option<String>,
+}
+
+/// The values in a JSON value (objects, arrays and leaves), counted without recursion.
+fn nodes(v: &Value) -> usize {
+    let mut stack = vec![v];
+    let mut n = 0;
+    while let Some(v) = stack.pop() {
+        n += 1;
+        match v {
+            Value::Array(a) => stack.extend(a.iter()),
+            Value::Object(o) => stack.extend(o.values()),
+            _ => {}
+        }
+    }
+    n
+}
+
+/// The server's tools that `spec` selects, page after page, within bounds: at most
+/// [`MCP_TOOLS_PER_SERVER`](toolbelt_core::limits::MCP_TOOLS_PER_SERVER) tools and
+/// [`MCP_TOOL_PAGES`](toolbelt_core::limits::MCP_TOOL_PAGES) pages, a cursor seen before ends
+/// the list (rmcp's `list_all_tools` follows cursors for ever, keeping everything), and the
+/// schemas' size in memory is bounded per tool and in all (2000 schemas of 60 KB, each small
+/// objects, took 3.6 GB). Each page is judged as it comes; descriptions are cut at once.
 pub(super) async fn list_tools(
     peer: &rmcp::Peer<rmcp::RoleClient>,
     spec: &ServerSpec,
-) -> Result<(Vec<rmcp::model::Tool>, Option<String>), rmcp::ServiceError> {
+) -> Result<Listed, rmcp::ServiceError> {
     use std::hash::BuildHasher as _;
-    use toolbelt_core::limits::{MCP_TOOL_PAGES, MCP_TOOLS_PER_SERVER};
-    let mut tools = Vec::new();
+    use toolbelt_core::limits::{
+        MCP_DESCRIPTION_CHARS, MCP_SCHEMA_NODES, MCP_SCHEMA_NODES_TOTAL, MCP_TOOL_PAGES,
+        MCP_TOOLS_PER_SERVER,
+    };
+    let mut out = Listed { tools: Vec::new(), dropped: Vec::new(), cut: None };
     let mut cursors = std::collections::HashSet::new();
     let keys = std::hash::RandomState::new();
     let mut cursor = None;
+    let mut held = 0usize;
     for _ in 0..MCP_TOOL_PAGES {
         let page = peer
             .list_tools(Some(rmcp::model::PaginatedRequestParams::default().with_cursor(cursor)))
             .await?;
-        for t in page.tools {
+        for mut t in page.tools {
             if !selected(spec, &t.name) {
                 continue;
             }
-            if tools.len() == MCP_TOOLS_PER_SERVER {
-                let why = format!(
+            if out.tools.len() == MCP_TOOLS_PER_SERVER {
+                out.cut = Some(format!(
                     "the server offers more than {MCP_TOOLS_PER_SERVER} tools; the first {MCP_TOOLS_PER_SERVER} are used (name the ones you want with `includeTools`)"
-                );
-                return Ok((tools, Some(why)));
+                ));
+                return Ok(out);
             }
-            tools.push(t);
+            let n = t.input_schema.values().map(nodes).sum::<usize>() + 1;
+            if n > MCP_SCHEMA_NODES {
+                out.dropped.push((
+                    t.name.to_string(),
+                    format!(
+                        "its input schema has {n} values, over the limit of {MCP_SCHEMA_NODES}"
+                    ),
+                ));
+                continue;
+            }
+            held += n;
+            if held > MCP_SCHEMA_NODES_TOTAL {
+                out.cut = Some(format!(
+                    "the server's input schemas hold more than {MCP_SCHEMA_NODES_TOTAL} values together; the tools before that are used (name the ones you want with `includeTools`)"
+                ));
+                return Ok(out);
+            }
+            if let Some(d) = &t.description {
+                t.description = Some(bounded_description(d, MCP_DESCRIPTION_CHARS).into());
+            }
+            out.tools.push(t);
         }
         cursor = match page.next_cursor {
-            None => return Ok((tools, None)),
+            None => return Ok(out),
             // Hashes, not the cursors: a cursor can be as long as a message.
             Some(c) if !cursors.insert(keys.hash_one(c.as_str())) => {
-                let why = "the server's tool list goes round in a circle (a cursor came back); the tools before it are used";
-                return Ok((tools, Some(why.to_string())));
+                out.cut = Some("the server's tool list goes round in a circle (a cursor came back); the tools before it are used".into());
+                return Ok(out);
             }
             Some(c) => Some(c),
         };
     }
-    let why = format!(
+    out.cut = Some(format!(
         "the server's tool list did not end after {MCP_TOOL_PAGES} pages; the tools on them are used"
-    );
-    Ok((tools, Some(why)))
+    ));
+    Ok(out)
 }
 
 /// The tools of `listed` as toolbelt's tools, and those left out with the reason (`cut`: why
 /// the list was cut short, if it was).
 pub(super) fn tools(
-    listed: Vec<rmcp::model::Tool>,
-    cut: Option<String>,
+    listed: Listed,
     spec: &ServerSpec,
     conn: &Arc<Connection>,
 ) -> (Vec<Arc<McpTool>>, Vec<(String, String)>) {
     let mut tools = Vec::new();
-    let mut dropped = Vec::new();
-    use toolbelt_core::limits::{MCP_DESCRIPTION_CHARS, MCP_SCHEMA_BYTES};
-    if let Some(why) = cut {
+    let mut dropped = listed.dropped;
+    use toolbelt_core::limits::MCP_SCHEMA_BYTES;
+    if let Some(why) = listed.cut {
         dropped.push(("(the rest)".to_string(), why));
     }
-    for t in listed {
+    for t in listed.tools {
         let original = t.name.to_string();
         let raw_schema = Value::Object((*t.input_schema).clone());
         let schema_bytes = serde_json::to_vec(&raw_schema).map_or(usize::MAX, |v| v.len());
@@ -104,10 +151,8 @@ pub(super) fn tools(
         tools.push(Arc::new(McpTool {
             fqn: naming::qualified_name(&spec.name, &original),
             server: spec.name.clone(),
-            description: bounded_description(
-                t.description.as_deref().unwrap_or(""),
-                MCP_DESCRIPTION_CHARS,
-            ),
+            // Cut when it was listed.
+            description: t.description.as_deref().unwrap_or("").to_string(),
             original,
             schema,
             annotations,

@@ -7,6 +7,7 @@ mod listing;
 pub mod naming;
 pub mod oauth;
 pub mod probe;
+mod progress;
 pub mod schema;
 mod sse;
 mod stdio;
@@ -17,7 +18,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use rmcp::handler::client::progress::ProgressDispatcher;
 use rmcp::model::{ClientCapabilities, ClientConfig, Implementation, ProgressNotificationParam};
 use rmcp::service::{NotificationContext, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
@@ -41,7 +41,7 @@ pub const DEFAULT_CONNECT_TIMEOUT_MS: u64 = 10_000;
 
 #[derive(Clone, Default)]
 struct Handler {
-    progress: ProgressDispatcher,
+    progress: progress::Progress,
 }
 
 impl ClientHandler for Handler {
@@ -58,7 +58,7 @@ impl ClientHandler for Handler {
         params: ProgressNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) {
-        self.progress.handle_notification(params).await;
+        self.progress.dispatch(params);
     }
 }
 
@@ -73,7 +73,7 @@ pub struct Connection {
     reaper: Option<i32>,
     /// The server's `timeout`, when given: each call's deadline in the engine.
     call_deadline_ms: Option<u64>,
-    progress: ProgressDispatcher,
+    progress: progress::Progress,
     timeout_ms: u64,
 }
 
@@ -410,7 +410,7 @@ async fn start(
             toolbelt_core::process::tree::kill_tree_now(reaper);
         }
     };
-    let (client, (listed, cut)) = match outcome {
+    let (client, listed) = match outcome {
         Ok(Ok(x)) => x,
         Ok(Err(e)) => {
             stop();
@@ -431,7 +431,7 @@ async fn start(
         progress,
         timeout_ms: spec.timeout_ms,
     });
-    (name, Ok(listing::tools(listed, cut, &spec, &conn)))
+    (name, Ok(listing::tools(listed, &spec, &conn)))
 }
 
 /// Connects to every server at once and collects their tools. Names that clash with a tool

@@ -41,12 +41,89 @@ pub(super) async fn connect(
     // A server that exits while something it started holds its stdout open would
     // otherwise be waited for until the connect deadline.
     tokio::select! {
-        served = handler.serve(transport) => {
+        served = handler.serve(Bounded::new(transport)) => {
             served.map_err(|e| format!("initialization failed: {e}"))
         }
         status = exit.wait() => Err(match status {
             Some(s) => format!("the server exited ({s}) before it finished initializing"),
             None => "the server exited before it finished initializing".into(),
         }),
+    }
+}
+
+/// Messages toolbelt may have on their way to a server at once; past this the server is not
+/// reading, and more are refused instead of queued.
+const UNSENT: usize = 64;
+
+/// A transport whose writes are bounded. rmcp answers each of a server's requests on a task of
+/// its own and writes each answer on another: a server that sends requests without end and
+/// never reads grew toolbelt to 1 GB of answers waiting for a full pipe (issue 35).
+pub(super) struct Bounded<T> {
+    inner: T,
+    unsent: std::sync::Arc<tokio::sync::Semaphore>,
+}
+
+impl<T> Bounded<T> {
+    pub(super) fn new(inner: T) -> Self {
+        Self { inner, unsent: std::sync::Arc::new(tokio::sync::Semaphore::new(UNSENT)) }
+    }
+}
+
+/// A write refused, or the transport's own error.
+#[derive(Debug)]
+pub(super) enum BoundedError<E> {
+    Full,
+    Inner(E),
+}
+
+impl<E: std::fmt::Display> std::fmt::Display for BoundedError<E> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BoundedError::Full => write!(
+                f,
+                "the server has not read the last {UNSENT} messages sent to it; it is not reading"
+            ),
+            BoundedError::Inner(e) => e.fmt(f),
+        }
+    }
+}
+
+impl<E: std::error::Error + 'static> std::error::Error for BoundedError<E> {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            BoundedError::Full => None,
+            BoundedError::Inner(e) => Some(e),
+        }
+    }
+}
+
+impl<R, T> rmcp::transport::Transport<R> for Bounded<T>
+where
+    R: rmcp::service::ServiceRole,
+    T: rmcp::transport::Transport<R>,
+{
+    type Error = BoundedError<T::Error>;
+
+    fn send(
+        &mut self,
+        item: rmcp::service::TxJsonRpcMessage<R>,
+    ) -> impl std::future::Future<Output = Result<(), Self::Error>> + Send + 'static {
+        let permit = self.unsent.clone().try_acquire_owned();
+        let send = self.inner.send(item);
+        async move {
+            let _held = permit.map_err(|_| BoundedError::Full)?;
+            send.await.map_err(BoundedError::Inner)
+        }
+    }
+
+    fn receive(
+        &mut self,
+    ) -> impl std::future::Future<Output = Option<rmcp::service::RxJsonRpcMessage<R>>> + Send {
+        self.inner.receive()
+    }
+
+    fn close(&mut self) -> impl std::future::Future<Output = Result<(), Self::Error>> + Send {
+        let close = self.inner.close();
+        async move { close.await.map_err(BoundedError::Inner) }
     }
 }

@@ -92,7 +92,14 @@ impl McpCall {
     fn failed(&self, e: &rmcp::ServiceError) -> String {
         use super::oauth::Refusal;
         let hint = Refusal::hint(Refusal::of_request(e), &self.server);
-        format!("MCP tool '{}' on server '{}' failed: {e}{hint}", self.original, self.server)
+        // What the server said is its own text: wrapped like any of its output (a server's
+        // error message reached the model as instructions, issue 35).
+        format!(
+            "MCP tool '{}' on server '{}' failed:\n{}{hint}",
+            self.original,
+            self.server,
+            toolbelt_core::result::untrusted(&e.to_string())
+        )
     }
 }
 
@@ -133,28 +140,25 @@ impl Invocation for McpCall {
             }
         };
         let (id, peer) = (handle.id.clone(), handle.peer.clone());
-        let mut progress = self.conn.progress.subscribe(handle.progress_token.clone()).await;
+        let mut progress = self.conn.progress.subscribe(handle.progress_token.clone());
         let timeout = Duration::from_millis(self.conn.timeout_ms.max(1));
         let response = handle.await_response();
         tokio::pin!(response);
         let mut deadline = tokio::time::Instant::now() + timeout;
-        // What progress said so far: the partial output of a call stopped by its deadline.
+        // What progress said so far (its last part): the partial output of a call stopped by
+        // its deadline.
         let mut so_far = String::new();
         let mut stopped = false;
         let outcome = loop {
             tokio::select! {
                 r = &mut response => break Ok(r),
-                p = futures::StreamExt::next(&mut progress) => {
+                p = progress.next() => {
                     // Progress keeps the call alive and is shown as it arrives.
                     deadline = tokio::time::Instant::now() + timeout;
                     if let Some(p) = p {
-                        let msg = p.message.clone().unwrap_or_else(|| match p.total {
-                            Some(t) => format!("{}/{t}", p.progress),
-                            None => p.progress.to_string(),
-                        });
-                        ctx.emit(&format!("{msg}\n"));
-                        so_far.push_str(&msg);
-                        so_far.push('\n');
+                        let msg = progress_line(&p);
+                        ctx.emit(&msg);
+                        keep_tail(&mut so_far, &msg);
                     }
                 }
                 () = tokio::time::sleep_until(deadline) => break Err(format!("MCP tool call timed out after {} ms without a response or progress", self.conn.timeout_ms)),
@@ -167,19 +171,18 @@ impl Invocation for McpCall {
         // Progress sent just before the result may still be on its way: pass it on too.
         let drain_until = tokio::time::Instant::now() + Duration::from_millis(20);
         while outcome.is_ok() {
-            match tokio::time::timeout_at(drain_until, futures::StreamExt::next(&mut progress))
-                .await
-            {
-                Ok(Some(p)) => {
-                    ctx.emit(&format!("{}\n", p.message.unwrap_or_else(|| p.progress.to_string())))
-                }
+            match tokio::time::timeout_at(drain_until, progress.next()).await {
+                Ok(Some(p)) => ctx.emit(&progress_line(&p)),
                 _ => break,
             }
         }
+        // No more progress for this call, whatever the server goes on sending.
+        drop(progress);
         if outcome.is_err() {
-            // Tell the server to stop working on it.
+            // Tell the server to stop working on it (a server that does not read gets a
+            // second to take it).
             let note = CancelledNotificationParam::new(Some(id), outcome.as_ref().err().cloned());
-            let _ = peer.notify_cancelled(note).await;
+            let _ = tokio::time::timeout(Duration::from_secs(1), peer.notify_cancelled(note)).await;
         }
         if stopped {
             // Cancelled or out of time: the engine reports it; the progress so far is the output.
@@ -211,5 +214,35 @@ impl Invocation for McpCall {
             Ok(Err(e)) => failure(self.failed(&e)),
             Err(msg) => failure(msg),
         }
+    }
+}
+
+/// Most of one progress message shown or kept (a server may send megabytes in each).
+const PROGRESS_MESSAGE_CHARS: usize = 4096;
+
+/// Most of the progress kept as a stopped call's output (its last part).
+const PROGRESS_KEPT_BYTES: usize = 64 * 1024;
+
+/// One progress notification as a line of output: its message (cut), else its count.
+fn progress_line(p: &rmcp::model::ProgressNotificationParam) -> String {
+    let msg = p.message.clone().unwrap_or_else(|| match p.total {
+        Some(t) => format!("{}/{t}", p.progress),
+        None => p.progress.to_string(),
+    });
+    match msg.char_indices().nth(PROGRESS_MESSAGE_CHARS) {
+        Some((at, _)) => format!("{} [... cut]\n", &msg[..at]),
+        None => format!("{msg}\n"),
+    }
+}
+
+/// Appends `line` to `kept`, keeping only the last [`PROGRESS_KEPT_BYTES`].
+fn keep_tail(kept: &mut String, line: &str) {
+    kept.push_str(line);
+    if kept.len() > PROGRESS_KEPT_BYTES {
+        let mut cut = kept.len() - PROGRESS_KEPT_BYTES;
+        while !kept.is_char_boundary(cut) {
+            cut += 1;
+        }
+        kept.drain(..cut);
     }
 }

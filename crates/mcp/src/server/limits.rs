@@ -26,8 +26,8 @@ pub const DEFAULT_PER_CLIENT: usize = 32;
 pub const DEFAULT_IDLE: Duration = Duration::from_secs(60);
 /// A request's header lines must all arrive within this long of its first byte.
 pub const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
-/// A request's body must all arrive within this long (plus a second per MiB of the limit).
-pub const DEFAULT_BODY_TIMEOUT: Duration = Duration::from_secs(30);
+/// A request's body must all arrive within this long (plus a second per MiB it declares).
+pub const DEFAULT_BODY_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Slow clients cut so far (their headers or body over the deadline).
 static SLOW_CLIENTS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);

@@ -64,7 +64,65 @@ pub struct ServerParts {
 /// Whether a folder is trusted.
 pub type TrustJudge = Arc<dyn Fn(&std::path::Path) -> bool + Send + Sync>;
 
-type ProgressMap = Arc<Mutex<HashMap<String, (ProgressToken, Peer<RoleServer>, f64)>>>;
+type ProgressMap = Arc<Mutex<HashMap<String, Forward>>>;
+
+/// Live output not yet sent to a client, per call: at most this much (its last part).
+const PENDING_OUTPUT_BYTES: usize = 64 * 1024;
+
+/// A call's live output on its way to the client as progress: one notification in flight at
+/// a time, what comes meanwhile joined (and its front dropped past [`PENDING_OUTPUT_BYTES`]).
+/// A task for each chunk grew `toolbelt mcp --proxy` to 924 MB under a flood (issue 35).
+struct Forward {
+    token: ProgressToken,
+    peer: Peer<RoleServer>,
+    sent: f64,
+    pending: String,
+    sending: bool,
+}
+
+impl Forward {
+    fn new(token: ProgressToken, peer: Peer<RoleServer>) -> Self {
+        Self { token, peer, sent: 0.0, pending: String::new(), sending: false }
+    }
+}
+
+/// Queues `chunk` for the call's client and starts the sender if none runs.
+fn forward_output(map: &ProgressMap, call_id: &str, chunk: &str) {
+    let mut calls = map.locked();
+    let Some(f) = calls.get_mut(call_id) else { return };
+    f.pending.push_str(chunk);
+    if f.pending.len() > PENDING_OUTPUT_BYTES {
+        let mut cut = f.pending.len() - PENDING_OUTPUT_BYTES;
+        while !f.pending.is_char_boundary(cut) {
+            cut += 1;
+        }
+        f.pending.drain(..cut);
+    }
+    if f.sending {
+        return;
+    }
+    f.sending = true;
+    let (map, id) = (map.clone(), call_id.to_string());
+    tokio::spawn(async move {
+        loop {
+            let (param, peer) = {
+                let mut calls = map.locked();
+                let Some(f) = calls.get_mut(&id) else { return };
+                if f.pending.is_empty() {
+                    f.sending = false;
+                    return;
+                }
+                f.sent += 1.0;
+                let message = std::mem::take(&mut f.pending);
+                (
+                    ProgressNotificationParam::new(f.token.clone(), f.sent).with_message(message),
+                    f.peer.clone(),
+                )
+            };
+            let _ = peer.notify_progress(param).await;
+        }
+    });
+}
 
 /// The parts every connection uses, swappable: a reload (SIGHUP) puts new parts in, and each
 /// connection builds a new scheduler from them at its next request.
@@ -168,16 +226,9 @@ impl ToolbeltServer {
             );
             let progress = self.progress.clone();
             let sink = Arc::new(move |e: &Event| {
-                let Event::Output { call_id, chunk } = e else { return };
-                let mut map = progress.locked();
-                let Some((token, peer, n)) = map.get_mut(call_id) else { return };
-                *n += 1.0;
-                let param =
-                    ProgressNotificationParam::new(token.clone(), *n).with_message(chunk.clone());
-                let peer = peer.clone();
-                tokio::spawn(async move {
-                    let _ = peer.notify_progress(param).await;
-                });
+                if let Event::Output { call_id, chunk } = e {
+                    forward_output(&progress, call_id, chunk);
+                }
             });
             let options = SchedulerOptions {
                 family: parts.family,
@@ -358,7 +409,9 @@ impl ServerHandler for ToolbeltServer {
             .map(Value::Object)
             .unwrap_or_else(|| Value::Object(Default::default()));
         if let Some(token) = context.meta.get_progress_token() {
-            self.progress.locked().insert(call_id.clone(), (token, context.peer.clone(), 0.0));
+            self.progress
+                .locked()
+                .insert(call_id.clone(), Forward::new(token, context.peer.clone()));
         }
         let cancel: CancellationToken = context.ct.clone();
         let req = CallRequest::new(call_id.clone(), request.name.to_string(), args);

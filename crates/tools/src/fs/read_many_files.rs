@@ -171,6 +171,16 @@ impl Tool for ReadManyFiles {
         {
             return Err("start_line cannot be greater than end_line".into());
         }
+        // Each pattern is compiled for the walk: their number is bounded (500 exclude globs,
+        // 300 calls at once, took 385 MB; issue 35).
+        let max = toolbelt_core::limits::GLOB_PATTERNS;
+        if p.include.len() + p.exclude.len() > max {
+            return Err(format!(
+                "Too many patterns: {} include and {} exclude patterns; at most {max} in all. Use fewer, broader patterns (`src/**/*.rs`).",
+                p.include.len(),
+                p.exclude.len()
+            ));
+        }
         let mut excludes: Vec<String> = if p.use_default_excludes != Some(false) {
             DEFAULT_EXCLUDES.iter().map(|s| s.to_string()).collect()
         } else {

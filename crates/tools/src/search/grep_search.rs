@@ -111,7 +111,7 @@ impl Tool for GrepSearch {
 
     fn build(&self, params: Value, env: &ToolEnv) -> Result<Box<dyn Invocation>, String> {
         let p: Params = toolbelt_core::schema::parse_params(params)?;
-        let (matcher, exclude) = super::patterns::compile(
+        super::patterns::check(
             &p.pattern,
             p.fixed_strings,
             p.case_sensitive,
@@ -159,8 +159,6 @@ impl Tool for GrepSearch {
             description,
             opts: ws.ignore_options(None, None),
             workspace: env.workspace.clone(),
-            matcher,
-            exclude,
             params: p,
         }))
     }
@@ -171,8 +169,6 @@ struct GrepCall {
     description: String,
     opts: IgnoreOptions,
     workspace: Arc<Workspace>,
-    matcher: RegexMatcher,
-    exclude: Option<regex::Regex>,
     params: Params,
     /// Every root, when no dir_path was given and there are several.
     roots: Vec<PathBuf>,
@@ -189,13 +185,24 @@ impl Invocation for GrepCall {
     }
 
     async fn execute(&self, ctx: ExecContext) -> ToolResult {
+        // Compiled now, in the call's turn among the costly calls (see `patterns::check`).
+        let p = &self.params;
+        let (matcher, exclude) = match super::patterns::compile(
+            &p.pattern,
+            p.fixed_strings,
+            p.case_sensitive,
+            p.exclude_pattern.as_deref(),
+        ) {
+            Ok(m) => m,
+            Err(e) => return ToolResult::simple_error(ErrorType::InvalidToolParams, e),
+        };
         let job = Job {
             single_file: self.search.is_file(),
             search: self.search.clone(),
             opts: self.opts,
             workspace: self.workspace.clone(),
-            matcher: self.matcher.clone(),
-            exclude: self.exclude.clone(),
+            matcher,
+            exclude,
             params: self.params.clone(),
             cancel: ctx.cancel.clone(),
             roots: self.roots.clone(),

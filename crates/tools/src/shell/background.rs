@@ -88,30 +88,52 @@ impl BackgroundRegistry {
     /// Takes over a running command: its output so far starts the log, the rest is copied as it
     /// arrives, and its exit is recorded.
     pub fn adopt(&self, mut running: Running, command: &str, initial: &str, home: &Path) -> i32 {
-        toolbelt_core::files::prune_kept(
-            &home.join("tmp"),
-            toolbelt_core::limits::KEPT_TOTAL_BYTES,
-        );
         let pid = running.pid;
         let log = Self::log_path(home, pid);
+        // The log is one of the files toolbelt keeps: its own cap, and a share of their total
+        // (a background command printing without end filled the disk, issue 35).
+        let kept = toolbelt_core::files::KeptFile::start(
+            &home.join("tmp"),
+            &log,
+            toolbelt_core::limits::SPILL_FILE_BYTES,
+        );
         let status = Arc::new(Mutex::new(Status::Running));
-        let mut file = create_log(&log).ok();
-        if let Some(f) = &mut file
-            && !initial.is_empty()
-        {
-            let _ = f.write_all(strip_ansi(initial).as_bytes());
-            let _ = f.write_all(b"\n");
+        let file = create_log(&log).ok();
+        let log_writer = Mutex::new((file, kept, false));
+        let write = move |text: &str| {
+            let mut w = log_writer.locked();
+            let (file, kept, cut) = &mut *w;
+            let Some(f) = file.as_mut() else { return };
+            if *cut {
+                return;
+            }
+            let text = strip_ansi(text);
+            let mut n = usize::try_from(kept.room(text.len() as u64)).unwrap_or(0);
+            while n < text.len() && !text.is_char_boundary(n) {
+                n -= 1;
+            }
+            let _ = f.write_all(&text.as_bytes()[..n]);
+            if n < text.len() {
+                *cut = true;
+                let _ = f.write_all(
+                    format!(
+                        "\n[toolbelt: the rest of the output is not kept: a log holds at most {} MiB, and all that toolbelt keeps {} MiB]\n",
+                        toolbelt_core::limits::SPILL_FILE_BYTES >> 20,
+                        toolbelt_core::limits::KEPT_TOTAL_BYTES >> 20
+                    )
+                    .as_bytes(),
+                );
+            }
+        };
+        if !initial.is_empty() {
+            write(initial);
+            write("\n");
         }
         self.remember(Entry { pid, command: command.to_string(), status: status.clone(), log });
         let stop = self.stop.clone();
         running.guard.disarm();
         tokio::spawn(async move {
-            let file = Mutex::new(file);
-            let live = |text: &str| {
-                if let Some(f) = file.locked().as_mut() {
-                    let _ = f.write_all(strip_ansi(text).as_bytes());
-                }
-            };
+            let live = |text: &str| write(text);
             let limits =
                 Limits { inactivity: None, prompt_idle: None, grace: Duration::from_millis(500) };
             let never = || false;

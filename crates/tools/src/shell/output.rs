@@ -56,6 +56,10 @@ pub struct Capture {
     spill_error: Option<String>,
     sniffed: Vec<u8>,
     binary_bytes: Option<u64>,
+    /// toolbelt's `tmp/`, when the spill file counts among the files it keeps (a share of
+    /// their total, and older ones pruned to make room).
+    kept_root: Option<PathBuf>,
+    kept: Option<toolbelt_core::files::KeptFile>,
 }
 
 impl Capture {
@@ -75,7 +79,15 @@ impl Capture {
             spill_error: None,
             sniffed: Vec::new(),
             binary_bytes: None,
+            kept_root: None,
+            kept: None,
         }
+    }
+
+    /// Counts the spill file among the files kept under `tmp` (toolbelt's `tmp/`).
+    pub fn kept_under(mut self, tmp: PathBuf) -> Self {
+        self.kept_root = Some(tmp);
+        self
     }
 
     /// A capture that keeps nothing (it only counts).
@@ -122,7 +134,11 @@ impl Capture {
             self.start_spill();
         }
         // The file is bounded too: past its cap the rest is counted, not kept.
-        let room = if self.spill_full { 0 } else { self.spill_cap.saturating_sub(self.spilled) };
+        let mut room =
+            if self.spill_full { 0 } else { self.spill_cap.saturating_sub(self.spilled) };
+        if let Some(k) = &self.kept {
+            room = k.room(room.min(text.len() as u64));
+        }
         if let Some((_, f)) = &mut self.spill
             && room > 0
         {
@@ -169,6 +185,18 @@ impl Capture {
             return;
         }
         let path = self.spill_dir.join(&self.spill_name);
+        if let Some(tmp) = &self.kept_root {
+            let kept = toolbelt_core::files::KeptFile::start(tmp, &path, self.spill_cap);
+            let first = (self.head.len() + self.tail.len()) as u64;
+            if kept.room(first) < first {
+                self.spill_error = Some(format!(
+                    "toolbelt's kept files are at their limit of {} MiB",
+                    toolbelt_core::limits::KEPT_TOTAL_BYTES >> 20
+                ));
+                return;
+            }
+            self.kept = Some(kept);
+        }
         let opened = toolbelt_core::files::create_private(&path);
         match opened {
             Ok(mut f) => {
@@ -180,7 +208,7 @@ impl Capture {
                 match w {
                     Ok(()) => {
                         self.spilled = (self.head.len() + self.tail.len()) as u64;
-                        self.spill = Some((path, f));
+                        self.spill = Some((path.clone(), f));
                     }
                     Err(e) => self.spill_error = Some(e.to_string()),
                 }

@@ -247,6 +247,7 @@ impl Invocation for ShellCall {
         let spill = |pid: i32| {
             let name = format!("shell-{pid}.log");
             Capture::new(self.config.shell_output_cap_bytes, &self.spill_dir, &name)
+                .kept_under(self.config.home_dir.join("tmp"))
         };
         let terminal = self.config.shell_pty;
         let mut env = toolbelt_core::process::child_env(

@@ -12,6 +12,7 @@ mod generated;
 mod glob;
 mod grep_search;
 mod harness;
+mod ignore_budget;
 mod list_directory;
 mod odd_names;
 mod older_params;

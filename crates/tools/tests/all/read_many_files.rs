@@ -329,3 +329,15 @@ fn files_passed_over_are_named_to_the_model() {
     assert!(text.contains("file(s) not read:"), "{text}");
     assert!(text.contains("pipe.txt") && text.contains("huge.txt"), "{text}");
 }
+
+/// Issue 35, second attack: 500 exclude globs (37 KB), 300 calls at once, took 385 MB.
+#[test]
+fn too_many_patterns_are_refused_with_the_limit() {
+    let t = TempTree::new();
+    t.file("a.txt", "a\n");
+    let exclude: Vec<String> = (0..200).map(|i| format!("**/x{i}*y*z")).collect();
+    let r = run(&t, "read_many_files", json!({"include": ["*.txt"], "exclude": exclude}));
+    assert!(r.error().contains("at most 128 in all"), "{}", r.error());
+    let r = run(&t, "read_many_files", json!({"include": ["*.txt"], "exclude": &exclude[..100]}));
+    assert!(r.output().contains("a.txt"), "{}", r.output());
+}

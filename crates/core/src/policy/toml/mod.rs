@@ -35,6 +35,31 @@ pub struct Loaded {
 }
 
 impl Loaded {
+    /// Checks that the patterns of the files' rules together stay within
+    /// [`POLICY_PATTERNS_BYTES`](crate::limits::POLICY_PATTERNS_BYTES) compiled (the bundled
+    /// ones aside): past it, an error names the file where the total went over.
+    pub fn check_pattern_budget(&mut self) {
+        let limit = crate::limits::POLICY_PATTERNS_BYTES;
+        let mut total = 0u64;
+        for r in &self.rules {
+            let (Some(file), Some(p)) = (&r.source.file, &r.args_pattern) else { continue };
+            total = total.saturating_add(
+                crate::limits::pattern_bytes(p.source(), false, false).unwrap_or(0),
+            );
+            if total > limit {
+                self.errors.push(PolicyFileError {
+                    file: file.display().to_string(),
+                    line: None,
+                    message: format!(
+                        "the patterns of the policy files (argsPattern, commandRegex, commandPrefix) would need more than {} MiB compiled together, the limit; use fewer or smaller patterns (a class such as \\w counts each of its hundreds of ranges for every repetition)",
+                        limit >> 20
+                    ),
+                });
+                return;
+            }
+        }
+    }
+
     /// Adds another load's rules and errors.
     pub fn extend(&mut self, other: Loaded) {
         self.rules.extend(other.rules);

@@ -66,6 +66,14 @@ enum Rules {
 }
 
 impl Rules {
+    /// How many rules (a file that is not read has none).
+    fn count(&self) -> usize {
+        match self {
+            Rules::Read(g) => g.num_ignores() as usize + g.num_whitelists() as usize,
+            _ => 0,
+        }
+    }
+
     /// `current` after these rules, for `path` (as the matcher wants it) in `file`.
     fn apply(
         &self,
@@ -93,7 +101,9 @@ pub struct IgnoreService {
     /// Git's exclude file (in a repository only).
     exclude: Option<Mutex<Cached>>,
     gemini: Mutex<Cached>,
-    per_dir: Mutex<HashMap<PathBuf, Cached>>,
+    /// Each folder's `.gitignore`, and how many rules they hold together (past
+    /// [`IGNORE_RULES_CACHED`](crate::limits::IGNORE_RULES_CACHED) the cache starts again).
+    per_dir: Mutex<(HashMap<PathBuf, Cached>, usize)>,
     /// The batch of calls now running: a file's rules last made sure of in an earlier batch
     /// are checked against the file again.
     batch: AtomicU64,
@@ -269,11 +279,24 @@ impl IgnoreService {
                 let rules = self.root_rules(slot, EXCLUDE);
                 ignored = rules.apply(ignored, rel, is_dir, exclude)?;
             }
-            // The folders from the root down to the path's own.
+            // The folders from the root down to the path's own; the rules they hold together
+            // have a ceiling (1000 nested folders of 200 rules each cost 1.3 GB, issue 35).
             let folders: Vec<&Path> = abs.ancestors().skip(1).take(rel.iter().count()).collect();
+            let mut on_path = 0usize;
             for dir in folders.into_iter().rev() {
                 let file = || dir.join(".gitignore");
-                ignored = self.gitignore_in(dir).apply(ignored, abs, is_dir, file)?;
+                let rules = self.gitignore_in(dir);
+                on_path += rules.count();
+                if on_path > crate::limits::IGNORE_RULES_ON_PATH {
+                    return Err(Unreadable {
+                        file: file(),
+                        why: format!(
+                            "is not read: with the .gitignore files of the folders above it, it makes more than {} rules, the limit",
+                            crate::limits::IGNORE_RULES_ON_PATH
+                        ),
+                    });
+                }
+                ignored = rules.apply(ignored, abs, is_dir, file)?;
             }
         }
         if opts.respect_gemini_ignore {
@@ -288,12 +311,20 @@ impl IgnoreService {
         let batch = self.batch.load(Ordering::Relaxed);
         let file = || dir.join(".gitignore");
         let mut cache = self.per_dir.locked();
-        match cache.get_mut(dir) {
+        let (folders, held) = &mut *cache;
+        match folders.get_mut(dir) {
             Some(cached) => cached.fresh(&self.roots, dir, file, batch),
             None => {
                 let cached = Cached::read(&self.roots, dir, &file(), batch);
                 let rules = cached.rules.clone();
-                cache.insert(dir.to_path_buf(), cached);
+                // A cache of every folder ever looked at grows with the repository: past its
+                // ceiling it starts again (the files are read again as they are needed).
+                *held += rules.count();
+                if *held > crate::limits::IGNORE_RULES_CACHED {
+                    folders.clear();
+                    *held = rules.count();
+                }
+                folders.insert(dir.to_path_buf(), cached);
                 rules
             }
         }

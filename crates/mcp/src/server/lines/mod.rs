@@ -216,6 +216,16 @@ pub fn judge(line: &[u8]) -> Verdict {
     };
     let value: Value = match serde_json::from_str(text) {
         Ok(v) => v,
+        // Valid JSON nested past the parser's 128 levels: the request's id is still there to
+        // answer with (a client waiting for it got only an answer with a null id, issue 35).
+        Err(e) if e.to_string().contains("recursion limit") => {
+            let id = leading_id(line).unwrap_or(Value::Null);
+            return Verdict::Answer(error(
+                id,
+                -32600,
+                "Invalid Request: the message is nested more than 128 levels deep".into(),
+            ));
+        }
         Err(e) => {
             return Verdict::Answer(error(Value::Null, -32700, format!("Parse error: {e}")));
         }

@@ -58,6 +58,24 @@ async fn a_read_dropped_in_the_middle_of_a_line_loses_none_of_it() {
     }
 }
 
+/// Issue 35, second attack: a request with an argument nested 123 levels deep (300 bytes)
+/// was answered only with a null id.
+#[test]
+fn a_request_nested_too_deep_is_answered_with_its_id() {
+    let deep = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"grep_search","arguments":{{"pattern":"a","x":{}{}}}}}}}"#,
+        "[".repeat(130),
+        "]".repeat(130)
+    );
+    match judge(deep.as_bytes()) {
+        Verdict::Answer(a) => {
+            assert_eq!(a["id"], json!(1), "{a}");
+            assert_eq!(a["error"]["code"], -32600);
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
 #[test]
 fn blank_lines_and_unreadable_responses_are_not_answered() {
     assert!(matches!(judge(b"   \r"), Verdict::Ignore));
