@@ -139,8 +139,15 @@ impl Scheduler {
                 if let Some(r) = partial.as_mut() {
                     self.bound_output(b.tool.truncates_output(), &req, r);
                 }
+                // The setting that gave the deadline is the one to raise (issue 37: a per-tool
+                // deadline was reported as the global one).
+                let setting = if self.env().config.tool_timeouts_ms.contains_key(b.tool.name()) {
+                    format!("raise tools.toolTimeoutsMs for {}", b.tool.name())
+                } else {
+                    "raise tool_call_timeout_ms".to_string()
+                };
                 let mut msg = format!(
-                    "Tool \"{}\" timed out after {timeout_ms} ms and was stopped. Break the work into smaller steps, or raise tool_call_timeout_ms.",
+                    "Tool \"{}\" timed out after {timeout_ms} ms and was stopped. Break the work into smaller steps, or {setting}.",
                     req.name
                 );
                 if let Some(text) = partial

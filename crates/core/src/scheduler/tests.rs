@@ -200,6 +200,7 @@ async fn a_tool_that_ignores_time_is_stopped_and_reported() {
     let err = done[0].error.as_ref().unwrap();
     assert_eq!(err.kind, ErrorType::ToolCallTimeout);
     assert!(err.message.starts_with("Tool \"stubborn\" timed out after 50 ms"), "{}", err.message);
+    assert!(err.message.contains("raise tool_call_timeout_ms"), "{}", err.message);
     assert_eq!(done[0].status, CallState::Error);
     assert_eq!(output(&done[1]), json!({"output": "ok"}));
 }
@@ -235,7 +236,11 @@ async fn per_tool_timeout_overrides_the_global_one() {
     let s =
         Scheduler::new(registry, policy, Arc::new(FixedApprover(Outcome::Cancel)), env, options);
     let done = s.schedule(vec![call("1", "stubborn", "x")], CancellationToken::new()).await;
-    assert!(done[0].error.as_ref().unwrap().message.contains("timed out after 30 ms"));
+    let msg = &done[0].error.as_ref().unwrap().message;
+    assert!(msg.contains("timed out after 30 ms"));
+    // Issue 37: the setting that gave the deadline is the one named.
+    assert!(msg.contains("raise tools.toolTimeoutsMs for stubborn"), "{msg}");
+    assert!(!msg.contains("tool_call_timeout_ms"), "{msg}");
 }
 
 #[tokio::test]

@@ -320,6 +320,14 @@ impl Workspace {
                 p = decoded;
             }
         }
+        // Upstream's words for a name no file system takes (it was the system's "File name too
+        // long (os error 36)" behind "Failed to resolve path").
+        if let Some(long) = Path::new(&p).iter().find(|c| c.len() > 255) {
+            let shown: String = long.to_string_lossy().chars().take(20).collect();
+            return Err(PathError::Invalid(format!(
+                "Path component \"{shown}...\" is too long (maximum 255 characters)."
+            )));
+        }
         self.resolved(paths::lexical_resolve(base, Path::new(&p)))
     }
 

@@ -292,11 +292,22 @@ impl Job {
         let unread = Unread::default();
         for root in self.workspace.roots() {
             let dir = root.real.clone();
+            // An absolute path or pattern counts in the root it is in, relative to it (it
+            // matched nothing before; upstream reads it).
+            let prefix = format!("{}/", dir.display());
             let pats: Vec<String> = self
                 .include
                 .iter()
-                .map(|p| if dir.join(p).is_file() { globset::escape(p) } else { p.clone() })
+                .filter_map(|p| match p.strip_prefix(&prefix) {
+                    Some(rel) => Some(rel.to_string()),
+                    None if Path::new(p).is_absolute() => None,
+                    None => Some(p.clone()),
+                })
+                .map(|p| if dir.join(&p).is_file() { globset::escape(&p) } else { p })
                 .collect();
+            if pats.is_empty() {
+                continue;
+            }
             let includes = glob_set(&pats)?;
             let ex = &excludes;
             let prune_dir = dir.clone();

@@ -485,3 +485,16 @@ fn utf8_with_a_stray_byte_is_still_utf8() {
     assert!(o.error().contains("1 byte(s) that are not UTF-8"), "{}", o.model);
     assert_eq!(std::fs::read(t.root().join("mixed.txt")).unwrap(), bytes);
 }
+
+/// Issue 37: a path with a component longer than 255 bytes got the system's "File name too
+/// long (os error 36)" behind "Failed to resolve path"; upstream's words now.
+#[test]
+fn a_component_too_long_is_named_as_upstream_does() {
+    let t = TempTree::new();
+    let r = run(&t, "read_file", json!({"file_path": format!("{}/x.txt", "a".repeat(300))}));
+    assert_eq!(
+        r.error(),
+        "Invalid path: Path component \"aaaaaaaaaaaaaaaaaaaa...\" is too long (maximum 255 characters)."
+    );
+    assert_eq!(r.error_type.as_deref(), Some("invalid_tool_params"));
+}

@@ -341,3 +341,17 @@ fn too_many_patterns_are_refused_with_the_limit() {
     let r = run(&t, "read_many_files", json!({"include": ["*.txt"], "exclude": &exclude[..100]}));
     assert!(r.output().contains("a.txt"), "{}", r.output());
 }
+
+/// Issue 37: an absolute path (or pattern) inside the workspace matched nothing; upstream
+/// reads it.
+#[test]
+fn absolute_paths_and_patterns_inside_the_workspace_are_read() {
+    let t = TempTree::new();
+    t.file("a.txt", "alpha\n").file("sub/b.txt", "beta\n");
+    let root = t.root().canonicalize().unwrap();
+    let r = run(&t, "read_many_files", json!({"include": [root.join("a.txt"), format!("{}/sub/*.txt", root.display())]}));
+    let out = r.output();
+    assert!(out.contains("alpha") && out.contains("beta"), "{out}");
+    let r = run(&t, "read_many_files", json!({"include": ["/etc/hostname"]}));
+    assert!(r.output().contains("No files matching"), "{}", r.model);
+}
