@@ -264,6 +264,7 @@ fn every_child_gets_the_cleaned_environment() {
     const INHERITS: &[(&str, &str)] = &[
         ("cli/src/approver.rs", "the user's own editor, opened at the user's request"),
         ("cli/src/commands/mcp.rs", "the user's browser, for an OAuth sign-in"),
+        ("cli/src/bin/agent-toolbelt.rs", "toolbelt itself under its package name (exec in place)"),
     ];
     const BUILDERS: &[&str] = &["Command::new(", "CommandBuilder::new("];
     let mut sites = 0;
@@ -317,6 +318,7 @@ fn programs_start_only_through_the_process_layer() {
         ),
         ("cli/src/approver.rs", "the user's own editor, opened at the user's request"),
         ("cli/src/commands/mcp.rs", "the user's browser, for an OAuth sign-in"),
+        ("cli/src/bin/agent-toolbelt.rs", "toolbelt itself under its package name (exec in place)"),
     ];
     let bad: Vec<String> =
         sources_calling(&["Command::new(", "CommandBuilder::new(", "pre_exec(", "fork("])

@@ -124,6 +124,31 @@ fn forward_output(map: &ProgressMap, call_id: &str, chunk: &str) {
     });
 }
 
+/// Ends a call's forwarding: its last output goes to the client before the result does (it
+/// was lost when the call ended before the sender ran). Waits at most a second for a
+/// notification in flight.
+async fn flush_output(map: &ProgressMap, call_id: &str) {
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(1);
+    let last = loop {
+        {
+            let mut calls = map.locked();
+            let sending = calls.get(call_id).is_some_and(|f| f.sending);
+            if !sending || tokio::time::Instant::now() >= deadline {
+                break calls.remove(call_id);
+            }
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(2)).await;
+    };
+    let Some(mut f) = last else { return };
+    if f.pending.is_empty() {
+        return;
+    }
+    f.sent += 1.0;
+    let param = ProgressNotificationParam::new(f.token, f.sent).with_message(f.pending);
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(1), f.peer.notify_progress(param))
+        .await;
+}
+
 /// The parts every connection uses, swappable: a reload (SIGHUP) puts new parts in, and each
 /// connection builds a new scheduler from them at its next request.
 pub type SharedParts = Arc<RwLock<Arc<ServerParts>>>;
@@ -418,7 +443,7 @@ impl ServerHandler for ToolbeltServer {
         // Boxed: the scheduler's future is large, and rmcp moves the request's future into a
         // task of its own.
         let done = Box::pin(conn.scheduler.schedule(vec![req], cancel)).await;
-        self.progress.locked().remove(&call_id);
+        flush_output(&self.progress, &call_id).await;
         let Some(done) = done.into_iter().next() else {
             return Ok(CallToolResult::error(vec![ContentBlock::text(
                 "the call produced no response",

@@ -7,7 +7,6 @@ use toolbelt_core::sync::LockExt;
 use toolbelt_core::tool::{AlwaysAllow, AlwaysScope};
 
 use async_trait::async_trait;
-use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use ignore::{WalkBuilder, WalkState};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -21,6 +20,9 @@ use super::file_type;
 
 mod answer;
 mod each_file;
+mod patterns;
+
+use patterns::{excludes_dir, glob_set};
 
 use answer::{Answer, fits, left_out_notice};
 use each_file::{Checked, Read};
@@ -252,21 +254,6 @@ fn search_error(msg: &str) -> ToolResult {
         format!("Error during file search: {msg}"),
         format!("Error: {msg}"),
     )
-}
-
-fn glob_set(patterns: &[String]) -> Result<GlobSet, String> {
-    let mut b = GlobSetBuilder::new();
-    for p in patterns {
-        let g = GlobBuilder::new(p.strip_prefix("./").unwrap_or(p))
-            .case_insensitive(true)
-            .literal_separator(true)
-            .backslash_escape(true)
-            .empty_alternates(true)
-            .build()
-            .map_err(|e| format!("invalid glob pattern {p:?}: {e}"))?;
-        b.add(g);
-    }
-    b.build().map_err(|e| e.to_string())
 }
 
 /// A file the walk found, with the inode it saw (none for a symlink).
@@ -594,10 +581,4 @@ impl Job {
         }
         s.trim().to_string()
     }
-}
-
-/// A folder is pruned when the excludes match something inside it (`**/dist/**`) or the
-/// folder itself.
-fn excludes_dir(set: &GlobSet, rel: &str) -> bool {
-    set.is_match(rel) || set.is_match(format!("{rel}/\u{1}"))
 }

@@ -169,7 +169,7 @@ impl Invocation for AskCall {
         let Some(questioner) = &self.questioner else {
             return ToolResult::simple_error(
                 ErrorType::ExecutionFailed,
-                "Nobody can answer questions in this session (no terminal).",
+                "Nobody can answer questions in this session (a run without a terminal, or an editor that has no way to ask them). Decide yourself and say what you chose.",
             );
         };
         let Some(answers) = questioner.ask(&self.questions, &ctx.cancel).await else {

@@ -349,7 +349,11 @@ fn absolute_paths_and_patterns_inside_the_workspace_are_read() {
     let t = TempTree::new();
     t.file("a.txt", "alpha\n").file("sub/b.txt", "beta\n");
     let root = t.root().canonicalize().unwrap();
-    let r = run(&t, "read_many_files", json!({"include": [root.join("a.txt"), format!("{}/sub/*.txt", root.display())]}));
+    let r = run(
+        &t,
+        "read_many_files",
+        json!({"include": [root.join("a.txt"), format!("{}/sub/*.txt", root.display())]}),
+    );
     let out = r.output();
     assert!(out.contains("alpha") && out.contains("beta"), "{out}");
     let r = run(&t, "read_many_files", json!({"include": ["/etc/hostname"]}));
