@@ -20,7 +20,7 @@ use agent_client_protocol::v1::schema::{
 };
 use agent_client_protocol::v1::{ConnectionTo, Dispatch};
 use agent_client_protocol::{
-    Client, Error, Handled, Stdio, UntypedMessage, on_receive_dispatch, on_receive_notification,
+    Client, Error, Handled, UntypedMessage, on_receive_dispatch, on_receive_notification,
     on_receive_request,
 };
 use serde_json::{Value, json};
@@ -359,7 +359,7 @@ pub async fn serve(options: AcpOptions) -> Result<(), String> {
             },
             on_receive_dispatch!(),
         )
-        .connect_to(Stdio::new())
+        .connect_to(crate::wire::stdio())
         .await;
     // The editor went away (or the connection failed): every session ends.
     let all: Vec<_> = st.sessions.locked().drain().map(|(_, s)| s).collect();

@@ -24,6 +24,7 @@ pub mod prompt;
 pub mod session;
 pub mod store;
 pub mod updates;
+pub mod wire;
 
 pub use agent::serve;
 

@@ -16,6 +16,8 @@ fn main() {
     // Before any thread starts: nothing of toolbelt's secrets readable through /proc.
     toolbelt_core::process::harden_process();
     toolbelt_core::timings::start();
+    // HTTPS through ring, for every client any command builds.
+    toolbelt_core::tls::ready();
     let cli = match cli::parse(std::env::args_os().collect()) {
         Ok(c) => c,
         Err(e) => {

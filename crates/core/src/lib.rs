@@ -45,6 +45,7 @@ pub mod sync;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 pub mod timings;
+pub mod tls;
 pub mod tool;
 pub mod truncate;
 pub mod trust;

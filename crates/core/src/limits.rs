@@ -57,6 +57,11 @@ pub const IGNORE_RULES_ON_PATH: usize = 4_000;
 /// Rules of the `.gitignore` files a session keeps compiled (per folder, across calls).
 pub const IGNORE_RULES_CACHED: usize = 20_000;
 
+/// One ACP message from the editor (a JSON line): a longer one is dropped as it is read, never
+/// held, and answered as a parse error. A 1.2 GB line with no end took the agent past 2 GB
+/// (issue 35); an editor's prompt with a few images stays far below.
+pub const ACP_MESSAGE_BYTES: usize = 32 << 20;
+
 /// Roots an MCP client may name at once: more are refused as unusable.
 pub const MCP_ROOTS: usize = 64;
 

@@ -22,12 +22,34 @@ pub struct GeminiClient {
     retry: RetryPolicy,
 }
 
+/// Whether `model` can name a Gemini model: it becomes part of the request's path, so only
+/// the characters model names use (`gemini-2.5-pro`, `models/gemini-2.5-flash`,
+/// `tunedModels/my-model-7`). An editor's model choice went into the path as it came:
+/// `../../../_control/reset?` reached another endpoint of the server (issue 35).
+pub fn check_model_name(model: &str) -> Result<(), String> {
+    let name = model
+        .strip_prefix("models/")
+        .or_else(|| model.strip_prefix("tunedModels/"))
+        .unwrap_or(model);
+    let ok = name.len() <= 128
+        && name.starts_with(|c: char| c.is_ascii_alphanumeric())
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '_'));
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "{model:?} is not a Gemini model name (letters, digits, '-', '.' and '_', e.g. gemini-2.5-pro)"
+        ))
+    }
+}
+
 impl GeminiClient {
     pub fn new(
         api_key: impl Into<String>,
         model: impl Into<String>,
         base_url: Option<String>,
     ) -> Self {
+        toolbelt_core::tls::ready();
         Self {
             http: reqwest::Client::new(),
             base_url: base_url
@@ -63,7 +85,15 @@ impl GeminiClient {
     }
 
     fn url(&self) -> String {
-        format!("{}/v1beta/models/{}:streamGenerateContent?alt=sse", self.base_url, self.model)
+        {
+            let name = self.model.strip_prefix("models/").unwrap_or(&self.model);
+            let path = if name.starts_with("tunedModels/") {
+                name.to_string()
+            } else {
+                format!("models/{name}")
+            };
+            format!("{}/v1beta/{path}:streamGenerateContent?alt=sse", self.base_url)
+        }
     }
 }
 

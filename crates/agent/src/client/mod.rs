@@ -13,7 +13,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 use toolbelt_core::tool::Declaration;
 
-pub use gemini::GeminiClient;
+pub use gemini::{GeminiClient, check_model_name};
 pub use openai::OpenAiClient;
 pub use record::{REPLAY_DEMO, Recorder, Replay};
 

@@ -22,6 +22,7 @@ pub struct OpenAiClient {
 impl OpenAiClient {
     /// `base_url` up to and including the version, e.g. `http://127.0.0.1:8080/v1`.
     pub fn new(base_url: &str, model: impl Into<String>, api_key: Option<String>) -> Self {
+        toolbelt_core::tls::ready();
         Self {
             http: reqwest::Client::new(),
             base_url: base_url.trim_end_matches('/').to_string(),

@@ -51,6 +51,7 @@ pub fn client(
             .or_else(|| std::env::var("GEMINI_MODEL").ok().filter(|m| !m.is_empty()))
             .or(settings_model)
             .unwrap_or_else(|| DEFAULT_GEMINI_MODEL.into());
+        toolbelt_agent::client::check_model_name(&model).map_err(|e| (EXIT_INPUT, e))?;
         let base = std::env::var("GOOGLE_GEMINI_BASE_URL").ok().filter(|b| !b.is_empty());
         Arc::new(GeminiClient::new(key, model, base))
     };

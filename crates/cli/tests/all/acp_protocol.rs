@@ -110,9 +110,60 @@ async fn bad_messages_get_json_rpc_errors_and_the_connection_goes_on() {
         );
         a.send(&json!({"jsonrpc": "2.0", "id": 7, "method": "session/new", "params": {"cwd": "relative/dir", "mcpServers": []}}).to_string());
         assert_eq!(a.answer(&json!(7))["error"]["code"], -32602);
+        // Issue 35: a model name went into the model API's path as it came, reaching other
+        // endpoints of the server.
+        a.send(&json!({"jsonrpc": "2.0", "id": 71, "method": "session/set_config_option", "params": {"sessionId": sid, "configId": "model", "value": "../../../_control/reset?"}}).to_string());
+        let e = a.answer(&json!(71));
+        assert_eq!(e["error"]["code"], -32602, "{e}");
+        assert!(e.to_string().contains("not a Gemini model name"), "{e}");
+        a.send(&json!({"jsonrpc": "2.0", "id": 72, "method": "session/set_model", "params": {"sessionId": sid, "modelId": "gemini-2.5-pro/../../x"}}).to_string());
+        assert_eq!(a.answer(&json!(72))["error"]["code"], -32602);
         // Still serving.
         a.send(&json!({"jsonrpc": "2.0", "id": 8, "method": "session/set_mode", "params": {"sessionId": sid, "modeId": "plan"}}).to_string());
         assert!(a.answer(&json!(8)).get("result").is_some());
+    });
+}
+
+/// Issue 35 (second attack on the ACP agent): a byte that is not UTF-8 ended the agent
+/// ("stream did not contain valid UTF-8"), a line with no end was held whole (1.2 GB took it
+/// past 2 GB) and a line that did not parse was echoed back in full. Now the request with a
+/// bad byte is answered with its id, a line over 32 MiB is dropped as it is read (its parse
+/// error is short) and the agent goes on, its peak memory far below the line's size.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_bytes_and_huge_lines_do_not_end_the_agent_or_fill_its_memory() {
+    let t = TempTree::new();
+    let fake = FakeModel::start(vec![]).await;
+    let mut a = Agent::start(&t, &fake.url, &[]);
+    tokio::task::block_in_place(|| {
+        let sid = a.initialized(&t);
+        let raw = |a: &mut Agent, bytes: &[u8]| {
+            let w = a.stdin.as_mut().unwrap();
+            w.write_all(bytes).unwrap();
+            w.write_all(b"\n").unwrap();
+            w.flush().unwrap();
+        };
+        let mut bad = format!(r#"{{"jsonrpc":"2.0","id":9,"method":"session/set_mode","params":{{"sessionId":"{sid}","modeId":"plan"}},"note":""#).into_bytes();
+        bad.extend(b"\xff\xfe\"}");
+        raw(&mut a, &bad);
+        assert!(a.answer(&json!(9)).get("result").is_some(), "answered with its id");
+        let huge = vec![b'x'; 40 << 20];
+        raw(&mut a, &huge);
+        let e = a.answer(&Value::Null);
+        assert_eq!(e["error"]["code"], -32700, "{e}");
+        assert!(
+            e.to_string().len() < 4096,
+            "the parse error is short: {} bytes",
+            e.to_string().len()
+        );
+        a.send(&json!({"jsonrpc": "2.0", "id": 10, "method": "session/set_mode", "params": {"sessionId": sid, "modeId": "default"}}).to_string());
+        assert!(a.answer(&json!(10)).get("result").is_some(), "still serving");
+        let status = std::fs::read_to_string(format!("/proc/{}/status", a.child.id())).unwrap();
+        let peak_kb: u64 = status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmHWM:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .unwrap();
+        assert!(peak_kb < 100 << 10, "peak {peak_kb} kB after a 40 MiB line");
     });
 }
 

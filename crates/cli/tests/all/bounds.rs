@@ -237,3 +237,36 @@ fn wide_mcp_schemas_are_bounded_while_they_are_read() {
         "the cut is said: {stdout}\n{stderr}"
     );
 }
+
+/// Issue 35 (second attack): a 20 MB file of short lines in the workspace (ten million lines)
+/// made `read_file` list every line (217 MB), `read_many_files` the same, and `grep_search "a"`
+/// keep every matching line although 100 are shown (745 MB). Each now stays near the file's
+/// own size. The peak is the child's, measured by the kernel (`ru_maxrss`).
+#[test]
+fn a_file_of_ten_million_short_lines_costs_about_its_size() {
+    let t = TempTree::new();
+    t.file("short.txt", "a\n".repeat(10_400_000));
+    for (tool, args) in [
+        ("read_file", json!({"file_path": "short.txt"})),
+        ("read_many_files", json!({"include": ["short.txt"]})),
+        ("grep_search", json!({"pattern": "a"})),
+    ] {
+        let script = "import resource, subprocess, sys\nr = subprocess.run(sys.argv[1:], capture_output=True)\nprint(r.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)";
+        let out = std::process::Command::new("python3")
+            .args(["-c", script, env!("CARGO_BIN_EXE_toolbelt"), "call", "--root"])
+            .arg(t.root())
+            .args([tool, &args.to_string()])
+            .env("TOOLBELT_HOME", t.home())
+            .env("HOME", t.home())
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        let mut words = text.split_whitespace();
+        let (code, peak_kb): (i32, u64) = (
+            words.next().and_then(|w| w.parse().ok()).unwrap_or(-1),
+            words.next().and_then(|w| w.parse().ok()).unwrap_or(u64::MAX),
+        );
+        assert_eq!(code, 0, "{tool}: {text}");
+        assert!(peak_kb < 150 << 10, "{tool} peaked at {peak_kb} kB for a 20 MB file");
+    }
+}

@@ -278,27 +278,32 @@ impl McpClients {
                 seen.push(t.conn.clone());
             }
         }
-        for c in seen {
-            use toolbelt_core::process::tree;
-            // What the server started, noted before the transport closes (closing it may end
-            // the reaper, and with it the way to find them).
-            let started = c.reaper.map(tree::descendants).unwrap_or_default();
-            // Closing the transport first lets the server read what was sent last (a
-            // cancellation) and exit on its own.
-            if let Some(service) = c.service.lock().await.take() {
-                let _ = tokio::time::timeout(Duration::from_secs(2), service.cancel()).await;
-            }
-            // Then the server's tree: SIGTERM, a grace period, SIGKILL.
-            if let Some(reaper) = c.reaper {
-                tree::terminate_tree(reaper, Duration::from_secs(2)).await;
-            }
-            for pid in started {
-                let _ = nix::sys::signal::kill(
-                    nix::unistd::Pid::from_raw(pid),
-                    nix::sys::signal::Signal::SIGKILL,
-                );
-            }
-        }
+        // All at once: each may take its whole grace, and thirty stubborn servers one after
+        // the other kept `toolbelt call` from exiting for two minutes (issue 35).
+        futures::future::join_all(seen.into_iter().map(stop)).await;
+    }
+}
+
+/// Stops one server: its transport closed, then its process tree.
+async fn stop(c: Arc<Connection>) {
+    use toolbelt_core::process::tree;
+    // What the server started, noted before the transport closes (closing it may end the
+    // reaper, and with it the way to find them).
+    let started = c.reaper.map(tree::descendants).unwrap_or_default();
+    // Closing the transport first lets the server read what was sent last (a cancellation)
+    // and exit on its own.
+    if let Some(service) = c.service.lock().await.take() {
+        let _ = tokio::time::timeout(Duration::from_secs(2), service.cancel()).await;
+    }
+    // Then the server's tree: SIGTERM, a grace period, SIGKILL.
+    if let Some(reaper) = c.reaper {
+        tree::terminate_tree(reaper, Duration::from_secs(2)).await;
+    }
+    for pid in started {
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(pid),
+            nix::sys::signal::Signal::SIGKILL,
+        );
     }
 }
 
@@ -356,6 +361,7 @@ async fn connect_http(
     url: &str,
     headers: &HashMap<String, String>,
 ) -> Result<RunningService<RoleClient, Handler>, String> {
+    toolbelt_core::tls::ready();
     use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
     let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_string());
     let mut custom = HashMap::new();

@@ -84,6 +84,7 @@ pub async fn manager(
     url: &str,
     store: FileCredentialStore,
 ) -> Result<AuthorizationManager, String> {
+    toolbelt_core::tls::ready();
     let mut manager =
         AuthorizationManager::new(url).await.map_err(|e| format!("OAuth set-up failed: {e}"))?;
     manager.set_credential_store(store);
@@ -278,6 +279,7 @@ async fn legacy_session(
     expected_issuer: &str,
     received_issuer: &str,
 ) -> Option<Result<AuthorizationSession, String>> {
+    toolbelt_core::tls::ready();
     let server = url::Url::parse(url).ok()?;
     let origin = server.origin();
     let expected = url::Url::parse(expected_issuer).ok()?;
@@ -323,6 +325,7 @@ pub struct OAuthOptions {
 
 /// The `WWW-Authenticate` header of the server's answer to an unauthenticated initialize.
 async fn challenge(url: &str) -> Option<String> {
+    toolbelt_core::tls::ready();
     let body = serde_json::json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
         "protocolVersion": super::PROTOCOL_VERSION.to_string(), "capabilities": {},
         "clientInfo": {"name": "toolbelt", "version": env!("CARGO_PKG_VERSION")}}});

@@ -147,6 +147,7 @@ impl SignIn {
     async fn transport(
         &self,
     ) -> Result<StreamableHttpClientTransport<AuthClient<reqwest::Client>>, String> {
+        toolbelt_core::tls::ready();
         let manager = super::oauth::manager(&self.url, self.store.clone()).await?;
         let client = AuthClient::new(reqwest::Client::new(), manager);
         let config = StreamableHttpClientTransportConfig::with_uri(self.url.clone());

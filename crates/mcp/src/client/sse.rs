@@ -34,6 +34,7 @@ pub struct SseTransport {
 impl SseTransport {
     /// Opens the event stream and waits for the endpoint event.
     pub async fn connect(url: &str, headers: &HashMap<String, String>) -> Result<Self, SseError> {
+        toolbelt_core::tls::ready();
         let http = reqwest::Client::builder()
             .default_headers(super::header_map(headers))
             .build()

@@ -363,6 +363,7 @@ fn oauth_fixture(expires_s: u32) -> (std::process::Child, String) {
 /// What the OAuth fixture saw: the authorization requests (client ID and scope) and the number
 /// of dynamic registrations.
 async fn oauth_stats(base: &str) -> (Vec<(String, String)>, u64) {
+    toolbelt_core::tls::ready();
     let v: Value = reqwest::get(format!("{base}/stats")).await.unwrap().json().await.unwrap();
     let auths = v["authorizations"]
         .as_array()
@@ -508,6 +509,7 @@ async fn legacy_metadata_is_accepted_from_the_servers_own_origin_only() {
 
 /// Plays the browser: follows the authorization URL's redirect to the local callback.
 async fn browse(url: String) {
+    toolbelt_core::tls::ready();
     let r = reqwest::get(&url).await.unwrap();
     assert!(r.status().is_success(), "{}", r.status());
 }
@@ -560,4 +562,19 @@ async fn oauth_sign_in_saves_tokens_that_later_connections_use_and_refresh() {
     assert!(saved.contains("at-2") && !saved.contains("\"at-1\""), "{saved}");
     let _ = child.kill();
     let _ = child.wait();
+}
+
+/// Issue 35 (second attack): servers that ignore SIGTERM and stay after their input ends were
+/// stopped one after the other, each with its whole grace: thirty kept `toolbelt call` from
+/// exiting for two minutes. Now they stop together: five take about one grace, not five.
+#[tokio::test]
+async fn lingering_servers_are_stopped_together() {
+    let specs = (0..5).map(|i| stdio(&format!("l{i}"), &["--linger"], 5_000)).collect();
+    let c = clients(specs).await;
+    assert!(c.servers.iter().all(|(_, s)| matches!(s, ServerState::Connected { .. })));
+    let started = Instant::now();
+    c.shutdown().await;
+    let took = started.elapsed();
+    // One server's grace is about 4 s (2 s for the transport, 2 s after SIGTERM).
+    assert!(took < Duration::from_secs(10), "five lingering servers took {took:?} to stop");
 }

@@ -294,6 +294,7 @@ async fn streamable_http_with_a_bearer_token() {
     };
     let (addr, stop) = serve_http(p, opts).await;
     let url = format!("http://{addr}/mcp");
+    toolbelt_core::tls::ready();
     let config = StreamableHttpClientTransportConfig::with_uri(url.clone()).auth_header("s3cret");
     let c =
         Client::default().serve(StreamableHttpClientTransport::from_config(config)).await.unwrap();

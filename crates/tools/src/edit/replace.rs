@@ -344,8 +344,30 @@ impl ReplaceCall {
         let before = if crlf { raw.replace("\r\n", "\n") } else { raw };
         let expected = p.expected_replacements;
         let multiple = p.allow_multiple || expected.is_some_and(|n| n > 1);
+        // What the edit would make is bounded like what it reads: replacing every `a` of a
+        // 20 MB file with 100 characters took 1.5 GB and wrote a 1 GB file (issue 35).
+        let limit = self.target.limit();
+        let too_big = |size: u64, n: usize| {
+            let m = format!(
+                "Failed to edit: replacing {n} occurrence(s) would make {} {:.2}MB, over the {}MB limit for a file an edit makes. Replace fewer occurrences at a time (a narrower old_string), or use a shell command for an edit this large.",
+                self.path.display(),
+                size as f64 / 1_048_576.0,
+                limit / 1_048_576
+            );
+            Failure { kind: ErrorType::FileTooLarge, raw: m.clone(), display: m }
+        };
+        if multiple && new.len() > old.len() {
+            let n = before.matches(old.as_str()).count();
+            let grown = before.len() as u64 + (n as u64) * (new.len() - old.len()) as u64;
+            if grown > limit {
+                return Err(too_big(grown, n));
+            }
+        }
         let Replacement { content: mut after, occurrences, fuzzy_lines, .. } =
             matching::replace(&before, &old, &new, multiple);
+        if after.len() as u64 > limit {
+            return Err(too_big(after.len() as u64, occurrences));
+        }
         if p.require_final_newline && !after.is_empty() && !after.ends_with('\n') {
             after.push('\n');
         }

@@ -42,6 +42,11 @@ impl EditTarget {
 
     /// The file's bytes now (`None`: it does not exist): the editor's text of it when an editor
     /// holds it and the file is UTF-8 (an unsaved buffer is what the person sees).
+    /// The largest file an edit reads, and the largest it may make.
+    pub(crate) fn limit(&self) -> u64 {
+        self.limit
+    }
+
     pub(crate) fn read(&self) -> Result<Option<Vec<u8>>, ReadError> {
         let on_disk = self.read_disk()?;
         match (&self.editor, on_disk) {

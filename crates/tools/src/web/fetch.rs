@@ -136,6 +136,7 @@ pub async fn get(
     limits: &FetchLimits,
     cancel: &CancellationToken,
 ) -> Result<Fetched, FetchError> {
+    toolbelt_core::tls::ready();
     let started = Instant::now();
     let mut current = url.clone();
     for _ in 0..=MAX_REDIRECTS {

@@ -151,6 +151,7 @@ impl SearchCall {
     }
 
     async fn custom_search(&self, cs: &CustomSearch, ctx: &ExecContext) -> ToolResult {
+        toolbelt_core::tls::ready();
         let http = match reqwest::Client::builder().timeout(Duration::from_secs(15)).build() {
             Ok(c) => c,
             Err(e) => return self.failed(&e.to_string()),

@@ -392,6 +392,29 @@ fn a_50_mb_file_is_edited_in_place_of_one_line() {
     assert!(content(&t) == big.replace(old, new).into_bytes(), "exactly the two lines changed");
 }
 
+/// Issue 35 (second attack): replacing every `a` of a 20 MB file of short lines with 103
+/// characters took over 1.5 GB and wrote a 1 GB file. What an edit would make is bounded like
+/// what it reads: the edit is refused before it is computed, saying why, and the file is left
+/// alone.
+#[test]
+fn an_edit_that_would_grow_past_the_limit_is_refused_before_it_is_made() {
+    let t = TempTree::new();
+    let small = "a\n".repeat(300_000);
+    t.file("execute_me.txt", &small);
+    let o = edit(&t, "a", &"b".repeat(103), Some(true));
+    assert_eq!(o.error_type.as_deref(), Some("file_too_large"), "{}", o.output());
+    assert!(
+        o.error().contains("replacing 300000 occurrence(s) would make")
+            && o.error().contains("over the 20MB limit"),
+        "{}",
+        o.error()
+    );
+    assert!(content(&t) == small.into_bytes(), "the file is left alone");
+    // Under the limit it is made.
+    let o = edit(&t, "a", "bb", Some(true));
+    assert!(o.output().contains("(300000 replacements)"), "{}", o.output());
+}
+
 #[cfg(unix)]
 #[test]
 fn symlinks_out_of_the_workspace_are_refused() {
