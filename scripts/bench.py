@@ -47,6 +47,13 @@ def main():
             bench.grep_rows("huge", huge, RARE, runs=5)
             bench.limit_row("huge", huge, "return")
             bench.glob_row("huge", huge, "rs", runs=5)
+        ignored = tempfile.mkdtemp(prefix="ignored-", dir=a.cache)
+        t = time.perf_counter()
+        n = generate_ignored(ignored)
+        print(f"generated {n:,} files with ignore files in {time.perf_counter() - t:.0f} s: {ignored}")
+        bench.grep_rows("ignore-heavy", ignored, "IgnoreHeavyNeedle", same_files=True)
+        bench.glob_row("ignore-heavy", ignored, "ts", same_files=True)
+        shutil.rmtree(ignored, ignore_errors=True)
         bench.read_many_row(gem, "packages/core/src/**/[a-s]*.d.ts")
         bench.startup_row()
         if not a.no_mcp:
@@ -110,6 +117,139 @@ def generate_huge(root, files=200_000, target_bytes=2_000_000_000):
                 total += len(body)
                 i += 1
     return i, total
+
+
+ROOT_GITIGNORE = """# dependencies
+node_modules/
+/vendor/
+bower_components/
+jspm_packages/
+# build output
+/dist
+/out/
+**/build/
+*.o
+*.a
+*.so
+*.class
+*.pyc
+**/__pycache__/
+*.egg-info/
+.eggs/
+target/
+!target/keep/
+# logs and temporary files
+*.log
+!important.log
+logs/
+*.tmp
+*.swp
+*~
+.DS_Store
+Thumbs.db
+# coverage and caches
+coverage/
+.nyc_output/
+.cache/
+.pytest_cache/
+.mypy_cache/
+.tox/
+htmlcov/
+# editors
+.idea/
+.vscode/*
+!.vscode/settings.json
+*.sublime-*
+# environments
+.env
+.env.*
+!.env.example
+venv/
+.venv/
+# generated sources
+**/generated/**
+!**/generated/README.md
+src/**/*.gen.ts
+*.min.js
+*.map
+# data
+/data/raw/
+/data/*.csv
+!/data/sample.csv
+fixtures/large/
+# docs build
+docs/_build/
+site/
+# misc
+*.bak
+*.orig
+*.rej
+secrets.*
+!secrets.example.json
+packages/*/lib/
+packages/**/tmp/
+"""
+
+
+def generate_ignored(root, packages=24):
+    """A repository as people have them: a 70-line root .gitignore with negations, `**/` and
+    anchored rules, a .gitignore in each of 8 packages, a .geminiignore, ignored dependency and
+    build folders holding most of the files, and source nested 10 folders deep. Deterministic;
+    about 60,000 files of which a third are not ignored."""
+    rng = random.Random(37)
+    os.makedirs(f"{root}/.git")
+    with open(f"{root}/.git/HEAD", "w") as f:
+        f.write("ref: refs/heads/main\n")
+    with open(f"{root}/.gitignore", "w") as f:
+        f.write(ROOT_GITIGNORE)
+    with open(f"{root}/.geminiignore", "w") as f:
+        f.write("*.snap\nfixtures/\n/docs/internal/\n")
+    body = "export function f{n}(x: number): number {{\n  return x * {n} + {m};\n}}\n" * 3
+    count = 0
+
+    def put(path, text):
+        nonlocal count
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            f.write(text)
+        count += 1
+
+    for p in range(packages):
+        pkg = f"{root}/packages/pkg{p:02}"
+        if p < 8:
+            put(f"{pkg}/.gitignore", f"*.local.ts\n/scratch/\n!keep{p}.local.ts\nsnapshots/\n**/*.bak{p}\n")
+        for m in range(6):
+            deep = f"{pkg}/src/" + "/".join(f"l{d}" for d in range(rng.randint(2, 10)))
+            for k in range(40):
+                ext = rng.choice(["ts", "ts", "ts", "rs", "py", "json", "md"])
+                put(f"{deep}/m{m}_f{k}.{ext}", body.format(n=k, m=m))
+            put(f"{deep}/out{m}.gen.ts", body.format(n=1, m=m))
+            put(f"{deep}/x{m}.local.ts", body.format(n=2, m=m))
+            put(f"{deep}/trace{m}.log", "log line\n" * 20)
+        put(f"{pkg}/important.log", "keep me\n")
+        for b in range(30):
+            put(f"{pkg}/build/chunk{b}.ts", body.format(n=b, m=0))
+            put(f"{pkg}/lib/index{b}.ts", body.format(n=b, m=1))
+        put(f"{pkg}/src/generated/README.md", "generated\n")
+        for g in range(20):
+            put(f"{pkg}/src/generated/api{g}.ts", body.format(n=g, m=2))
+        for s in range(15):
+            put(f"{pkg}/fixtures/case{s}.ts", body.format(n=s, m=3))
+            put(f"{pkg}/__snapshots__/case{s}.snap", "snapshot\n")
+    # Dependencies: most of the files, all ignored.
+    for d in range(120):
+        dep = f"{root}/node_modules/dep{d:03}"
+        for k in range(rng.randint(100, 220)):
+            sub = f"{dep}/lib/{'x/' * (k % 4)}"
+            put(f"{sub}f{k}.ts", body.format(n=k, m=d))
+    for b in range(400):
+        put(f"{root}/dist/bundle{b}.js", body.format(n=b, m=9))
+        put(f"{root}/target/debug/obj{b}.rs", body.format(n=b, m=8))
+    put(f"{root}/target/keep/kept.rs", body.format(n=0, m=0))
+    put(f"{root}/.env", "SECRET=1\n")
+    put(f"{root}/.env.example", "SECRET=\n")
+    put(f"{root}/src/main.ts", body.format(n=0, m=0) + "const needle = 'IgnoreHeavyNeedle';\n")
+    return count
 
 
 def real_matches(answer, root):
@@ -196,6 +336,15 @@ class Bench:
             print(f"  output of {label}: {'identical to the baseline' if same else 'DIFFERS from the baseline'} ({len(out.stdout):,} bytes)")
         return out.stdout
 
+    def same(self, label, ours, theirs):
+        """The files toolbelt names against the yardstick's: they must be the same."""
+        ok = ours == theirs
+        if not ok:
+            self.differences.append(label)
+            only_ours, only_theirs = sorted(set(ours) - set(theirs)), sorted(set(theirs) - set(ours))
+            print(f"  {label}: only toolbelt {only_ours[:5]} ({len(only_ours)}), only the yardstick {only_theirs[:5]} ({len(only_theirs)})")
+        print(f"  files of {label}: {'the same as the yardstick' if ok else 'DIFFER from the yardstick'} ({len(ours)} files)")
+
     def add(self, work, ours, yard_name, yard, target, rss=None):
         self.rows.append((work, ours, yard_name, yard, target, rss))
         print(f"  {work}: {ours:.1f} ms vs {yard_name} {yard:.1f} ms = {ours / yard:.2f}x")
@@ -213,10 +362,18 @@ class Bench:
                 sums[name] = sums.get(name, 0) + int(m.group(2))
         self.phases.append((what, [(n, sums[n] / runs) for n in order]))
 
-    def grep_rows(self, name, root, literal, runs=None):
+    def grep_rows(self, name, root, literal, runs=None, same_files=False):
         cmd = self.tb("grep_search", {"pattern": literal}, root)
-        self.check_output(f"grep_search {literal!r} on {name}", cmd, root)
-        ours, rg = self.hyperfine(root, [("toolbelt", cmd), ("rg", ["rg", "-n", "-i", literal])], runs)
+        out = self.check_output(f"grep_search {literal!r} on {name}", cmd, root)
+        rg_cmd = ["rg", "-n", "-i", literal]
+        if same_files:
+            # The same answer as ripgrep given the .geminiignore too: the files with matches.
+            rg_cmd = ["rg", "-n", "-i", "--ignore-file", ".geminiignore", literal]
+            theirs = subprocess.run(["rg", "-l", "-i", "--ignore-file", ".geminiignore", literal], cwd=root,
+                                    capture_output=True, text=True).stdout.split()
+            ours_files = re.findall(r"^File: (.+)$", out.decode(), re.M)
+            self.same(f"grep_search on {name}", sorted(ours_files), sorted(theirs))
+        ours, rg = self.hyperfine(root, [("toolbelt", cmd), ("rg", rg_cmd)], runs)
         rss = self.peak_rss_mib(cmd, root)
         rg_rss = self.peak_rss_mib(["rg", "-n", "-i", literal], root)
         self.add(f"grep_search rare literal, {name}", ours, "`rg -n -i`", rg, 1.05,
@@ -231,10 +388,16 @@ class Bench:
         ours, rg = self.hyperfine(root, [("toolbelt", shlex.join(cmd)), ("rg", yard)], shell=True)
         self.add(f"grep_search common word, 100-match limit, {name}", ours, f"`{yard}`", rg, 1.05)
 
-    def glob_row(self, name, root, ext, runs=None):
+    def glob_row(self, name, root, ext, runs=None, same_files=False):
         cmd = self.tb("glob", {"pattern": f"**/*.{ext}"}, root)
-        self.check_output(f"glob **/*.{ext} on {name}", cmd, root)
-        ours, fd = self.hyperfine(root, [("toolbelt", cmd), ("fd", ["fdfind", "-g", f"*.{ext}"])], runs)
+        out = self.check_output(f"glob **/*.{ext} on {name}", cmd, root)
+        fd_cmd = ["fdfind", "-g", f"*.{ext}"]
+        if same_files:
+            fd_cmd = ["fdfind", "--ignore-file", ".geminiignore", "-g", f"*.{ext}"]
+            theirs = subprocess.run(fd_cmd, cwd=root, capture_output=True, text=True).stdout.split()
+            ours_files = [os.path.relpath(l, root) for l in out.decode().split("\n") if l.startswith("/")]
+            self.same(f"glob on {name}", sorted(ours_files), sorted(theirs))
+        ours, fd = self.hyperfine(root, [("toolbelt", cmd), ("fd", fd_cmd)], runs)
         self.add(f"glob `**/*.{ext}`, {name}", ours, f"`fdfind -g '*.{ext}'`", fd, 1.0)
 
     def read_many_row(self, root, pattern):

@@ -395,17 +395,19 @@ fn policy(
     notices: &mut Vec<String>,
 ) -> Result<Arc<PolicyEngine>, SessionError> {
     let mut loaded = policy_files(sources, root, trusted, paths);
+    timings::mark("policy: files");
     if !loaded.errors.is_empty() {
         return Err(SessionError::Policy(loaded.errors));
     }
     notices.extend(loaded.notices.iter().map(ToString::to_string));
     notices.extend(never_matching(&loaded.rules).iter().map(ToString::to_string));
     loaded.rules.extend(settings_rules(tool_settings, interactive));
+    timings::mark("policy: lint and settings");
     Ok(Arc::new(
         PolicyEngine::new(loaded.rules, interactive)
             .with_workspace(root)
             .with_trusted_folder(trusted)
-            .with_confinable(toolbelt_core::process::sandbox::support().usable()),
+            .with_confinable(toolbelt_core::process::sandbox::usable()),
     ))
 }
 
@@ -421,6 +423,7 @@ pub fn policy_files(
     let standard =
         standard_sources(&sources.state_dir, sources.user_home.as_deref(), Some(root), trusted);
     let mut loaded = load_sources(&standard);
+    timings::mark("policy: default and standard files");
     for p in paths {
         if !p.exists() {
             loaded.errors.push(PolicyFileError {

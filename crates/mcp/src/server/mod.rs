@@ -247,7 +247,7 @@ impl ToolbeltServer {
                 PolicyEngine::new(parts.rules.clone(), interactive)
                     .with_workspace(&primary)
                     .with_trusted_folder(trusted)
-                    .with_confinable(toolbelt_core::process::sandbox::support().usable()),
+                    .with_confinable(toolbelt_core::process::sandbox::usable()),
             );
             let progress = self.progress.clone();
             let sink = Arc::new(move |e: &Event| {

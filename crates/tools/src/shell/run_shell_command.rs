@@ -260,7 +260,7 @@ impl Invocation for ShellCall {
         }
         // Allowed only by the known-safe table: read-only, no network (issue 34), wherever the
         // kernel can confine; otherwise the session's own sandbox, if any.
-        let confined = ctx.confine && toolbelt_core::process::sandbox::support().usable();
+        let confined = ctx.confine && toolbelt_core::process::sandbox::usable();
         let sandbox = if confined {
             Some(self.workspace.confine_read_only())
         } else {

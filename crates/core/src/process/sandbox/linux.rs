@@ -151,8 +151,25 @@ pub fn support() -> Support {
     SUPPORT.get_or_init(read_support).clone()
 }
 
-#[allow(unsafe_code)]
+/// Whether commands can be sandboxed (Landlock and seccomp), without the probe for a mount
+/// namespace that [`support`] makes (a fork: a third of every start's policy set-up, issue 37).
+pub fn usable() -> bool {
+    static USABLE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *USABLE.get_or_init(|| {
+        let (abi, _, seccomp) = basic();
+        abi >= 1 && seccomp
+    })
+}
+
 fn read_support() -> Support {
+    let (abi, missing, seccomp) = basic();
+    let mount_ns = abi >= 1 && super::mounts::available();
+    Support { landlock_abi: abi, missing, seccomp, mount_ns }
+}
+
+/// The Landlock ABI in use (or why none), and whether seccomp filters can be installed.
+#[allow(unsafe_code)]
+fn basic() -> (i32, Option<String>, bool) {
     let cap = std::env::var(ABI_CAP_VAR).ok().and_then(|v| v.trim().parse::<i32>().ok());
     let (abi, missing) = match (kernel_abi(), cap) {
         (_, Some(c)) if c < 1 => (0, Some(format!("switched off by {ABI_CAP_VAR}={c}"))),
@@ -162,8 +179,7 @@ fn read_support() -> Support {
     };
     // SAFETY: prctl(PR_GET_SECCOMP) only reads this process's seccomp mode.
     let seccomp = unsafe { libc::prctl(libc::PR_GET_SECCOMP, 0, 0, 0, 0) } >= 0;
-    let mount_ns = abi >= 1 && super::mounts::available();
-    Support { landlock_abi: abi, missing, seccomp, mount_ns }
+    (abi, missing, seccomp)
 }
 
 fn setup(e: impl std::fmt::Display) -> SandboxError {

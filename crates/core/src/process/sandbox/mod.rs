@@ -20,13 +20,13 @@ mod grants;
 mod support;
 pub use support::Support;
 #[cfg(not(target_os = "linux"))]
-pub use support::support;
+pub use support::{support, usable};
 #[cfg(target_os = "linux")]
 mod linux;
 #[cfg(target_os = "linux")]
 mod mounts;
 #[cfg(target_os = "linux")]
-pub use linux::{Prepared, support};
+pub use linux::{Prepared, support, usable};
 
 /// Whether commands may use the network.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -106,6 +106,12 @@ impl Support {
     }
 }
 
+/// Whether commands can be sandboxed: not off Linux.
+#[cfg(not(target_os = "linux"))]
+pub fn usable() -> bool {
+    false
+}
+
 /// What this machine supports: nothing, off Linux.
 #[cfg(not(target_os = "linux"))]
 pub fn support() -> Support {

@@ -104,6 +104,9 @@ pub struct IgnoreService {
     /// Each folder's `.gitignore`, and how many rules they hold together (past
     /// [`IGNORE_RULES_CACHED`](crate::limits::IGNORE_RULES_CACHED) the cache starts again).
     per_dir: Mutex<(HashMap<PathBuf, Cached>, usize)>,
+    /// Whether each folder's own rules ignore it, for the current batch: every file below a
+    /// folder asked again (a file 14 folders deep cost some hundred rule lookups; issue 37).
+    folders: Mutex<FolderVerdicts>,
     /// The batch of calls now running: a file's rules last made sure of in an earlier batch
     /// are checked against the file again.
     batch: AtomicU64,
@@ -146,6 +149,26 @@ impl Cached {
         self.rules.clone()
     }
 }
+
+/// `p`'s folder, unless `p` is a single name.
+fn nonempty_parent(p: &Path) -> Option<&Path> {
+    p.parent().filter(|f| !f.as_os_str().is_empty())
+}
+
+/// Folders whose verdict a batch remembers, at most (past it the memory starts again).
+const FOLDER_VERDICTS: usize = 100_000;
+
+/// Folder verdicts of one batch, per combination of the ignore options.
+#[derive(Debug, Default)]
+struct FolderVerdicts {
+    batch: u64,
+    verdicts: HashMap<PathBuf, [Option<bool>; 4]>,
+    /// The `.gitignore` files that hold rules from the root down to each folder.
+    chains: HashMap<PathBuf, Chain>,
+}
+
+/// Folders and their `.gitignore` rules, the root's first.
+type Chain = Arc<Vec<(PathBuf, Arc<Rules>)>>;
 
 /// What an ignore file is, told without reading it: its identity, size, times and mode, and
 /// those of what it leads to when it is a link (none: there is nothing there). A file edited,
@@ -205,6 +228,7 @@ impl IgnoreService {
             exclude,
             gemini: read(GEMINI_IGNORE),
             per_dir: Mutex::default(),
+            folders: Mutex::default(),
             batch: AtomicU64::new(0),
         }
     }
@@ -248,18 +272,63 @@ impl IgnoreService {
         if git && rel.components().any(|c| c.as_os_str() == ".git") {
             return Ok(true);
         }
-        // The path and each folder on the way, as `rel` and `abs` name them (they end alike).
-        let steps: Vec<(&Path, &Path)> = rel
-            .ancestors()
-            .zip(abs.ancestors())
-            .take_while(|(r, _)| !r.as_os_str().is_empty())
-            .collect();
-        for &(folder, folder_abs) in steps[1..].iter().rev() {
-            if self.rules_ignore(folder, folder_abs, true, opts)? {
-                return Ok(true);
-            }
+        // The folders on the way first: one lookup when the file's folder was seen before.
+        if let (Some(folder), Some(folder_abs)) = (nonempty_parent(rel), abs.parent())
+            && self.under_ignored(folder, folder_abs, opts)?
+        {
+            return Ok(true);
         }
         self.rules_ignore(rel, abs, is_dir, opts)
+    }
+
+    /// Whether the folder `rel` (`abs`) or one above it is ignored, remembered for the batch:
+    /// every file below a folder asked again (a file 14 folders deep cost some hundred rule
+    /// lookups; issue 37). The folders not yet known are worked out from the top down.
+    fn under_ignored(
+        &self,
+        rel: &Path,
+        abs: &Path,
+        opts: IgnoreOptions,
+    ) -> Result<bool, Unreadable> {
+        let batch = self.batch.load(Ordering::Relaxed);
+        let slot =
+            usize::from(opts.respect_git_ignore) * 2 + usize::from(opts.respect_gemini_ignore);
+        let known = |abs: &Path| {
+            let mut v = self.folders.locked();
+            if v.batch != batch {
+                v.verdicts.clear();
+                v.chains.clear();
+                v.batch = batch;
+            }
+            v.verdicts.get(abs).and_then(|k| k[slot])
+        };
+        let mut unknown = Vec::new();
+        let (mut r, mut a) = (rel, abs);
+        let mut ignored = false;
+        loop {
+            if let Some(k) = known(a) {
+                ignored = k;
+                break;
+            }
+            unknown.push((r, a));
+            match (nonempty_parent(r), a.parent()) {
+                (Some(pr), Some(pa)) => (r, a) = (pr, pa),
+                _ => break,
+            }
+        }
+        for (r, a) in unknown.into_iter().rev() {
+            if !ignored {
+                ignored = self.rules_ignore(r, a, true, opts)?;
+            }
+            let mut v = self.folders.locked();
+            if v.batch == batch {
+                if v.verdicts.len() >= FOLDER_VERDICTS {
+                    v.verdicts.clear();
+                }
+                v.verdicts.entry(a.to_path_buf()).or_default()[slot] = Some(ignored);
+            }
+        }
+        Ok(ignored)
     }
 
     /// Whether the rules that name `rel` itself (not its folders) ignore it: git's exclude
@@ -279,24 +348,11 @@ impl IgnoreService {
                 let rules = self.root_rules(slot, EXCLUDE);
                 ignored = rules.apply(ignored, rel, is_dir, exclude)?;
             }
-            // The folders from the root down to the path's own; the rules they hold together
-            // have a ceiling (1000 nested folders of 200 rules each cost 1.3 GB, issue 35).
-            let folders: Vec<&Path> = abs.ancestors().skip(1).take(rel.iter().count()).collect();
-            let mut on_path = 0usize;
-            for dir in folders.into_iter().rev() {
-                let file = || dir.join(".gitignore");
-                let rules = self.gitignore_in(dir);
-                on_path += rules.count();
-                if on_path > crate::limits::IGNORE_RULES_ON_PATH {
-                    return Err(Unreadable {
-                        file: file(),
-                        why: format!(
-                            "is not read: with the .gitignore files of the folders above it, it makes more than {} rules, the limit",
-                            crate::limits::IGNORE_RULES_ON_PATH
-                        ),
-                    });
-                }
-                ignored = rules.apply(ignored, abs, is_dir, file)?;
+            // The folders from the root down to the path's own, their rules remembered
+            // together for the batch.
+            let Some(parent) = abs.parent() else { return Ok(ignored) };
+            for (dir, rules) in self.chain(parent, rel.iter().count())?.iter() {
+                ignored = rules.apply(ignored, abs, is_dir, || dir.join(".gitignore"))?;
             }
         }
         if opts.respect_gemini_ignore {
@@ -305,6 +361,52 @@ impl IgnoreService {
             ignored = rules.apply(ignored, rel, is_dir, file)?;
         }
         Ok(ignored)
+    }
+
+    /// The `.gitignore` rules of the `depth` folders from `dir` up, the root's first. The
+    /// rules on one path together have a ceiling (1000 nested folders of 200 rules each cost
+    /// 1.3 GB, issue 35).
+    fn chain(&self, dir: &Path, depth: usize) -> Result<Chain, Unreadable> {
+        let batch = self.batch.load(Ordering::Relaxed);
+        {
+            let mut v = self.folders.locked();
+            if v.batch != batch {
+                v.verdicts.clear();
+                v.chains.clear();
+                v.batch = batch;
+            }
+            if let Some(c) = v.chains.get(dir) {
+                return Ok(c.clone());
+            }
+        }
+        let folders: Vec<&Path> = dir.ancestors().take(depth).collect();
+        let mut chain = Vec::with_capacity(folders.len());
+        let mut on_path = 0usize;
+        for d in folders.into_iter().rev() {
+            let rules = self.gitignore_in(d);
+            on_path += rules.count();
+            if on_path > crate::limits::IGNORE_RULES_ON_PATH {
+                return Err(Unreadable {
+                    file: d.join(".gitignore"),
+                    why: format!(
+                        "is not read: with the .gitignore files of the folders above it, it makes more than {} rules, the limit",
+                        crate::limits::IGNORE_RULES_ON_PATH
+                    ),
+                });
+            }
+            if !matches!(*rules, Rules::None) {
+                chain.push((d.to_path_buf(), rules));
+            }
+        }
+        let chain: Chain = Arc::new(chain);
+        let mut v = self.folders.locked();
+        if v.batch == batch {
+            if v.chains.len() >= FOLDER_VERDICTS {
+                v.chains.clear();
+            }
+            v.chains.insert(dir.to_path_buf(), chain.clone());
+        }
+        Ok(chain)
     }
 
     fn gitignore_in(&self, dir: &Path) -> Arc<Rules> {
