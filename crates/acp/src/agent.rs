@@ -34,14 +34,40 @@ use crate::session::{AcpSession, OpenRequest, TurnError};
 struct State {
     options: AcpOptions,
     sessions: Mutex<HashMap<String, Arc<AcpSession>>>,
+    /// Session ids, the one used longest ago first.
+    used: Mutex<Vec<String>>,
     client: Mutex<ClientCapabilities>,
 }
 
 impl State {
     fn session(&self, id: &SessionId) -> Result<Arc<AcpSession>, Error> {
-        self.sessions.locked().get(&*id.0).cloned().ok_or_else(|| {
-            agent_client_protocol::v1::schema::Error::session_not_found(id.clone()).into()
-        })
+        let s = self.sessions.locked().get(&*id.0).cloned().ok_or_else(|| {
+            Error::from(agent_client_protocol::v1::schema::Error::session_not_found(id.clone()))
+        })?;
+        self.touch(&id.0);
+        Ok(s)
+    }
+
+    fn touch(&self, id: &str) {
+        let mut used = self.used.locked();
+        used.retain(|u| u != id);
+        used.push(id.to_string());
+    }
+
+    /// Past [`ACP_SESSIONS`] open sessions, the one used longest ago that is not busy (no
+    /// prompt or request holds it) is closed: it stays stored, and `session/load` opens it
+    /// again. 2,000 `session/new` requests of 90 bytes held 379 MB (issue 35).
+    fn make_room(&self) -> Option<Arc<AcpSession>> {
+        let mut sessions = self.sessions.locked();
+        if sessions.len() < toolbelt_core::limits::ACP_SESSIONS {
+            return None;
+        }
+        let mut used = self.used.locked();
+        let idle = used
+            .iter()
+            .position(|id| sessions.get(id).is_some_and(|s| Arc::strong_count(s) == 1))?;
+        let id = used.remove(idle);
+        sessions.remove(&id)
     }
 
     /// Whether the editor reads and writes files itself (both, or toolbelt uses the disk).
@@ -133,6 +159,10 @@ async fn open(
             Error::internal_error().data(json!(e))
         }
     })?;
+    if let Some(old) = st.make_room() {
+        old.close().await;
+    }
+    st.touch(&id);
     st.sessions.locked().insert(id, session.clone());
     Ok(session)
 }
@@ -140,7 +170,12 @@ async fn open(
 /// Serves ACP over stdin and stdout until the editor closes the connection; then every
 /// session ends (its turn cancelled, its processes stopped, its MCP servers closed).
 pub async fn serve(options: AcpOptions) -> Result<(), String> {
-    let st = Arc::new(State { options, sessions: Mutex::default(), client: Mutex::default() });
+    let st = Arc::new(State {
+        options,
+        sessions: Mutex::default(),
+        used: Mutex::default(),
+        client: Mutex::default(),
+    });
     let auth = st.options.models.auth_methods();
     let grounding = st.options.models.grounding();
     let (s_init, s_new, s_load, s_prompt, s_cancel, s_mode, s_config, s_other, s_ext) = (

@@ -16,12 +16,17 @@ use toolbelt_core::workspace::Access;
 /// the rest with read_file.
 const LINKED_FILE_BYTES: u64 = 256 * 1024;
 
+/// At most this much of all the files one prompt links to: 600 links to one large file made a
+/// 236 MB request and session file (issue 35). Past it, links are named, not read.
+const LINKED_TOTAL_BYTES: u64 = 2 << 20;
+
 /// The model's parts for one prompt. Text as it is; images and blobs as inline data; an
 /// embedded resource as its text with where it came from; a link to a file in the workspace as
 /// its content (read through the workspace's file layer, so a file the rules refuse stays
 /// unread and the reason is said); other links by name.
 pub fn parts(blocks: &[ContentBlock], env: &ToolEnv) -> Vec<Value> {
     let mut parts = Vec::new();
+    let mut linked_bytes = 0u64;
     for block in blocks {
         match block {
             ContentBlock::Text(t) => parts.push(json!({"text": t.text})),
@@ -43,7 +48,19 @@ pub fn parts(blocks: &[ContentBlock], env: &ToolEnv) -> Vec<Value> {
                 })),
                 _ => {}
             },
-            ContentBlock::ResourceLink(l) => parts.push(json!({"text": linked(&l.uri, env)})),
+            ContentBlock::ResourceLink(l) => {
+                let text = if linked_bytes >= LINKED_TOTAL_BYTES {
+                    format!(
+                        "(linked: {}; not read, the prompt's linked files passed {} MiB: read it with read_file)",
+                        shown_uri(&l.uri, env),
+                        LINKED_TOTAL_BYTES >> 20
+                    )
+                } else {
+                    linked(&l.uri, env)
+                };
+                linked_bytes += text.len() as u64;
+                parts.push(json!({"text": text}));
+            }
             _ => {}
         }
     }
@@ -209,7 +226,32 @@ fn value_text(v: &Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use agent_client_protocol::v1::schema::ToolKind;
+    use agent_client_protocol::v1::schema::{ResourceLink, ToolKind};
+
+    /// Issue 35 (third attack): 600 links to one large file in a 50 KB prompt made a 236 MB
+    /// request. What the links bring in together is bounded; the rest are named.
+    #[test]
+    fn many_links_to_a_large_file_bring_in_a_bounded_amount() {
+        let (tree, env) = toolbelt_core::testing::test_env();
+        tree.file("big.txt", "x".repeat(1 << 20));
+        let uri = url::Url::from_file_path(tree.root().canonicalize().unwrap().join("big.txt"))
+            .unwrap()
+            .to_string();
+        let blocks: Vec<ContentBlock> = (0..600)
+            .map(|_| ContentBlock::ResourceLink(ResourceLink::new("big.txt", &uri)))
+            .collect();
+        let parts = parts(&blocks, &env);
+        assert_eq!(parts.len(), 600);
+        let total: usize = parts.iter().map(|p| p["text"].as_str().unwrap().len()).sum();
+        assert!(total < 3 << 20, "{total} bytes from 600 links");
+        assert!(
+            parts[599]["text"]
+                .as_str()
+                .unwrap()
+                .contains("not read, the prompt's linked files passed 2 MiB")
+        );
+        assert!(parts[0]["text"].as_str().unwrap().starts_with("Content of big.txt:"));
+    }
 
     #[test]
     fn a_conversation_replays_in_order_with_each_call_ended() {

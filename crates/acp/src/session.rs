@@ -75,6 +75,9 @@ pub fn describe(
     }
 }
 
+/// Parts of a stored session replayed to the editor at most (the latest ones).
+const REPLAY_PARTS: usize = 2_000;
+
 impl AcpSession {
     /// Builds the session (settings, trust and policy of `cwd`; MCP servers connected).
     pub async fn open(
@@ -178,7 +181,25 @@ impl AcpSession {
                 _ => (title, kind, Vec::new()),
             }
         };
-        crate::prompt::replay(&history, &describe)
+        // The latest messages only, up to REPLAY_PARTS parts: a stored session of many small
+        // parts took 483 MB to replay from 2.6 MB, and over 2 GB from 26 MB (issue 35).
+        let (mut start, mut parts) = (history.len(), 0usize);
+        while start > 0 && parts + history[start - 1].parts.len() <= REPLAY_PARTS {
+            parts += history[start - 1].parts.len();
+            start -= 1;
+        }
+        let mut updates = crate::prompt::replay(&history[start..], &describe);
+        if start > 0 {
+            use agent_client_protocol::v1::schema::{
+                ContentBlock, ContentChunk, SessionUpdate, TextContent,
+            };
+            let note = format!(
+                "[{start} earlier message(s) of this session are not shown; the model still has them]"
+            );
+            let chunk = ContentChunk::new(ContentBlock::Text(TextContent::new(note)));
+            updates.insert(0, SessionUpdate::AgentMessageChunk(chunk));
+        }
+        updates
     }
 
     /// The modes an editor may choose, and the one in effect.
@@ -336,6 +357,14 @@ impl AcpSession {
         if let Err(e) = crate::store::save(&self.store_dir, &self.id, &saved) {
             tracing::warn!("session {} not kept: {e}", self.id);
         }
+    }
+
+    /// Ends the session to make room for others: kept (so `session/load` opens it again),
+    /// then shut down.
+    pub async fn close(&self) {
+        let history = self.history.lock().await.clone();
+        self.save(&history);
+        self.shutdown().await;
     }
 
     /// Ends the session: its running turn cancelled, the processes it started stopped, its

@@ -47,7 +47,8 @@ pub fn save(dir: &Path, id: &str, saved: &Saved) -> std::io::Result<()> {
 pub fn load(dir: &Path, id: &str) -> std::io::Result<Option<Saved>> {
     let Some(path) = file(dir, id) else { return Ok(None) };
     // A kept conversation is toolbelt's own file; a link or a huge file is not one.
-    match toolbelt_core::files::read_regular(&path, 256 << 20, false) {
+    match toolbelt_core::files::read_regular(&path, toolbelt_core::limits::ACP_SESSION_BYTES, false)
+    {
         Ok((bytes, _)) => serde_json::from_slice(&bytes).map(Some).map_err(std::io::Error::other),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(e),

@@ -62,6 +62,14 @@ pub const IGNORE_RULES_CACHED: usize = 20_000;
 /// (issue 35); an editor's prompt with a few images stays far below.
 pub const ACP_MESSAGE_BYTES: usize = 32 << 20;
 
+/// A stored ACP session that `session/load` reads, at most (a longer one is refused, saying
+/// so): 26 MB of small parts took the agent past 2 GB (issue 35).
+pub const ACP_SESSION_BYTES: u64 = 16 << 20;
+
+/// ACP sessions open at once in one agent: past it the one used longest ago is closed (it
+/// stays stored; `session/load` opens it again).
+pub const ACP_SESSIONS: usize = 32;
+
 /// Roots an MCP client may name at once: more are refused as unusable.
 pub const MCP_ROOTS: usize = 64;
 

@@ -203,3 +203,29 @@ async fn an_editor_that_goes_away_ends_its_sessions_and_their_processes() {
         }
     });
 }
+
+/// Issue 35 (third attack): 2,000 `session/new` requests of 90 bytes each held 379 MB, every
+/// session open for good. Past 32 open sessions the one used longest ago is closed; it stays
+/// stored and `session/load` opens it again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn past_32_sessions_the_one_used_longest_ago_is_closed_and_can_be_loaded() {
+    let t = TempTree::new();
+    let fake = FakeModel::start(vec![]).await;
+    let mut a = Agent::start(&t, &fake.url, &[]);
+    tokio::task::block_in_place(|| {
+        let first = a.initialized(&t);
+        let cwd = t.root().canonicalize().unwrap();
+        for i in 0..32 {
+            let id = 100 + i;
+            a.send(&json!({"jsonrpc": "2.0", "id": id, "method": "session/new", "params": {"cwd": cwd, "mcpServers": []}}).to_string());
+            assert!(a.answer(&json!(id))["result"]["sessionId"].is_string());
+        }
+        a.send(&json!({"jsonrpc": "2.0", "id": 200, "method": "session/set_mode", "params": {"sessionId": first, "modeId": "plan"}}).to_string());
+        assert_eq!(a.answer(&json!(200))["error"]["code"], -32002, "the first session was closed");
+        a.send(&json!({"jsonrpc": "2.0", "id": 201, "method": "session/load", "params": {"sessionId": first, "cwd": cwd, "mcpServers": []}}).to_string());
+        let r = a.answer(&json!(201));
+        assert!(r.get("result").is_some(), "and loads again: {r}");
+        a.send(&json!({"jsonrpc": "2.0", "id": 202, "method": "session/set_mode", "params": {"sessionId": first, "modeId": "plan"}}).to_string());
+        assert!(a.answer(&json!(202)).get("result").is_some());
+    });
+}

@@ -24,10 +24,11 @@ pub struct Replacement {
 /// Replaces `old` with `new` in `content`. With `occurrences != 1` and `!allow_multiple` the
 /// caller must not write: the count is for the error message.
 pub fn replace(content: &str, old: &str, new: &str, allow_multiple: bool) -> Replacement {
+    let lenient = !too_many_lines(content);
     let tried = exact(content, old, new, allow_multiple)
-        .or_else(|| flexible(content, old, new))
+        .or_else(|| lenient.then(|| flexible(content, old, new)).flatten())
         .or_else(|| regex_tokens(content, old, new, allow_multiple))
-        .or_else(|| fuzzy(content, old, new));
+        .or_else(|| lenient.then(|| fuzzy(content, old, new)).flatten());
     match tried {
         Some(mut r) => {
             r.content = restore_trailing_newline(content, r.content);
@@ -40,6 +41,15 @@ pub fn replace(content: &str, old: &str, new: &str, allow_multiple: bool) -> Rep
             fuzzy_lines: Vec::new(),
         },
     }
+}
+
+/// Lines past which the strategies that hold every line (the lenient matches, the nearest
+/// region's hint) are not tried: a 20 MB file of ten million short lines took them to 790 MB
+/// and the whole call deadline (issue 35). Real files stay far below.
+const LENIENT_LINES: usize = 1_000_000;
+
+fn too_many_lines(content: &str) -> bool {
+    memchr::memchr_iter(b'\n', content.as_bytes()).nth(LENIENT_LINES).is_some()
 }
 
 fn exact(content: &str, old: &str, new: &str, allow_multiple: bool) -> Option<Replacement> {
@@ -265,9 +275,17 @@ fn restore_trailing_newline(original: &str, mut new: String) -> String {
 /// Where `old` most nearly appears: the window of lines sharing the most lines with it (after
 /// whitespace squashing), with up to three lines that differ. `None` when nothing is similar.
 pub fn nearest_region(content: &str, old: &str) -> Option<String> {
+    if too_many_lines(content) {
+        return None;
+    }
     let lines: Vec<&str> = content.split('\n').collect();
     let wanted: Vec<&str> = old.strip_suffix('\n').unwrap_or(old).split('\n').collect();
     let m = wanted.len().min(lines.len()).max(1);
+    // Every window against every line of old_string: a long old_string on a long file is
+    // not worth a hint that costs the deadline.
+    if lines.len().saturating_mul(m) > 50_000_000 {
+        return None;
+    }
     let w: Vec<String> = wanted.iter().map(|l| squash(l)).collect();
     let l: Vec<String> = lines.iter().map(|x| squash(x)).collect();
     let mut best = (0usize, 0usize);

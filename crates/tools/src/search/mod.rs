@@ -176,7 +176,10 @@ pub fn format_grep(files: &[GrepFile], r: &GrepReport<'_>) -> ToolResult {
         "Found {count} {term} for pattern \"{}\" {}{filter}{limited}:\n---\n",
         r.pattern, r.place
     );
-    let mut display = Vec::with_capacity(count);
+    // The display lists the first matches only: one object per match took a gigabyte for
+    // 490,000 matches (issue 35); the text says how many there were.
+    const DISPLAY_MATCHES: usize = 1_000;
+    let mut display = Vec::with_capacity(count.min(DISPLAY_MATCHES));
     for f in files {
         text.push_str("File: ");
         text.push_str(&f.file_path);
@@ -185,7 +188,7 @@ pub fn format_grep(files: &[GrepFile], r: &GrepReport<'_>) -> ToolResult {
         for l in &f.lines {
             let sep = if l.is_context { '-' } else { ':' };
             let _ = writeln!(text, "L{}{sep} {}", l.number, cut_line(&l.text));
-            if !l.is_context {
+            if !l.is_context && display.len() < DISPLAY_MATCHES {
                 display.push(json!({"filePath": f.file_path, "absolutePath": absolute, "lineNumber": l.number, "line": l.text}));
             }
         }
@@ -195,6 +198,7 @@ pub fn format_grep(files: &[GrepFile], r: &GrepReport<'_>) -> ToolResult {
         llm_content: toolbelt_core::Content::Text(format!("{}{note}", text.trim())),
         return_display: json!({
             "summary": format!("Found {count} {term}{}", if truncated { " (limited)" } else { "" }),
+            "matchesNotListed": count - display.len(),
             "matches": display,
         }),
         ..ToolResult::default()

@@ -235,16 +235,6 @@ pub fn github_raw(url: &Url) -> Url {
     url.clone()
 }
 
-/// HTML to plain text (no wrapping); with `links`, link targets are listed as footnotes.
-pub fn html_to_text(html: &[u8], links: bool) -> String {
-    let config =
-        if links { html2text::config::plain() } else { html2text::config::plain_no_decorate() };
-    config
-        .link_footnotes(links)
-        .string_from_read(html, 100_000)
-        .unwrap_or_else(|_| String::from_utf8_lossy(html).into_owned())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

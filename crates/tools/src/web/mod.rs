@@ -5,4 +5,5 @@ pub mod address;
 pub mod cite;
 pub mod fetch;
 pub mod google_web_search;
+pub mod html;
 pub mod web_fetch;

@@ -336,7 +336,7 @@ impl PromptCall {
                 Ok(f) if (200..300).contains(&f.status) => {
                     let mime = f.mime();
                     let text = if mime.is_empty() || mime == "text/html" {
-                        fetch::html_to_text(&f.body, false)
+                        super::html::to_text(f.body.clone(), false).await
                     } else {
                         f.text()
                     };
@@ -460,7 +460,7 @@ impl Invocation for DirectCall {
         }
         if mime == "text/html" && self.html_to_text {
             return ToolResult::text(
-                untrusted(&cap(fetch::html_to_text(&f.body, true))),
+                untrusted(&cap(super::html::to_text(f.body.clone(), true).await)),
                 format!("Fetched and converted HTML content from {url}"),
             );
         }

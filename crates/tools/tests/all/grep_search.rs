@@ -457,3 +457,21 @@ fn a_cancelled_search_stops_walking_at_once() {
     let o = run(&t, "grep_search", args);
     assert_eq!(o.output().lines().filter(|l| l.ends_with(".txt")).count(), 600);
 }
+
+/// Issue 35 (third attack): `total_max_matches: 1000000000` on a file of 400,000 matching
+/// lines kept every line (889 MB) for an answer cut at a million characters. The lines kept
+/// are bounded (8 MiB of text) and the answer says the search was cut short and why.
+#[test]
+fn a_huge_match_limit_keeps_a_bounded_amount_of_text_and_says_so() {
+    let t = TempTree::new();
+    t.file("many.txt", "a\n".repeat(600_000));
+    let r = run(&t, "grep_search", json!({"pattern": "a", "total_max_matches": 1_000_000_000}));
+    let out = r.output();
+    assert!(
+        out.contains("The search was cut short: the lines found passed 8 MiB"),
+        "{}",
+        &out[out.len().saturating_sub(400)..]
+    );
+    let shown = out.matches("\nL").count();
+    assert!(shown > 100_000 && shown < 600_000, "{shown} matches shown");
+}

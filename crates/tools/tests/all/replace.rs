@@ -425,3 +425,19 @@ fn symlinks_out_of_the_workspace_are_refused() {
     assert!(edit(&t, "keep", "lost", None).error().starts_with("Path not in workspace"));
     assert_eq!(std::fs::read(outside.root().join("x.txt")).unwrap(), b"keep");
 }
+
+/// Issue 35 (third attack): a replace whose old_string is not in a 20 MB file of ten million
+/// short lines took 790 MB (every line held, squashed, by the lenient matches and the
+/// nearest-region hint), and a 60 KB old_string kept it busy until the call's deadline. Both
+/// now answer "not found" at once.
+#[test]
+fn a_missing_old_string_in_ten_million_lines_is_not_found_at_once() {
+    let t = TempTree::new();
+    t.file("execute_me.txt", "a\n".repeat(10_400_000));
+    for old in ["zzz".to_string(), "line of old text\n".repeat(3_000)] {
+        let started = std::time::Instant::now();
+        let o = edit(&t, &old, "x", None);
+        assert_eq!(o.error_type.as_deref(), Some("edit_no_occurrence_found"), "{}", o.output());
+        assert!(started.elapsed() < std::time::Duration::from_secs(30), "{:?}", started.elapsed());
+    }
+}
