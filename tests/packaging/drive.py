@@ -21,13 +21,16 @@ async def main(command: str) -> None:
     async with stdio_client(params) as (read, write):
         async with ClientSession(read, write) as session:
             init = await session.initialize()
-            assert init.serverInfo.name == "toolbelt", init.serverInfo
+            # The SDK's field names changed between versions (serverInfo, server_info).
+            info = getattr(init, "server_info", None) or getattr(init, "serverInfo")
+            assert info.name == "toolbelt", info
             tools = {t.name for t in (await session.list_tools()).tools}
             for needed in ("read_file", "grep_search", "glob"):
                 assert needed in tools, sorted(tools)
             result = await session.call_tool("read_file", {"file_path": "hello.txt"})
             text = "".join(c.text for c in result.content if c.type == "text")
-            assert not result.isError and "hello from the installed package" in text, result
+            failed = getattr(result, "is_error", None) or getattr(result, "isError", False)
+            assert not failed and "hello from the installed package" in text, result
     print(f"ok: {command} mcp served {len(tools)} tools and read a file")
 
 
