@@ -74,6 +74,10 @@ pub const DEFAULT_EXCLUDES: &[&str] = &[
     "**/GEMINI.md",
 ];
 
+/// Files one call considers at most: a folder of 1,000,000 empty files took 1.8 GB (issue
+/// 35); what the model can be shown (a million characters) holds far fewer.
+const READ_MANY_FILES: usize = 10_000;
+
 const NOTHING: &str = "No files matching the criteria were found or all were skipped.";
 const END: &str = "\n--- End of content ---";
 const TRUNCATION_WARNING: &str = "[WARNING: This file was truncated. To view the full content, use the 'read_file' tool on this specific file.]\n\n";
@@ -331,7 +335,11 @@ impl Job {
                     };
                     if includes.is_match(rel) && !ex.is_match(rel) {
                         let ino = (!entry.path_is_symlink()).then(|| entry.ino()).flatten();
-                        found.locked().push((entry.path().to_path_buf(), ino));
+                        let mut found = found.locked();
+                        if found.len() >= READ_MANY_FILES {
+                            return WalkState::Quit;
+                        }
+                        found.push((entry.path().to_path_buf(), ino));
                     }
                     WalkState::Continue
                 })
@@ -349,6 +357,7 @@ impl Job {
             Err(e) => return search_error(&e),
         };
         toolbelt_core::timings::mark("read_many: walk");
+        let too_many = files.len() >= READ_MANY_FILES;
         let ws = &self.workspace;
         let threads = crate::search::walker_threads();
         let mut skipped: Vec<(String, String)> = Vec::new();
@@ -364,6 +373,12 @@ impl Job {
                 Checked::Outside => outside += 1,
                 Checked::Gone => {}
             }
+        }
+        if too_many {
+            skipped.push((
+                "files past the first 10000".into(),
+                "more files matched than one call considers (10,000): the search stopped there; narrow the include patterns".into(),
+            ));
         }
         if ignored > 0 {
             skipped.push((format!("{ignored} file(s)"), "ignored by project ignore files".into()));

@@ -359,3 +359,22 @@ fn absolute_paths_and_patterns_inside_the_workspace_are_read() {
     let r = run(&t, "read_many_files", json!({"include": ["/etc/hostname"]}));
     assert!(r.output().contains("No files matching"), "{}", r.model);
 }
+
+/// Issue 35 (third attack): a folder of 1,000,000 empty files took read_many_files to 1.8 GB
+/// and 16 s. One call considers 10,000 files at most, and the answer says the search stopped.
+#[test]
+fn more_than_ten_thousand_matching_files_stop_the_search_and_say_so() {
+    let t = TempTree::new();
+    let dir = t.root().join("many");
+    std::fs::create_dir(&dir).unwrap();
+    for i in 0..10_050 {
+        std::fs::write(dir.join(format!("f{i}.txt")), "").unwrap();
+    }
+    let r = run(&t, "read_many_files", json!({"include": ["many/*.txt"]}));
+    let out = r.output();
+    assert!(
+        out.contains("more files matched than one call considers (10,000)"),
+        "{}",
+        &out[out.len().saturating_sub(600)..]
+    );
+}
