@@ -279,3 +279,58 @@ fn a_file_of_ten_million_short_lines_costs_about_its_size() {
         assert!(peak_kb < 150 << 10, "{tool} peaked at {peak_kb} kB for a 20 MB file");
     }
 }
+
+/// Issue 35 (third attack): 2,000 pipelined `read_file` calls of a wide file (answers of
+/// about 1 MB), from a client that reads nothing for a while, held 690 MB: 256 requests ran at
+/// once, each keeping its answer until written. With 32 places the peak stays far below, and
+/// every call is answered.
+#[test]
+fn pipelined_calls_with_large_answers_hold_a_bounded_amount() {
+    let t = TempTree::new();
+    t.file("wide.txt", format!("{}\n", "x".repeat(2000)).repeat(2000));
+    let script = r#"
+import json, subprocess, sys, time, threading
+p = subprocess.Popen(sys.argv[1:], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+def send(m):
+    p.stdin.write((json.dumps(m) + "\n").encode()); p.stdin.flush()
+send({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})
+p.stdout.readline()
+send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+N = 300
+def sender():
+    for i in range(N):
+        send({"jsonrpc": "2.0", "id": i + 1, "method": "tools/call", "params": {"name": "read_file", "arguments": {"file_path": "wide.txt"}}})
+threading.Thread(target=sender, daemon=True).start()
+time.sleep(4)
+got = 0
+while got < N:
+    line = p.stdout.readline()
+    if not line:
+        break
+    if b'"id"' in line[:40]:
+        got += 1
+peak = next(int(l.split()[1]) for l in open(f"/proc/{p.pid}/status") if l.startswith("VmHWM"))
+p.stdin.close(); p.wait(20)
+print(got, peak)
+"#;
+    let out = std::process::Command::new("python3")
+        .args([
+            "-c",
+            script,
+            env!("CARGO_BIN_EXE_toolbelt"),
+            "mcp",
+            "--approval-mode",
+            "yolo",
+            "--root",
+        ])
+        .arg(t.root())
+        .env("TOOLBELT_HOME", t.home())
+        .env("HOME", t.home())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut words = text.split_whitespace().map(|w| w.parse::<u64>().unwrap_or(0));
+    let (got, peak_kb) = (words.next().unwrap_or(0), words.next().unwrap_or(u64::MAX));
+    assert_eq!(got, 300, "every call answered: {text} {}", String::from_utf8_lossy(&out.stderr));
+    assert!(peak_kb < 256 << 10, "peak {peak_kb} kB");
+}

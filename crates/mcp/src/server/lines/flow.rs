@@ -18,8 +18,9 @@ use std::sync::{Arc, Mutex};
 
 use toolbelt_core::sync::LockExt as _;
 
-/// Requests that run at once.
-pub const MAX_RUNNING: usize = 256;
+/// Requests that run at once. Each keeps its answer until it is written: with 256 places,
+/// 2,000 pipelined reads of a wide file (answers of 1 MB) held 690 MB (issue 35).
+pub const MAX_RUNNING: usize = 32;
 /// Request text that running requests may hold between them.
 pub const MAX_RUNNING_BYTES: usize = 64 << 20;
 /// Request text that may wait.
