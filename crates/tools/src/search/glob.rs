@@ -255,7 +255,30 @@ impl Job {
                 "No files found",
             );
         }
-        sort_entries(&mut files, SystemTime::now());
+        let total = files.len();
+        let now = SystemTime::now();
+        if total > LISTED_FILES {
+            // The first LISTED_FILES in the answer's order, found without ordering them all
+            // (collation keys for every hit were most of a million-hit glob's memory).
+            let recent = |t: &Option<SystemTime>| {
+                t.and_then(|t| now.duration_since(t).ok()).is_some_and(|age| age < RECENT)
+            };
+            let mut collator = crate::collate::collator();
+            files.select_nth_unstable_by(LISTED_FILES - 1, |a, b| {
+                match (recent(&a.1), recent(&b.1)) {
+                    (true, false) => std::cmp::Ordering::Less,
+                    (false, true) => std::cmp::Ordering::Greater,
+                    (true, true) => b.1.cmp(&a.1).then_with(|| {
+                        crate::collate::compare(&mut collator, path_text(a), path_text(b))
+                    }),
+                    (false, false) => {
+                        crate::collate::compare(&mut collator, path_text(a), path_text(b))
+                    }
+                }
+            });
+            files.truncate(LISTED_FILES);
+        }
+        sort_entries(&mut files, now);
         let place = if self.dirs.len() == 1 {
             place
         } else {
@@ -266,18 +289,30 @@ impl Job {
         } else {
             String::new()
         };
-        let list: Vec<String> = files.iter().map(|(p, _)| p.display().to_string()).collect();
-        ToolResult::text(
-            format!(
-                "Found {} file(s) matching \"{}\" {place}{ign}, sorted by modification time (newest first):\n{}{hidden}{note}",
-                files.len(),
-                self.pattern,
-                list.join("\n")
-            ),
-            format!("Found {} matching file(s)", files.len()),
-        )
+        // The first LISTED_FILES only, written as they are: a million hits took 431 MB for an
+        // answer that shows some 15,000 (issue 35).
+        let mut text = format!(
+            "Found {} file(s) matching \"{}\" {place}{ign}, sorted by modification time (newest first):",
+            total, self.pattern
+        );
+        for (p, _) in files.iter().take(LISTED_FILES) {
+            text.push('\n');
+            text.push_str(&p.display().to_string());
+        }
+        if total > files.len() {
+            text.push_str(&format!(
+                "\n\n({} more files are not listed; narrow the pattern or the folder)",
+                total - files.len()
+            ));
+        }
+        text.push_str(&hidden);
+        text.push_str(&note);
+        ToolResult::text(text, format!("Found {total} matching file(s)"))
     }
 }
+
+/// Files one answer lists at most (what a million characters of answer can hold).
+const LISTED_FILES: usize = 20_000;
 
 fn path_text(f: &(PathBuf, Option<SystemTime>)) -> &str {
     f.0.to_str().unwrap_or("\u{fffd}")

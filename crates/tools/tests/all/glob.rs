@@ -298,3 +298,20 @@ fn a_pattern_naming_an_outside_path_reveals_nothing_about_it() {
         assert_eq!(a.replace("weird", "X"), b.replace("absent", "X"), "{there}");
     }
 }
+
+/// Issue 35 (third attack): a million hits took glob to 431 MB for an answer that shows some
+/// 15,000. The first 20,000 in the answer's order are listed and the rest counted.
+#[test]
+fn more_than_twenty_thousand_hits_list_the_first_and_count_the_rest() {
+    let t = TempTree::new();
+    let dir = t.root().join("many");
+    std::fs::create_dir(&dir).unwrap();
+    for i in 0..20_010 {
+        std::fs::write(dir.join(format!("f{i:05}.txt")), "").unwrap();
+    }
+    let r = run(&t, "glob", json!({"pattern": "many/*.txt"}));
+    let out = r.output();
+    assert!(out.starts_with("Found 20010 file(s) matching"), "{}", &out[..200]);
+    assert!(out.contains("(10 more files are not listed; narrow the pattern or the folder)"));
+    assert_eq!(out.lines().filter(|l| l.ends_with(".txt")).count(), 20_000);
+}

@@ -189,3 +189,27 @@ fn secondary_roots_can_be_listed() {
     let o = run_in(&env, "list_directory", json!({"dir_path": second.abs("lib")}));
     assert_eq!(o.output(), format!("Directory listing for {}:\nx.rs (0 bytes)", second.abs("lib")));
 }
+
+/// Issue 35 (third attack): a folder of 1,000,000 entries took list_directory to 505 MB and
+/// 17 s (every entry sorted by collation and written out, for an answer cut at a million
+/// characters). The first 20,000 in order are listed and the rest counted.
+#[test]
+fn a_folder_of_more_than_twenty_thousand_entries_lists_the_first_in_order_and_counts_the_rest() {
+    let t = TempTree::new();
+    let dir = t.root().join("many");
+    std::fs::create_dir(&dir).unwrap();
+    for i in 0..20_050 {
+        std::fs::write(dir.join(format!("f{i:05}.txt")), "").unwrap();
+    }
+    std::fs::create_dir(dir.join("zz_folder")).unwrap();
+    let r = run(&t, "list_directory", json!({"dir_path": "many"}));
+    let out = r.output();
+    assert!(
+        out.contains("(51 more entries are not listed: the folder holds 20051;"),
+        "{}",
+        &out[out.len() - 300..]
+    );
+    // Folders first, then names in order: the first ones are there, the last ones are not.
+    assert!(out.contains("\n[DIR] zz_folder\nf00000.txt (0 bytes)\nf00001.txt"), "{}", &out[..200]);
+    assert!(out.contains("\nf19998.txt (0 bytes)") && !out.contains("f19999.txt"));
+}
