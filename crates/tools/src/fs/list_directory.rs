@@ -150,6 +150,14 @@ struct Entry {
     size: u64,
 }
 
+/// `display` with how many entries it leaves out, when it leaves some out.
+pub(crate) fn not_listed(mut display: Value, key: &str, n: usize) -> Value {
+    if n > 0 {
+        display[key] = json!(n);
+    }
+    display
+}
+
 /// Entries one answer lists at most (what a million characters of answer can hold).
 const LISTED_ENTRIES: usize = 20_000;
 /// Entries the display lists.
@@ -316,7 +324,11 @@ fn list(
         .collect();
     ToolResult {
         llm_content: toolbelt_core::Content::Text(llm),
-        return_display: json!({"summary": summary, "filesNotListed": total - files.len(), "files": files}),
+        return_display: not_listed(
+            json!({"summary": summary, "files": files}),
+            "filesNotListed",
+            total - entries.len().min(DISPLAY_ENTRIES),
+        ),
         ..ToolResult::default()
     }
 }

@@ -180,6 +180,7 @@ pub fn format_grep(files: &[GrepFile], r: &GrepReport<'_>) -> ToolResult {
     // 490,000 matches (issue 35); the text says how many there were.
     const DISPLAY_MATCHES: usize = 1_000;
     let mut display = Vec::with_capacity(count.min(DISPLAY_MATCHES));
+    let shown = count.min(DISPLAY_MATCHES);
     for f in files {
         text.push_str("File: ");
         text.push_str(&f.file_path);
@@ -196,11 +197,14 @@ pub fn format_grep(files: &[GrepFile], r: &GrepReport<'_>) -> ToolResult {
     }
     ToolResult {
         llm_content: toolbelt_core::Content::Text(format!("{}{note}", text.trim())),
-        return_display: json!({
-            "summary": format!("Found {count} {term}{}", if truncated { " (limited)" } else { "" }),
-            "matchesNotListed": count - display.len(),
-            "matches": display,
-        }),
+        return_display: crate::fs::list_directory::not_listed(
+            json!({
+                "summary": format!("Found {count} {term}{}", if truncated { " (limited)" } else { "" }),
+                "matches": display,
+            }),
+            "matchesNotListed",
+            count - shown,
+        ),
         ..ToolResult::default()
     }
 }
