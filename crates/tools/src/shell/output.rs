@@ -174,7 +174,9 @@ impl Capture {
             rest = &rest[take..];
         }
         self.tail.extend(rest.as_bytes());
-        let over = self.tail.len().saturating_sub(self.cap - half);
+        // The tail has what the head left of the memory: a head cut short at a character
+        // boundary left a byte unkept and unspilled (found by the same test).
+        let over = self.tail.len().saturating_sub(self.cap - self.head.len());
         if over > 0 {
             self.tail.drain(..over);
         }
