@@ -521,7 +521,7 @@ pub(crate) fn select_lines(
     // Counted and cut in one pass, never a list of every line: a 20 MB file of short lines
     // made a list of ten million (217 MB for one read; issue 35).
     let lines = || content.split('\n').map(|l| l.strip_suffix('\r').unwrap_or(l));
-    let n = content.bytes().filter(|&b| b == b'\n').count() + 1;
+    let n = memchr::memchr_iter(b'\n', content.as_bytes()).count() + 1;
     let to_usize = |v: u64| usize::try_from(v).unwrap_or(usize::MAX);
     let (slice_start, slice_end) = if start_line.is_some() || end_line.is_some() {
         let s = start_line.map_or(0, |s| to_usize(s) - 1);

@@ -260,9 +260,7 @@ impl Job {
         if total > LISTED_FILES {
             // The first LISTED_FILES in the answer's order, found without ordering them all
             // (collation keys for every hit were most of a million-hit glob's memory).
-            let recent = |t: &Option<SystemTime>| {
-                t.and_then(|t| now.duration_since(t).ok()).is_some_and(|age| age < RECENT)
-            };
+            let recent = |t: &Option<SystemTime>| recent(now, *t);
             let mut collator = crate::collate::collator();
             files.select_nth_unstable_by(LISTED_FILES - 1, |a, b| {
                 match (recent(&a.1), recent(&b.1)) {
@@ -318,12 +316,14 @@ fn path_text(f: &(PathBuf, Option<SystemTime>)) -> &str {
     f.0.to_str().unwrap_or("\u{fffd}")
 }
 
+/// Whether a file changed at `t` counts as recent (the last 24 hours).
+fn recent(now: SystemTime, t: Option<SystemTime>) -> bool {
+    t.and_then(|t| now.duration_since(t).ok()).is_some_and(|age| age < RECENT)
+}
+
 /// Files changed in the last 24 hours first, newest first; the rest by path in collation order.
 fn sort_entries(files: &mut Vec<(PathBuf, Option<SystemTime>)>, now: SystemTime) {
-    let recent = |t: &Option<SystemTime>| {
-        t.and_then(|t| now.duration_since(t).ok()).is_some_and(|age| age < RECENT)
-    };
-    let (mut new, mut old): (Vec<_>, Vec<_>) = files.drain(..).partition(|f| recent(&f.1));
+    let (mut new, mut old): (Vec<_>, Vec<_>) = files.drain(..).partition(|f| recent(now, f.1));
     crate::collate::sort_by_text(&mut new, path_text);
     new.sort_by_key(|f| std::cmp::Reverse(f.1));
     crate::collate::sort_by_text(&mut old, path_text);

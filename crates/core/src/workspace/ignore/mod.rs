@@ -293,15 +293,7 @@ impl IgnoreService {
         let batch = self.batch.load(Ordering::Relaxed);
         let slot =
             usize::from(opts.respect_git_ignore) * 2 + usize::from(opts.respect_gemini_ignore);
-        let known = |abs: &Path| {
-            let mut v = self.folders.locked();
-            if v.batch != batch {
-                v.verdicts.clear();
-                v.chains.clear();
-                v.batch = batch;
-            }
-            v.verdicts.get(abs).and_then(|k| k[slot])
-        };
+        let known = |abs: &Path| self.remembered(batch).verdicts.get(abs).and_then(|k| k[slot]);
         let mut unknown = Vec::new();
         let (mut r, mut a) = (rel, abs);
         let mut ignored = false;
@@ -320,7 +312,7 @@ impl IgnoreService {
             if !ignored {
                 ignored = self.rules_ignore(r, a, true, opts)?;
             }
-            let mut v = self.folders.locked();
+            let mut v = self.remembered(batch);
             if v.batch == batch {
                 if v.verdicts.len() >= FOLDER_VERDICTS {
                     v.verdicts.clear();
@@ -368,16 +360,8 @@ impl IgnoreService {
     /// 1.3 GB, issue 35).
     fn chain(&self, dir: &Path, depth: usize) -> Result<Chain, Unreadable> {
         let batch = self.batch.load(Ordering::Relaxed);
-        {
-            let mut v = self.folders.locked();
-            if v.batch != batch {
-                v.verdicts.clear();
-                v.chains.clear();
-                v.batch = batch;
-            }
-            if let Some(c) = v.chains.get(dir) {
-                return Ok(c.clone());
-            }
+        if let Some(c) = self.remembered(batch).chains.get(dir) {
+            return Ok(c.clone());
         }
         let folders: Vec<&Path> = dir.ancestors().take(depth).collect();
         let mut chain = Vec::with_capacity(folders.len());
@@ -399,7 +383,7 @@ impl IgnoreService {
             }
         }
         let chain: Chain = Arc::new(chain);
-        let mut v = self.folders.locked();
+        let mut v = self.remembered(batch);
         if v.batch == batch {
             if v.chains.len() >= FOLDER_VERDICTS {
                 v.chains.clear();
@@ -407,6 +391,19 @@ impl IgnoreService {
             v.chains.insert(dir.to_path_buf(), chain.clone());
         }
         Ok(chain)
+    }
+
+    /// What this service remembers, forgotten when a newer batch than the one it was worked
+    /// out in asks. A call of an older batch still running reads what a newer one worked out
+    /// but does not store (its rules may be stale).
+    fn remembered(&self, batch: u64) -> std::sync::MutexGuard<'_, FolderVerdicts> {
+        let mut v = self.folders.locked();
+        if v.batch < batch {
+            v.verdicts.clear();
+            v.chains.clear();
+            v.batch = batch;
+        }
+        v
     }
 
     fn gitignore_in(&self, dir: &Path) -> Arc<Rules> {
