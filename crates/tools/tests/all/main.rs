@@ -7,6 +7,7 @@ mod activate_skill;
 mod confined;
 mod declarations;
 mod discovered;
+mod editor;
 mod escape;
 mod generated;
 mod glob;
