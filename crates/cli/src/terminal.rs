@@ -16,6 +16,10 @@ pub fn visible_text(text: &str) -> String {
 }
 
 fn shown(text: &str, keep_crlf: bool) -> String {
+    // Most text (paths, code) is printable ASCII throughout: nothing to write out.
+    if text.bytes().all(|b| (0x20..0x7f).contains(&b) || b == b'\n' || b == b'\t') {
+        return text.to_string();
+    }
     let mut out = String::with_capacity(text.len());
     let mut chars = text.chars().peekable();
     while let Some(c) = chars.next() {

@@ -495,3 +495,37 @@ fn a_low_open_file_limit_loses_no_search_results() {
     let found = text.lines().filter(|l| l.ends_with(".txt")).count();
     assert_eq!(found, 4000, "{text}");
 }
+
+/// Found while measuring issue 35 (`--root .` in a folder that holds the home folder): the
+/// relative root was taken for a symbolic link (its lexical form was resolved against `/`, not
+/// the working folder) and refused, with the reason printed twice. A folder named as it is
+/// may hold the home folder; only one reached through a link is refused.
+#[test]
+fn a_relative_root_that_holds_the_home_folder_is_not_taken_for_a_link() {
+    let t = TempTree::new();
+    t.file("a.txt", "hello");
+    t.dir("home");
+    let home = t.root().join("home");
+    let run = |root: &str| {
+        let out =
+            crate::command(&t, &["call", "--root", root, "read_file", r#"{"file_path":"a.txt"}"#])
+                .env("HOME", &home)
+                .output()
+                .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (code, stdout, stderr) = run(".");
+    assert_eq!((code, stdout.as_str()), (Some(0), "hello"), "{stderr}");
+    // Through a link it is still refused, and the reason is said once.
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::symlink(t.root(), t.root().join("home/link")).unwrap();
+        let (code, _, stderr) = run("home/link");
+        assert_eq!(code, Some(2), "{stderr}");
+        assert_eq!(stderr.matches("which holds the home folder").count(), 1, "{stderr}");
+    }
+}

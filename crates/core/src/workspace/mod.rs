@@ -121,12 +121,13 @@ impl PathError {
 #[derive(Debug, thiserror::Error)]
 pub enum WorkspaceError {
     /// A root that cannot be used.
-    #[error("workspace root {path} cannot be used: {source}")]
+    #[error("workspace root {path} cannot be used: {why}")]
     Root {
         /// The root.
         path: PathBuf,
-        /// Why it cannot be used.
-        source: std::io::Error,
+        /// Why it cannot be used (said in the message, so not also a source: printed with its
+        /// causes, the reason came twice).
+        why: std::io::Error,
     },
     /// A root that is not a folder.
     #[error("workspace root {0} is not a directory")]
@@ -170,7 +171,7 @@ impl Workspace {
     /// sensitive.
     pub fn with_read_only_root(&self, dir: &Path, config: &Config) -> Result<Self, WorkspaceError> {
         let real = std::fs::canonicalize(dir)
-            .map_err(|source| WorkspaceError::Root { path: dir.to_path_buf(), source })?;
+            .map_err(|source| WorkspaceError::Root { path: dir.to_path_buf(), why: source })?;
         if let Some(hit) = self.sensitive.check_folder(&real) {
             return Err(WorkspaceError::Sensitive(format!(
                 "{} matches the sensitive-path rule \"{}\"; it cannot be added to the workspace",
@@ -202,7 +203,7 @@ impl Workspace {
         for (given, read_only) in roots {
             if !given.is_dir() {
                 return Err(match std::fs::metadata(given) {
-                    Err(source) => WorkspaceError::Root { path: given.clone(), source },
+                    Err(source) => WorkspaceError::Root { path: given.clone(), why: source },
                     Ok(_) => WorkspaceError::NotADirectory(given.clone()),
                 });
             }
@@ -210,26 +211,27 @@ impl Workspace {
             #[cfg(unix)]
             let real = {
                 let dir = beneath::RootDir::open_given(given)
-                    .map_err(|source| WorkspaceError::Root { path: given.clone(), source })?;
+                    .map_err(|source| WorkspaceError::Root { path: given.clone(), why: source })?;
                 let real = dir.real.clone();
                 root_dirs.push(dir);
                 real
             };
             #[cfg(not(unix))]
             let real = std::fs::canonicalize(given)
-                .map_err(|source| WorkspaceError::Root { path: given.clone(), source })?;
+                .map_err(|source| WorkspaceError::Root { path: given.clone(), why: source })?;
             // A root named through a symlink that leads to `/` serves the whole machine: a
             // folder replaced by such a link (from inside a sandbox, in a writable parent) must
             // not become that in a later session. Named `/` itself, it is the user's choice.
             // So does one that leads to the home folder or above it (a folder replaced by a link
             // to `~`; issue 33, second review).
-            let through_link = paths::lexical_resolve(Path::new("/"), given) != real;
+            let named = std::path::absolute(given).unwrap_or_else(|_| given.clone());
+            let through_link = paths::lexical_resolve(Path::new("/"), &named) != real;
             let home = crate::files::user_home().and_then(|h| std::fs::canonicalize(h).ok());
             let above_home = home.as_ref().is_some_and(|h| h.starts_with(&real));
             if through_link && (real == Path::new("/") || above_home) {
                 return Err(WorkspaceError::Root {
                     path: given.clone(),
-                    source: std::io::Error::other(format!(
+                    why: std::io::Error::other(format!(
                         "it is a symbolic link to {}, which holds the home folder; give that folder itself if you mean it",
                         real.display()
                     )),

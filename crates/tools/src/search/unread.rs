@@ -95,7 +95,7 @@ impl Unread {
         self.count.fetch_add(1, Ordering::Relaxed);
         let mut first = self.first.locked();
         if first.is_none() {
-            *first = Some(match e.raw_os_error() {
+            *first = Some(match os_code(e) {
                 Some(code) => io::Error::from_raw_os_error(code),
                 None => io::Error::new(e.kind(), e.to_string()),
             });
@@ -193,13 +193,30 @@ fn advice(e: &io::Error) -> &'static str {
     "search again, or search the folders concerned with run_shell_command"
 }
 
+/// The system's error code behind `e`, looking through the errors that wrap one (the
+/// sequential walk hands a folder it could not open as an `io::Error` holding a `walkdir`
+/// error, whose own code is gone).
+fn os_code(e: &io::Error) -> Option<i32> {
+    if let Some(code) = e.raw_os_error() {
+        return Some(code);
+    }
+    let mut inner: Option<&(dyn std::error::Error + 'static)> = e.get_ref().map(|r| r as _);
+    while let Some(err) = inner {
+        if let Some(code) = err.downcast_ref::<io::Error>().and_then(io::Error::raw_os_error) {
+            return Some(code);
+        }
+        inner = err.source();
+    }
+    None
+}
+
 /// Whether `e` means the system failed to read something that is there: resources ran out or
 /// the disk failed (not a refusal of access, not a file gone meanwhile).
 fn leaves_out(e: &io::Error) -> bool {
     #[cfg(unix)]
     {
         use nix::errno::Errno;
-        let code = e.raw_os_error();
+        let code = os_code(e);
         [Errno::EMFILE, Errno::ENFILE, Errno::ENOMEM, Errno::EIO]
             .iter()
             .any(|c| code == Some(*c as i32))
@@ -228,6 +245,30 @@ mod tests {
             let note = u.note();
             assert!(note.contains("2 folder(s) or file(s) could not be read"), "{note}");
             assert!(note.contains("os error 24") && note.contains("ulimit -n"), "{note}");
+        }
+        // The sequential walk wraps the system's error (a `walkdir` error inside an
+        // `io::Error`, no code of its own): a folder it could not open for want of file
+        // handles was passed over without a word.
+        #[cfg(unix)]
+        {
+            #[derive(Debug)]
+            struct Wrapped(io::Error);
+            impl std::fmt::Display for Wrapped {
+                fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                    write!(f, "walking: {}", self.0)
+                }
+            }
+            impl std::error::Error for Wrapped {
+                fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+                    Some(&self.0)
+                }
+            }
+            let emfile = || io::Error::from_raw_os_error(nix::errno::Errno::EMFILE as i32);
+            let u = Unread::default();
+            u.io(&io::Error::other(Wrapped(emfile())));
+            u.io(&io::Error::other(emfile()));
+            assert_eq!(u.count(), 2);
+            assert!(u.note().contains("os error 24") && u.note().contains("ulimit -n"));
         }
         let u = Unread::default();
         u.open(&OpenError::Path(PathError::Outside {

@@ -8,7 +8,8 @@
 //! must not stop hiding them because it is a link or a pipe).
 
 use crate::sync::LockExt;
-use std::collections::HashMap;
+// Keyed by paths from the repository: a hasher seeded per process, faster than SipHash.
+use foldhash::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
