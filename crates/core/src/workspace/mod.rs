@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 #[cfg(unix)]
 pub use self::folder::Folder;
 pub use self::ignore::{
-    GEMINI_IGNORE, IgnoreOptions, IgnoreService, Unreadable, check_ignore_file,
+    FolderRules, GEMINI_IGNORE, IgnoreOptions, IgnoreService, Unreadable, check_ignore_file,
     check_ignore_file_lines,
 };
 #[cfg(unix)]

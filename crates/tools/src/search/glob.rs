@@ -17,7 +17,9 @@ use toolbelt_core::result::{ErrorType, ToolResult};
 use toolbelt_core::schema::rename_params;
 use toolbelt_core::tool::{Declaration, ExecContext, Invocation, ModelFamily, Tool, ToolEnv};
 use toolbelt_core::workspace::walk::{Entry, Kind as WalkKind, Listed, Step, Visitor};
-use toolbelt_core::workspace::{Access, IgnoreOptions, OpenError, PathError, Workspace, paths};
+use toolbelt_core::workspace::{
+    Access, FolderRules, IgnoreOptions, OpenError, PathError, Unreadable, Workspace, paths,
+};
 
 use super::GLOB_EXCLUDED_DIRS;
 use super::unread::Verdict;
@@ -218,8 +220,11 @@ impl Job {
                 shared: &shared,
                 tally: &tally,
                 cancel: super::CancelCheck::new(&self.cancel),
+                rules: None,
+                found: Vec::new(),
             });
         }
+        toolbelt_core::timings::mark("glob: walk");
         let Tally { found, ignored, hidden, unread } = tally;
         let mut files = found.into_value();
         let ignored = ignored.into_inner();
@@ -277,6 +282,7 @@ impl Job {
             files.truncate(LISTED_FILES);
         }
         sort_entries(&mut files, now);
+        toolbelt_core::timings::mark("glob: sort");
         let place = if self.dirs.len() == 1 {
             place
         } else {
@@ -305,6 +311,7 @@ impl Job {
         }
         text.push_str(&hidden);
         text.push_str(&note);
+        toolbelt_core::timings::mark("glob: format");
         ToolResult::text(text, format!("Found {total} matching file(s)"))
     }
 }
@@ -356,6 +363,33 @@ struct Seeker<'a> {
     shared: &'a Shared<'a>,
     tally: &'a Tally,
     cancel: super::CancelCheck<'a>,
+    /// The ignore rules of the folder whose names are being visited (a folder's names come
+    /// one after another), and that folder.
+    rules: Option<(PathBuf, FolderRules)>,
+    /// What this thread found, added to the tally when it ends.
+    found: Vec<(PathBuf, Option<SystemTime>)>,
+}
+
+impl Drop for Seeker<'_> {
+    fn drop(&mut self) {
+        self.tally.found.locked().append(&mut self.found);
+    }
+}
+
+impl Seeker<'_> {
+    /// Whether the ignore files hide `path`, a file.
+    fn ignored(&mut self, path: &Path) -> Result<bool, Unreadable> {
+        let folder = path.parent().unwrap_or(path);
+        let job = self.shared.job;
+        let rules = match &self.rules {
+            Some((f, rules)) if f == folder => rules,
+            _ => {
+                let rules = job.workspace.ignore().folder_rules(folder, job.opts);
+                &self.rules.insert((folder.to_path_buf(), rules)).1
+            }
+        };
+        rules.check(path, false)
+    }
 }
 
 impl Visitor for Seeker<'_> {
@@ -374,7 +408,7 @@ impl Visitor for Seeker<'_> {
             // Regular files only: symlinks are dropped as upstream's realpath check does.
             WalkKind::Symlink | WalkKind::Other => return Step::Go,
         }
-        let Shared { job, dir, matcher, absolute } = *self.shared;
+        let Shared { dir, matcher, absolute, .. } = *self.shared;
         let hit = if absolute {
             matcher.is_match(path)
         } else {
@@ -383,8 +417,8 @@ impl Visitor for Seeker<'_> {
         if !hit {
             return Step::Go;
         }
+        let checked = self.ignored(path);
         let c = self.tally;
-        let checked = job.workspace.ignore().check(path, false, job.opts);
         match c.unread.verdict(checked) {
             Verdict::Kept => {}
             Verdict::Ignored => {
@@ -406,7 +440,7 @@ impl Visitor for Seeker<'_> {
                 return Step::Go;
             }
         };
-        c.found.locked().push((path.to_path_buf(), mtime));
+        self.found.push((path.to_path_buf(), mtime));
         Step::Go
     }
 

@@ -100,7 +100,7 @@ pub struct Unsearchable {
     pub folder: bool,
 }
 
-fn cut_line(line: &str) -> std::borrow::Cow<'_, str> {
+pub(crate) fn cut_line(line: &str) -> std::borrow::Cow<'_, str> {
     if line.len() <= MAX_LINE_CHARS {
         return line.into();
     }

@@ -6,6 +6,10 @@
 /// Nesting deeper than this is read as text without layout (real pages stay far below).
 const MAX_DEPTH: usize = 1_000;
 
+/// A page of more elements than this is read as text without layout: html2text keeps some
+/// 800 bytes per element (a 10 MB page of 2.6 million `<br>` took 2.1 GB; issue 35).
+const MAX_ELEMENTS: usize = 100_000;
+
 /// HTML to plain text (no wrapping); with `links`, link targets are listed as footnotes.
 pub async fn to_text(html: Vec<u8>, links: bool) -> String {
     match tokio::task::spawn_blocking(move || convert(&html, links)).await {
@@ -16,7 +20,8 @@ pub async fn to_text(html: Vec<u8>, links: bool) -> String {
 
 /// [`to_text`], on this thread.
 pub fn convert(html: &[u8], links: bool) -> String {
-    if nesting(html) > MAX_DEPTH {
+    let (deepest, elements) = shape(html);
+    if deepest > MAX_DEPTH || elements > MAX_ELEMENTS {
         return stripped(html);
     }
     let config =
@@ -34,16 +39,17 @@ const NOT_NESTING: &[&str] = &[
     "tfoot", "colgroup", "rb", "rt", "rp",
 ];
 
-/// How deeply the page's elements nest at most, counted from its tags (an over-estimate for
-/// sloppy pages, which only makes them read as plain text).
-fn nesting(html: &[u8]) -> usize {
-    let (mut depth, mut deepest) = (0usize, 0usize);
+/// How deeply the page's elements nest at most, and how many there are, counted from its tags
+/// (an over-estimate for sloppy pages, which only makes them read as plain text).
+fn shape(html: &[u8]) -> (usize, usize) {
+    let (mut depth, mut deepest, mut elements) = (0usize, 0usize, 0usize);
     let mut i = 0;
     while let Some(at) = memchr::memchr(b'<', &html[i..]) {
         i += at + 1;
         match html.get(i) {
             Some(b'/') => depth = depth.saturating_sub(1),
             Some(c) if c.is_ascii_alphabetic() => {
+                elements += 1;
                 let end = html[i..]
                     .iter()
                     .position(|b| !b.is_ascii_alphanumeric())
@@ -59,7 +65,7 @@ fn nesting(html: &[u8]) -> usize {
             _ => {}
         }
     }
-    deepest
+    (deepest, elements)
 }
 
 /// The page's text with its tags, scripts and styles left out, a few entities decoded, and
@@ -128,9 +134,24 @@ mod tests {
 
     #[test]
     fn nesting_counts_elements_that_stay_open() {
-        assert_eq!(nesting(b"<html><body><div><p>a<p>b<br><img src=x/></div></body></html>"), 3);
-        assert_eq!(nesting(&b"<div>".repeat(5000)), 5000);
-        assert_eq!(nesting(b"<!doctype html><div></div><div></div>"), 1);
+        let page = b"<html><body><div><p>a<p>b<br><img src=x/></div></body></html>";
+        assert_eq!(shape(page), (3, 7));
+        assert_eq!(shape(&b"<div>".repeat(5000)), (5000, 5000));
+        assert_eq!(shape(b"<!doctype html><div></div><div></div>"), (1, 2));
+    }
+
+    /// Issue 35 (fourth attack, N1): a 10 MB page of 2.6 million `<br>` took 2.1 GB in
+    /// html2text (`<li>` 1.96 GB). A page of that many elements is read as text, without
+    /// layout (here: no list bullets).
+    #[test]
+    fn a_page_of_very_many_elements_is_read_as_text() {
+        let list =
+            |n: usize| [b"<ul>".to_vec(), b"<li>item ".repeat(n), b"</ul>".to_vec()].concat();
+        let text = convert(&list(MAX_ELEMENTS + 1), true);
+        assert!(text.starts_with("item item"), "{}", &text[..40]);
+        assert!(!text.contains("* item"), "{}", &text[..40]);
+        // Under the ceiling the layout stays.
+        assert!(convert(&list(100), true).contains("* item"));
     }
 
     /// Issue 35 (third attack): 300,000 unclosed `<div>`s held web_fetch for minutes; the

@@ -475,3 +475,20 @@ fn a_huge_match_limit_keeps_a_bounded_amount_of_text_and_says_so() {
     let shown = out.matches("\nL").count();
     assert!(shown > 100_000 && shown < 600_000, "{shown} matches shown");
 }
+
+/// Issue 35 (fourth attack, N5): a small file's match and three minified files of one 4.8 MB
+/// line each: the long lines filled the 8 MiB of kept text and the answer was "No matches
+/// found" (the small file's match lost). A line is kept only as far as an answer shows it.
+#[test]
+fn long_matching_lines_do_not_crowd_out_other_matches() {
+    let t = TempTree::new();
+    t.file("s.txt", "xxA\n");
+    for i in 0..3 {
+        t.file(&format!("m{i}.js"), format!("{}\n", "var a=1;".repeat(600_000)));
+    }
+    let r = run(&t, "grep_search", json!({"pattern": "a"}));
+    let out = r.output();
+    assert!(out.contains("File: s.txt\nL1: xxA"), "{}", &out[..out.len().min(600)]);
+    assert_eq!(out.matches("... [truncated]").count(), 3, "{}", &out[..out.len().min(600)]);
+    assert!(!out.contains("cut short"), "{}", &out[out.len().saturating_sub(400)..]);
+}

@@ -156,6 +156,69 @@ fn nonempty_parent(p: &Path) -> Option<&Path> {
     p.parent().filter(|f| !f.as_os_str().is_empty())
 }
 
+/// The ignore rules for the names in one folder, from [`IgnoreService::folder_rules`]: what
+/// [`IgnoreService::check`] decides for a path in that folder, without looking anything up
+/// again. Valid for the batch it was made in.
+#[derive(Debug)]
+pub struct FolderRules {
+    /// The folder below the root (`None`: outside it, or above it).
+    rel: Option<PathBuf>,
+    /// Git's ignore files apply.
+    git: bool,
+    /// The folder is in a `.git` folder (and git's ignore files apply).
+    in_git_dir: bool,
+    /// Whether the folder or one above it is ignored.
+    ignored: Result<bool, Unreadable>,
+    /// The rules naming what is in it (none when it is ignored).
+    rules: Option<RuleSet>,
+}
+
+impl FolderRules {
+    /// Whether `abs`, a name in this folder, is ignored (as [`IgnoreService::check`]).
+    pub fn check(&self, abs: &Path, is_dir: bool) -> Result<bool, Unreadable> {
+        let (Some(folder_rel), Some(name)) = (&self.rel, abs.file_name()) else { return Ok(false) };
+        if self.git && (self.in_git_dir || name == ".git") {
+            return Ok(true);
+        }
+        match (&self.ignored, &self.rules) {
+            (Err(e), _) => Err(e.clone()),
+            (Ok(false), Some(rules)) => rules.decide(&folder_rel.join(name), abs, is_dir),
+            (Ok(_), _) => Ok(true),
+        }
+    }
+}
+
+/// The rules that name a path itself (not its folders), in the order they apply.
+#[derive(Debug)]
+struct RuleSet {
+    root: PathBuf,
+    /// Git's exclude file (a repository's, when git's files apply).
+    exclude: Option<Arc<Rules>>,
+    /// The `.gitignore` files from the root down to the folder, when git's files apply.
+    chain: Result<Option<Chain>, Unreadable>,
+    gemini: Option<Arc<Rules>>,
+}
+
+impl RuleSet {
+    /// Whether the rules ignore `rel` (`abs`): git's exclude file, then each `.gitignore` from
+    /// the root down to its folder, then `.geminiignore`, the last match winning (as upstream's
+    /// combined parser).
+    fn decide(&self, rel: &Path, abs: &Path, is_dir: bool) -> Result<bool, Unreadable> {
+        let mut ignored = false;
+        if let Some(rules) = &self.exclude {
+            ignored = rules.apply(ignored, rel, is_dir, || self.root.join(EXCLUDE))?;
+        }
+        let chain = self.chain.as_ref().map_err(Clone::clone)?;
+        for (dir, rules) in chain.iter().flat_map(|c| c.iter()) {
+            ignored = rules.apply(ignored, abs, is_dir, || dir.join(".gitignore"))?;
+        }
+        if let Some(rules) = &self.gemini {
+            ignored = rules.apply(ignored, rel, is_dir, || self.root.join(GEMINI_IGNORE))?;
+        }
+        Ok(ignored)
+    }
+}
+
 /// Folders whose verdict a batch remembers, at most (past it the memory starts again).
 const FOLDER_VERDICTS: usize = 100_000;
 
@@ -265,21 +328,31 @@ impl IgnoreService {
     /// (`build/` then `!build/keep.txt` leaves `keep.txt` hidden, since git never looks inside
     /// `build`); so each folder on the way is judged first, from the top.
     pub fn check(&self, abs: &Path, is_dir: bool, opts: IgnoreOptions) -> Result<bool, Unreadable> {
-        let Some(rel) = super::paths::below(abs, &self.root) else { return Ok(false) };
-        if rel.as_os_str().is_empty() {
-            return Ok(false);
+        match abs.parent() {
+            Some(folder) => self.folder_rules(folder, opts).check(abs, is_dir),
+            None => Ok(false),
         }
+    }
+
+    /// What decides the names in the folder `folder_abs`, worked out once for all of them (a
+    /// walk judging a folder's names one [`IgnoreService::check`] at a time looked its
+    /// folders and rules up again for each).
+    pub fn folder_rules(&self, folder_abs: &Path, opts: IgnoreOptions) -> FolderRules {
         let git = self.git_repo && opts.respect_git_ignore;
-        if git && rel.components().any(|c| c.as_os_str() == ".git") {
-            return Ok(true);
+        let mut f =
+            FolderRules { rel: None, git, in_git_dir: false, ignored: Ok(false), rules: None };
+        // Paths outside the root (and the root itself) are never ignored.
+        let Some(rel) = super::paths::below(folder_abs, &self.root) else { return f };
+        f.in_git_dir = git && rel.components().any(|c| c.as_os_str() == ".git");
+        if !rel.as_os_str().is_empty() {
+            f.ignored = self.under_ignored(rel, folder_abs, opts);
         }
-        // The folders on the way first: one lookup when the file's folder was seen before.
-        if let (Some(folder), Some(folder_abs)) = (nonempty_parent(rel), abs.parent())
-            && self.under_ignored(folder, folder_abs, opts)?
-        {
-            return Ok(true);
+        // Inside an ignored folder the rules are never asked (nor its ignore files read).
+        if matches!(f.ignored, Ok(false)) {
+            f.rules = Some(self.rule_set(folder_abs, rel.iter().count() + 1, opts));
         }
-        self.rules_ignore(rel, abs, is_dir, opts)
+        f.rel = Some(rel.to_path_buf());
+        f
     }
 
     /// Whether the folder `rel` (`abs`) or one above it is ignored, remembered for the batch:
@@ -334,26 +407,26 @@ impl IgnoreService {
         is_dir: bool,
         opts: IgnoreOptions,
     ) -> Result<bool, Unreadable> {
-        let mut ignored = false;
-        if self.git_repo && opts.respect_git_ignore {
-            if let Some(slot) = &self.exclude {
-                let exclude = || self.root.join(EXCLUDE);
-                let rules = self.root_rules(slot, EXCLUDE);
-                ignored = rules.apply(ignored, rel, is_dir, exclude)?;
-            }
-            // The folders from the root down to the path's own, their rules remembered
+        let Some(folder) = abs.parent() else { return Ok(false) };
+        self.rule_set(folder, rel.iter().count(), opts).decide(rel, abs, is_dir)
+    }
+
+    /// The rules for the names in `folder`, `depth` folders below the root counting the
+    /// names' own level.
+    fn rule_set(&self, folder: &Path, depth: usize, opts: IgnoreOptions) -> RuleSet {
+        let git = self.git_repo && opts.respect_git_ignore;
+        RuleSet {
+            root: self.root.clone(),
+            exclude: (git)
+                .then(|| self.exclude.as_ref().map(|slot| self.root_rules(slot, EXCLUDE)))
+                .flatten(),
+            // The folders from the root down to the names' own, their rules remembered
             // together for the batch.
-            let Some(parent) = abs.parent() else { return Ok(ignored) };
-            for (dir, rules) in self.chain(parent, rel.iter().count())?.iter() {
-                ignored = rules.apply(ignored, abs, is_dir, || dir.join(".gitignore"))?;
-            }
+            chain: if git { self.chain(folder, depth).map(Some) } else { Ok(None) },
+            gemini: opts
+                .respect_gemini_ignore
+                .then(|| self.root_rules(&self.gemini, GEMINI_IGNORE)),
         }
-        if opts.respect_gemini_ignore {
-            let file = || self.root.join(GEMINI_IGNORE);
-            let rules = self.root_rules(&self.gemini, GEMINI_IGNORE);
-            ignored = rules.apply(ignored, rel, is_dir, file)?;
-        }
-        Ok(ignored)
     }
 
     /// The `.gitignore` rules of the `depth` folders from `dir` up, the root's first. The
