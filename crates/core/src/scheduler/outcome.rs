@@ -11,6 +11,12 @@ use crate::response::{self, ResponseParts};
 use crate::result::{Content, ErrorType, Part, ToolError, ToolResult};
 use crate::truncate;
 
+/// Parts of one result taken as they are, at most: past this (or past the output limit in
+/// their text) the text parts become one text, bounded as any text is.
+const MAX_PARTS: usize = 1_000;
+/// Media parts kept of a result whose parts were joined.
+const MAX_MEDIA_PARTS: usize = 32;
+
 impl Scheduler {
     /// A tool returned normally: success (with truncation) or its own error.
     pub(super) fn finish(
@@ -127,6 +133,54 @@ impl Scheduler {
     /// The engine's truncation: the setting for tools that opt in, [`truncate::MAX_OUTPUT_CHARS`]
     /// for every tool; returns where the full text is.
     pub(super) fn bound_output(
+        &self,
+        truncates: bool,
+        req: &CallRequest,
+        result: &mut ToolResult,
+    ) -> Option<std::path::PathBuf> {
+        // Many parts, or much text in them (an MCP server's 400,000 text parts printed 17 MB;
+        // issue 35): one text of every text part, bounded as any text is, with the first
+        // media parts after it.
+        let mut media: Vec<Part> = Vec::new();
+        if let Content::Parts(parts) = &mut result.llm_content
+            && parts.len() > 1
+        {
+            let text_len: usize = parts
+                .iter()
+                .map(|p| if let Part::Text { text } = p { text.len() } else { 0 })
+                .sum();
+            if parts.len() > MAX_PARTS || text_len > truncate::MAX_OUTPUT_CHARS {
+                let mut joined = String::with_capacity(text_len + parts.len());
+                for p in parts.drain(..) {
+                    match p {
+                        Part::Text { text } => {
+                            if !joined.is_empty() {
+                                joined.push('\n');
+                            }
+                            joined.push_str(&text);
+                        }
+                        other if media.len() < MAX_MEDIA_PARTS => media.push(other),
+                        _ => {}
+                    }
+                }
+                result.llm_content = Content::Text(joined);
+            }
+        }
+        let saved = self.bound_text(truncates, req, result);
+        if !media.is_empty() {
+            let text = match std::mem::replace(&mut result.llm_content, Content::Parts(Vec::new()))
+            {
+                Content::Text(text) => text,
+                _ => String::new(),
+            };
+            media.insert(0, Part::Text { text });
+            result.llm_content = Content::Parts(media);
+        }
+        saved
+    }
+
+    /// [`Self::bound_output`] for a result of one text.
+    fn bound_text(
         &self,
         truncates: bool,
         req: &CallRequest,

@@ -34,6 +34,11 @@ pub enum Behaviour {
         /// How many characters.
         n: usize,
     },
+    /// Returns `n` text parts of "part" and an image part after each hundred.
+    ManyParts {
+        /// How many text parts.
+        n: usize,
+    },
     /// Blocking work that ignores its token (as an edit computing on the blocking pool): waits
     /// `before`, commits through the call's gate (setting `Journal::committed`), waits `after`.
     Commits {
@@ -202,6 +207,21 @@ impl Invocation for FakeInvocation {
             ),
             Behaviour::Panic => panic!("fake tool panicked on {}", self.text),
             Behaviour::Big { n } => ToolResult::text("x".repeat(*n), ""),
+            Behaviour::ManyParts { n } => {
+                use crate::result::{Content, InlineData, Part};
+                let mut parts = Vec::new();
+                for i in 0..*n {
+                    parts.push(Part::Text { text: "part".into() });
+                    if i % 100 == 0 {
+                        let inline_data =
+                            InlineData { mime_type: "image/png".into(), data: "AAAA".into() };
+                        parts.push(Part::InlineData { inline_data });
+                    }
+                }
+                let mut r = ToolResult::text(String::new(), "");
+                r.llm_content = Content::Parts(parts);
+                r
+            }
             Behaviour::Commits { before, after } => {
                 let (before, after) = (*before, *after);
                 let gate = ctx.commit.clone();

@@ -18,6 +18,20 @@ use similar::{DiffOp, TextDiff};
 /// change is shown as one replaced block: still a correct diff, only not the smallest.
 const DIFF_BUDGET: std::time::Duration = std::time::Duration::from_millis(50);
 
+/// Changed regions of more lines than this (old and new together) are not diffed line by
+/// line: the whole region counts as replaced, and the patch names it without listing it. A
+/// replacement that made a 60 KB file 19.5 million lines took 752 MB in line lists (issue 35).
+const MAX_DIFF_LINES: usize = 200_000;
+
+/// Lines of a changed region too large to diff shown in a snippet, at most.
+const COARSE_SNIPPET: usize = 2_000;
+
+/// Lines of a text as a line diff counts them (a last line without its newline counts).
+fn diff_lines(s: &str) -> usize {
+    memchr::memchr_iter(b'\n', s.as_bytes()).count()
+        + usize::from(!s.is_empty() && !s.ends_with('\n'))
+}
+
 /// The line diff of two texts, within [`DIFF_BUDGET`].
 fn line_diff<'a>(old: &'a str, new: &'a str) -> TextDiff<'a, 'a, 'a, str> {
     TextDiff::configure().deadline(std::time::Instant::now() + DIFF_BUDGET).diff_lines(old, new)
@@ -168,11 +182,14 @@ pub struct DiffView<'a> {
     new_mid: &'a str,
     /// The diff of the middles, computed once when first needed.
     diff: std::cell::OnceCell<TextDiff<'a, 'a, 'a, str>>,
+    /// The middles' lines, when there are too many to diff (see [`MAX_DIFF_LINES`]).
+    coarse: Option<(usize, usize)>,
 }
 
 impl<'a> DiffView<'a> {
     pub fn new(old: &'a str, new: &'a str) -> Self {
         let (offset, old_mid, new_mid) = trim_common(old, new, 3);
+        let lines = (diff_lines(old_mid), diff_lines(new_mid));
         Self {
             old_empty: old.is_empty(),
             new,
@@ -180,6 +197,7 @@ impl<'a> DiffView<'a> {
             old_mid,
             new_mid,
             diff: std::cell::OnceCell::new(),
+            coarse: (lines.0 + lines.1 > MAX_DIFF_LINES).then_some(lines),
         }
     }
 
@@ -189,6 +207,16 @@ impl<'a> DiffView<'a> {
 
     pub fn patch(&self, file_name: &str, old_header: &str, new_header: &str) -> String {
         let offset = self.offset;
+        let head = format!(
+            "Index: {file_name}\n===================================================================\n--- {file_name}\t{old_header}\n+++ {file_name}\t{new_header}\n"
+        );
+        if let Some((old, new)) = self.coarse {
+            return format!(
+                "{head}@@ -{},{old} +{},{new} @@\n(the {old} old and {new} new lines of this change are not listed: too many to show as a diff)\n",
+                offset + 1,
+                offset + 1
+            );
+        }
         // Its own diff: the formatter cannot borrow the cached one for the view's lifetime.
         let diff = line_diff(self.old_mid, self.new_mid);
         let body: String = diff
@@ -198,12 +226,22 @@ impl<'a> DiffView<'a> {
             .split_inclusive('\n')
             .map(|l| if l.starts_with("@@ ") { shift_hunk(l, offset) } else { l.to_string() })
             .collect();
-        format!(
-            "Index: {file_name}\n===================================================================\n--- {file_name}\t{old_header}\n+++ {file_name}\t{new_header}\n{body}"
-        )
+        format!("{head}{body}")
     }
 
     pub fn stat(&self) -> DiffStat {
+        if let Some((old, new)) = self.coarse {
+            // The whole region as replaced: its characters without the line ends.
+            let chars = |s: &str, lines: usize| {
+                s.chars().count() - (memchr::memchr_iter(b'\n', s.as_bytes()).count()).min(lines)
+            };
+            return DiffStat {
+                added_lines: new,
+                removed_lines: old,
+                added_chars: chars(self.new_mid, new),
+                removed_chars: chars(self.old_mid, old),
+            };
+        }
         stat_of(self.diff())
     }
 
@@ -212,6 +250,13 @@ impl<'a> DiffView<'a> {
     pub fn snippet(&self, context: usize) -> String {
         if self.old_empty {
             return self.new.to_string();
+        }
+        if let Some((_, new)) = self.coarse {
+            // The start of the changed region, with its context before.
+            let anchor = self.new_mid.as_ptr() as usize - self.new.as_ptr() as usize;
+            let (s, e) =
+                (self.offset.saturating_sub(context), self.offset + new.min(COARSE_SNIPPET));
+            return format!("{}\n...", lines_between(self.new, self.offset, anchor, s, e));
         }
         snippet_of(self.new, self.offset, self.new_mid, self.diff(), context)
     }
@@ -414,6 +459,29 @@ mod tests {
 
     fn diff_stat(old: &str, new: &str) -> DiffStat {
         DiffView::new(old, new).stat()
+    }
+
+    /// Issue 35 (fourth attack, F1): a replacement that made a 60 KB file 19.5 million lines
+    /// took 752 MB in the line diff's lists. A region that large is counted, not diffed, and
+    /// what is shown of it is bounded.
+    #[test]
+    fn a_change_too_large_to_diff_is_counted_and_named() {
+        let old = "keep\nab\nab\nend\n";
+        let new = format!("keep\n{}end\n", "x\n".repeat(300_000));
+        let v = DiffView::new(old, &new);
+        let st = v.stat();
+        assert_eq!((st.added_lines, st.removed_lines), (300_002, 4));
+        assert_eq!((st.added_chars, st.removed_chars), (300_007, 11));
+        let patch = v.patch("f.txt", "Original", "Written");
+        assert!(patch.contains("@@ -1,4 +1,300002 @@\n(the 4 old and 300002 new lines"), "{patch}");
+        assert!(patch.len() < 400, "{}", patch.len());
+        let snippet = v.snippet(4);
+        assert!(snippet.starts_with("keep\nx\nx") && snippet.ends_with("\n..."));
+        assert_eq!(snippet.lines().count(), 2_001);
+        // A small change is diffed as before.
+        assert!(
+            DiffView::new(old, "keep\nab\nAB\nend\n").patch("f", "a", "b").contains("-ab\n+AB")
+        );
     }
 
     fn context_snippet(original: &str, new: &str, context: usize) -> String {

@@ -498,70 +498,6 @@ fn read_error(path: &Path, shown: &str, e: &std::io::Error) -> ToolResult {
     )
 }
 
-/// Lines picked from a text file.
-pub(crate) struct Selection {
-    pub body: String,
-    /// 1-based first line shown, last line shown, total lines.
-    pub first: usize,
-    pub last: usize,
-    pub total: usize,
-    /// Some lines were cut at 2000 characters.
-    pub shortened: bool,
-    /// Not every line was shown.
-    pub ranged: bool,
-}
-
-/// Selects lines as upstream: CRLF becomes LF, ranges are 1-based and inclusive, without a
-/// range the first 2000 lines are shown, long lines are cut.
-pub(crate) fn select_lines(
-    content: &str,
-    start_line: Option<u64>,
-    end_line: Option<u64>,
-) -> Selection {
-    // Counted and cut in one pass, never a list of every line: a 20 MB file of short lines
-    // made a list of ten million (217 MB for one read; issue 35).
-    let lines = || content.split('\n').map(|l| l.strip_suffix('\r').unwrap_or(l));
-    let n = memchr::memchr_iter(b'\n', content.as_bytes()).count() + 1;
-    let to_usize = |v: u64| usize::try_from(v).unwrap_or(usize::MAX);
-    let (slice_start, slice_end) = if start_line.is_some() || end_line.is_some() {
-        let s = start_line.map_or(0, |s| to_usize(s) - 1);
-        let e = match end_line {
-            Some(e) => to_usize(e).min(n),
-            None => s.saturating_add(MAX_LINES).min(n),
-        };
-        (s, e)
-    } else {
-        (0, MAX_LINES.min(n))
-    };
-    let actual_start = slice_start.min(n);
-    let mut shortened = false;
-    let selected: Vec<String> = lines()
-        .skip(actual_start)
-        .take(slice_end.max(actual_start) - actual_start)
-        .map(|l| {
-            if utf16_len(l) > MAX_LINE_LENGTH {
-                shortened = true;
-                format!("{}... [truncated]", utf16_prefix(l, MAX_LINE_LENGTH))
-            } else {
-                l.to_string()
-            }
-        })
-        .collect();
-    Selection {
-        body: selected.join("\n"),
-        first: actual_start + 1,
-        last: slice_end,
-        total: n,
-        shortened,
-        ranged: actual_start > 0 || slice_end < n,
-    }
-}
-
-/// Each line prefixed with its number, right-aligned in six columns: `     1|text`.
-pub fn number_lines(body: &str, first: usize) -> String {
-    body.split_inclusive('\n').zip(first..).map(|(line, n)| format!("{n:>6}|{line}")).collect()
-}
-
 /// read_file's wording of a selection: a header when anything was left out.
 fn text_result(
     content: &str,
@@ -570,9 +506,8 @@ fn text_result(
     end_line: Option<u64>,
     numbered: bool,
 ) -> ToolResult {
-    let Selection { body, first: a, last: b, total: n, shortened, ranged } =
-        select_lines(content, start_line, end_line);
-    let body = if numbered { number_lines(&body, a) } else { body };
+    let Selection { mut body, first: a, last: b, total: n, shortened, ranged } =
+        select_lines(content, start_line, end_line, numbered);
     let suffix = if shortened { " (some lines were shortened)" } else { "" };
     let display = if ranged {
         format!("Read lines {a}-{b} of {n} from {shown}{suffix}")
@@ -582,16 +517,21 @@ fn text_result(
         String::new()
     };
     if ranged || shortened {
-        let llm = format!(
-            "\nIMPORTANT: The file content has been truncated.\nStatus: Showing lines {a}-{b} of {n} total lines.\nAction: To read more of the file, you can use the 'start_line' and 'end_line' parameters in a subsequent 'read_file' call. For example, to read the next section of the file, use start_line: {}.\n\n--- FILE CONTENT (truncated) ---\n{body}",
+        // The header put before the text in its own buffer (not a second copy of the text).
+        let header = format!(
+            "\nIMPORTANT: The file content has been truncated.\nStatus: Showing lines {a}-{b} of {n} total lines.\nAction: To read more of the file, you can use the 'start_line' and 'end_line' parameters in a subsequent 'read_file' call. For example, to read the next section of the file, use start_line: {}.\n\n--- FILE CONTENT (truncated) ---\n",
             b + 1
         );
-        ToolResult::text(llm, display).with_summary(format!("{a}-{b} of {n}"))
+        body.insert_str(0, &header);
+        ToolResult::text(body, display).with_summary(format!("{a}-{b} of {n}"))
     } else {
         let count = body.split('\n').count();
         ToolResult::text(body, display).with_summary(format!("{count} lines"))
     }
 }
+
+mod lines;
+pub(crate) use lines::{Selection, select_lines};
 
 #[cfg(test)]
 mod tests;

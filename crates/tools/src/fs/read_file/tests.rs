@@ -37,3 +37,23 @@ fn ranges_and_headers() {
         matches!(&r.llm_content, Content::Text(t) if t.ends_with("---\n     9|Line 9\n    10|Line 10"))
     );
 }
+
+/// Lines are numbered as they are selected (issue 35: a range over ten million lines made a
+/// list of every line, 641 MB): the same text as numbering the selection afterwards, a last
+/// empty line left bare.
+#[test]
+fn lines_are_numbered_in_the_same_pass() {
+    let numbered = |c: &str, s, e| select_lines(c, s, e, true).body;
+    assert_eq!(numbered("a\nb", None, None), "     1|a\n     2|b");
+    assert_eq!(numbered("a\n", None, None), "     1|a\n");
+    assert_eq!(numbered("", None, None), "");
+    assert_eq!(numbered("a\r\n\nc\n", Some(2), Some(3)), "     2|\n     3|c");
+    assert_eq!(select_lines("a\r\nb", None, None, false).body, "a\nb");
+    let long = "x".repeat(3000);
+    let sel = select_lines(&long, None, None, true);
+    assert!(
+        sel.shortened
+            && sel.body.starts_with("     1|xxx")
+            && sel.body.ends_with("... [truncated]")
+    );
+}

@@ -102,14 +102,10 @@ impl Job {
         let mut formatted = false;
         let result = read(ws, f, &shown, &seen, |text| {
             formatted = true;
-            let sel = select_lines(text, start, end);
+            let sel = select_lines(text, start, end, numbered);
             // A range asked for is not a truncation; the 2,000-line cut of an open range is.
             let warned = sel.shortened || (end.is_none() && sel.last < sel.total);
-            let body = if numbered {
-                super::super::read_file::number_lines(&sel.body, sel.first)
-            } else {
-                sel.body
-            };
+            let body = sel.body;
             let warning = if warned { TRUNCATION_WARNING } else { "" };
             // One buffer, sized once: the header, the warning, the text and the blank lines.
             let mut text = String::with_capacity(header.len() + warning.len() + body.len() + 2);
