@@ -45,6 +45,10 @@ pub const MCP_SCHEMA_NODES_TOTAL: usize = 200_000;
 /// MCP tools one server may bring: the rest are left out, with the reason.
 pub const MCP_TOOLS_PER_SERVER: usize = 2_000;
 
+/// Tools taken from a discovery command, at most (the first ones; the rest are named in a
+/// notice).
+pub const DISCOVERED_TOOLS: usize = 2_000;
+
 /// Pages of an MCP server's tool list read at most: a list that has not ended by then is cut
 /// (a server can answer every page with one more cursor).
 pub const MCP_TOOL_PAGES: usize = 1_000;

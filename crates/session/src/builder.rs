@@ -456,8 +456,15 @@ async fn discovered(
         cwd: root.to_path_buf(),
         discovery_timeout_ms: t.discovery_timeout_ms,
     };
-    match toolbelt_tools::discovered::discover(&cfg, workspace).await {
-        Ok(found) => {
+    match toolbelt_tools::discovered::discover_counted(&cfg, workspace).await {
+        Ok((found, left_out)) => {
+            if left_out > 0 {
+                let limit = toolbelt_core::limits::DISCOVERED_TOOLS;
+                notices.push(format!(
+                    "the discovery command declared {} tools; the first {limit} are used",
+                    limit + left_out
+                ));
+            }
             if let Some(ms) = t.call_timeout_ms {
                 for tool in &found {
                     config.tool_timeouts_ms.insert(tool.name().to_string(), ms);

@@ -143,6 +143,15 @@ pub async fn discover(
     cfg: &DiscoveryConfig,
     workspace: &toolbelt_core::Workspace,
 ) -> Result<Vec<Arc<DiscoveredTool>>, DiscoveryError> {
+    discover_counted(cfg, workspace).await.map(|(tools, _)| tools)
+}
+
+/// [`discover`], and how many declarations were left out past the first
+/// [`DISCOVERED_TOOLS`](toolbelt_core::limits::DISCOVERED_TOOLS).
+pub async fn discover_counted(
+    cfg: &DiscoveryConfig,
+    workspace: &toolbelt_core::Workspace,
+) -> Result<(Vec<Arc<DiscoveredTool>>, usize), DiscoveryError> {
     // Split like a shell would, but run without one: operators are dropped, as upstream.
     let words = command_words(&cfg.discovery_command, &cfg.cwd);
     let Some((program, args)) = words.split_first() else { return Err(DiscoveryError::Empty) };
@@ -195,7 +204,12 @@ pub async fn discover(
             None => {}
         }
     }
-    Ok(decls
+    // The first ones only: 500,000 declarations in 9.4 MB of output made as many tools, 607 MB
+    // on every call (issue 35).
+    let limit = toolbelt_core::limits::DISCOVERED_TOOLS;
+    let left_out = decls.len().saturating_sub(limit);
+    decls.truncate(limit);
+    let tools = decls
         .into_iter()
         .filter_map(|d| {
             let name = d.get("name")?.as_str()?.to_string();
@@ -218,7 +232,8 @@ pub async fn discover(
                 cfg: cfg.clone(),
             }))
         })
-        .collect())
+        .collect();
+    Ok((tools, left_out))
 }
 
 /// A Gemini `Schema` as JSON Schema: `"type": "OBJECT"` -> `"object"`, all the way down.

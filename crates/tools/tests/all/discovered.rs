@@ -202,3 +202,25 @@ fn a_cancelled_call_stops_its_process() {
 fn harness_env(t: &TempTree) -> toolbelt_core::ToolEnv {
     crate::harness::env_for(t, &[])
 }
+
+/// Issue 35 (fourth attack, N7): a discovery command declaring 500,000 tools (9.4 MB, under
+/// the output limit) made as many tools, 607 MB on every call. The first 2,000 are taken and
+/// the rest counted.
+#[test]
+fn only_the_first_two_thousand_discovered_tools_are_taken() {
+    let t = TempTree::new();
+    let d = script(
+        t.root(),
+        "d.sh",
+        r#"python3 -c "import json; print(json.dumps([{'name': 't%d' % i} for i in range(5000)]))""#,
+    );
+    let r = rt();
+    let (tools, left_out) = r
+        .block_on(toolbelt_tools::discovered::discover_counted(
+            &cfg(t.root(), d, None, 20_000),
+            &ws(t.root()),
+        ))
+        .unwrap();
+    assert_eq!((tools.len(), left_out), (2_000, 3_000));
+    assert_eq!(tools[0].name(), "discovered_tool_t0");
+}
