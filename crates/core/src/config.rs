@@ -50,6 +50,10 @@ pub struct Config {
     pub tool_call_timeout_ms: u64,
     /// Per-tool deadlines that override `tool_call_timeout_ms`.
     pub tool_timeouts_ms: BTreeMap<String, u64>,
+    /// A deadline no call passes, whatever the settings give its tool (`--timeout-ms`: a
+    /// setting of 600,000 ms for one MCP server outlasted it; issue 35).
+    #[serde(skip)]
+    pub tool_call_timeout_cap_ms: Option<u64>,
     /// Text longer than this (for tools whose output the engine bounds) is cut and saved to a file.
     pub truncate_tool_output_threshold_chars: usize,
     /// Glob patterns (matched against each path segment) of files no tool may touch.
@@ -109,6 +113,7 @@ impl Default for Config {
     fn default() -> Self {
         Self {
             tool_call_timeout_ms: DEFAULT_TOOL_CALL_TIMEOUT_MS,
+            tool_call_timeout_cap_ms: None,
             tool_timeouts_ms: BTreeMap::new(),
             truncate_tool_output_threshold_chars: DEFAULT_TRUNCATE_THRESHOLD_CHARS,
             sensitive_paths: DEFAULT_SENSITIVE_PATHS.iter().map(|s| s.to_string()).collect(),
@@ -166,7 +171,11 @@ pub struct ConfigError {
 impl Config {
     /// The timeout for one tool, in ms (0 = none).
     pub fn timeout_ms_for(&self, tool: &str) -> u64 {
-        self.tool_timeouts_ms.get(tool).copied().unwrap_or(self.tool_call_timeout_ms)
+        let t = self.tool_timeouts_ms.get(tool).copied().unwrap_or(self.tool_call_timeout_ms);
+        match self.tool_call_timeout_cap_ms {
+            Some(cap) if cap > 0 && (t == 0 || t > cap) => cap,
+            _ => t,
+        }
     }
 
     /// Applies the environment layer: `TOOLBELT_TOOL_CALL_TIMEOUT_MS`,

@@ -23,6 +23,7 @@ pub async fn run(args: CallArgs) -> CliResult {
         .configure(move |c| {
             if let Some(t) = timeout {
                 c.tool_call_timeout_ms = t;
+                c.tool_call_timeout_cap_ms = Some(t);
             }
             c.allow_sensitive_paths.extend(allow_sensitive);
             c.shell_pty |= pty;

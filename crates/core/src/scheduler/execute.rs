@@ -141,7 +141,10 @@ impl Scheduler {
                 }
                 // The setting that gave the deadline is the one to raise (issue 37: a per-tool
                 // deadline was reported as the global one).
-                let setting = if self.env().config.tool_timeouts_ms.contains_key(b.tool.name()) {
+                let config = &self.env().config;
+                let setting = if config.tool_call_timeout_cap_ms == Some(timeout_ms) {
+                    "give a longer --timeout-ms".to_string()
+                } else if config.tool_timeouts_ms.contains_key(b.tool.name()) {
                     format!("raise tools.toolTimeoutsMs for {}", b.tool.name())
                 } else {
                     "raise tool_call_timeout_ms".to_string()

@@ -1,0 +1,47 @@
+//! Ceilings the engine puts on calls (issue 35).
+
+use super::*;
+
+/// Issue 35 (fourth attack, N9): an MCP tool answering 400,000 text parts had them all passed
+/// on (17 MB printed); only a single text was bounded. Past 1,000 parts the text parts are
+/// one text, bounded and saved like any other, and the first 32 media parts stay.
+#[tokio::test]
+async fn a_result_of_very_many_parts_is_bounded_too() {
+    use crate::result::{Content, Part};
+    let h = allow_all();
+    let done = h.scheduler.schedule(vec![call("p1", "parts", "x")], CancellationToken::new()).await;
+    let Content::Parts(parts) = &done[0].result.as_ref().unwrap().llm_content else {
+        panic!("{:?}", done[0].result.as_ref().map(|r| &r.llm_content))
+    };
+    assert_eq!(parts.len(), 33);
+    let Part::Text { text } = &parts[0] else { panic!("text first") };
+    assert!(text.starts_with("Output too large."), "{}", &text[..80]);
+    assert!(text.len() < crate::truncate::MAX_OUTPUT_CHARS + 1_000, "{}", text.len());
+    assert!(parts[1..].iter().all(|p| matches!(p, Part::InlineData { .. })));
+    assert!(done[0].output_file.is_some());
+}
+
+/// Issue 35 (fourth attack, N3): a setting of 600,000 ms for one tool outlasted `call
+/// --timeout-ms 3000` (100 s). The command line's deadline caps every tool's.
+#[tokio::test]
+async fn the_command_lines_deadline_caps_a_tools_own() {
+    let journal = Arc::new(Journal::default());
+    let (_dir, mut env) = test_env();
+    let mut config = (*env.config).clone();
+    config.tool_call_timeout_ms = 30;
+    config.tool_call_timeout_cap_ms = Some(30);
+    config.tool_timeouts_ms.insert("stubborn".into(), 600_000);
+    env.config = Arc::new(config);
+    let registry = Arc::new(Registry::builder().tools(tools(&journal)).build().unwrap());
+    let policy =
+        Arc::new(PolicyEngine::new(vec![Rule::new("*", Decision::Allow, 1.0, "t")], false));
+    let options = SchedulerOptions { grace: Duration::from_millis(50), ..Default::default() };
+    let s =
+        Scheduler::new(registry, policy, Arc::new(FixedApprover(Outcome::Cancel)), env, options);
+    let started = std::time::Instant::now();
+    let done = s.schedule(vec![call("1", "stubborn", "x")], CancellationToken::new()).await;
+    let msg = &done[0].error.as_ref().unwrap().message;
+    assert!(msg.contains("timed out after 30 ms"), "{msg}");
+    assert!(msg.contains("give a longer --timeout-ms"), "{msg}");
+    assert!(started.elapsed() < Duration::from_secs(10));
+}
