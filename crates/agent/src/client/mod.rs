@@ -179,7 +179,16 @@ async fn http_failure(response: reqwest::Response) -> Attempt {
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.trim().parse::<u64>().ok())
         .map(Duration::from_secs);
-    let mut body = response.text().await.unwrap_or_default();
+    // Read as far as it is shown (an endless error body was read whole).
+    let mut bytes = Vec::new();
+    let mut response = response;
+    while bytes.len() < 8 * 1024 {
+        match response.chunk().await {
+            Ok(Some(chunk)) => bytes.extend_from_slice(&chunk),
+            Ok(None) | Err(_) => break,
+        }
+    }
+    let mut body = String::from_utf8_lossy(&bytes).into_owned();
     if body.len() > 2000 {
         let mut cut = 2000;
         while !body.is_char_boundary(cut) {

@@ -8,7 +8,38 @@ use tokio_util::sync::CancellationToken;
 
 use super::{Attempt, ModelError, connect_error, http_failure};
 
-type Body = BoxStream<'static, Result<bytes::Bytes, reqwest::Error>>;
+type Body = BoxStream<'static, Result<bytes::Bytes, std::io::Error>>;
+
+/// The bytes of one model answer, at most: an event that never ended (a `data:` line with no
+/// end) grew to 23 GB, and endless text chunks to 1.5 GB in 16 s (issue 35).
+pub(super) const MAX_ANSWER_BYTES: usize = 32 << 20;
+
+/// `body` cut with an error once it passes [`MAX_ANSWER_BYTES`].
+fn bounded(
+    body: impl futures::Stream<Item = Result<bytes::Bytes, reqwest::Error>> + Send + 'static,
+) -> Body {
+    let mut seen = 0usize;
+    body.map(move |chunk| {
+        let chunk = chunk.map_err(std::io::Error::other)?;
+        seen = seen.saturating_add(chunk.len());
+        if seen > MAX_ANSWER_BYTES {
+            return Err(std::io::Error::other(format!(
+                "the model's answer passed {} MiB, the most one answer may take",
+                MAX_ANSWER_BYTES >> 20
+            )));
+        }
+        Ok(chunk)
+    })
+    .take_while({
+        let mut over = false;
+        move |c| {
+            let go = !over;
+            over |= c.is_err();
+            futures::future::ready(go)
+        }
+    })
+    .boxed()
+}
 
 pub(super) struct Events {
     events: SseStream<sse_stream::ByteStreamBody<Body, bytes::Bytes>>,
@@ -29,8 +60,7 @@ impl Events {
         if !response.status().is_success() {
             return Err(http_failure(response).await);
         }
-        let body: Body = response.bytes_stream().boxed();
-        Ok(Self { events: SseStream::from_bytes_stream(body) })
+        Ok(Self { events: SseStream::from_bytes_stream(bounded(response.bytes_stream())) })
     }
 
     /// The next event's data, unless `cancel` fires first.
@@ -59,5 +89,24 @@ impl Events {
                 None => return Ok(None),
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 35 (fourth attack, N2): an answer that never ends is cut at the ceiling with an
+    /// error that says why, and nothing is read after it.
+    #[tokio::test]
+    async fn an_endless_answer_is_cut_at_the_ceiling() {
+        let chunk = bytes::Bytes::from(vec![b'a'; 1 << 20]);
+        let endless = futures::stream::repeat_with(move || Ok::<_, reqwest::Error>(chunk.clone()));
+        let items: Vec<_> = bounded(endless).collect().await;
+        let ok: usize = items.iter().filter_map(|c| c.as_ref().ok()).map(bytes::Bytes::len).sum();
+        assert_eq!(ok, MAX_ANSWER_BYTES);
+        let last = items.last().unwrap().as_ref().unwrap_err().to_string();
+        assert!(last.contains("passed 32 MiB"), "{last}");
+        assert_eq!(items.iter().filter(|c| c.is_err()).count(), 1);
     }
 }
