@@ -196,6 +196,13 @@ pub async fn costly_turn() -> Result<CostlyTurn, String> {
     TURNS.acquire().await.map_err(|e| e.to_string())
 }
 
+/// Bytes of a call's arguments a policy `argsPattern` that needs the backtracking engine
+/// (look-around, back-references) is run on, at most; past them the rule fails closed (a deny
+/// or ask rule matches, an allow rule does not). Its time grows with the square of the text:
+/// twenty such rules from an untrusted repository's policy folder held a 60 KB write for 181 s
+/// (issue 35). Patterns the linear engine takes run on any length.
+pub const BACKTRACKING_TEXT_BYTES: usize = 16 << 10;
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -32,7 +32,6 @@ fn stdio_answers_every_bad_line_and_goes_on() {
             json!("s3"),
         ),
         (br#"{"jsonrpc":"2.0","id":4,"method":"no/such"}"#.to_vec(), -32601, json!(4)),
-        (br#"[{"jsonrpc":"2.0","id":5,"method":"ping"}]"#.to_vec(), -32600, Value::Null),
         (br#"{"jsonrpc":"2.0","id":{"x":1},"method":"ping"}"#.to_vec(), -32600, Value::Null),
         (br#"{"jsonrpc":"1.0","id":6,"method":"ping"}"#.to_vec(), -32600, json!(6)),
         // Found by an adversarial review: these got no answer, or the wrong one.
@@ -57,6 +56,16 @@ fn stdio_answers_every_bad_line_and_goes_on() {
         writeln!(stdin, r#"{{"jsonrpc":"2.0","id":100,"method":"ping"}}"#).unwrap();
         assert_eq!(answer(&mut out), json!({"jsonrpc": "2.0", "id": 100, "result": {}}));
     }
+    // A batch: each of its requests answered with its id, in one array (issue 35, fourth
+    // attack: one answer with a null id left the client waiting for ids 5 and 7).
+    writeln!(
+        stdin,
+        r#"[{{"jsonrpc":"2.0","id":5,"method":"ping"}},{{"jsonrpc":"2.0","id":7,"method":"ping"}}]"#
+    )
+    .unwrap();
+    let a = answer(&mut out);
+    assert_eq!(code_and_id(&a[0]), (-32600, json!(5)), "{a}");
+    assert_eq!(code_and_id(&a[1]), (-32600, json!(7)), "{a}");
     // A notification that cannot be read gets no answer: the next answer is the ping's.
     writeln!(stdin, r#"{{"jsonrpc":"2.0","method":"notifications/whatever","params":7}}"#).unwrap();
     writeln!(stdin, r#"{{"jsonrpc":"2.0","id":101,"method":"ping"}}"#).unwrap();

@@ -235,9 +235,22 @@ impl ArgsPattern {
             }
         });
         match re {
+            // Look-around and back-references run on the backtracking engine, whose time grows
+            // with the square of the text: it is given short texts only.
+            Some(_) if text.len() > crate::limits::BACKTRACKING_TEXT_BYTES && self.backtracks() => {
+                Err(format!(
+                    "the pattern needs the backtracking engine (look-around or a back-reference), which is given at most {} KiB of arguments",
+                    crate::limits::BACKTRACKING_TEXT_BYTES >> 10
+                ))
+            }
             Some(r) => r.is_match(text).map_err(|e| e.to_string()),
             None => Err("it does not compile".into()),
         }
+    }
+
+    /// Whether the pattern needs the backtracking engine (the linear one cannot parse it).
+    fn backtracks(&self) -> bool {
+        regex_syntax::Parser::new().parse(&self.source).is_err()
     }
 }
 
@@ -417,5 +430,25 @@ mod tests {
         let long = format!("{}b EVIL", "a".repeat(40));
         assert!(hard.matches_or(&long, true), "a deny rule that cannot tell matches");
         assert!(!hard.matches_or(&long, false), "an allow rule that cannot tell does not");
+    }
+
+    /// Issue 35 (fourth attack, N6): twenty rules of this shape in an untrusted repository's
+    /// policy folder held `call --timeout-ms 2000` for 181 s on a 60 KB write (about 9 s a
+    /// rule). A pattern that needs the backtracking engine is not run on long arguments, and
+    /// the rule fails closed.
+    #[test]
+    fn a_backtracking_pattern_gives_up_early() {
+        let p = ArgsPattern::new(format!("(?=a){}b1", ".*".repeat(12))).unwrap();
+        let text = "a".repeat(60_000);
+        let started = std::time::Instant::now();
+        let r = p.try_match_for_test(&text);
+        assert!(started.elapsed() < std::time::Duration::from_secs(2), "{:?}", started.elapsed());
+        assert!(r.is_err(), "{r:?}");
+        assert!(p.matches_or(&text, true) && !p.matches_or(&text, false));
+        // Short arguments are matched as ever; linear patterns on any length.
+        let look = ArgsPattern::new("foo(?!bar)").unwrap();
+        assert!(look.is_match("xx foobaz") && !look.is_match("foobar"));
+        let plain = ArgsPattern::new(format!("{}b1", ".*".repeat(12))).unwrap();
+        assert!(plain.try_match_for_test(&format!("{text}b1")) == Ok(true));
     }
 }

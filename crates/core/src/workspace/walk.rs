@@ -63,6 +63,13 @@ pub struct Entry<'a> {
     ino: u64,
 }
 
+impl Entry<'_> {
+    /// The inode the listing gave.
+    pub fn ino(&self) -> u64 {
+        self.ino
+    }
+}
+
 /// Looks at the names a walk lists, on one of its threads.
 pub trait Visitor {
     /// A name `folder` listed.

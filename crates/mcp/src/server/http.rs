@@ -118,6 +118,10 @@ async fn judge_body(
     }
     let bad = |why: &str| rpc_error(StatusCode::BAD_REQUEST, &invalid(why.to_string()));
     match judge(&bytes) {
+        // A batch: one error for the request (over stdio each of its requests is answered).
+        Verdict::Answer(serde_json::Value::Array(_)) => bad(
+            "batches are not supported (MCP 2025-06-18 removed them); send one message per request",
+        ),
         Verdict::Answer(answer) => {
             let code = answer["error"]["code"].as_i64().unwrap_or(0);
             let status = if code == -32700 || code == -32600 {

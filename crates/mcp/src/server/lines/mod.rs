@@ -197,6 +197,23 @@ pub enum Verdict {
     Ignore,
 }
 
+/// A batch (a JSON array): each request in it is answered with its id, in one array as
+/// JSON-RPC answers a batch, saying batches are not run (MCP 2025-06-18 removed them); its
+/// ids were lost under one answer with a null id (issue 35).
+fn batch(items: &[Value]) -> Verdict {
+    const WHY: &str = "Invalid Request: batches are not supported (MCP 2025-06-18 removed them); send one message per line";
+    if items.is_empty() {
+        return Verdict::Answer(error(Value::Null, -32600, WHY.into()));
+    }
+    let answers: Vec<Value> = items
+        .iter()
+        .filter(|m| m.get("method").is_some())
+        .filter_map(|m| m.get("id").filter(|id| !id.is_null()).cloned())
+        .map(|id| error(id, -32600, WHY.into()))
+        .collect();
+    if answers.is_empty() { Verdict::Ignore } else { Verdict::Answer(Value::Array(answers)) }
+}
+
 /// Judges one line (without its newline).
 pub fn judge(line: &[u8]) -> Verdict {
     let line = line.strip_suffix(b"\r").unwrap_or(line);
@@ -204,17 +221,10 @@ pub fn judge(line: &[u8]) -> Verdict {
     if line.iter().all(u8::is_ascii_whitespace) {
         return Verdict::Ignore;
     }
-    let text = match std::str::from_utf8(line) {
-        Ok(t) => t,
-        Err(e) => {
-            return Verdict::Answer(error(
-                Value::Null,
-                -32700,
-                format!("Parse error: the message is not valid UTF-8 ({e})"),
-            ));
-        }
-    };
-    let value: Value = match serde_json::from_str(text) {
+    // Bytes that are not UTF-8 read as U+FFFD (as the ACP agent reads them): the request
+    // keeps its id and is answered (it was answered with a null id, issue 35).
+    let text = String::from_utf8_lossy(line);
+    let value: Value = match serde_json::from_str(&text) {
         Ok(v) => v,
         // Valid JSON nested past the parser's 128 levels: the request's id is still there to
         // answer with (a client waiting for it got only an answer with a null id, issue 35).
@@ -226,16 +236,18 @@ pub fn judge(line: &[u8]) -> Verdict {
                 "Invalid Request: the message is nested more than 128 levels deep".into(),
             ));
         }
+        // An id still readable at the start of the message is answered (a lone surrogate
+        // escape in a string made the answer's id null).
         Err(e) => {
-            return Verdict::Answer(error(Value::Null, -32700, format!("Parse error: {e}")));
+            let id = leading_id(line).unwrap_or(Value::Null);
+            return Verdict::Answer(error(id, -32700, format!("Parse error: {e}")));
         }
     };
     let Value::Object(obj) = &value else {
-        let what = if value.is_array() {
-            "batches are not supported (MCP 2025-06-18 removed them); send one message per line"
-        } else {
-            "a message must be a JSON object"
-        };
+        if let Value::Array(items) = &value {
+            return batch(items);
+        }
+        let what = "a message must be a JSON object";
         return Verdict::Answer(error(Value::Null, -32600, format!("Invalid Request: {what}")));
     };
     let id = obj.get("id").cloned();

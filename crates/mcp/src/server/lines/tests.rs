@@ -263,3 +263,30 @@ mod in_flight {
         assert_eq!(a["error"]["code"], json!(-32600), "{a}");
     }
 }
+
+/// Issue 35 (fourth attack, L1): a batch of two pings, a request holding a byte that is not
+/// UTF-8 and one holding a lone surrogate escape were answered with a null id: the client
+/// waited for ids 1, 2, 5 and 6 for ever.
+#[test]
+fn batches_and_unreadable_strings_are_answered_with_their_ids() {
+    let batch = br#"[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/x"},{"jsonrpc":"2.0","id":"b","method":"ping"}]"#;
+    match judge(batch) {
+        Verdict::Answer(Value::Array(a)) => {
+            let ids: Vec<&Value> = a.iter().map(|m| &m["id"]).collect();
+            assert_eq!(ids, [&json!(1), &json!("b")]);
+            assert!(
+                a[0]["error"]["message"].as_str().unwrap().contains("batches are not supported")
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    let mut bad = br#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"read_file","arguments":{"file_path":"a"#.to_vec();
+    bad.extend(b"\xff\"}}}");
+    assert!(matches!(judge(&bad), Verdict::Message(_)), "{:?}", judge(&bad));
+    let surrogate = br#"{"jsonrpc":"2.0","id":6,"method":"ping","params":{"x":"\udcff"}}"#;
+    match judge(surrogate) {
+        Verdict::Answer(a) => assert_eq!(a["id"], json!(6), "{a}"),
+        Verdict::Message(_) => {}
+        other => panic!("{other:?}"),
+    }
+}
