@@ -21,23 +21,28 @@ fn shown(text: &str, keep_crlf: bool) -> String {
         return text.to_string();
     }
     let mut out = String::with_capacity(text.len());
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '\n' | '\t' => out.push(c),
-            '\r' if keep_crlf && chars.peek() == Some(&'\n') => out.push(c),
-            '\x1b' => out.push_str("\\e"),
-            '\r' => out.push_str("\\r"),
-            '\x08' => out.push_str("\\b"),
-            c if (c as u32) < 0x20 || c == '\x7f' => out.push_str(&format!("\\x{:02x}", c as u32)),
+    // Runs of characters shown as they are are copied whole (a character at a time, printing
+    // a read_many_files answer of 0.9 MB took 7 ms).
+    let mut run = 0;
+    let mut chars = text.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        let shown: std::borrow::Cow<'static, str> = match c {
+            '\n' | '\t' => continue,
+            '\r' if keep_crlf && chars.peek().map(|(_, c)| *c) == Some('\n') => continue,
+            '\x1b' => "\\e".into(),
+            '\r' => "\\r".into(),
+            '\x08' => "\\b".into(),
+            c if (c as u32) < 0x20 || c == '\x7f' => format!("\\x{:02x}", c as u32).into(),
             // C1 controls: a terminal may read U+009B as CSI.
-            c if ('\u{80}'..='\u{9f}').contains(&c) => {
-                out.push_str(&format!("\\u{{{:x}}}", c as u32));
-            }
-            c if hidden_or_reordering(c) => out.push_str(&format!("<U+{:04X}>", c as u32)),
-            c => out.push(c),
-        }
+            c if ('\u{80}'..='\u{9f}').contains(&c) => format!("\\u{{{:x}}}", c as u32).into(),
+            c if hidden_or_reordering(c) => format!("<U+{:04X}>", c as u32).into(),
+            _ => continue,
+        };
+        out.push_str(&text[run..i]);
+        out.push_str(&shown);
+        run = i + c.len_utf8();
     }
+    out.push_str(&text[run..]);
     out
 }
 
@@ -72,6 +77,54 @@ fn hidden_or_reordering(c: char) -> bool {
 #[cfg(test)]
 mod tests {
     use super::visible;
+
+    /// The character-at-a-time writing the run-copying one replaced: both must agree.
+    fn reference(text: &str, keep_crlf: bool) -> String {
+        let mut out = String::new();
+        let mut chars = text.chars().peekable();
+        while let Some(c) = chars.next() {
+            match c {
+                '\n' | '\t' => out.push(c),
+                '\r' if keep_crlf && chars.peek() == Some(&'\n') => out.push(c),
+                '\x1b' => out.push_str("\\e"),
+                '\r' => out.push_str("\\r"),
+                '\x08' => out.push_str("\\b"),
+                c if (c as u32) < 0x20 || c == '\x7f' => {
+                    out.push_str(&format!("\\x{:02x}", c as u32))
+                }
+                c if ('\u{80}'..='\u{9f}').contains(&c) => {
+                    out.push_str(&format!("\\u{{{:x}}}", c as u32));
+                }
+                c if super::hidden_or_reordering(c) => {
+                    out.push_str(&format!("<U+{:04X}>", c as u32))
+                }
+                c => out.push(c),
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn runs_are_written_as_one_character_at_a_time_would() {
+        let alphabet = [
+            'a', 'é', '\n', '\r', '\t', '\x1b', '\x07', '\u{9b}', '\u{202e}', '\u{200b}', '字',
+            '\x7f',
+        ];
+        let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+        for _ in 0..2_000 {
+            let mut s = String::new();
+            for _ in 0..(seed % 24) {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                s.push(alphabet[(seed % alphabet.len() as u64) as usize]);
+            }
+            seed = seed.wrapping_add(1);
+            for keep in [false, true] {
+                assert_eq!(super::shown(&s, keep), reference(&s, keep), "{s:?}");
+            }
+        }
+    }
 
     /// What a terminal shows after printing `bytes`.
     pub(crate) fn screen(bytes: &str) -> String {
