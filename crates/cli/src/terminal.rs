@@ -27,7 +27,7 @@ fn shown(text: &str, keep_crlf: bool) -> String {
     let mut chars = text.char_indices().peekable();
     while let Some((i, c)) = chars.next() {
         let shown: std::borrow::Cow<'static, str> = match c {
-            '\n' | '\t' => continue,
+            ' '..='~' | '\n' | '\t' => continue,
             '\r' if keep_crlf && chars.peek().map(|(_, c)| *c) == Some('\n') => continue,
             '\x1b' => "\\e".into(),
             '\r' => "\\r".into(),
