@@ -209,13 +209,16 @@ impl Job {
 
     fn run(self) -> ToolResult {
         let tally = Tally::default();
+        // "Recent" is judged as of the call's start (each thread keeps its first hits in the
+        // answer's order as it goes).
+        let now = SystemTime::now();
         for dir in &self.dirs {
             let matcher = match self.matcher(dir) {
                 Ok(m) => m,
                 Err(e) => return error(&e),
             };
             let absolute = Path::new(&self.pattern).is_absolute();
-            let shared = Shared { job: &self, dir, matcher: &matcher, absolute };
+            let shared = Shared { job: &self, dir, matcher: &matcher, absolute, now };
             self.workspace.walk(dir, super::walker_threads(), || Seeker {
                 shared: &shared,
                 tally: &tally,
@@ -225,7 +228,7 @@ impl Job {
             });
         }
         toolbelt_core::timings::mark("glob: walk");
-        let Tally { found, ignored, hidden, unread } = tally;
+        let Tally { found, ignored, hidden, unread, dropped } = tally;
         let mut files = found.into_value();
         let ignored = ignored.into_inner();
         let hidden = match hidden.into_inner() {
@@ -260,27 +263,8 @@ impl Job {
                 "No files found",
             );
         }
-        let total = files.len();
-        let now = SystemTime::now();
-        if total > LISTED_FILES {
-            // The first LISTED_FILES in the answer's order, found without ordering them all
-            // (collation keys for every hit were most of a million-hit glob's memory).
-            let recent = |t: &Option<SystemTime>| recent(now, *t);
-            let mut collator = crate::collate::collator();
-            files.select_nth_unstable_by(LISTED_FILES - 1, |a, b| {
-                match (recent(&a.1), recent(&b.1)) {
-                    (true, false) => std::cmp::Ordering::Less,
-                    (false, true) => std::cmp::Ordering::Greater,
-                    (true, true) => b.1.cmp(&a.1).then_with(|| {
-                        crate::collate::compare(&mut collator, path_text(a), path_text(b))
-                    }),
-                    (false, false) => {
-                        crate::collate::compare(&mut collator, path_text(a), path_text(b))
-                    }
-                }
-            });
-            files.truncate(LISTED_FILES);
-        }
+        let total = files.len() + dropped.into_inner();
+        keep_first(&mut files, now, LISTED_FILES);
         sort_entries(&mut files, now);
         toolbelt_core::timings::mark("glob: sort");
         let place = if self.dirs.len() == 1 {
@@ -319,6 +303,26 @@ impl Job {
 /// Files one answer lists at most (what a million characters of answer can hold).
 const LISTED_FILES: usize = 20_000;
 
+/// Keeps the first `n` of `files` in the answer's order (unordered), found without ordering
+/// them all (collation keys for every hit were most of a million-hit glob's memory).
+fn keep_first(files: &mut Vec<(PathBuf, Option<SystemTime>)>, now: SystemTime, n: usize) {
+    if files.len() <= n {
+        return;
+    }
+    let recent = |t: &Option<SystemTime>| recent(now, *t);
+    let mut collator = crate::collate::collator();
+    files.select_nth_unstable_by(n - 1, |a, b| match (recent(&a.1), recent(&b.1)) {
+        (true, false) => std::cmp::Ordering::Less,
+        (false, true) => std::cmp::Ordering::Greater,
+        (true, true) => {
+            b.1.cmp(&a.1)
+                .then_with(|| crate::collate::compare(&mut collator, path_text(a), path_text(b)))
+        }
+        (false, false) => crate::collate::compare(&mut collator, path_text(a), path_text(b)),
+    });
+    files.truncate(n);
+}
+
 fn path_text(f: &(PathBuf, Option<SystemTime>)) -> &str {
     f.0.to_str().unwrap_or("\u{fffd}")
 }
@@ -346,6 +350,8 @@ struct Shared<'a> {
     matcher: &'a GlobSet,
     /// Whether the pattern is matched against whole paths (else against paths below `dir`).
     absolute: bool,
+    /// When the call started (what counts as recent).
+    now: SystemTime,
 }
 
 /// What the walker threads find, over every folder walked: the answer.
@@ -356,6 +362,8 @@ struct Tally {
     /// Left out by the sensitive-path rules.
     hidden: AtomicUsize,
     unread: super::unread::Unread,
+    /// Hits counted but not kept: past the first [`LISTED_FILES`] in the answer's order.
+    dropped: AtomicUsize,
 }
 
 /// One walker thread.
@@ -441,6 +449,13 @@ impl Visitor for Seeker<'_> {
             }
         };
         self.found.push((path.to_path_buf(), mtime));
+        // Only the first hits in the answer's order are kept; the rest are counted (a root of
+        // `/` made glob keep five million paths, 596 MB; issue 35).
+        if self.found.len() >= 2 * LISTED_FILES {
+            let before = self.found.len();
+            keep_first(&mut self.found, self.shared.now, LISTED_FILES);
+            c.dropped.fetch_add(before - self.found.len(), Ordering::Relaxed);
+        }
         Step::Go
     }
 

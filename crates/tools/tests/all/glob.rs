@@ -315,3 +315,37 @@ fn more_than_twenty_thousand_hits_list_the_first_and_count_the_rest() {
     assert!(out.contains("(10 more files are not listed; narrow the pattern or the folder)"));
     assert_eq!(out.lines().filter(|l| l.ends_with(".txt")).count(), 20_000);
 }
+
+/// Issue 35 (fourth attack, F3): an MCP client offering `file://` as its root made glob
+/// `**/*` keep five million paths (596 MB) to list 20,000. Each walker thread keeps only the
+/// first hits in the answer's order and counts the rest: the answer is the same as ordering
+/// them all.
+#[test]
+fn hits_past_what_is_listed_are_counted_not_kept_and_the_list_is_unchanged() {
+    let t = TempTree::new();
+    let dir = t.root().join("many");
+    std::fs::create_dir(&dir).unwrap();
+    let n = 45_000;
+    for i in 0..n {
+        std::fs::write(dir.join(format!("f{i:05}.txt")), "").unwrap();
+    }
+    let r = run(&t, "glob", json!({"pattern": "many/*.txt"}));
+    let out = r.output();
+    assert!(out.starts_with(&format!("Found {n} file(s) matching")), "{}", &out[..200]);
+    assert!(out.contains("(25000 more files are not listed; narrow the pattern or the folder)"));
+    // Newest first (all are recent), ties by name: as a full sort orders them.
+    let mut all: Vec<(std::time::SystemTime, String)> = (0..n)
+        .map(|i| {
+            let name = format!("f{i:05}.txt");
+            (std::fs::metadata(dir.join(&name)).unwrap().modified().unwrap(), name)
+        })
+        .collect();
+    all.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    let listed: Vec<&str> = out
+        .lines()
+        .filter(|l| l.ends_with(".txt"))
+        .map(|l| l.rsplit('/').next().unwrap())
+        .collect();
+    let expected: Vec<&str> = all.iter().take(20_000).map(|(_, name)| name.as_str()).collect();
+    assert_eq!(listed, expected);
+}
