@@ -46,9 +46,10 @@ pub fn out_visible(text: &str) {
     write_stdout(&crate::terminal::visible(text));
 }
 
-/// One line of JSON on stdout, exactly (JSON escapes control characters itself).
+/// One line of JSON on stdout: the same JSON value, with the characters a terminal would act
+/// on written as escapes (see [`crate::terminal::json_visible`]).
 pub fn out_json_line(text: &str) {
-    write_stdout(&format!("{text}\n"));
+    write_stdout(&format!("{}\n", crate::terminal::json_visible(text)));
 }
 
 fn write_stdout(text: &str) {

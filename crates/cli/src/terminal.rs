@@ -46,6 +46,29 @@ fn shown(text: &str, keep_crlf: bool) -> String {
     out
 }
 
+/// JSON text with every character a terminal would act on or hide (C1 controls, bidi and
+/// invisible characters) written as a `\u` escape: the same JSON value, safe to print. JSON
+/// escapes the C0 controls itself; the rest reached a terminal raw (`U+009B` reads as CSI;
+/// issue 35). Only strings hold such characters (JSON's own syntax is ASCII).
+pub fn json_visible(json: &str) -> std::borrow::Cow<'_, str> {
+    let acts = |c: char| ('\u{80}'..='\u{9f}').contains(&c) || hidden_or_reordering(c);
+    if json.is_ascii() || !json.chars().any(acts) {
+        return json.into();
+    }
+    let mut out = String::with_capacity(json.len() + 64);
+    for c in json.chars() {
+        if acts(c) {
+            let mut units = [0u16; 2];
+            for u in c.encode_utf16(&mut units) {
+                out.push_str(&format!("\\u{:04x}", u));
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out.into()
+}
+
 /// Bidi controls (they reorder what follows), zero-width and other invisible format
 /// characters (they hide what is there), and separators that break lines.
 fn hidden_or_reordering(c: char) -> bool {
@@ -102,6 +125,18 @@ mod tests {
             }
         }
         out
+    }
+
+    /// Issue 35 (fourth attack, N11): `call --json`, `tools schema` and `run -o json` printed
+    /// U+009B (CSI) and U+202E raw. Escaped, the JSON means the same.
+    #[test]
+    fn json_is_printed_with_acting_characters_escaped() {
+        let v = serde_json::json!({"d": "a\u{9b}2J\u{202e}b\u{e0041}é"});
+        let text = v.to_string();
+        let shown = super::json_visible(&text);
+        assert_eq!(shown, r#"{"d":"a\u009b2J\u202eb\udb40\udc41é"}"#);
+        assert_eq!(serde_json::from_str::<serde_json::Value>(&shown).unwrap(), v);
+        assert!(matches!(super::json_visible("{\"a\":\"é\"}"), std::borrow::Cow::Borrowed(_)));
     }
 
     #[test]

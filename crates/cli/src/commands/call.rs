@@ -61,7 +61,7 @@ pub async fn run(args: CallArgs) -> CliResult {
             "error": call.error.as_ref().map(|e| json!({"type": e.kind.as_str(), "message": e.message})),
             "toolLocations": call.locations,
         });
-        out(&format!("{report}\n"));
+        crate::output::out_json_line(&report.to_string());
     } else if call.status == CallState::Success {
         // Borrowed: the text can be a million characters. What a file, a command or a server
         // wrote reaches the terminal only shown (an OSC 52 sequence writes the clipboard of
