@@ -216,10 +216,18 @@ impl Agent {
             .map(|c| c.id.clone().filter(|s| !s.is_empty()).unwrap_or_else(|| new_call_id(&c.name)))
             .collect();
         let mut requests = Vec::new();
+        // One answer runs a bounded number of calls: 600 searches in one 56 KB answer held
+        // their results together, 584 MB (issue 35). The rest are answered, not run.
+        let limit = toolbelt_core::limits::CALLS_PER_ANSWER;
+        let mut not_run = std::collections::HashSet::new();
         for (c, id) in calls.iter().zip(&ids) {
             on_event(AgentEvent::ToolCall { id, name: &c.name, args: &c.args });
             if c.malformed.is_none() {
-                requests.push(CallRequest::new(id.clone(), c.name.clone(), c.args.clone()));
+                if requests.len() < limit {
+                    requests.push(CallRequest::new(id.clone(), c.name.clone(), c.args.clone()));
+                } else {
+                    not_run.insert(id.clone());
+                }
             }
         }
         stats.tool_calls += calls.len() as u32;
@@ -235,6 +243,14 @@ impl Agent {
                     &c.name,
                     &format!(
                         "The arguments of this function call are not a JSON object: {raw}. Call the tool again with its arguments as a JSON object."
+                    ),
+                ),
+                (None, None) if not_run.contains(id) => ResponseParts::error(
+                    id,
+                    &c.name,
+                    &format!(
+                        "This answer asked for {} function calls; one answer runs at most {limit}, so this call did not run. Make it again in your next answer, or make fewer calls at once.",
+                        calls.len()
                     ),
                 ),
                 (Some(d), None) => d.response.clone(),

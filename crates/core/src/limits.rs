@@ -203,6 +203,10 @@ pub async fn costly_turn() -> Result<CostlyTurn, String> {
 /// (issue 35). Patterns the linear engine takes run on any length.
 pub const BACKTRACKING_TEXT_BYTES: usize = 16 << 10;
 
+/// Function calls one model answer runs (`run`, `acp`); the rest are answered with an error
+/// saying so, not run.
+pub const CALLS_PER_ANSWER: usize = 64;
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -334,3 +334,35 @@ print(got, peak)
     assert_eq!(got, 300, "every call answered: {text} {}", String::from_utf8_lossy(&out.stderr));
     assert!(peak_kb < 256 << 10, "peak {peak_kb} kB");
 }
+
+/// Issue 35 (fourth attack, N4): one 56 KB model answer asking for 600 grep_search calls ran
+/// them all and held their results together (584 MB). One answer runs the first 64; each
+/// other call gets its own response saying it did not run.
+#[tokio::test]
+async fn one_model_answer_runs_at_most_64_calls() {
+    use toolbelt_test_support::fake_model::{FakeModel, gemini_answer};
+    let t = TempTree::new();
+    t.file("a.txt", "needle\n");
+    let calls: Vec<serde_json::Value> = (0..70)
+        .map(|i| json!({"functionCall": {"id": format!("c{i}"), "name": "read_file", "args": {"file_path": "a.txt"}}}))
+        .collect();
+    let fake = FakeModel::start(vec![
+        gemini_answer(json!(calls)),
+        gemini_answer(json!([{"text": "done"}])),
+    ])
+    .await;
+    let (code, stdout, stderr) = crate::run::output(crate::run::command(
+        &t,
+        &["read it", "--approval-mode", "yolo"],
+        Some(&fake.url),
+    ))
+    .await;
+    assert_eq!((code, stdout.as_str()), (0, "done\n"), "{stderr}");
+    let parts = fake.bodies()[1]["contents"][2]["parts"].as_array().unwrap().clone();
+    assert_eq!(parts.len(), 70);
+    let ran =
+        parts.iter().filter(|p| p["functionResponse"]["response"]["output"] == "needle\n").count();
+    assert_eq!(ran, 64);
+    let told = parts[69]["functionResponse"]["response"]["error"].as_str().unwrap_or_default();
+    assert!(told.contains("one answer runs at most 64"), "{told}");
+}
