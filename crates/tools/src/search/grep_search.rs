@@ -343,17 +343,32 @@ impl Job {
             ov.add(inc).map_err(|e| format!("invalid include_pattern {inc:?}: {e}"))?;
             walk.overrides(ov.build().map_err(|e| e.to_string())?);
         }
-        if !p.no_ignore {
-            // The default excludes, by name below the search path: compiling them as override
-            // globs and matching every path against them cost more than the rest of a small
-            // search's set-up.
-            let ignore_files = ignore_files.clone();
+        // The default excludes, by name below the search path: compiling them as override
+        // globs and matching every path against them cost more than the rest of a small
+        // search's set-up. Past the first files of a crowded folder, files are set aside by
+        // name (see `QUEUED_PER_FOLDER`).
+        let aside: Arc<Mutex<Vec<PathBuf>>> = Arc::default();
+        {
+            let (ignore_files, aside, no_ignore) =
+                (ignore_files.clone(), aside.clone(), p.no_ignore);
             walk.filter_entry(move |e| {
-                e.depth() == 0
-                    || (!super::excluded_by_default(e)
-                        && (!e.file_type().is_some_and(|t| t.is_dir())
-                            || (!ignore_files.gemini_ignores(e.path())
-                                && ignore_files.may_enter(e.path()))))
+                if e.depth() == 0 {
+                    return true;
+                }
+                let is_dir = e.file_type().is_some_and(|t| t.is_dir());
+                if !no_ignore
+                    && (super::excluded_by_default(e)
+                        || (is_dir
+                            && (ignore_files.gemini_ignores(e.path())
+                                || !ignore_files.may_enter(e.path()))))
+                {
+                    return false;
+                }
+                if e.file_type().is_some_and(|t| t.is_file()) && crowded(e.path()) {
+                    aside.locked().push(e.path().to_path_buf());
+                    return false;
+                }
+                true
             });
         }
         walk.threads(super::walker_threads());
@@ -361,7 +376,6 @@ impl Job {
 
         let found = AtomicUsize::new(0);
         let results: Mutex<Vec<GrepFile>> = Mutex::new(Vec::new());
-        let single_file = self.single_file;
         walk.build_parallel().run(|| {
             let found = &found;
             let results = &results;
@@ -377,33 +391,31 @@ impl Job {
                     return WalkState::Quit;
                 }
                 let Some(entry) = self.unread.entry(entry) else { return WalkState::Continue };
-                if !entry.file_type().is_some_and(|t| t.is_file()) {
-                    return WalkState::Continue;
-                }
-                let path = entry.path();
-                if let Some(hits) =
-                    self.search_with(&mut searcher, &mut buf, &mut opener, path, limit)
-                {
-                    let n = hits.lines.iter().filter(|l| !l.is_context).count();
-                    // The walker already applied the ignore files; the shared ignore service
-                    // has the last word, as upstream post-filters ripgrep's results. Only files
-                    // with matches are checked, which keeps it off the hot path.
-                    let ignored = || {
-                        !single_file
-                            && !p.no_ignore
-                            && self
-                                .unread
-                                .verdict(self.workspace.ignore().check(path, false, self.opts))
-                                != Verdict::Kept
-                    };
-                    if n > 0 && !ignored() {
-                        found.fetch_add(n, Ordering::Relaxed);
-                        results.locked().push(hits);
-                    }
+                if entry.file_type().is_some_and(|t| t.is_file()) {
+                    let file = (&mut searcher, &mut buf, &mut opener);
+                    self.visit_file(file, entry.path(), limit, found, results);
                 }
                 WalkState::Continue
             })
         });
+        // The files set aside, searched in turn (they passed the walker's filters).
+        let aside = std::mem::take(&mut *aside.locked());
+        if !aside.is_empty() {
+            let mut searcher = self.searcher(before, after);
+            let mut buf = Vec::new();
+            let mut opener = super::opener::Opener::new(&self.workspace, &self.unread);
+            let mut cancel = super::CancelCheck::new(&self.cancel);
+            for path in aside {
+                if cancel.cancelled()
+                    || found.load(Ordering::Relaxed) >= limit
+                    || self.kept_bytes.load(Ordering::Relaxed) > KEPT_LINES_BYTES
+                {
+                    break;
+                }
+                let file = (&mut searcher, &mut buf, &mut opener);
+                self.visit_file(file, &path, limit, &found, &results);
+            }
+        }
         let refused = ignore_files.refused().into_iter().map(|(dir, why)| super::Unsearchable {
             shown: paths::relative_to(&dir, &self.search),
             why,
@@ -413,6 +425,34 @@ impl Job {
         let mut files = results.into_value();
         files.sort_by(|a, b| a.absolute.cmp(&b.absolute));
         Ok(files)
+    }
+
+    /// Searches one file the walk found and keeps its matches unless the ignore service
+    /// hides it.
+    fn visit_file(
+        &self,
+        (searcher, buf, opener): (&mut Searcher, &mut Vec<u8>, &mut super::opener::Opener<'_>),
+        path: &Path,
+        limit: usize,
+        found: &AtomicUsize,
+        results: &Mutex<Vec<GrepFile>>,
+    ) {
+        let Some(hits) = self.search_with(searcher, buf, opener, path, limit) else { return };
+        let n = hits.lines.iter().filter(|l| !l.is_context).count();
+        // The walker already applied the ignore files; the shared ignore service has the last
+        // word, as upstream post-filters ripgrep's results. Only files with matches are
+        // checked, which keeps it off the hot path.
+        let p = &self.params;
+        let ignored = || {
+            !self.single_file
+                && !p.no_ignore
+                && self.unread.verdict(self.workspace.ignore().check(path, false, self.opts))
+                    != Verdict::Kept
+        };
+        if n > 0 && !ignored() {
+            found.fetch_add(n, Ordering::Relaxed);
+            results.locked().push(hits);
+        }
     }
 
     fn searcher(&self, before: usize, after: usize) -> Searcher {
@@ -511,6 +551,36 @@ fn context_of(p: &Params) -> (usize, usize) {
     let c = p.context.unwrap_or(0);
     let to = |v: u64| usize::try_from(v).unwrap_or(usize::MAX);
     (to(p.before.unwrap_or(c)), to(p.after.unwrap_or(c)))
+}
+
+/// Files of one folder the walker queues as it lists it, at most: the `ignore` crate's
+/// parallel walker queues every entry of a folder before any is searched (a folder of a
+/// million files took 282 MB; issue 35), so the rest of a larger folder are set aside by name
+/// and searched after the walk.
+const QUEUED_PER_FOLDER: usize = 10_000;
+
+thread_local! {
+    /// The folder this walker thread is listing, and how many of its files it has queued.
+    static LISTING: std::cell::RefCell<Option<(PathBuf, usize)>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Whether `path`, a file its folder's listing gives now, is past the first
+/// [`QUEUED_PER_FOLDER`] of that folder (a thread lists a folder's names one after another).
+fn crowded(path: &Path) -> bool {
+    let Some(folder) = path.parent() else { return false };
+    LISTING.with(|l| {
+        let mut l = l.borrow_mut();
+        match &mut *l {
+            Some((f, n)) if f == folder => {
+                *n += 1;
+                *n > QUEUED_PER_FOLDER
+            }
+            _ => {
+                *l = Some((folder.to_path_buf(), 1));
+                false
+            }
+        }
+    })
 }
 
 struct Collect<'a> {

@@ -492,3 +492,30 @@ fn long_matching_lines_do_not_crowd_out_other_matches() {
     assert_eq!(out.matches("... [truncated]").count(), 3, "{}", &out[..out.len().min(600)]);
     assert!(!out.contains("cut short"), "{}", &out[out.len().saturating_sub(400)..]);
 }
+
+/// Issue 35 (fourth attack): grep_search on a folder of a million files took 282 MB, the
+/// walker queuing every entry before searching any. Past the first 10,000 files of a folder,
+/// files are set aside by name and searched after the walk: none is lost.
+#[test]
+fn the_files_of_a_crowded_folder_are_all_searched() {
+    let t = TempTree::new();
+    let dir = t.root().join("crowd");
+    std::fs::create_dir(&dir).unwrap();
+    for i in 0..10_050 {
+        std::fs::write(
+            dir.join(format!("f{i:05}.txt")),
+            if i % 2 == 0 { "needle\n" } else { "hay\n" },
+        )
+        .unwrap();
+    }
+    t.file("crowd.log", "needle\n");
+    let r = run(
+        &t,
+        "grep_search",
+        json!({"pattern": "needle", "names_only": true, "total_max_matches": 100_000}),
+    );
+    let out = r.output();
+    let listed = out.lines().filter(|l| l.ends_with(".txt")).count();
+    assert_eq!(listed, 5_025, "{}", &out[..out.len().min(300)]);
+    assert!(!out.contains("crowd.log"), "default excludes still apply");
+}
