@@ -9,9 +9,7 @@ use toolbelt_core::tool::{AlwaysAllow, AlwaysScope};
 
 use async_trait::async_trait;
 use grep_regex::RegexMatcher;
-use grep_searcher::{
-    BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkContextKind, SinkMatch,
-};
+use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder};
 use ignore::overrides::OverrideBuilder;
 use ignore::{WalkBuilder, WalkState};
 use serde::Deserialize;
@@ -553,109 +551,7 @@ fn context_of(p: &Params) -> (usize, usize) {
     (to(p.before.unwrap_or(c)), to(p.after.unwrap_or(c)))
 }
 
-/// Files of one folder the walker queues as it lists it, at most: the `ignore` crate's
-/// parallel walker queues every entry of a folder before any is searched (a folder of a
-/// million files took 282 MB; issue 35), so the rest of a larger folder are set aside by name
-/// and searched after the walk.
-const QUEUED_PER_FOLDER: usize = 10_000;
-
-thread_local! {
-    /// The folder this walker thread is listing, and how many of its files it has queued.
-    static LISTING: std::cell::RefCell<Option<(PathBuf, usize)>> = const { std::cell::RefCell::new(None) };
-}
-
-/// Whether `path`, a file its folder's listing gives now, is past the first
-/// [`QUEUED_PER_FOLDER`] of that folder (a thread lists a folder's names one after another).
-fn crowded(path: &Path) -> bool {
-    let Some(folder) = path.parent() else { return false };
-    LISTING.with(|l| {
-        let mut l = l.borrow_mut();
-        match &mut *l {
-            Some((f, n)) if f == folder => {
-                *n += 1;
-                *n > QUEUED_PER_FOLDER
-            }
-            _ => {
-                *l = Some((folder.to_path_buf(), 1));
-                false
-            }
-        }
-    })
-}
-
-struct Collect<'a> {
-    entries: Vec<GrepLine>,
-    matches: usize,
-    max: Option<usize>,
-    /// After-context lines, and the line of the last counted match: once the per-file maximum
-    /// is reached, lines inside that window are still shown (as context) and then the file ends.
-    after: u64,
-    last_match: u64,
-    exclude: Option<&'a regex::Regex>,
-    cancel: &'a CancellationToken,
-    kept_bytes: &'a AtomicUsize,
-}
-
-/// The text of matching and context lines a call keeps, at most: 400,000 matches asked for
-/// took 889 MB for an answer cut at a million characters (issue 35).
-const KEPT_LINES_BYTES: usize = 8 << 20;
-
-impl Collect<'_> {
-    fn full(&self) -> bool {
-        self.max.is_some_and(|max| self.matches >= max)
-    }
-
-    /// Keeps a line unless it is not UTF-8 (as upstream skips ripgrep's `bytes` lines) or the
-    /// exclude pattern matches it.
-    fn keep(&mut self, number: Option<u64>, bytes: &[u8], context: bool) -> bool {
-        let Ok(text) = std::str::from_utf8(bytes) else { return false };
-        let text = text.trim_end();
-        if self.exclude.is_some_and(|x| x.is_match(text)) {
-            return false;
-        }
-        // Kept only as far as an answer shows it: three minified files of one 4.8 MB line
-        // filled the budget of kept text and crowded out every other match (issue 35).
-        let text = super::cut_line(text).into_owned();
-        self.kept_bytes.fetch_add(text.len() + 16, Ordering::Relaxed);
-        self.entries.push(GrepLine { number: number.unwrap_or(0), text, is_context: context });
-        true
-    }
-
-    fn over_budget(&self) -> bool {
-        self.kept_bytes.load(Ordering::Relaxed) > KEPT_LINES_BYTES
-    }
-}
-
-impl Sink for Collect<'_> {
-    type Error = std::io::Error;
-
-    fn matched(&mut self, _: &Searcher, m: &SinkMatch<'_>) -> Result<bool, Self::Error> {
-        if self.cancel.is_cancelled() || self.over_budget() {
-            return Ok(false);
-        }
-        let line = m.line_number().unwrap_or(0);
-        if self.full() {
-            if line <= self.last_match + self.after {
-                self.keep(m.line_number(), m.bytes(), true);
-                return Ok(true);
-            }
-            return Ok(false);
-        }
-        if self.keep(m.line_number(), m.bytes(), false) {
-            self.matches += 1;
-            self.last_match = line;
-        }
-        Ok(!self.full() || self.after > 0)
-    }
-
-    fn context(&mut self, _: &Searcher, c: &SinkContext<'_>) -> Result<bool, Self::Error> {
-        let line = c.line_number().unwrap_or(0);
-        if self.full()
-            && (matches!(c.kind(), SinkContextKind::Before) || line > self.last_match + self.after)
-        {
-            return Ok(line <= self.last_match + self.after);
-        }
-        self.keep(c.line_number(), c.bytes(), true);
-        Ok(!self.cancel.is_cancelled() && !self.over_budget())
-    }
-}
+mod collect;
+mod crowd;
+use collect::{Collect, KEPT_LINES_BYTES};
+use crowd::crowded;
