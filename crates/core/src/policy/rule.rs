@@ -141,7 +141,8 @@ fn compile(source: &str) -> Result<Regex, fancy_regex::Error> {
 #[derive(Clone, Debug)]
 pub struct ArgsPattern {
     source: String,
-    compiled: Arc<OnceLock<Option<Regex>>>,
+    /// The pattern compiled, and whether it needs the backtracking engine.
+    compiled: Arc<OnceLock<Option<(Regex, bool)>>>,
 }
 
 impl PartialEq for ArgsPattern {
@@ -180,7 +181,7 @@ impl ArgsPattern {
                      rewrite it without one of the two"
                 ));
             }
-            let _ = compiled.set(Some(re));
+            let _ = compiled.set(Some((re, true)));
         }
         Ok(Self { source, compiled: Arc::new(compiled) })
     }
@@ -228,7 +229,8 @@ impl ArgsPattern {
 
     fn try_match(&self, text: &str) -> Result<bool, String> {
         let re = self.compiled.get_or_init(|| match compile(&self.source) {
-            Ok(r) => Some(r),
+            // Needing the backtracking engine: the linear one cannot parse it.
+            Ok(r) => Some((r, regex_syntax::Parser::new().parse(&self.source).is_err())),
             Err(e) => {
                 tracing::warn!("argsPattern {:?} does not compile: {e}", self.source);
                 None
@@ -237,20 +239,13 @@ impl ArgsPattern {
         match re {
             // Look-around and back-references run on the backtracking engine, whose time grows
             // with the square of the text: it is given short texts only.
-            Some(_) if text.len() > crate::limits::BACKTRACKING_TEXT_BYTES && self.backtracks() => {
-                Err(format!(
-                    "the pattern needs the backtracking engine (look-around or a back-reference), which is given at most {} KiB of arguments",
-                    crate::limits::BACKTRACKING_TEXT_BYTES >> 10
-                ))
-            }
-            Some(r) => r.is_match(text).map_err(|e| e.to_string()),
+            Some((_, true)) if text.len() > crate::limits::BACKTRACKING_TEXT_BYTES => Err(format!(
+                "the pattern needs the backtracking engine (look-around or a back-reference), which is given at most {} KiB of arguments",
+                crate::limits::BACKTRACKING_TEXT_BYTES >> 10
+            )),
+            Some((r, _)) => r.is_match(text).map_err(|e| e.to_string()),
             None => Err("it does not compile".into()),
         }
-    }
-
-    /// Whether the pattern needs the backtracking engine (the linear one cannot parse it).
-    fn backtracks(&self) -> bool {
-        regex_syntax::Parser::new().parse(&self.source).is_err()
     }
 }
 

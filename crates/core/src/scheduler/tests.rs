@@ -222,13 +222,14 @@ async fn a_timeout_fires_the_token_so_the_work_really_stops() {
     assert!(err.message.contains("Output before the timeout:\npartial work"), "{}", err.message);
 }
 
-#[tokio::test]
-async fn per_tool_timeout_overrides_the_global_one() {
+/// A scheduler allowing every call, with a 50 ms grace and the config `configure` makes.
+fn with_config(
+    configure: impl FnOnce(&mut crate::Config),
+) -> (crate::testing::TempTree, Scheduler) {
     let journal = Arc::new(Journal::default());
-    let (_dir, mut env) = test_env();
+    let (dir, mut env) = test_env();
     let mut config = (*env.config).clone();
-    config.tool_call_timeout_ms = 60_000;
-    config.tool_timeouts_ms.insert("stubborn".into(), 30);
+    configure(&mut config);
     env.config = Arc::new(config);
     let registry = Arc::new(Registry::builder().tools(tools(&journal)).build().unwrap());
     let policy =
@@ -236,6 +237,15 @@ async fn per_tool_timeout_overrides_the_global_one() {
     let options = SchedulerOptions { grace: Duration::from_millis(50), ..Default::default() };
     let s =
         Scheduler::new(registry, policy, Arc::new(FixedApprover(Outcome::Cancel)), env, options);
+    (dir, s)
+}
+
+#[tokio::test]
+async fn per_tool_timeout_overrides_the_global_one() {
+    let (_dir, s) = with_config(|config| {
+        config.tool_call_timeout_ms = 60_000;
+        config.tool_timeouts_ms.insert("stubborn".into(), 30);
+    });
     let done = s.schedule(vec![call("1", "stubborn", "x")], CancellationToken::new()).await;
     let msg = &done[0].error.as_ref().unwrap().message;
     assert!(msg.contains("timed out after 30 ms"));

@@ -232,14 +232,13 @@ impl<'a> DiffView<'a> {
     pub fn stat(&self) -> DiffStat {
         if let Some((old, new)) = self.coarse {
             // The whole region as replaced: its characters without the line ends.
-            let chars = |s: &str, lines: usize| {
-                s.chars().count() - (memchr::memchr_iter(b'\n', s.as_bytes()).count()).min(lines)
-            };
+            let chars =
+                |s: &str| s.chars().count() - memchr::memchr_iter(b'\n', s.as_bytes()).count();
             return DiffStat {
                 added_lines: new,
                 removed_lines: old,
-                added_chars: chars(self.new_mid, new),
-                removed_chars: chars(self.old_mid, old),
+                added_chars: chars(self.new_mid),
+                removed_chars: chars(self.old_mid),
             };
         }
         stat_of(self.diff())

@@ -382,10 +382,7 @@ impl Job {
             let mut opener = super::opener::Opener::new(&self.workspace, &self.unread);
             let mut cancel = super::CancelCheck::new(&self.cancel);
             Box::new(move |entry| {
-                if cancel.cancelled()
-                    || found.load(Ordering::Relaxed) >= limit
-                    || self.kept_bytes.load(Ordering::Relaxed) > KEPT_LINES_BYTES
-                {
+                if self.stops(&mut cancel, found, limit) {
                     return WalkState::Quit;
                 }
                 let Some(entry) = self.unread.entry(entry) else { return WalkState::Continue };
@@ -404,10 +401,7 @@ impl Job {
             let mut opener = super::opener::Opener::new(&self.workspace, &self.unread);
             let mut cancel = super::CancelCheck::new(&self.cancel);
             for path in aside {
-                if cancel.cancelled()
-                    || found.load(Ordering::Relaxed) >= limit
-                    || self.kept_bytes.load(Ordering::Relaxed) > KEPT_LINES_BYTES
-                {
+                if self.stops(&mut cancel, &found, limit) {
                     break;
                 }
                 let file = (&mut searcher, &mut buf, &mut opener);
@@ -423,6 +417,19 @@ impl Job {
         let mut files = results.into_value();
         files.sort_by(|a, b| a.absolute.cmp(&b.absolute));
         Ok(files)
+    }
+
+    /// Whether the search ends here: cancelled, the match limit reached, or the kept text
+    /// over its budget.
+    fn stops(
+        &self,
+        cancel: &mut super::CancelCheck<'_>,
+        found: &AtomicUsize,
+        limit: usize,
+    ) -> bool {
+        cancel.cancelled()
+            || found.load(Ordering::Relaxed) >= limit
+            || self.kept_bytes.load(Ordering::Relaxed) > KEPT_LINES_BYTES
     }
 
     /// Searches one file the walk found and keeps its matches unless the ignore service

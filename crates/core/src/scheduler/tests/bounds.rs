@@ -25,19 +25,11 @@ async fn a_result_of_very_many_parts_is_bounded_too() {
 /// --timeout-ms 3000` (100 s). The command line's deadline caps every tool's.
 #[tokio::test]
 async fn the_command_lines_deadline_caps_a_tools_own() {
-    let journal = Arc::new(Journal::default());
-    let (_dir, mut env) = test_env();
-    let mut config = (*env.config).clone();
-    config.tool_call_timeout_ms = 30;
-    config.tool_call_timeout_cap_ms = Some(30);
-    config.tool_timeouts_ms.insert("stubborn".into(), 600_000);
-    env.config = Arc::new(config);
-    let registry = Arc::new(Registry::builder().tools(tools(&journal)).build().unwrap());
-    let policy =
-        Arc::new(PolicyEngine::new(vec![Rule::new("*", Decision::Allow, 1.0, "t")], false));
-    let options = SchedulerOptions { grace: Duration::from_millis(50), ..Default::default() };
-    let s =
-        Scheduler::new(registry, policy, Arc::new(FixedApprover(Outcome::Cancel)), env, options);
+    let (_dir, s) = with_config(|config| {
+        config.tool_call_timeout_ms = 30;
+        config.tool_call_timeout_cap_ms = Some(30);
+        config.tool_timeouts_ms.insert("stubborn".into(), 600_000);
+    });
     let started = std::time::Instant::now();
     let done = s.schedule(vec![call("1", "stubborn", "x")], CancellationToken::new()).await;
     let msg = &done[0].error.as_ref().unwrap().message;
