@@ -373,7 +373,7 @@ struct Seeker<'a> {
     cancel: super::CancelCheck<'a>,
     /// The ignore rules of the folder whose names are being visited (a folder's names come
     /// one after another), and that folder.
-    rules: Option<(PathBuf, FolderRules)>,
+    rules: Option<(PathBuf, FolderRules<'a>)>,
     /// What this thread found, added to the tally when it ends.
     found: Vec<(PathBuf, Option<SystemTime>)>,
 }

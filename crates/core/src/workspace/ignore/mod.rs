@@ -160,7 +160,7 @@ fn nonempty_parent(p: &Path) -> Option<&Path> {
 /// [`IgnoreService::check`] decides for a path in that folder, without looking anything up
 /// again. Valid for the batch it was made in.
 #[derive(Debug)]
-pub struct FolderRules {
+pub struct FolderRules<'s> {
     /// The folder below the root (`None`: outside it, or above it).
     rel: Option<PathBuf>,
     /// Git's ignore files apply.
@@ -170,10 +170,10 @@ pub struct FolderRules {
     /// Whether the folder or one above it is ignored.
     ignored: Result<bool, Unreadable>,
     /// The rules naming what is in it (none when it is ignored).
-    rules: Option<RuleSet>,
+    rules: Option<RuleSet<'s>>,
 }
 
-impl FolderRules {
+impl FolderRules<'_> {
     /// Whether `abs`, a name in this folder, is ignored (as [`IgnoreService::check`]).
     pub fn check(&self, abs: &Path, is_dir: bool) -> Result<bool, Unreadable> {
         let (Some(folder_rel), Some(name)) = (&self.rel, abs.file_name()) else { return Ok(false) };
@@ -190,8 +190,8 @@ impl FolderRules {
 
 /// The rules that name a path itself (not its folders), in the order they apply.
 #[derive(Debug)]
-struct RuleSet {
-    root: PathBuf,
+struct RuleSet<'s> {
+    root: &'s Path,
     /// Git's exclude file (a repository's, when git's files apply).
     exclude: Option<Arc<Rules>>,
     /// The `.gitignore` files from the root down to the folder, when git's files apply.
@@ -199,7 +199,7 @@ struct RuleSet {
     gemini: Option<Arc<Rules>>,
 }
 
-impl RuleSet {
+impl RuleSet<'_> {
     /// Whether the rules ignore `rel` (`abs`): git's exclude file, then each `.gitignore` from
     /// the root down to its folder, then `.geminiignore`, the last match winning (as upstream's
     /// combined parser).
@@ -337,7 +337,7 @@ impl IgnoreService {
     /// What decides the names in the folder `folder_abs`, worked out once for all of them (a
     /// walk judging a folder's names one [`IgnoreService::check`] at a time looked its
     /// folders and rules up again for each).
-    pub fn folder_rules(&self, folder_abs: &Path, opts: IgnoreOptions) -> FolderRules {
+    pub fn folder_rules(&self, folder_abs: &Path, opts: IgnoreOptions) -> FolderRules<'_> {
         let git = self.git_repo && opts.respect_git_ignore;
         let mut f =
             FolderRules { rel: None, git, in_git_dir: false, ignored: Ok(false), rules: None };
@@ -413,10 +413,10 @@ impl IgnoreService {
 
     /// The rules for the names in `folder`, `depth` folders below the root counting the
     /// names' own level.
-    fn rule_set(&self, folder: &Path, depth: usize, opts: IgnoreOptions) -> RuleSet {
+    fn rule_set(&self, folder: &Path, depth: usize, opts: IgnoreOptions) -> RuleSet<'_> {
         let git = self.git_repo && opts.respect_git_ignore;
         RuleSet {
-            root: self.root.clone(),
+            root: &self.root,
             exclude: (git)
                 .then(|| self.exclude.as_ref().map(|slot| self.root_rules(slot, EXCLUDE)))
                 .flatten(),
