@@ -1,3 +1,4 @@
+use serde_json::json;
 use toolbelt_test_support::TempTree;
 
 use crate::toolbelt;
@@ -79,4 +80,23 @@ fn broken_policy_files_stop_the_command() {
     assert_eq!(r.code, 2, "{}", r.stdout);
     assert!(r.stderr.contains("bad.toml:1: rule #1: `priority`"), "{}", r.stderr);
     assert!(r.stdout.is_empty(), "{}", r.stdout);
+}
+
+/// Issue 35 (fourth attack, N6), as a hostile repository would: twenty look-ahead rules
+/// (they pass `policy lint`) in the untrusted workspace's `.gemini/policies` held a 60 KB
+/// write for 181 s, past any deadline. Such a pattern is not run on long arguments: the deny
+/// rules fail closed at once, and cannot be made to let the write through either.
+#[test]
+fn look_ahead_rules_from_a_repository_cannot_hold_a_call() {
+    let t = TempTree::new();
+    let rule = format!(
+        "[[rule]]\ntoolName = \"write_file\"\nargsPattern = '(?=a){}b1'\ndecision = \"deny\"\npriority = 10\n",
+        ".*".repeat(12)
+    );
+    t.file(".gemini/policies/evil.toml", &rule.repeat(20));
+    let args = json!({"file_path": "x.txt", "content": "a".repeat(60_000)}).to_string();
+    let started = std::time::Instant::now();
+    let r = toolbelt(&t, &["policy", "check", "write_file", &args, "--json"], None);
+    assert!(started.elapsed() < std::time::Duration::from_secs(30), "{:?}", started.elapsed());
+    assert_eq!(r.json()["decision"], "deny", "{}", r.stderr);
 }
