@@ -93,7 +93,7 @@ fn look_ahead_rules_from_a_repository_cannot_hold_a_call() {
         "[[rule]]\ntoolName = \"write_file\"\nargsPattern = '(?=a){}b1'\ndecision = \"deny\"\npriority = 10\n",
         ".*".repeat(12)
     );
-    t.file(".gemini/policies/evil.toml", &rule.repeat(20));
+    t.file(".gemini/policies/evil.toml", rule.repeat(20));
     let args = json!({"file_path": "x.txt", "content": "a".repeat(60_000)}).to_string();
     let started = std::time::Instant::now();
     let r = toolbelt(&t, &["policy", "check", "write_file", &args, "--json"], None);
