@@ -45,6 +45,12 @@ pub const MCP_SCHEMA_NODES_TOTAL: usize = 200_000;
 /// MCP tools one server may bring: the rest are left out, with the reason.
 pub const MCP_TOOLS_PER_SERVER: usize = 2_000;
 
+/// JSON values (objects, arrays, leaves) in one message from an MCP server, counted before it
+/// is parsed: past this a tool list keeps its first tools, another answer becomes an error and
+/// a request is dropped. Parsed, a message takes some 30 times its size (a 12 MB list of
+/// 400,000 tiny tools took 350 MB); a real tool list or answer stays far below.
+pub const MCP_MESSAGE_VALUES: usize = 250_000;
+
 /// Tools taken from a discovery command, at most (the first ones; the rest are named in a
 /// notice).
 pub const DISCOVERED_TOOLS: usize = 2_000;

@@ -9,6 +9,7 @@ pub mod oauth;
 pub mod probe;
 mod progress;
 pub mod schema;
+mod screen;
 mod sse;
 mod stdio;
 mod tool;

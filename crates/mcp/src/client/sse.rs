@@ -77,7 +77,12 @@ impl SseTransport {
                     continue;
                 }
                 let Some(data) = e.data else { continue };
-                match serde_json::from_str::<RxJsonRpcMessage<RoleClient>>(&data) {
+                let parsed = match super::screen::judge(data.as_bytes()) {
+                    super::screen::Judged::Pass => serde_json::from_str(&data),
+                    super::screen::Judged::Replace(other) => serde_json::from_slice(&other),
+                    super::screen::Judged::Drop => continue,
+                };
+                match parsed as Result<RxJsonRpcMessage<RoleClient>, _> {
                     Ok(m) => {
                         if tx.send(m).await.is_err() {
                             break;

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use rmcp::RoleClient;
 use rmcp::service::{RunningService, ServiceExt};
-use rmcp::transport::TokioChildProcess;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
 
 use super::Handler;
 
@@ -28,16 +28,21 @@ pub(super) async fn connect(
         .args(args)
         .envs([("GEMINI_CLI", "1"), ("TOOLBELT", "1")])
         .for_foreign_spawner()
-        .and_then(|f| {
-            f.spawn_with(|cmd| {
-                TokioChildProcess::builder(cmd).stderr(std::process::Stdio::null()).spawn()
-            })
-        });
-    let ((transport, _stderr), exit) =
-        spawned.map_err(|e| format!("cannot start `{command}`: {e}"))?;
-    if let Some(pid) = transport.id().and_then(|p| i32::try_from(p).ok()) {
+        .and_then(|f| f.spawn_with(|mut cmd| cmd.spawn()));
+    let (mut child, exit) = spawned.map_err(|e| format!("cannot start `{command}`: {e}"))?;
+    if let Some(pid) = child.id().and_then(|p| i32::try_from(p).ok()) {
         reaper.store(pid, std::sync::atomic::Ordering::SeqCst);
     }
+    let (Some(stdout), Some(stdin)) = (child.stdout.take(), child.stdin.take()) else {
+        return Err(format!("cannot start `{command}`: its pipes were not made"));
+    };
+    // The reaper is stopped through its pid (see `stop`), not through this handle.
+    drop(child);
+    let (screened, pumped) = tokio::io::duplex(64 << 10);
+    tokio::spawn(pump(stdout, pumped));
+    let transport =
+        rmcp::transport::async_rw::AsyncRwTransport::<RoleClient, _, _>::new(screened, stdin)
+            .with_max_line_length(usize::MAX);
     // A server that exits while something it started holds its stdout open would
     // otherwise be waited for until the connect deadline.
     tokio::select! {
@@ -48,6 +53,52 @@ pub(super) async fn connect(
             Some(s) => format!("the server exited ({s}) before it finished initializing"),
             None => "the server exited before it finished initializing".into(),
         }),
+    }
+}
+
+/// Passes the server's messages on to rmcp, each judged first by [`screen`](super::screen):
+/// lines are read within a bound, and one too large to parse is cut, answered or dropped.
+async fn pump(from: tokio::process::ChildStdout, mut to: tokio::io::DuplexStream) {
+    use super::screen::{Judged, KEPT_OF_LONG_LINE, LINE_BYTES, judge, judge_long};
+    let mut from = tokio::io::BufReader::with_capacity(64 << 10, from);
+    let mut line = Vec::new();
+    let mut long = false;
+    loop {
+        let (used, ended) = {
+            let Ok(available) = from.fill_buf().await else { return };
+            if available.is_empty() {
+                return;
+            }
+            let end = memchr::memchr(b'\n', available);
+            let take = end.map_or(available.len(), |i| i + 1);
+            if !long && line.len() + take > LINE_BYTES + 1 {
+                // Too long to parse: only its start is kept, to find its id.
+                long = true;
+                line.truncate(KEPT_OF_LONG_LINE);
+            }
+            let room = if long { KEPT_OF_LONG_LINE.saturating_sub(line.len()) } else { take };
+            line.extend_from_slice(&available[..take.min(room)]);
+            (take, end.is_some())
+        };
+        from.consume(used);
+        if !ended {
+            continue;
+        }
+        let judged =
+            if long { judge_long(&line) } else { judge(line.strip_suffix(b"\n").unwrap_or(&line)) };
+        let sent = match judged {
+            Judged::Pass => to.write_all(&line).await,
+            Judged::Replace(mut other) => {
+                other.push(b'\n');
+                to.write_all(&other).await
+            }
+            Judged::Drop => Ok(()),
+        };
+        if sent.is_err() {
+            return;
+        }
+        line.clear();
+        long = false;
     }
 }
 

@@ -16,7 +16,7 @@ fn fixture() -> String {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/server.py").display().to_string()
 }
 
-fn stdio(name: &str, extra: &[&str], timeout_ms: u64) -> ServerSpec {
+pub(crate) fn stdio(name: &str, extra: &[&str], timeout_ms: u64) -> ServerSpec {
     let mut args = vec![fixture()];
     args.extend(extra.iter().map(|s| s.to_string()));
     ServerSpec {
@@ -38,7 +38,7 @@ fn stdio(name: &str, extra: &[&str], timeout_ms: u64) -> ServerSpec {
     }
 }
 
-async fn clients(specs: Vec<ServerSpec>) -> McpClients {
+pub(crate) async fn clients(specs: Vec<ServerSpec>) -> McpClients {
     connect_all(specs.into_iter().map(Ok).collect(), &std::env::temp_dir(), Duration::from_secs(5))
         .await
 }
@@ -47,7 +47,7 @@ fn tool<'a>(c: &'a McpClients, name: &str) -> &'a Arc<toolbelt_mcp::client::McpT
     c.tools.iter().find(|t| t.name() == name).unwrap_or_else(|| panic!("no {name}"))
 }
 
-async fn call(
+pub(crate) async fn call(
     c: &McpClients,
     name: &str,
     args: Value,
@@ -57,7 +57,7 @@ async fn call(
     tool(c, name).build(args, &env).unwrap().execute(ctx).await
 }
 
-fn ctx() -> ExecContext {
+pub(crate) fn ctx() -> ExecContext {
     ExecContext::new("c1", CancellationToken::new())
 }
 
