@@ -49,7 +49,16 @@ pub fn load(dir: &Path, id: &str) -> std::io::Result<Option<Saved>> {
     // A kept conversation is toolbelt's own file; a link or a huge file is not one.
     match toolbelt_core::files::read_regular(&path, toolbelt_core::limits::ACP_SESSION_BYTES, false)
     {
-        Ok((bytes, _)) => serde_json::from_slice(&bytes).map(Some).map_err(std::io::Error::other),
+        Ok((bytes, _)) => {
+            use toolbelt_core::limits::{ACP_SESSION_VALUES, json_values};
+            let n = json_values(&bytes);
+            if n > ACP_SESSION_VALUES {
+                return Err(std::io::Error::other(format!(
+                    "the stored session holds {n} JSON values, over the limit of {ACP_SESSION_VALUES}; start a new session"
+                )));
+            }
+            serde_json::from_slice(&bytes).map(Some).map_err(std::io::Error::other)
+        }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(e),
     }
@@ -58,6 +67,20 @@ pub fn load(dir: &Path, id: &str) -> std::io::Result<Option<Saved>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 35: a 7.9 MB stored session of 200,000 one-part messages took the agent to 413 MB
+    /// when loaded (2,000,000 parts in 16 MiB: 684 MB). It is refused before it is parsed.
+    #[test]
+    fn a_stored_session_of_too_many_values_is_refused_before_it_is_parsed() {
+        let dir = tempfile::tempdir().unwrap();
+        let parts = vec![r#"{"text":"a"}"#; 250_000].join(",");
+        let text = format!(
+            r#"{{"cwd":"/w","mode":"default","model":"m","history":[{{"role":"user","parts":[{parts}]}}]}}"#
+        );
+        std::fs::write(dir.path().join("s-1.json"), text).unwrap();
+        let e = load(dir.path(), "s-1").unwrap_err().to_string();
+        assert!(e.contains("over the limit of 200000; start a new session"), "{e}");
+    }
 
     #[test]
     fn sessions_round_trip_and_ids_are_never_paths() {

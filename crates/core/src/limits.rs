@@ -76,12 +76,43 @@ pub const ACP_MESSAGE_BYTES: usize = 32 << 20;
 /// so): 26 MB of small parts took the agent past 2 GB (issue 35).
 pub const ACP_SESSION_BYTES: u64 = 16 << 20;
 
+/// JSON values (objects, arrays, leaves) in a stored ACP session that `session/load` parses:
+/// a 7.9 MB file of 200,000 one-part messages took 413 MB (issue 35); a long real session
+/// holds a few tens of thousands.
+pub const ACP_SESSION_VALUES: usize = 200_000;
+
 /// ACP sessions open at once in one agent: past it the one used longest ago is closed (it
 /// stays stored; `session/load` opens it again).
 pub const ACP_SESSIONS: usize = 32;
 
 /// Roots an MCP client may name at once: more are refused as unusable.
 pub const MCP_ROOTS: usize = 64;
+
+/// The values of a JSON text (objects, arrays and leaves), counted from its bytes before it is
+/// parsed (a parse takes some 30 to 60 times a small value's text): every container and every
+/// separator outside strings. Exact for valid JSON but for an empty container, which counts one
+/// value more than it holds.
+pub fn json_values(text: &[u8]) -> usize {
+    let (mut n, mut in_string, mut escaped) = (1usize, false, false);
+    for &b in text {
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if b == b'\\' {
+                escaped = true;
+            } else if b == b'"' {
+                in_string = false;
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b',' | b'[' | b'{' => n += 1,
+            _ => {}
+        }
+    }
+    n
+}
 
 /// The size a pattern would compile to, estimated from its syntax (before anything is
 /// compiled): each literal byte counts once, a class once per range it holds (Unicode's `\w`

@@ -27,30 +27,7 @@ pub(super) enum Judged {
     Drop,
 }
 
-/// The values of a JSON text (objects, arrays and leaves), counted from its bytes: every
-/// container and every separator outside strings. Exact for valid JSON but for an empty
-/// container, which counts one value more than it holds.
-pub(super) fn values(text: &[u8]) -> usize {
-    let (mut n, mut in_string, mut escaped) = (1usize, false, false);
-    for &b in text {
-        if in_string {
-            if escaped {
-                escaped = false;
-            } else if b == b'\\' {
-                escaped = true;
-            } else if b == b'"' {
-                in_string = false;
-            }
-            continue;
-        }
-        match b {
-            b'"' => in_string = true,
-            b',' | b'[' | b'{' => n += 1,
-            _ => {}
-        }
-    }
-    n
-}
+pub(super) use toolbelt_core::limits::json_values as values;
 
 /// Judges one whole message (a line without its newline).
 pub(super) fn judge(line: &[u8]) -> Judged {
