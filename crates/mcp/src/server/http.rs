@@ -228,14 +228,31 @@ pub async fn serve_handler<S: rmcp::ServerHandler>(
         .layer(axum::middleware::from_fn(move |req: Request, next: Next| {
             judge_body(max_bytes, body_deadline, judged_origins.clone(), req, next)
         }))
-        .layer(axum::middleware::from_fn(auth));
+        .layer(axum::middleware::from_fn(auth))
+        .layer(axum::middleware::from_fn(answering));
     let listener = super::limits::BoundedListener::new(
         listener,
         opts.per_client_connections,
         opts.idle_timeout,
     )
     .with_header_timeout(opts.header_timeout);
+    let app = app.into_make_service_with_connect_info::<super::limits::Conn>();
     axum::serve(listener, app).with_graceful_shutdown(async move { stop.cancelled().await }).await
+}
+
+/// Counts a request's connection as answering it, to the end of its answer's body (an event
+/// stream, `GET`, aside): such a connection is not closed to make room for another.
+async fn answering(
+    axum::extract::ConnectInfo(conn): axum::extract::ConnectInfo<super::limits::Conn>,
+    req: Request,
+    next: Next,
+) -> Response {
+    if req.method() == axum::http::Method::GET {
+        return next.run(req).await;
+    }
+    let guard = conn.answering();
+    let (parts, body) = next.run(req).await.into_parts();
+    Response::from_parts(parts, axum::body::Body::new(super::limits::Guarded::new(body, guard)))
 }
 
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {

@@ -1,5 +1,7 @@
-//! Connections to the HTTP server, bounded: at most so many at once from one address (a client
-//! cannot hold them all), a connection with no traffic either way for a while is closed, and a
+//! Connections to the HTTP server, bounded: at most so many at once from one address, and a
+//! client cannot hold them all (past the limit the connection idle longest that is not
+//! answering a request is closed for the new one: every local client shares 127.0.0.1, and 40
+//! unread event streams held all 32 places), a connection with no traffic either way for a while is closed, and a
 //! request's header lines must all arrive within a deadline from its first byte (issue 35: an
 //! idle timer alone restarted at every byte, so a header line every 10 s held a connection for
 //! ever and 32 of them locked every other local client out). The body's deadline is the HTTP
@@ -43,7 +45,107 @@ pub fn slow_clients() -> u64 {
     SLOW_CLIENTS.load(std::sync::atomic::Ordering::Relaxed)
 }
 
-type Counts = Arc<Mutex<HashMap<IpAddr, usize>>>;
+/// One open connection, as its address's list knows it.
+struct Slot {
+    id: u64,
+    /// The same socket (a duplicate descriptor): shut down to close the connection from here.
+    socket: std::net::TcpStream,
+    /// Requests of it being answered, event streams (`GET`) aside: from the end of their header
+    /// lines to the end of their answer's body. While any is, it is not closed for room.
+    answering: std::sync::atomic::AtomicUsize,
+    /// When it last read or wrote, in milliseconds since the server started.
+    last: std::sync::atomic::AtomicU64,
+}
+
+/// The open connections of each address.
+type Counts = Arc<Mutex<HashMap<IpAddr, Vec<Arc<Slot>>>>>;
+
+/// Milliseconds since the first call (a clock for [`Slot::last`]).
+fn now_ms() -> u64 {
+    static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+    u64::try_from(START.get_or_init(std::time::Instant::now).elapsed().as_millis())
+        .unwrap_or(u64::MAX)
+}
+
+/// The connection a request came on (axum's connect info), to count it as answering.
+#[derive(Clone)]
+pub struct Conn(Arc<Slot>);
+
+impl axum::extract::connect_info::Connected<axum::serve::IncomingStream<'_, BoundedListener>>
+    for Conn
+{
+    fn connect_info(stream: axum::serve::IncomingStream<'_, BoundedListener>) -> Self {
+        Conn(stream.io().slot.clone())
+    }
+}
+
+/// Counts its connection as answering a request until it is dropped.
+pub struct Answering(Arc<Slot>);
+
+impl Conn {
+    /// The connection answers a request (other than an event stream) until the guard goes.
+    pub fn answering(&self) -> Answering {
+        self.0.answering.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Answering(self.0.clone())
+    }
+}
+
+impl Drop for Answering {
+    fn drop(&mut self) {
+        self.0.answering.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+/// A body that holds its request's [`Answering`] guard until it is done (or dropped).
+pub struct Guarded<B> {
+    inner: B,
+    _guard: Answering,
+}
+
+impl<B> Guarded<B> {
+    pub fn new(inner: B, guard: Answering) -> Self {
+        Self { inner, _guard: guard }
+    }
+}
+
+impl<B: http_body::Body + Unpin> http_body::Body for Guarded<B> {
+    type Data = B::Data;
+    type Error = B::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
+        Pin::new(&mut self.inner).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+/// Makes room for one more connection of an address that has `per_client` open: the one
+/// that read or wrote longest ago, of those not answering a request, is shut down (an idle
+/// keep-alive connection, a silent one, an event stream: its client connects again if it
+/// still wants it). `false`: every one is answering a request.
+fn make_room(open: &mut Vec<Arc<Slot>>) -> bool {
+    use std::sync::atomic::Ordering::Relaxed;
+    let victim = open
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| s.answering.load(Relaxed) == 0)
+        .min_by_key(|(_, s)| s.last.load(Relaxed))
+        .map(|(i, _)| i);
+    let Some(i) = victim else { return false };
+    let slot = open.swap_remove(i);
+    let _ = slot.socket.shutdown(std::net::Shutdown::Both);
+    tracing::warn!("an address reached its limit of connections; the one idle longest was closed");
+    true
+}
 
 /// A TCP listener that enforces the limits above.
 pub struct BoundedListener {
@@ -87,14 +189,28 @@ impl axum::serve::Listener for BoundedListener {
                     continue;
                 }
             };
+            let Ok(socket) = std::os::fd::AsFd::as_fd(&stream).try_clone_to_owned() else {
+                continue;
+            };
+            static IDS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+            let slot = Arc::new(Slot {
+                id: IDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+                socket: std::net::TcpStream::from(socket),
+                answering: 0.into(),
+                last: now_ms().into(),
+            });
             {
                 let mut counts = self.counts.locked();
-                let n = counts.entry(addr.ip()).or_default();
-                if *n >= self.per_client {
-                    tracing::warn!("{} has {n} connections open; refusing another", addr.ip());
+                let open = counts.entry(addr.ip()).or_default();
+                if open.len() >= self.per_client && !make_room(open) {
+                    tracing::warn!(
+                        "{} has {} connections answering requests; refusing another",
+                        addr.ip(),
+                        open.len()
+                    );
                     continue;
                 }
-                *n += 1;
+                open.push(slot.clone());
             }
             // An answer goes out in pieces (headers, then event-stream chunks): without
             // TCP_NODELAY each later piece waits for the client's delayed ACK (40 ms), which
@@ -104,6 +220,7 @@ impl axum::serve::Listener for BoundedListener {
             let stream = BoundedStream {
                 stream,
                 ip: addr.ip(),
+                slot,
                 counts: self.counts.clone(),
                 idle,
                 timer: Box::pin(tokio::time::sleep(idle)),
@@ -126,6 +243,7 @@ impl axum::serve::Listener for BoundedListener {
 pub struct BoundedStream {
     stream: TcpStream,
     ip: IpAddr,
+    slot: Arc<Slot>,
     counts: Counts,
     idle: Duration,
     timer: Pin<Box<Sleep>>,
@@ -141,6 +259,7 @@ pub struct BoundedStream {
 impl BoundedStream {
     fn touched(&mut self) {
         self.timer.as_mut().reset(Instant::now() + self.idle);
+        self.slot.last.store(now_ms(), std::sync::atomic::Ordering::Relaxed);
     }
 
     fn timed_out(&mut self, cx: &mut Context<'_>) -> bool {
@@ -181,9 +300,9 @@ impl BoundedStream {
 impl Drop for BoundedStream {
     fn drop(&mut self) {
         let mut counts = self.counts.locked();
-        if let Some(n) = counts.get_mut(&self.ip) {
-            *n = n.saturating_sub(1);
-            if *n == 0 {
+        if let Some(open) = counts.get_mut(&self.ip) {
+            open.retain(|s| s.id != self.slot.id);
+            if open.is_empty() {
                 counts.remove(&self.ip);
             }
         }

@@ -24,3 +24,82 @@ async fn an_answer_of_too_many_values_fails_at_once_saying_why() {
     assert!(r.error.is_none(), "{:?}", r.error);
     c.shutdown().await;
 }
+
+/// One HTTP/1.1 exchange on `s`: the answer's head and body (chunked or sized), or `None` when
+/// the connection closed first.
+async fn exchange(s: &mut tokio::net::TcpStream, request: &str) -> Option<String> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    s.write_all(request.as_bytes()).await.ok()?;
+    let mut got = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        let text = String::from_utf8_lossy(&got).to_string();
+        if let Some(end) = text.find("\r\n\r\n") {
+            let head = text[..end].to_ascii_lowercase();
+            let body = &text[end + 4..];
+            // An event stream's answer has no end: its head is enough.
+            if request.starts_with("GET ") && head.contains("text/event-stream") {
+                return Some(text);
+            }
+            let sized = head
+                .lines()
+                .find_map(|l| l.strip_prefix("content-length:"))
+                .and_then(|n| n.trim().parse::<usize>().ok());
+            if sized.is_some_and(|n| body.len() >= n) || body.ends_with("0\r\n\r\n") {
+                return Some(text);
+            }
+        }
+        match tokio::time::timeout(std::time::Duration::from_secs(5), s.read(&mut buf)).await {
+            Ok(Ok(0)) | Ok(Err(_)) | Err(_) => return None,
+            Ok(Ok(n)) => got.extend_from_slice(&buf[..n]),
+        }
+    }
+}
+
+fn initialize() -> String {
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+    format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+}
+
+/// Issue 35: every local client shares 127.0.0.1, so one client holding an event stream
+/// (`GET`) on every one of the address's places locked every other client out (40 sessions
+/// with unread streams held all 32, and new requests were reset). Past the limit the
+/// connection idle longest that is not answering a request is closed for the new one.
+#[tokio::test]
+async fn event_streams_on_every_place_do_not_lock_other_clients_out() {
+    use toolbelt_core::policy::{ApprovalMode, Decision, Rule};
+    let allow = vec![Rule::new("*", Decision::Allow, 1.0, "test")];
+    let (_d, p) = crate::server::parts(allow, ApprovalMode::Default);
+    let opts =
+        toolbelt_mcp::server::http::HttpOptions { per_client_connections: 4, ..Default::default() };
+    let (addr, stop) = crate::server::serve_http(p, opts).await;
+    let mut streams = Vec::new();
+    for _ in 0..4 {
+        let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+        let answer = exchange(&mut s, &initialize()).await.expect("initialized");
+        let id = answer
+            .lines()
+            .find(|l| l.to_ascii_lowercase().starts_with("mcp-session-id:"))
+            .map(|l| l["mcp-session-id:".len()..].trim().to_string())
+            .expect("a session id");
+        let get = format!(
+            "GET /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\nMcp-Session-Id: {id}\r\nMCP-Protocol-Version: 2025-06-18\r\n\r\n"
+        );
+        let stream = exchange(&mut s, &get).await.expect("a stream");
+        assert!(stream.starts_with("HTTP/1.1 200"), "{stream}");
+        streams.push(s);
+    }
+    // Another client, while all four places hold event streams nobody reads.
+    for _ in 0..3 {
+        let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+        let answer = exchange(&mut s, &initialize()).await;
+        assert!(
+            answer.as_deref().is_some_and(|a| a.starts_with("HTTP/1.1 200")),
+            "a new client was refused: {answer:?}"
+        );
+    }
+    stop.cancel();
+}
