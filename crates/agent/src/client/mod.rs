@@ -53,6 +53,8 @@ pub enum ModelError {
     Stream(String),
     #[error("the model's answer could not be read: {0}")]
     Decode(String),
+    #[error("{0}")]
+    TooSlow(String),
     #[error("cancelled")]
     Cancelled,
     #[error("{0}")]
