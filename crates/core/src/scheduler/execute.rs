@@ -60,6 +60,7 @@ impl Scheduler {
             env: Some(self.env.clone()),
             confine: p.confine,
             commit: gate.clone(),
+            turn: None,
         };
         let timeout_ms = self.env().config.timeout_ms_for(b.tool.name());
         crate::timings::mark("call: validate, build, policy");
@@ -69,14 +70,13 @@ impl Scheduler {
         let costly = b.tool.costly() || b.invocation.costly();
         let invocation = &b.invocation;
         let fut = AssertUnwindSafe(async move {
-            let _turn = if costly {
+            let mut ctx = ctx;
+            if costly {
                 match crate::limits::costly_turn().await {
-                    Ok(t) => Some(t),
+                    Ok(t) => ctx.turn = Some(Arc::new(t)),
                     Err(msg) => return ToolResult::simple_error(ErrorType::ExecutionFailed, msg),
                 }
-            } else {
-                None
-            };
+            }
             invocation.execute(ctx).await
         })
         .catch_unwind();

@@ -47,6 +47,12 @@ pub enum Behaviour {
         /// After it.
         after: Duration,
     },
+    /// A costly call whose blocking work (`work` long) ignores its token, as a search stuck in
+    /// one huge line: counted in `Journal::blocking_now` / `blocking_most`.
+    CostlyBlocking {
+        /// How long the work runs.
+        work: Duration,
+    },
 }
 
 /// Records of what fake tools did, for assertions.
@@ -60,6 +66,10 @@ pub struct Journal {
     pub executions: AtomicUsize,
     /// Set when a `Commits` call's commit went through its gate.
     pub committed: AtomicBool,
+    /// `CostlyBlocking` works running now, and the most that ran at once.
+    pub blocking_now: AtomicUsize,
+    /// See `blocking_now`.
+    pub blocking_most: AtomicUsize,
 }
 
 /// A configurable tool: parameter `text` (string, required; older name `message`).
@@ -172,6 +182,10 @@ impl Invocation for FakeInvocation {
         format!("fake: {}", self.text)
     }
 
+    fn costly(&self) -> bool {
+        matches!(self.behaviour, Behaviour::CostlyBlocking { .. })
+    }
+
     async fn execute(&self, ctx: ExecContext) -> ToolResult {
         let started = Instant::now();
         self.journal.executions.fetch_add(1, Ordering::SeqCst);
@@ -240,6 +254,17 @@ impl Invocation for FakeInvocation {
                     Ok(Ok(())) => ToolResult::text("committed", "committed"),
                     _ => ToolResult::simple_error(ErrorType::Cancelled, "not committed"),
                 }
+            }
+            Behaviour::CostlyBlocking { work } => {
+                let (work, journal) = (*work, self.journal.clone());
+                let done = ctx.spawn_blocking(move || {
+                    let now = journal.blocking_now.fetch_add(1, Ordering::SeqCst) + 1;
+                    journal.blocking_most.fetch_max(now, Ordering::SeqCst);
+                    std::thread::sleep(work);
+                    journal.blocking_now.fetch_sub(1, Ordering::SeqCst);
+                });
+                let _ = done.await;
+                ToolResult::text("searched", "searched")
             }
         };
         self.journal.runs.locked().push((self.text.clone(), started, Instant::now()));

@@ -201,7 +201,7 @@ impl Invocation for ReadFileCall {
         if small && self.editor.is_none() {
             return work();
         }
-        match tokio::task::spawn_blocking(work).await {
+        match ctx.spawn_blocking(work).await {
             Ok(r) => r,
             Err(e) => ToolResult::simple_error(
                 ErrorType::UnhandledException,

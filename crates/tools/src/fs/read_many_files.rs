@@ -246,7 +246,7 @@ impl Invocation for ReadManyCall {
             cancel: ctx.cancel.clone(),
             lines: self.lines,
         };
-        match tokio::task::spawn_blocking(move || job.run()).await {
+        match ctx.spawn_blocking(move || job.run()).await {
             Ok(r) => r,
             Err(e) => search_error(&e.to_string()),
         }

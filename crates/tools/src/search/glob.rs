@@ -148,7 +148,7 @@ impl Invocation for GlobCall {
             case_sensitive: self.case_sensitive,
             cancel: ctx.cancel.clone(),
         };
-        match tokio::task::spawn_blocking(move || job.run()).await {
+        match ctx.spawn_blocking(move || job.run()).await {
             Ok(r) => r,
             Err(e) => error(&e.to_string()),
         }

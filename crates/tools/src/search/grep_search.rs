@@ -208,7 +208,7 @@ impl Invocation for GrepCall {
             unread: super::unread::Unread::default(),
             kept_bytes: AtomicUsize::new(0),
         };
-        match tokio::task::spawn_blocking(move || job.run()).await {
+        match ctx.spawn_blocking(move || job.run()).await {
             Ok(r) => r,
             Err(e) => ToolResult::simple_error(
                 ErrorType::GrepExecutionError,

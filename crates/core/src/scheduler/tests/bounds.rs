@@ -37,3 +37,52 @@ async fn the_command_lines_deadline_caps_a_tools_own() {
     assert!(msg.contains("give a longer --timeout-ms"), "{msg}");
     assert!(started.elapsed() < Duration::from_secs(10));
 }
+
+/// Issue 35 (fifth attack): a call that timed out gave its costly turn back while its blocking
+/// search, which no token stops mid-line, went on: 64 greps of `\w{150}\d\d\d` over a 40 MB
+/// line, timing out after 3 s one after another, left 88 threads and 400 MB running. The turn
+/// now comes back when the work has ended, so no more than COSTLY_AT_ONCE works ever run.
+#[tokio::test]
+async fn a_timed_out_calls_blocking_work_keeps_its_turn_until_it_ends() {
+    let journal = Arc::new(Journal::default());
+    let (_dir, mut env) = test_env();
+    let mut config = (*env.config).clone();
+    config.tool_call_timeout_ms = 100;
+    env.config = Arc::new(config);
+    let stuck = FakeTool::new(
+        "stuck",
+        Kind::Read,
+        Behaviour::CostlyBlocking { work: Duration::from_millis(600) },
+        journal.clone(),
+    );
+    let registry = Arc::new(
+        Registry::builder().tools(vec![Arc::new(stuck) as Arc<dyn Tool>]).build().unwrap(),
+    );
+    let policy =
+        Arc::new(PolicyEngine::new(vec![Rule::new("*", Decision::Allow, 1.0, "t")], false));
+    let options = SchedulerOptions { grace: Duration::from_millis(20), ..Default::default() };
+    let s = Arc::new(Scheduler::new(
+        registry,
+        policy,
+        Arc::new(FixedApprover(Outcome::Cancel)),
+        env,
+        options,
+    ));
+    let mut runs = Vec::new();
+    for i in 0..12 {
+        let s = s.clone();
+        runs.push(tokio::spawn(async move {
+            s.schedule(vec![call(&i.to_string(), "stuck", "x")], CancellationToken::new()).await
+        }));
+        tokio::time::sleep(Duration::from_millis(60)).await;
+    }
+    for r in runs {
+        let done = r.await.unwrap();
+        assert!(done[0].error.as_ref().is_some_and(|e| e.message.contains("timed out")));
+    }
+    while journal.blocking_now.load(std::sync::atomic::Ordering::SeqCst) > 0 {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let most = journal.blocking_most.load(std::sync::atomic::Ordering::SeqCst);
+    assert!(most >= 1 && most <= crate::limits::COSTLY_AT_ONCE, "{most} ran at once");
+}
