@@ -17,8 +17,35 @@ pub const COSTLY_AT_ONCE: usize = 4;
 /// (a flood cannot grow memory without bound).
 pub const COSTLY_WAITING: usize = 256;
 
-/// Include and exclude patterns one read_many_files call may give (its defaults aside).
+/// Include and exclude patterns one read_many_files call may give (its defaults aside), and
+/// `ignore` patterns one list_directory call may give.
 pub const GLOB_PATTERNS: usize = 128;
+
+/// Wildcards (`*`, `?`, `[`, `{`, `,`) in the glob patterns of one call together: each costs
+/// about 1.3 KB compiled (a glob of 63,000 `*` took 84 MB, 16,000 `ignore` patterns of one
+/// character 234 MB; issue 35, fifth attack). A real call's patterns have a few dozen.
+pub const GLOB_WILDCARDS: usize = 2_048;
+
+/// Refuses the glob patterns of one call past [`GLOB_PATTERNS`] patterns or
+/// [`GLOB_WILDCARDS`] wildcards together, saying which limit and what to do.
+pub fn check_globs<'a>(patterns: impl IntoIterator<Item = &'a str>) -> Result<(), String> {
+    let (mut count, mut wild) = (0usize, 0usize);
+    for p in patterns {
+        count += 1;
+        wild += p.bytes().filter(|b| matches!(b, b'*' | b'?' | b'[' | b'{' | b',')).count();
+    }
+    if count > GLOB_PATTERNS {
+        return Err(format!(
+            "Too many patterns: {count}; at most {GLOB_PATTERNS}. Use fewer, broader patterns (`src/**/*.rs`)."
+        ));
+    }
+    if wild > GLOB_WILDCARDS {
+        return Err(format!(
+            "Pattern too complex: {wild} wildcards (*, ?, [, {{, ,) in all; the limit is {GLOB_WILDCARDS}. Use fewer, simpler patterns."
+        ));
+    }
+    Ok(())
+}
 
 /// A file toolbelt keeps of one command's output (a shell log past the memory cap): at most this
 /// much is written; the rest is counted and said (a command printing 1 GB left a 954 MB log).
@@ -247,6 +274,24 @@ pub const CALLS_PER_ANSWER: usize = 64;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 35 (fifth attack): 16,334 `ignore` patterns of `*` in 64 KB took one
+    /// list_directory call to 234 MB; a glob of 63,000 `*` took 84 MB.
+    #[test]
+    fn glob_patterns_are_bounded_by_count_and_wildcards() {
+        assert!(check_globs(["src/**/*.rs", "*.{ts,tsx}", "a?c"]).is_ok());
+        let many = vec!["*"; GLOB_PATTERNS + 1];
+        let e = check_globs(many.iter().copied()).unwrap_err();
+        assert!(e.contains("Too many patterns: 129; at most 128"), "{e}");
+        let stars = "*".repeat(63_000);
+        let e = check_globs([stars.as_str()]).unwrap_err();
+        assert!(e.contains("63000 wildcards") && e.contains("the limit is 2048"), "{e}");
+        let braces = "{a,b}".repeat(1_100);
+        assert!(check_globs([braces.as_str()]).is_err());
+        // Literal paths cost nothing: 128 long file names pass.
+        let long = "src/some/deep/folder/with/a_rather_long_file_name.rs".to_string();
+        assert!(check_globs(vec![long.as_str(); 128]).is_ok());
+    }
 
     /// Issue 35, finding 1: costly calls are queued, not refused, up to a bounded queue; past
     /// it the next is refused at once, and everyone gets a turn as turns come back.

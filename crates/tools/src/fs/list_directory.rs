@@ -88,7 +88,7 @@ impl Tool for ListDirectory {
         Ok(Box::new(ListCall {
             description: shorten_path(&ws.relative(&path.lexical)),
             dir: path.lexical,
-            ignore: p.ignore.iter().map(|g| basename_glob(g)).collect::<Result<_, _>>()?,
+            ignore: ignore_regex(&p.ignore)?,
             opts: ws.ignore_options(f.respect_git_ignore, f.respect_gemini_ignore),
             workspace: env.workspace.clone(),
         }))
@@ -96,24 +96,40 @@ impl Tool for ListDirectory {
 }
 
 /// Upstream turns each `ignore` glob into an anchored, case-sensitive regex on the entry name:
-/// `*` (and `**`) is any run, `?` one character, everything else literal.
-fn basename_glob(glob: &str) -> Result<regex::Regex, String> {
-    let mut re = String::from("^");
-    for c in glob.chars() {
-        match c {
-            '*' => re.push_str(".*"),
-            '?' => re.push('.'),
-            c => re.push_str(&regex::escape(&c.to_string())),
+/// `*` (and `**`) is any run, `?` one character, everything else literal. Here they are one
+/// regex together (`None`: no pattern), within the glob limits: 16,334 patterns compiled one
+/// by one took a call to 234 MB (issue 35).
+fn ignore_regex(globs: &[String]) -> Result<Option<regex::Regex>, String> {
+    toolbelt_core::limits::check_globs(globs.iter().map(String::as_str))?;
+    if globs.is_empty() {
+        return Ok(None);
+    }
+    let mut re = String::from("^(?:");
+    for (i, glob) in globs.iter().enumerate() {
+        if i > 0 {
+            re.push('|');
+        }
+        for c in glob.chars() {
+            match c {
+                '*' => re.push_str(".*"),
+                '?' => re.push('.'),
+                c => re.push_str(&regex::escape(&c.to_string())),
+            }
         }
     }
-    re.push('$');
-    regex::Regex::new(&re).map_err(|e| format!("Invalid ignore pattern {glob:?}: {e}"))
+    re.push_str(")$");
+    toolbelt_core::limits::check_pattern(&re, false)?;
+    regex::RegexBuilder::new(&re)
+        .size_limit(toolbelt_core::limits::PATTERN_PROGRAM_BYTES)
+        .build()
+        .map(Some)
+        .map_err(|e| format!("Invalid ignore pattern: {e}"))
 }
 
 struct ListCall {
     dir: PathBuf,
     description: String,
-    ignore: Vec<regex::Regex>,
+    ignore: Option<regex::Regex>,
     opts: IgnoreOptions,
     workspace: std::sync::Arc<Workspace>,
 }
@@ -134,7 +150,9 @@ impl Invocation for ListCall {
         let opts = self.opts;
         let ws = self.workspace.clone();
         let cancel = ctx.cancel.clone();
-        match tokio::task::spawn_blocking(move || list(&ws, &dir, &ignore, opts, &cancel)).await {
+        match tokio::task::spawn_blocking(move || list(&ws, &dir, ignore.as_ref(), opts, &cancel))
+            .await
+        {
             Ok(r) => r,
             Err(e) => ToolResult::simple_error(
                 ErrorType::UnhandledException,
@@ -166,7 +184,7 @@ const DISPLAY_ENTRIES: usize = 1_000;
 fn list(
     ws: &Workspace,
     dir: &std::path::Path,
-    ignore: &[regex::Regex],
+    ignore: Option<&regex::Regex>,
     opts: IgnoreOptions,
     cancel: &tokio_util::sync::CancellationToken,
 ) -> ToolResult {
@@ -229,7 +247,7 @@ fn list(
             }
             Verdict::LeftOut => continue,
         }
-        if ignore.iter().any(|re| re.is_match(&name)) {
+        if ignore.is_some_and(|re| re.is_match(&name)) {
             continue;
         }
         // As upstream: entries that lead outside the workspace (symlinks, dangling ones
@@ -401,12 +419,20 @@ fn read_names(ws: &Workspace, dir: &std::path::Path) -> Result<Vec<Named>, Listi
 mod tests {
     use super::*;
 
+    fn one(glob: &str) -> regex::Regex {
+        ignore_regex(&[glob.to_string()]).unwrap().unwrap()
+    }
+
     #[test]
     fn ignore_globs_match_whole_names_literally() {
-        let g = basename_glob("*.log").unwrap();
+        let g = one("*.log");
         assert!(g.is_match("a.log") && !g.is_match("a.logx") && !g.is_match("alog"));
-        let g = basename_glob("file?.(txt)").unwrap();
+        let g = one("file?.(txt)");
         assert!(g.is_match("file1.(txt)") && !g.is_match("file12.(txt)"));
-        assert!(basename_glob("**").unwrap().is_match("anything"));
+        assert!(one("**").is_match("anything"));
+        // Together, each still matches the whole name.
+        let g = ignore_regex(&["a*".into(), "*b".into()]).unwrap().unwrap();
+        assert!(g.is_match("ax") && g.is_match("xb") && !g.is_match("xbx"));
+        assert!(ignore_regex(&[]).unwrap().is_none());
     }
 }

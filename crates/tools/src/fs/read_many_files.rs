@@ -189,6 +189,7 @@ impl Tool for ReadManyFiles {
                 p.exclude.len()
             ));
         }
+        toolbelt_core::limits::check_globs(p.include.iter().chain(&p.exclude).map(String::as_str))?;
         let mut excludes: Vec<String> = if p.use_default_excludes != Some(false) {
             DEFAULT_EXCLUDES.iter().map(|s| s.to_string()).collect()
         } else {

@@ -105,6 +105,7 @@ impl Tool for Glob {
         if p.pattern.trim().is_empty() {
             return Err("The 'pattern' parameter cannot be empty.".into());
         }
+        toolbelt_core::limits::check_globs([p.pattern.as_str()])?;
         let description = match &p.dir_path {
             Some(d) => format!(
                 "'{}' within {}",

@@ -115,6 +115,7 @@ impl Tool for GrepSearch {
             p.case_sensitive,
             p.exclude_pattern.as_deref(),
         )?;
+        toolbelt_core::limits::check_globs(p.include_pattern.as_deref())?;
         let ws = &env.workspace;
         let search = ws
             .resolve_checked(p.dir_path.as_deref().unwrap_or("."), Access::Read)

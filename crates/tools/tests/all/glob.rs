@@ -349,3 +349,17 @@ fn hits_past_what_is_listed_are_counted_not_kept_and_the_list_is_unchanged() {
     let expected: Vec<&str> = all.iter().take(20_000).map(|(_, name)| name.as_str()).collect();
     assert_eq!(listed, expected);
 }
+
+/// Issue 35 (fifth attack): a glob of 63,000 `*` compiled to 84 MB (grep_search's
+/// include_pattern the same); a pattern's wildcards are bounded, with a clear error.
+#[test]
+fn a_pattern_of_very_many_wildcards_is_refused_saying_why() {
+    let t = fixture();
+    let stars = "*".repeat(63_000);
+    let o = run(&t, "glob", json!({"pattern": stars}));
+    assert!(o.error().contains("63000 wildcards") && o.error().contains("2048"), "{}", o.error());
+    let o = run(&t, "grep_search", json!({"pattern": "x", "include_pattern": "a?".repeat(3_000)}));
+    assert!(o.error().contains("3000 wildcards"), "{}", o.error());
+    let o = run(&t, "glob", json!({"pattern": "**/*.{txt,md}"}));
+    assert!(o.output().starts_with("Found"), "{}", o.output());
+}

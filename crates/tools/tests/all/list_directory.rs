@@ -148,6 +148,22 @@ fn ignore_parameter_and_filtering_options() {
     assert_eq!(o.display()["files"], json!([".geminiignore", "a.log", "b.txt", "c.LOG"]));
 }
 
+/// Issue 35 (fifth attack): 16,334 `ignore` patterns of `*` (65 KB) took one call to 234 MB,
+/// each compiled on its own; four such calls over MCP 422 MB, thirty sessions over HTTP 5.2 GB.
+/// Several patterns still work together; past 128 patterns the call is refused, saying why.
+#[test]
+fn ignore_patterns_are_bounded_and_work_together() {
+    let t = TempTree::new();
+    t.file("a.log", "").file("b.txt", "").file("c.md", "").file("d.rs", "");
+    let o = run(&t, "list_directory", json!({"dir_path": ".", "ignore": ["*.log", "?.md", "b.*"]}));
+    assert_eq!(o.display()["files"], json!(["d.rs"]));
+    let o = run(&t, "list_directory", json!({"dir_path": ".", "ignore": vec!["*"; 16_334]}));
+    assert!(o.error().contains("Too many patterns: 16334; at most 128"), "{}", o.error());
+    let stars = "*".repeat(3_000);
+    let o = run(&t, "list_directory", json!({"dir_path": ".", "ignore": [stars]}));
+    assert!(o.error().contains("3000 wildcards"), "{}", o.error());
+}
+
 #[test]
 fn missing_directory_is_an_ls_error_in_nodes_words() {
     let t = TempTree::new();
