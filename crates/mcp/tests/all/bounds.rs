@@ -103,3 +103,70 @@ async fn event_streams_on_every_place_do_not_lock_other_clients_out() {
     }
     stop.cancel();
 }
+
+/// Issue 35 (fifth attack): `tools/call` id 5 (slow), `notifications/cancelled` for 5, then a
+/// new `tools/call` id 5: while the first was still winding down, the only answer with id 5
+/// was the cancelled call's "[Operation Cancelled]", and the new request got none. The new
+/// request is answered with its own result, and the cancelled one not at all (as MCP asks).
+#[tokio::test]
+async fn a_request_reusing_a_cancelled_requests_id_gets_its_own_answer() {
+    use std::sync::Arc;
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    use toolbelt_core::policy::{ApprovalMode, Decision, Rule};
+    use toolbelt_core::testing::{Behaviour, EchoTool, FakeTool, Journal};
+    let allow = vec![Rule::new("*", Decision::Allow, 1.0, "test")];
+    let (_d, mut p) = crate::server::parts(allow, ApprovalMode::Default);
+    let stuck = FakeTool::new(
+        "stuck",
+        // A mutating call runs alone: the next call waits until it has wound down.
+        toolbelt_core::Kind::Execute,
+        Behaviour::Stubborn,
+        Arc::new(Journal::default()),
+    );
+    let tools: Vec<Arc<dyn toolbelt_core::Tool>> =
+        vec![Arc::new(stuck), Arc::new(EchoTool::named("read_file"))];
+    p.registry = Arc::new(toolbelt_core::Registry::builder().tools(tools).build().unwrap());
+    let (mut to_server, server_in) = tokio::io::duplex(1 << 16);
+    let (server_out, answers) = tokio::io::duplex(1 << 16);
+    tokio::spawn(async move {
+        let t = toolbelt_mcp::server::lines::LineTransport::new(server_in, server_out, 1 << 20);
+        let server = toolbelt_mcp::server::ToolbeltServer::new(toolbelt_mcp::server::shared(p));
+        if let Ok(s) = rmcp::ServiceExt::serve(server, t).await {
+            let _ = s.waiting().await;
+        }
+    });
+    let mut answers = tokio::io::BufReader::new(answers);
+    let mut send = async |v: serde_json::Value| {
+        to_server.write_all(format!("{v}\n").as_bytes()).await.unwrap();
+    };
+    send(json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}))
+    .await;
+    send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await;
+    let call = |tool: &str| {
+        json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call",
+               "params": {"name": tool, "arguments": {"text": "fresh"}}})
+    };
+    send(call("stuck")).await;
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    send(
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 5}}),
+    )
+    .await;
+    send(call("read_file")).await;
+    let mut fives = Vec::new();
+    let until = tokio::time::Instant::now() + std::time::Duration::from_secs(6);
+    loop {
+        let mut line = String::new();
+        match tokio::time::timeout_at(until, answers.read_line(&mut line)).await {
+            Ok(Ok(n)) if n > 0 => {}
+            _ => break,
+        }
+        let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+        if v["id"] == 5 {
+            fives.push(v);
+        }
+    }
+    assert_eq!(fives.len(), 1, "{fives:?}");
+    assert!(fives[0].to_string().contains("fresh"), "{}", fives[0]);
+}

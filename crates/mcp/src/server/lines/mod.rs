@@ -29,6 +29,9 @@ pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
 
 mod answers;
 pub mod flow;
+mod ids;
+mod leading;
+pub use leading::leading_id;
 
 pub(crate) use answers::error;
 use answers::{busy, duplicate, unanswerable};
@@ -82,6 +85,9 @@ pub struct LineTransport<R, W> {
     /// The server's questions to the client (a confirmation) not answered yet, by id: once the
     /// input ended, each gets an error in the client's place, so the call asking ends.
     asked: Arc<std::sync::Mutex<std::collections::HashMap<String, rmcp::model::RequestId>>>,
+    /// The client's request ids, exchanged for the transport's own at rmcp (`None` in the unit
+    /// tests of the flow, which look at the ids rmcp is given).
+    ids: Option<ids::Ids>,
 }
 
 impl<R, W> LineTransport<R, W>
@@ -105,13 +111,14 @@ where
             queue: flow::Queue::default(),
             ended: false,
             asked: Arc::default(),
+            ids: Some(ids::Ids::default()),
         }
     }
 
     /// Other limits than [`flow`]'s (tests).
     #[cfg(test)]
     fn with_limits(self, limits: flow::Limits) -> Self {
-        Self { flow: flow::Flow::new(limits), ..self }
+        Self { flow: flow::Flow::new(limits), ids: None, ..self }
     }
 
     /// Writes one of the transport's own answers on a task of its own: a write in `receive`
@@ -331,51 +338,6 @@ fn method_error(id: Value, method: &str, has_params: bool) -> Value {
     error(id, -32602, format!("Invalid params: {why}"))
 }
 
-/// The top-level `id` of a JSON object's text, read from its start (an over-long message's
-/// first bytes): a string or an integer at depth one.
-pub fn leading_id(prefix: &[u8]) -> Option<Value> {
-    let text = String::from_utf8_lossy(prefix);
-    let s = text.as_bytes();
-    let (mut depth, mut i) = (0usize, 0usize);
-    while i < s.len() {
-        match s[i] {
-            b'"' => {
-                let start = i + 1;
-                let mut j = start;
-                while j < s.len() && s[j] != b'"' {
-                    j += if s[j] == b'\\' { 2 } else { 1 };
-                }
-                if j >= s.len() {
-                    return None;
-                }
-                i = j + 1;
-                if depth == 1 && &s[start..j] == b"id" {
-                    let rest = text[i..].trim_start();
-                    if let Some(value) = rest.strip_prefix(':') {
-                        return scalar(value.trim_start());
-                    }
-                }
-                continue;
-            }
-            b'{' | b'[' => depth += 1,
-            b'}' | b']' => depth = depth.saturating_sub(1),
-            _ => {}
-        }
-        i += 1;
-    }
-    None
-}
-
-/// A JSON string or integer at the start of `s`.
-fn scalar(s: &str) -> Option<Value> {
-    let mut stream = serde_json::Deserializer::from_str(s).into_iter::<Value>();
-    match stream.next()?.ok()? {
-        v @ Value::String(_) => Some(v),
-        v if is_integer(&v) => Some(v),
-        _ => None,
-    }
-}
-
 impl<R, W> LineTransport<R, W> {
     /// What of a readable message goes to the server: before `initialize`, notifications and
     /// responses are dropped; a cancellation forgets its request (a waiting one never runs).
@@ -463,13 +425,18 @@ where
         item: TxJsonRpcMessage<RoleServer>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
         let (write, flow) = (self.write.clone(), self.flow.clone());
-        if let rmcp::model::JsonRpcMessage::Request(r) = &item {
+        let item = match &self.ids {
+            Some(ids) => ids.outward(item),
+            None => Some(item),
+        };
+        if let Some(rmcp::model::JsonRpcMessage::Request(r)) = &item {
             let id = r.id.clone();
             self.asked.locked().insert(key(&id), id);
             self.flow.wake();
         }
         async move {
             use rmcp::model::JsonRpcMessage;
+            let Some(item) = item else { return Ok(()) };
             let answered = match &item {
                 JsonRpcMessage::Response(r) => Some(r.id.clone()),
                 JsonRpcMessage::Error(e) => e.id.clone(),
@@ -488,6 +455,25 @@ where
     }
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
+        let m = self.receive_raw().await?;
+        Some(match &self.ids {
+            Some(ids) => ids.inward(m),
+            None => m,
+        })
+    }
+
+    async fn close(&mut self) -> Result<(), Self::Error> {
+        self.write.lock().await.shutdown().await
+    }
+}
+
+impl<R, W> LineTransport<R, W>
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    /// The next message for rmcp, with the client's ids.
+    async fn receive_raw(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
         loop {
             // The oldest waiting request, once a place is free.
             if let Some(w) = self.queue.front()
@@ -576,10 +562,6 @@ where
             };
             self.answer(answer);
         }
-    }
-
-    async fn close(&mut self) -> Result<(), Self::Error> {
-        self.write.lock().await.shutdown().await
     }
 }
 

@@ -1,0 +1,51 @@
+//! The `id` of a message read from its first bytes (a message too long to parse, or one
+//! refused before it is parsed).
+
+use serde_json::Value;
+
+use super::is_integer;
+
+/// The top-level `id` of a JSON object's text, read from its start (an over-long message's
+/// first bytes): a string or an integer at depth one.
+pub fn leading_id(prefix: &[u8]) -> Option<Value> {
+    let text = String::from_utf8_lossy(prefix);
+    let s = text.as_bytes();
+    let (mut depth, mut i) = (0usize, 0usize);
+    while i < s.len() {
+        match s[i] {
+            b'"' => {
+                let start = i + 1;
+                let mut j = start;
+                while j < s.len() && s[j] != b'"' {
+                    j += if s[j] == b'\\' { 2 } else { 1 };
+                }
+                if j >= s.len() {
+                    return None;
+                }
+                i = j + 1;
+                if depth == 1 && &s[start..j] == b"id" {
+                    let rest = text[i..].trim_start();
+                    if let Some(value) = rest.strip_prefix(':') {
+                        return scalar(value.trim_start());
+                    }
+                }
+                continue;
+            }
+            b'{' | b'[' => depth += 1,
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
+/// A JSON string or integer at the start of `s`.
+fn scalar(s: &str) -> Option<Value> {
+    let mut stream = serde_json::Deserializer::from_str(s).into_iter::<Value>();
+    match stream.next()?.ok()? {
+        v @ Value::String(_) => Some(v),
+        v if is_integer(&v) => Some(v),
+        _ => None,
+    }
+}
