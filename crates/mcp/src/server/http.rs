@@ -135,7 +135,17 @@ async fn judge_body(
         // A notification or response the server cannot read: rmcp would answer 415 in text.
         Verdict::Ignore => bad("a notification or response the server cannot read"),
         Verdict::Message(_) => {
-            next.run(Request::from_parts(parts, axum::body::Body::from(bytes))).await
+            // Answering from here on (its body is in): not closed to make room for another.
+            let guard = parts
+                .extensions
+                .get::<axum::extract::ConnectInfo<super::limits::Conn>>()
+                .map(|c| c.0.answering());
+            let response =
+                next.run(Request::from_parts(parts, axum::body::Body::from(bytes))).await;
+            match guard {
+                Some(guard) => guarded(response, guard),
+                None => response,
+            }
         }
     }
 }
@@ -240,18 +250,26 @@ pub async fn serve_handler<S: rmcp::ServerHandler>(
     axum::serve(listener, app).with_graceful_shutdown(async move { stop.cancelled().await }).await
 }
 
-/// Counts a request's connection as answering it, to the end of its answer's body (an event
-/// stream, `GET`, aside): such a connection is not closed to make room for another.
+/// Counts a request's connection as answering it, to the end of its answer's body: such a
+/// connection is not closed to make room for another. An event stream (`GET`) is not counted,
+/// and a `POST` only once its body is in (`judge_body`): 40 connections trickling bodies held
+/// every place (issue 35, fifth attack).
 async fn answering(
     axum::extract::ConnectInfo(conn): axum::extract::ConnectInfo<super::limits::Conn>,
     req: Request,
     next: Next,
 ) -> Response {
-    if req.method() == axum::http::Method::GET {
+    use axum::http::Method;
+    if req.method() == Method::GET || req.method() == Method::POST {
         return next.run(req).await;
     }
     let guard = conn.answering();
-    let (parts, body) = next.run(req).await.into_parts();
+    guarded(next.run(req).await, guard)
+}
+
+/// `response`, holding `guard` until its body is done.
+fn guarded(response: Response, guard: super::limits::Answering) -> Response {
+    let (parts, body) = response.into_parts();
     Response::from_parts(parts, axum::body::Body::new(super::limits::Guarded::new(body, guard)))
 }
 

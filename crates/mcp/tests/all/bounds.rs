@@ -170,3 +170,41 @@ async fn a_request_reusing_a_cancelled_requests_id_gets_its_own_answer() {
     assert_eq!(fives.len(), 1, "{fives:?}");
     assert!(fives[0].to_string().contains("fresh"), "{}", fives[0]);
 }
+
+/// Issue 35 (fifth attack): 40 connections trickling a request's header lines or its body
+/// (no session, no token needed) held every place of 127.0.0.1: a fresh client got in 8 times
+/// in 175. A connection still sending its request is not answering one: it makes room.
+#[tokio::test]
+async fn connections_trickling_a_request_do_not_lock_other_clients_out() {
+    use tokio::io::AsyncWriteExt;
+    use toolbelt_core::policy::{ApprovalMode, Decision, Rule};
+    let allow = vec![Rule::new("*", Decision::Allow, 1.0, "test")];
+    let (_d, p) = crate::server::parts(allow, ApprovalMode::Default);
+    let opts =
+        toolbelt_mcp::server::http::HttpOptions { per_client_connections: 4, ..Default::default() };
+    let (addr, stop) = crate::server::serve_http(p, opts).await;
+    // Every place: first half a header each, then (once new clients took those places) a
+    // body trickled after whole headers.
+    let head = "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n";
+    let mut slow = Vec::new();
+    for trickled in [head.to_string(), format!("{head}Content-Length: 1000\r\n\r\n{{")] {
+        for _ in 0..4 {
+            let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+            s.write_all(trickled.as_bytes()).await.unwrap();
+            slow.push(s);
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        for s in &mut slow {
+            let _ = s.write_all(b" ").await;
+        }
+        for _ in 0..3 {
+            let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+            let answer = exchange(&mut s, &initialize()).await;
+            assert!(
+                answer.as_deref().is_some_and(|a| a.starts_with("HTTP/1.1 200")),
+                "a new client was refused: {answer:?}"
+            );
+        }
+    }
+    stop.cancel();
+}
