@@ -10,6 +10,7 @@ pub mod probe;
 mod progress;
 pub mod schema;
 mod screen;
+mod screen_http;
 mod sse;
 mod stdio;
 mod tool;
@@ -383,9 +384,13 @@ async fn connect_http(
     let served = match saved {
         Some(manager) => {
             let client = rmcp::transport::auth::AuthClient::new(reqwest::Client::new(), manager);
+            let client = screen_http::Screened(client);
             handler.serve(StreamableHttpClientTransport::with_client(client, config)).await
         }
-        None => handler.serve(StreamableHttpClientTransport::from_config(config)).await,
+        None => {
+            let client = screen_http::Screened(reqwest::Client::new());
+            handler.serve(StreamableHttpClientTransport::with_client(client, config)).await
+        }
     };
     served.map_err(|e| {
         let hint = oauth::Refusal::hint(oauth::Refusal::of_initialize(&e), &spec.name);

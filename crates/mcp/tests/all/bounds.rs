@@ -11,18 +11,37 @@ use crate::client::{call, clients, ctx, stdio};
 #[tokio::test]
 async fn an_answer_of_too_many_values_fails_at_once_saying_why() {
     let c = clients(vec![stdio("fx", &["--values"], 20_000)]).await;
+    refused_at_once(&c, "mcp_fx_values", "mcp_fx_echo").await;
+    c.shutdown().await;
+    // The same over Streamable HTTP (an answer as an event stream) and legacy SSE.
+    use toolbelt_mcp::client::Transport;
+    for (mode, name) in [("--streamable", "web"), ("--sse", "old")] {
+        let (mut child, base) = crate::client::http_fixture("server.py", &[mode, "--values"]);
+        let transport = match mode {
+            "--sse" => Transport::Sse { url: format!("{base}/sse"), headers: Default::default() },
+            _ => Transport::Http { url: format!("{base}/mcp"), headers: Default::default() },
+        };
+        let c = clients(vec![crate::client::remote(name, transport)]).await;
+        refused_at_once(&c, &format!("mcp_{name}_values"), &format!("mcp_{name}_echo")).await;
+        c.shutdown().await;
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+}
+
+/// `tool` fails at once, naming the limit, and `echo` still works.
+async fn refused_at_once(c: &toolbelt_mcp::client::McpClients, tool: &str, echo: &str) {
     let started = std::time::Instant::now();
-    let r = call(&c, "mcp_fx_values", json!({}), ctx()).await;
-    let error = r.error.expect("refused");
+    let r = call(c, tool, json!({}), ctx()).await;
+    let error = r.error.unwrap_or_else(|| panic!("{tool} was not refused: {:?}", r.llm_content));
     assert!(
         error.message.contains(&format!("JSON values, over the limit of {MCP_MESSAGE_VALUES}")),
         "{}",
         error.message
     );
     assert!(started.elapsed() < std::time::Duration::from_secs(10));
-    let r = call(&c, "mcp_fx_echo", json!({"text": "still here"}), ctx()).await;
+    let r = call(c, echo, json!({"text": "still here"}), ctx()).await;
     assert!(r.error.is_none(), "{:?}", r.error);
-    c.shutdown().await;
 }
 
 /// One HTTP/1.1 exchange on `s`: the answer's head and body (chunked or sized), or `None` when

@@ -292,7 +292,7 @@ async fn settings_entries_become_specs() {
 
 /// Starts a Python fixture that serves HTTP on a loopback port (it prints `PORT n` first);
 /// returns the process and its base URL.
-fn http_fixture(script: &str, args: &[&str]) -> (std::process::Child, String) {
+pub(crate) fn http_fixture(script: &str, args: &[&str]) -> (std::process::Child, String) {
     use std::io::BufRead;
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(script);
     let mut child = std::process::Command::new("python3")
@@ -312,7 +312,7 @@ fn sse_fixture() -> (std::process::Child, String) {
     http_fixture("server.py", &["--sse"])
 }
 
-fn remote(name: &str, transport: Transport) -> ServerSpec {
+pub(crate) fn remote(name: &str, transport: Transport) -> ServerSpec {
     ServerSpec { transport, ..stdio(name, &[], 5_000) }
 }
 
