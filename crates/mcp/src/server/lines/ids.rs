@@ -18,6 +18,7 @@ pub(super) struct Ids(Arc<Mutex<Inner>>);
 
 #[derive(Default)]
 struct Inner {
+    /// The last id given (the first is 1).
     next: i64,
     /// By the transport's id: the client's, and whether the client cancelled it.
     live: HashMap<i64, (RequestId, bool)>,
@@ -48,8 +49,11 @@ impl Ids {
             JsonRpcMessage::Notification(n) => {
                 if let ClientNotification::CancelledNotification(c) = &mut n.notification
                     && let Some(id) = &mut c.params.request_id
-                    && let Some(ours) = inner.by_client.remove(&key(id))
                 {
+                    // A request rmcp never got (it waited, and is dropped) names no request of
+                    // rmcp's: 0, which the transport never gives (the client's own number
+                    // could be another request's id at rmcp).
+                    let ours = inner.by_client.remove(&key(id)).unwrap_or(0);
                     if let Some(live) = inner.live.get_mut(&ours) {
                         live.1 = true;
                     }
@@ -85,5 +89,35 @@ impl Ids {
         }
         *id = client;
         Some(m)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn rx(v: serde_json::Value) -> RxJsonRpcMessage<RoleServer> {
+        serde_json::from_value(v).unwrap()
+    }
+
+    /// A cancellation naming a request rmcp never got must not reach another request whose
+    /// transport id happens to be the client's number.
+    #[test]
+    fn a_cancellation_reaches_only_its_own_request() {
+        let ids = Ids::default();
+        let call = |id| json!({"jsonrpc": "2.0", "id": id, "method": "ping"});
+        let first = serde_json::to_value(ids.inward(rx(call(json!("a"))))).unwrap();
+        assert_eq!(first["id"], 1);
+        let cancel = |id| json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": id}});
+        // The client's 1 was never handed over (it waited): it names nothing at rmcp.
+        let c = serde_json::to_value(ids.inward(rx(cancel(json!(1))))).unwrap();
+        assert_eq!(c["params"]["requestId"], 0);
+        let c = serde_json::to_value(ids.inward(rx(cancel(json!("a"))))).unwrap();
+        assert_eq!(c["params"]["requestId"], 1);
+        // The cancelled request's answer is not sent.
+        let answer: TxJsonRpcMessage<RoleServer> =
+            serde_json::from_value(json!({"jsonrpc": "2.0", "id": 1, "result": {}})).unwrap();
+        assert!(ids.outward(answer).is_none());
     }
 }
