@@ -12,6 +12,10 @@ use rmcp::model::{ClientNotification, JsonRpcMessage, NumberOrString, RequestId}
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use toolbelt_core::sync::LockExt;
 
+/// Requests remembered at most before the cancelled ones are forgotten (their answers, should
+/// rmcp still send them, are then dropped all the same).
+const LIVE: usize = 10_000;
+
 /// The requests handed to rmcp and not answered yet.
 #[derive(Clone, Default)]
 pub(super) struct Ids(Arc<Mutex<Inner>>);
@@ -56,6 +60,10 @@ impl Ids {
                     let ours = inner.by_client.remove(&key(id)).unwrap_or(0);
                     if let Some(live) = inner.live.get_mut(&ours) {
                         live.1 = true;
+                    }
+                    // Cancelled requests rmcp never answers are forgotten past a bound.
+                    if inner.live.len() > LIVE {
+                        inner.live.retain(|_, (_, cancelled)| !*cancelled);
                     }
                     *id = NumberOrString::Number(ours);
                 }
