@@ -9,6 +9,21 @@ pub const PATTERN_PROGRAM_BYTES: usize = 8 << 20;
 /// The lazy DFA cache one search thread keeps for a pattern.
 pub const PATTERN_CACHE_BYTES: usize = 2 << 20;
 
+/// The work one search may do on one line, in the pattern's units (see [`pattern_units`])
+/// times the line's bytes: a costly pattern searches shorter lines in one piece. A line is
+/// searched in one step no token can stop, and a pattern whose lazy DFA overflows its cache
+/// runs at some microseconds a byte: `\w{150}\d\d\d` over a 32 MiB line held its thread,
+/// and with it a costly turn, for minutes past the call's deadline (issue 35, fifth attack).
+/// At this budget such a pattern searches lines of about 2 MiB (a few seconds at most); a
+/// pattern of under 8,000 units any line a search holds.
+pub const SEARCH_LINE_WORK: u64 = 1 << 38;
+
+/// The longest line a search with `units` of pattern searches (between 1 MiB and `most`).
+pub fn searchable_line(units: u64, most: usize) -> usize {
+    let cap = SEARCH_LINE_WORK / units.max(1);
+    usize::try_from(cap).unwrap_or(usize::MAX).clamp(1 << 20, most.max(1 << 20))
+}
+
 /// Costly calls (searches and reads over the workspace: grep_search, glob, read_many_files)
 /// running at once in one process; the rest wait their turn, within their deadline.
 pub const COSTLY_AT_ONCE: usize = 4;
@@ -274,6 +289,16 @@ pub const CALLS_PER_ANSWER: usize = 64;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn costly_patterns_search_shorter_lines() {
+        let most = 32 << 20;
+        assert_eq!(searchable_line(pattern_units("return", false).unwrap(), most), most);
+        let costly = pattern_units(r"\w{150}\d\d\d", false).unwrap();
+        let cap = searchable_line(costly, most);
+        assert!((1 << 20..4 << 20).contains(&cap), "{cap}");
+        assert_eq!(searchable_line(u64::MAX, most), 1 << 20);
+    }
 
     /// Issue 35 (fifth attack): 16,334 `ignore` patterns of `*` in 64 KB took one
     /// list_directory call to 234 MB; a glob of 63,000 `*` took 84 MB.

@@ -195,7 +195,14 @@ impl Invocation for GrepCall {
             Ok(m) => m,
             Err(e) => return ToolResult::simple_error(ErrorType::InvalidToolParams, e),
         };
+        let units = toolbelt_core::limits::pattern_units_with(
+            &p.pattern,
+            p.fixed_strings,
+            !p.case_sensitive,
+        )
+        .unwrap_or(0);
         let job = Job {
+            line_cap: toolbelt_core::limits::searchable_line(units, HEAP_LIMIT),
             single_file: self.search.is_file(),
             search: self.search.clone(),
             opts: self.opts,
@@ -220,6 +227,8 @@ impl Invocation for GrepCall {
 }
 
 struct Job {
+    /// The longest line searched ([`HEAP_LIMIT`], less for a costly pattern).
+    line_cap: usize,
     search: PathBuf,
     /// Every root to search in turn (several roots, no dir_path); empty: `search` only.
     roots: Vec<PathBuf>,
@@ -467,7 +476,7 @@ impl Job {
             .before_context(before)
             .after_context(after)
             .binary_detection(BinaryDetection::quit(b'\x00'))
-            .heap_limit(Some(HEAP_LIMIT))
+            .heap_limit(Some(self.line_cap))
             .build()
     }
 
@@ -519,7 +528,16 @@ impl Job {
             Some(size) => {
                 super::whole::search(searcher, &self.matcher, &file, size, buf, &mut sink)
             }
-            None => searcher.search_file(&self.matcher, &file, &mut sink),
+            // Multi-line searches read the file whole first (within the line cap).
+            None if searcher.multi_line_with_matcher(&self.matcher) => {
+                searcher.search_file(&self.matcher, &file, &mut sink)
+            }
+            // Read through the call's token: a search with no match never reaches the sink,
+            // so a cancelled one would otherwise read the file to its end.
+            None => {
+                let reader = reader::Cancellable { file: &file, cancel: &self.cancel };
+                searcher.search_reader(&self.matcher, reader, &mut sink)
+            }
         };
         // Named only when there is something to say about it (most files searched have no
         // match).
@@ -536,7 +554,13 @@ impl Job {
             paths::relative_to(path, &self.search)
         };
         if let Err(e) = searched {
-            let why = if e.to_string().contains("allocation limit") {
+            let why = if e.to_string().contains("allocation limit") && self.line_cap < HEAP_LIMIT {
+                format!(
+                    "a line is longer than the {:.1} MiB this pattern may search in one piece (a costly pattern's limit; simpler patterns search lines up to {} MiB)",
+                    self.line_cap as f64 / f64::from(1 << 20),
+                    HEAP_LIMIT >> 20
+                )
+            } else if e.to_string().contains("allocation limit") {
                 format!(
                     "a line is longer than the {} MiB a search holds in memory",
                     HEAP_LIMIT >> 20
@@ -561,5 +585,6 @@ fn context_of(p: &Params) -> (usize, usize) {
 
 mod collect;
 mod crowd;
+mod reader;
 use collect::{Collect, KEPT_LINES_BYTES};
 use crowd::crowded;

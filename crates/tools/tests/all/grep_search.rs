@@ -385,6 +385,25 @@ fn a_file_too_long_to_search_is_named_not_silently_skipped() {
     );
 }
 
+/// Issue 35 (fifth attack): `\w{150}\d\d\d` over a file of one 32 MiB line ran for minutes
+/// in one step no token stops, holding a costly turn long past the call's deadline. A costly
+/// pattern searches lines of about 2 MiB; a longer one is named as not searched, and a simple
+/// pattern still searches it.
+#[test]
+fn a_costly_pattern_names_lines_too_long_for_it_instead_of_grinding() {
+    let t = TempTree::new();
+    let mut line = vec![b'a'; 3 << 20];
+    line.extend_from_slice(b"NEEDLE\n");
+    t.file("min.js", &line);
+    let o = run(&t, "grep_search", json!({"pattern": r"\w{150}\d\d\d"}));
+    let text = o.model["output"].as_str().unwrap();
+    assert!(text.starts_with("No matches found"), "{text}");
+    assert!(text.contains("- min.js: a line is longer than the 2."), "{text}");
+    assert!(text.contains("MiB this pattern may search in one piece"), "{text}");
+    let o = run(&t, "grep_search", json!({"pattern": "NEEDLE"}));
+    assert!(o.output().starts_with("Found 1 match"), "{}", o.output());
+}
+
 /// Review of issue 20: with several roots, an unsearchable file in another root was named
 /// relative to the last root walked (`../x`), not under its root's folder name.
 #[test]
