@@ -201,9 +201,13 @@ impl Invocation for GrepCall {
             !p.case_sensitive,
         )
         .unwrap_or(0);
+        let single_file = self.search.is_file();
+        // Every search thread of a tree holds a line of its own: together no more than one file.
+        let most = if single_file { HEAP_LIMIT } else { HEAP_LIMIT / 4 };
         let job = Job {
-            line_cap: toolbelt_core::limits::searchable_line(units, HEAP_LIMIT),
-            single_file: self.search.is_file(),
+            line_cap: toolbelt_core::limits::searchable_line(units, most),
+            line_most: most,
+            single_file,
             search: self.search.clone(),
             opts: self.opts,
             workspace: self.workspace.clone(),
@@ -227,8 +231,11 @@ impl Invocation for GrepCall {
 }
 
 struct Job {
-    /// The longest line searched ([`HEAP_LIMIT`], less for a costly pattern).
+    /// The longest line searched ([`HEAP_LIMIT`] in a single file, a quarter of it per thread
+    /// in a tree; less for a costly pattern).
     line_cap: usize,
+    /// What `line_cap` would be for a simple pattern.
+    line_most: usize,
     search: PathBuf,
     /// Every root to search in turn (several roots, no dir_path); empty: `search` only.
     roots: Vec<PathBuf>,
@@ -554,10 +561,19 @@ impl Job {
             paths::relative_to(path, &self.search)
         };
         if let Err(e) = searched {
-            let why = if e.to_string().contains("allocation limit") && self.line_cap < HEAP_LIMIT {
+            let mib = |n: usize| n as f64 / f64::from(1 << 20);
+            let why = if e.to_string().contains("allocation limit")
+                && self.line_cap < self.line_most
+            {
                 format!(
-                    "a line is longer than the {:.1} MiB this pattern may search in one piece (a costly pattern's limit; simpler patterns search lines up to {} MiB)",
-                    self.line_cap as f64 / f64::from(1 << 20),
+                    "a line is longer than the {:.1} MiB this pattern may search in one piece (a costly pattern's limit; simpler patterns search lines up to {:.0} MiB)",
+                    mib(self.line_cap),
+                    mib(self.line_most)
+                )
+            } else if e.to_string().contains("allocation limit") && !self.single_file {
+                format!(
+                    "a line is longer than the {:.0} MiB each search thread holds in memory (search the file alone, with its path as dir_path, for lines up to {} MiB)",
+                    mib(self.line_cap),
                     HEAP_LIMIT >> 20
                 )
             } else if e.to_string().contains("allocation limit") {

@@ -380,9 +380,30 @@ fn a_file_too_long_to_search_is_named_not_silently_skipped() {
     let text = o.model["output"].as_str().unwrap();
     assert!(text.starts_with("No matches found"), "{text}");
     assert!(
-        text.ends_with("(1 file(s) could not be searched and may hold matches; search them with run_shell_command, e.g. grep -c:\n- huge.min.js: a line is longer than the 32 MiB a search holds in memory)"),
+        text.ends_with("(1 file(s) could not be searched and may hold matches; search them with run_shell_command, e.g. grep -c:\n- huge.min.js: a line is longer than the 8 MiB each search thread holds in memory (search the file alone, with its path as dir_path, for lines up to 32 MiB))"),
         "{text}"
     );
+    let o = run(&t, "grep_search", json!({"pattern": "NEEDLE", "dir_path": "huge.min.js"}));
+    assert!(o.output().ends_with("a line is longer than the 32 MiB a search holds in memory)"));
+}
+
+/// Issue 35 (fifth attack): each search thread of a tree held a line of up to 32 MiB (four
+/// greps over long-line files took 278 MB on two cores, some 1 GB expected on eight). A tree
+/// search holds a quarter of that per thread; the file alone is still searched whole.
+#[test]
+fn a_tree_search_holds_a_quarter_of_a_files_line_per_thread() {
+    let t = TempTree::new();
+    let mut big = vec![b'a'; 9 << 20];
+    big.extend_from_slice(b"NEEDLE\n");
+    t.file("bundle.js", &big);
+    let o = run(&t, "grep_search", json!({"pattern": "NEEDLE"}));
+    let text = o.model["output"].as_str().unwrap();
+    assert!(
+        text.contains("- bundle.js: a line is longer than the 8 MiB each search thread"),
+        "{text}"
+    );
+    let o = run(&t, "grep_search", json!({"pattern": "NEEDLE", "dir_path": "bundle.js"}));
+    assert!(o.output().starts_with("Found 1 match"), "{}", o.output());
 }
 
 /// Issue 35 (fifth attack): `\w{150}\d\d\d` over a file of one 32 MiB line ran for minutes
