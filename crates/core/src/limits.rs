@@ -252,6 +252,12 @@ pub type CostlyTurn = tokio::sync::SemaphorePermit<'static>;
 /// Waits for a turn among the costly calls of this process ([`COSTLY_AT_ONCE`] at once); `Err`
 /// at once, with what to say, when [`COSTLY_WAITING`] calls are already waiting.
 pub async fn costly_turn() -> Result<CostlyTurn, String> {
+    costly_turns(1).await
+}
+
+/// [`costly_turn`] for a call that weighs `n` turns (an edit of a large file, which holds the
+/// file several times over while it works, takes two), at most [`COSTLY_AT_ONCE`].
+pub async fn costly_turns(n: u32) -> Result<CostlyTurn, String> {
     use std::sync::atomic::{AtomicUsize, Ordering};
     static TURNS: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(COSTLY_AT_ONCE);
     static WAITING: AtomicUsize = AtomicUsize::new(0);
@@ -261,7 +267,8 @@ pub async fn costly_turn() -> Result<CostlyTurn, String> {
             WAITING.fetch_sub(1, Ordering::SeqCst);
         }
     }
-    if let Ok(turn) = TURNS.try_acquire() {
+    let n = n.clamp(1, COSTLY_AT_ONCE as u32);
+    if let Ok(turn) = TURNS.try_acquire_many(n) {
         return Ok(turn);
     }
 
@@ -272,7 +279,7 @@ pub async fn costly_turn() -> Result<CostlyTurn, String> {
         ));
     }
     let _waiting = Waiting;
-    TURNS.acquire().await.map_err(|e| e.to_string())
+    TURNS.acquire_many(n).await.map_err(|e| e.to_string())
 }
 
 /// Bytes of a call's arguments a policy `argsPattern` that needs the backtracking engine

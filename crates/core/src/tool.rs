@@ -403,6 +403,11 @@ pub trait Invocation: Send + Sync {
     fn costly(&self) -> bool {
         false
     }
+    /// How many of the costly calls' turns this call takes (0: none; [`Invocation::costly`]
+    /// or [`Tool::costly`] make it at least 1): an edit of a large file takes two.
+    fn costly_turns(&self) -> u32 {
+        0
+    }
     /// For editable proposals: the file's current content and the content this call would
     /// write, so a person can change the proposal in an editor.
     fn proposal(&self) -> Option<(String, String)> {

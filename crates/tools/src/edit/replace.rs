@@ -473,6 +473,10 @@ impl Invocation for ReplaceCall {
         true
     }
 
+    fn costly_turns(&self) -> u32 {
+        super::edit_turns(&self.path, 0)
+    }
+
     fn proposal(&self) -> Option<(String, String)> {
         let edit = self.calculate().ok()?;
         Some((edit.before, edit.after))

@@ -268,6 +268,10 @@ impl Invocation for WriteCall {
         true
     }
 
+    fn costly_turns(&self) -> u32 {
+        super::edit_turns(&self.path, self.content.len())
+    }
+
     fn proposal(&self) -> Option<(String, String)> {
         let original = current(&self.target).ok()?;
         Some((original.unwrap_or_default(), self.content.clone()))
