@@ -19,6 +19,7 @@ use toolbelt_core::workspace::{IgnoreOptions, Workspace};
 use super::file_type;
 
 mod answer;
+mod batches;
 mod each_file;
 mod finder;
 use finder::Finder;
@@ -385,7 +386,7 @@ impl Job {
         let mut budget = toolbelt_core::truncate::MAX_OUTPUT_CHARS;
         let mut left_out: Vec<String> = Vec::new();
         let chunk = (threads * 32).max(64);
-        for batch in kept.chunks(chunk) {
+        for batch in batches::batches(&kept, chunk) {
             if budget == 0 {
                 left_out.extend(batch.iter().map(|f| ws.relative(&f.real)));
                 continue;
