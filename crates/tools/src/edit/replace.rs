@@ -474,7 +474,12 @@ impl Invocation for ReplaceCall {
     }
 
     fn costly_turns(&self) -> u32 {
-        super::edit_turns(&self.path, 0)
+        // What the file could grow to: every occurrence of old_string replaced (a one-byte
+        // old_string and a 60 KB new_string made a 300-byte file 18 MB).
+        let size = std::fs::metadata(&self.path).map_or(0, |m| m.len() as usize);
+        let (old, new) = (self.p.old_string.len().max(1), self.p.new_string.len());
+        let grown = size.saturating_add((size / old).saturating_mul(new.saturating_sub(old)));
+        super::edit_turns(&self.path, grown.max(new))
     }
 
     fn proposal(&self) -> Option<(String, String)> {
