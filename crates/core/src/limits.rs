@@ -256,7 +256,7 @@ pub async fn costly_turn() -> Result<CostlyTurn, String> {
 }
 
 /// [`costly_turn`] for a call that weighs `n` turns (an edit of a large file, which holds the
-/// file several times over while it works, takes two), at most [`COSTLY_AT_ONCE`].
+/// file several times over while it works, takes three), at most [`COSTLY_AT_ONCE`].
 pub async fn costly_turns(n: u32) -> Result<CostlyTurn, String> {
     use std::sync::atomic::{AtomicUsize, Ordering};
     static TURNS: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(COSTLY_AT_ONCE);

@@ -404,7 +404,7 @@ pub trait Invocation: Send + Sync {
         false
     }
     /// How many of the costly calls' turns this call takes (0: none; [`Invocation::costly`]
-    /// or [`Tool::costly`] make it at least 1): an edit of a large file takes two.
+    /// or [`Tool::costly`] make it at least 1): an edit of a large file takes three.
     fn costly_turns(&self) -> u32 {
         0
     }
