@@ -561,29 +561,11 @@ impl Job {
             paths::relative_to(path, &self.search)
         };
         if let Err(e) = searched {
-            let mib = |n: usize| n as f64 / f64::from(1 << 20);
-            let why = if e.to_string().contains("allocation limit")
-                && self.line_cap < self.line_most
-            {
-                format!(
-                    "a line is longer than the {:.1} MiB this pattern may search in one piece (a costly pattern's limit; simpler patterns search lines up to {:.0} MiB)",
-                    mib(self.line_cap),
-                    mib(self.line_most)
-                )
-            } else if e.to_string().contains("allocation limit") && !self.single_file {
-                format!(
-                    "a line is longer than the {:.0} MiB each search thread holds in memory (search the file alone, with its path as dir_path, for lines up to {} MiB)",
-                    mib(self.line_cap),
-                    HEAP_LIMIT >> 20
-                )
-            } else if e.to_string().contains("allocation limit") {
-                format!(
-                    "a line is longer than the {} MiB a search holds in memory",
-                    HEAP_LIMIT >> 20
-                )
-            } else {
-                e.to_string()
-            };
+            let why = reader::why_unsearchable(
+                &e.to_string(),
+                (self.line_cap, self.line_most, HEAP_LIMIT),
+                self.single_file,
+            );
             let unsearchable = super::Unsearchable { shown: file_path, why, folder: false };
             self.unsearchable.locked().push(unsearchable);
             return None;

@@ -18,6 +18,34 @@ impl std::io::Read for Cancellable<'_> {
     }
 }
 
+/// Why a file was not searched, from the searcher's error: a line past the cap (`caps`: this
+/// search's, a simple pattern's, a file's alone) says which cap and what to do.
+pub(super) fn why_unsearchable(
+    error: &str,
+    (cap, most, whole): (usize, usize, usize),
+    single_file: bool,
+) -> String {
+    let mib = |n: usize| n as f64 / f64::from(1 << 20);
+    if !error.contains("allocation limit") {
+        return error.to_string();
+    }
+    if cap < most {
+        format!(
+            "a line is longer than the {:.1} MiB this pattern may search in one piece (a costly pattern's limit; simpler patterns search lines up to {:.0} MiB)",
+            mib(cap),
+            mib(most)
+        )
+    } else if !single_file {
+        format!(
+            "a line is longer than the {:.0} MiB each search thread holds in memory (search the file alone, with its path as dir_path, for lines up to {} MiB)",
+            mib(cap),
+            whole >> 20
+        )
+    } else {
+        format!("a line is longer than the {} MiB a search holds in memory", whole >> 20)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
