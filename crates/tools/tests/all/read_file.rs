@@ -498,3 +498,22 @@ fn a_component_too_long_is_named_as_upstream_does() {
     );
     assert_eq!(r.error_type.as_deref(), Some("invalid_tool_params"));
 }
+
+/// Issue 35 (seventh attack): reads of 20 MB files beside other heavy calls over HTTP took
+/// the process past 256 MiB, each read taking one costly turn. A read of a file over 8 MiB
+/// weighs two; over 1 MiB one; a small file none.
+#[test]
+fn reads_of_large_files_weigh_their_costly_turns_by_size() {
+    use toolbelt_core::Registry;
+    let t = TempTree::new();
+    t.file("small.txt", "x\n");
+    t.file("mid.txt", vec![b'x'; 2 << 20]);
+    t.file("big.txt", vec![b'x'; 9 << 20]);
+    let env = crate::harness::env_for(&t, &[]);
+    let registry = Registry::builder().tools(toolbelt_tools::builtin_tools()).build().unwrap();
+    let turns = |f: &str| {
+        let call = registry.build_call("read_file", json!({"file_path": f}), &env).ok().unwrap();
+        call.invocation.costly_turns()
+    };
+    assert_eq!((turns("small.txt"), turns("mid.txt"), turns("big.txt")), (0, 1, 2));
+}
