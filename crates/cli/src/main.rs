@@ -15,6 +15,8 @@ mod terminal;
 fn main() {
     // Before any thread starts: nothing of toolbelt's secrets readable through /proc.
     toolbelt_core::process::harden_process();
+    // Large blocks go back to the system when freed (see the module's docs).
+    toolbelt_core::process::allocator::bound_allocator();
     toolbelt_core::timings::start();
     // HTTPS through ring, for every client any command builds.
     toolbelt_core::tls::ready();

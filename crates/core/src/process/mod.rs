@@ -9,6 +9,7 @@
 //! Shell commands, background commands, hooks and discovered tools all start through
 //! [`Launch`]; the house test checks that no other code builds a command.
 
+pub mod allocator;
 pub mod env;
 #[cfg(unix)]
 pub mod harden;
