@@ -250,15 +250,11 @@ pub fn too_large(need: Option<u64>) -> String {
 /// A turn to run a costly call: held while it runs.
 pub type CostlyTurn = tokio::sync::SemaphorePermit<'static>;
 
-/// Waits for a turn among the costly calls of this process ([`COSTLY_AT_ONCE`] at once); `Err`
-/// at once, with what to say, when [`COSTLY_WAITING`] calls are already waiting.
-pub async fn costly_turn() -> Result<CostlyTurn, String> {
-    costly_turns(1).await
-}
-
-/// [`costly_turn`] for a call that weighs `n` turns (an edit of a large file, which holds the
-/// file several times over while it works, takes three), at most [`COSTLY_AT_ONCE`].
-pub async fn costly_turns(n: u32) -> Result<CostlyTurn, String> {
+/// Waits for `n` turns among the costly calls of this process ([`COSTLY_AT_ONCE`] at once;
+/// most calls take one, an edit of a large file, which holds the file several times over while
+/// it works, three); `Err` at once, with what to say, when [`COSTLY_WAITING`] calls are already
+/// waiting.
+pub async fn costly_turn(n: u32) -> Result<CostlyTurn, String> {
     use std::sync::atomic::{AtomicUsize, Ordering};
     static TURNS: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(COSTLY_AT_ONCE);
     static WAITING: AtomicUsize = AtomicUsize::new(0);
@@ -332,22 +328,22 @@ mod tests {
     async fn costly_calls_take_turns_in_a_bounded_queue() {
         let mut held = Vec::new();
         for _ in 0..COSTLY_AT_ONCE {
-            held.push(costly_turn().await.unwrap());
+            held.push(costly_turn(1).await.unwrap());
         }
 
         let waiters: Vec<_> = (0..COSTLY_WAITING)
-            .map(|_| tokio::spawn(async { costly_turn().await.map(drop) }))
+            .map(|_| tokio::spawn(async { costly_turn(1).await.map(drop) }))
             .collect();
         // Let every waiter queue up.
         tokio::time::sleep(std::time::Duration::from_millis(200)).await;
 
-        let refused = costly_turn().await.expect_err("the queue is full");
+        let refused = costly_turn(1).await.expect_err("the queue is full");
         assert!(refused.contains("busy"), "{refused}");
         drop(held);
         for w in waiters {
             assert!(w.await.unwrap().is_ok());
         }
-        assert!(costly_turn().await.is_ok());
+        assert!(costly_turn(1).await.is_ok());
     }
 
     #[test]

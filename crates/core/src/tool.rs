@@ -398,13 +398,9 @@ pub trait Invocation: Send + Sync {
     fn confirmation(&self) -> Option<ConfirmationDetails> {
         None
     }
-    /// Whether this call is costly although its tool is not (read_file of a large file): it
-    /// takes a turn among the costly calls, as [`Tool::costly`]'s do.
-    fn costly(&self) -> bool {
-        false
-    }
-    /// How many of the costly calls' turns this call takes (0: none; [`Invocation::costly`]
-    /// or [`Tool::costly`] make it at least 1): an edit of a large file takes three.
+    /// How many of the costly calls' turns this call takes although its tool may not be costly
+    /// (0: none; [`Tool::costly`] makes it at least 1): a read of a large file takes one or
+    /// two, an edit of a large file three.
     fn costly_turns(&self) -> u32 {
         0
     }

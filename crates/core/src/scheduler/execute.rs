@@ -67,13 +67,12 @@ impl Scheduler {
         // Costly calls take turns, a few at a time in the whole process (issue 35: 64 costly
         // searches at once through one `toolbelt mcp` aborted it); the wait counts against the
         // call's deadline.
-        let turns =
-            b.invocation.costly_turns().max(u32::from(b.tool.costly() || b.invocation.costly()));
+        let turns = b.invocation.costly_turns().max(u32::from(b.tool.costly()));
         let invocation = &b.invocation;
         let fut = AssertUnwindSafe(async move {
             let mut ctx = ctx;
             if turns > 0 {
-                match crate::limits::costly_turns(turns).await {
+                match crate::limits::costly_turn(turns).await {
                     Ok(t) => ctx.turn = Some(Arc::new(t)),
                     Err(msg) => return ToolResult::simple_error(ErrorType::ExecutionFailed, msg),
                 }

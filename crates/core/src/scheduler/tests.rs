@@ -227,14 +227,23 @@ fn with_config(
     configure: impl FnOnce(&mut crate::Config),
 ) -> (crate::testing::TempTree, Scheduler) {
     let journal = Arc::new(Journal::default());
+    allowing(tools(&journal), Duration::from_millis(50), configure)
+}
+
+/// A scheduler of `tools` allowing every call, with `grace` and the config `configure` makes.
+fn allowing(
+    tools: Vec<Arc<dyn Tool>>,
+    grace: Duration,
+    configure: impl FnOnce(&mut crate::Config),
+) -> (crate::testing::TempTree, Scheduler) {
     let (dir, mut env) = test_env();
     let mut config = (*env.config).clone();
     configure(&mut config);
     env.config = Arc::new(config);
-    let registry = Arc::new(Registry::builder().tools(tools(&journal)).build().unwrap());
+    let registry = Arc::new(Registry::builder().tools(tools).build().unwrap());
     let policy =
         Arc::new(PolicyEngine::new(vec![Rule::new("*", Decision::Allow, 1.0, "t")], false));
-    let options = SchedulerOptions { grace: Duration::from_millis(50), ..Default::default() };
+    let options = SchedulerOptions { grace, ..Default::default() };
     let s =
         Scheduler::new(registry, policy, Arc::new(FixedApprover(Outcome::Cancel)), env, options);
     (dir, s)

@@ -182,8 +182,8 @@ impl Invocation for FakeInvocation {
         format!("fake: {}", self.text)
     }
 
-    fn costly(&self) -> bool {
-        matches!(self.behaviour, Behaviour::CostlyBlocking { .. })
+    fn costly_turns(&self) -> u32 {
+        u32::from(matches!(self.behaviour, Behaviour::CostlyBlocking { .. }))
     }
 
     async fn execute(&self, ctx: ExecContext) -> ToolResult {

@@ -6,7 +6,8 @@
 //! an error answer with its id (the call fails at once, saying why, instead of waiting for
 //! its deadline), and a request or notification past it is dropped.
 
-use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::Deserialize;
+use serde::de::{self, IgnoredAny, SeqAccess, Visitor};
 use serde_json::{Value, json};
 use toolbelt_core::limits::{MCP_MESSAGE_VALUES, MCP_TOOLS_PER_SERVER};
 
@@ -70,34 +71,7 @@ fn refused(id: Option<Value>, why: &str) -> Judged {
 
 /// Whether `key` is a key of the top-level object of `text`.
 fn has_top_key(text: &[u8], key: &str) -> bool {
-    let (mut depth, mut i) = (0usize, 0usize);
-    while i < text.len() {
-        match text[i] {
-            b'"' => {
-                let start = i + 1;
-                let mut j = start;
-                while j < text.len() && text[j] != b'"' {
-                    j += if text[j] == b'\\' { 2 } else { 1 };
-                }
-                if j >= text.len() {
-                    return false;
-                }
-                i = j + 1;
-                if depth == 1 && &text[start..j] == key.as_bytes() {
-                    let rest = text[i..].iter().find(|b| !b.is_ascii_whitespace());
-                    if rest == Some(&b':') {
-                        return true;
-                    }
-                }
-                continue;
-            }
-            b'{' | b'[' => depth += 1,
-            b'}' | b']' => depth = depth.saturating_sub(1),
-            _ => {}
-        }
-        i += 1;
-    }
-    false
+    crate::server::lines::top_value(text, key).is_some()
 }
 
 /// An answer whose `result.tools` is a list, with that list cut to one more than the tools a
@@ -118,78 +92,34 @@ fn cut_tool_list(line: &[u8]) -> Option<Vec<u8>> {
     serde_json::to_vec(&out).ok()
 }
 
-/// The parts of an answer a cut tool list keeps.
+/// The parts of an answer a cut tool list keeps (the rest skipped unread).
+#[derive(Deserialize)]
 struct Answer {
+    #[serde(default, deserialize_with = "present")]
     id: Option<Value>,
+    #[serde(default)]
     result: Option<ToolList>,
 }
 
+#[derive(Deserialize)]
 struct ToolList {
+    #[serde(default, deserialize_with = "first_tools")]
     tools: Option<Vec<Value>>,
+    #[serde(default, rename = "nextCursor")]
     next_cursor: Option<String>,
 }
 
-impl<'de> de::Deserialize<'de> for Answer {
-    fn deserialize<D: de::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Answer;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("a JSON-RPC answer")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Answer, A::Error> {
-                let mut a = Answer { id: None, result: None };
-                while let Some(k) = m.next_key::<std::borrow::Cow<'de, str>>()? {
-                    match &*k {
-                        "id" => a.id = Some(m.next_value()?),
-                        "result" => a.result = Some(m.next_value()?),
-                        _ => {
-                            m.next_value::<IgnoredAny>()?;
-                        }
-                    }
-                }
-                Ok(a)
-            }
-        }
-        d.deserialize_map(V)
-    }
+/// A value that is there, `null` included.
+fn present<'de, D: de::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(d).map(Some)
 }
 
-impl<'de> de::Deserialize<'de> for ToolList {
-    fn deserialize<D: de::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = ToolList;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("a tool list")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<ToolList, A::Error> {
-                let mut t = ToolList { tools: None, next_cursor: None };
-                while let Some(k) = m.next_key::<std::borrow::Cow<'de, str>>()? {
-                    match &*k {
-                        "tools" => t.tools = Some(m.next_value_seed(FirstTools)?),
-                        "nextCursor" => t.next_cursor = m.next_value()?,
-                        _ => {
-                            m.next_value::<IgnoredAny>()?;
-                        }
-                    }
-                }
-                Ok(t)
-            }
-        }
-        d.deserialize_map(V)
-    }
+fn first_tools<'de, D: de::Deserializer<'de>>(d: D) -> Result<Option<Vec<Value>>, D::Error> {
+    d.deserialize_seq(FirstTools).map(Some)
 }
 
 /// The first tools of a list, one more than a server may bring; the rest skipped.
 struct FirstTools;
-
-impl<'de> DeserializeSeed<'de> for FirstTools {
-    type Value = Vec<Value>;
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Vec<Value>, D::Error> {
-        d.deserialize_seq(self)
-    }
-}
 
 impl<'de> Visitor<'de> for FirstTools {
     type Value = Vec<Value>;

@@ -40,6 +40,18 @@ fn screened(
         .boxed()
 }
 
+/// An answer to a POST with its event stream screened (a JSON body is rmcp's to read).
+fn screened_answer(r: StreamableHttpPostResponse) -> StreamableHttpPostResponse {
+    match r {
+        StreamableHttpPostResponse::Sse(events, id) => {
+            StreamableHttpPostResponse::Sse(screened(events), id)
+        }
+        other => other,
+    }
+}
+
+/// Both forms of each call are passed on: the defaults of the `_with_max_sse_event_size` forms
+/// would call the plain ones and lose the inner client's bound on an event's bytes.
 impl<C: StreamableHttpClient + Sync> StreamableHttpClient for Screened<C> {
     type Error = C::Error;
 
@@ -52,12 +64,7 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for Screened<C> {
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
         let r = self.0.post_message(uri, message, session_id, auth_header, custom_headers).await?;
-        Ok(match r {
-            StreamableHttpPostResponse::Sse(events, id) => {
-                StreamableHttpPostResponse::Sse(screened(events), id)
-            }
-            other => other,
-        })
+        Ok(screened_answer(r))
     }
 
     async fn post_message_with_max_sse_event_size(
@@ -80,12 +87,7 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for Screened<C> {
                 max_sse_event_size,
             )
             .await?;
-        Ok(match r {
-            StreamableHttpPostResponse::Sse(events, id) => {
-                StreamableHttpPostResponse::Sse(screened(events), id)
-            }
-            other => other,
-        })
+        Ok(screened_answer(r))
     }
 
     async fn delete_session(

@@ -1,8 +1,8 @@
 //! Connections to the HTTP server, bounded: at most so many at once from one address, and a
 //! client cannot hold them all (past the limit the connection idle longest that is not
 //! answering a request is closed for the new one: every local client shares 127.0.0.1, and 40
-//! unread event streams held all 32 places), a connection with no traffic either way for a while is closed, and a
-//! request's header lines must all arrive within a deadline from its first byte (issue 35: an
+//! unread event streams held all 32 places), a connection with no traffic either way for a
+//! while is closed, and a request's header lines must all arrive within a deadline from its first byte (issue 35: an
 //! idle timer alone restarted at every byte, so a header line every 10 s held a connection for
 //! ever and 32 of them locked every other local client out). The body's deadline is the HTTP
 //! layer's (`judge_body`).

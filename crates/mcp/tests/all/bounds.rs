@@ -75,6 +75,30 @@ async fn exchange(s: &mut tokio::net::TcpStream, request: &str) -> Option<String
     }
 }
 
+/// A server allowing every call, with four places per address.
+async fn four_places()
+-> (toolbelt_core::testing::TempTree, std::net::SocketAddr, tokio_util::sync::CancellationToken) {
+    use toolbelt_core::policy::{ApprovalMode, Decision, Rule};
+    let allow = vec![Rule::new("*", Decision::Allow, 1.0, "test")];
+    let (d, p) = crate::server::parts(allow, ApprovalMode::Default);
+    let opts =
+        toolbelt_mcp::server::http::HttpOptions { per_client_connections: 4, ..Default::default() };
+    let (addr, stop) = crate::server::serve_http(p, opts).await;
+    (d, addr, stop)
+}
+
+/// Three new clients in turn each get their `initialize` answered.
+async fn new_clients_get_in(addr: std::net::SocketAddr) {
+    for _ in 0..3 {
+        let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+        let answer = exchange(&mut s, &initialize()).await;
+        assert!(
+            answer.as_deref().is_some_and(|a| a.starts_with("HTTP/1.1 200")),
+            "a new client was refused: {answer:?}"
+        );
+    }
+}
+
 fn initialize() -> String {
     let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
     format!(
@@ -89,12 +113,7 @@ fn initialize() -> String {
 /// connection idle longest that is not answering a request is closed for the new one.
 #[tokio::test]
 async fn event_streams_on_every_place_do_not_lock_other_clients_out() {
-    use toolbelt_core::policy::{ApprovalMode, Decision, Rule};
-    let allow = vec![Rule::new("*", Decision::Allow, 1.0, "test")];
-    let (_d, p) = crate::server::parts(allow, ApprovalMode::Default);
-    let opts =
-        toolbelt_mcp::server::http::HttpOptions { per_client_connections: 4, ..Default::default() };
-    let (addr, stop) = crate::server::serve_http(p, opts).await;
+    let (_d, addr, stop) = four_places().await;
     let mut streams = Vec::new();
     for _ in 0..4 {
         let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
@@ -112,14 +131,7 @@ async fn event_streams_on_every_place_do_not_lock_other_clients_out() {
         streams.push(s);
     }
     // Another client, while all four places hold event streams nobody reads.
-    for _ in 0..3 {
-        let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
-        let answer = exchange(&mut s, &initialize()).await;
-        assert!(
-            answer.as_deref().is_some_and(|a| a.starts_with("HTTP/1.1 200")),
-            "a new client was refused: {answer:?}"
-        );
-    }
+    new_clients_get_in(addr).await;
     stop.cancel();
 }
 
@@ -196,12 +208,7 @@ async fn a_request_reusing_a_cancelled_requests_id_gets_its_own_answer() {
 #[tokio::test]
 async fn connections_trickling_a_request_do_not_lock_other_clients_out() {
     use tokio::io::AsyncWriteExt;
-    use toolbelt_core::policy::{ApprovalMode, Decision, Rule};
-    let allow = vec![Rule::new("*", Decision::Allow, 1.0, "test")];
-    let (_d, p) = crate::server::parts(allow, ApprovalMode::Default);
-    let opts =
-        toolbelt_mcp::server::http::HttpOptions { per_client_connections: 4, ..Default::default() };
-    let (addr, stop) = crate::server::serve_http(p, opts).await;
+    let (_d, addr, stop) = four_places().await;
     // Every place: first half a header each, then (once new clients took those places) a
     // body trickled after whole headers.
     let head = "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n";
@@ -216,14 +223,7 @@ async fn connections_trickling_a_request_do_not_lock_other_clients_out() {
         for s in &mut slow {
             let _ = s.write_all(b" ").await;
         }
-        for _ in 0..3 {
-            let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
-            let answer = exchange(&mut s, &initialize()).await;
-            assert!(
-                answer.as_deref().is_some_and(|a| a.starts_with("HTTP/1.1 200")),
-                "a new client was refused: {answer:?}"
-            );
-        }
+        new_clients_get_in(addr).await;
     }
     stop.cancel();
 }

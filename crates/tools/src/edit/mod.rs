@@ -342,8 +342,12 @@ impl DiffStat {
 /// edits of large files at once over HTTP took 2.6 GB (issue 35, fifth attack). Files over
 /// 1 MiB take three turns: one such edit at a time in the process, beside one search.
 pub(crate) fn edit_turns(path: &std::path::Path, content: usize) -> u32 {
-    let size = std::fs::metadata(path).map_or(0, |m| m.len()).max(content as u64);
-    if size > 1 << 20 { 3 } else { 0 }
+    turns_for(std::fs::metadata(path).map_or(0, |m| m.len()).max(content as u64))
+}
+
+/// The costly turns an edit holding `bytes` takes (see [`edit_turns`]).
+pub(crate) fn turns_for(bytes: u64) -> u32 {
+    if bytes > 1 << 20 { 3 } else { 0 }
 }
 
 /// Runs an edit's blocking work (reading, matching, diffing, writing) on the blocking pool,

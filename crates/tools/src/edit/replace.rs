@@ -476,10 +476,10 @@ impl Invocation for ReplaceCall {
     fn costly_turns(&self) -> u32 {
         // What the file could grow to: every occurrence of old_string replaced (a one-byte
         // old_string and a 60 KB new_string made a 300-byte file 18 MB).
-        let size = std::fs::metadata(&self.path).map_or(0, |m| m.len() as usize);
-        let (old, new) = (self.p.old_string.len().max(1), self.p.new_string.len());
+        let size = std::fs::metadata(&self.path).map_or(0, |m| m.len());
+        let (old, new) = (self.p.old_string.len().max(1) as u64, self.p.new_string.len() as u64);
         let grown = size.saturating_add((size / old).saturating_mul(new.saturating_sub(old)));
-        super::edit_turns(&self.path, grown.max(new))
+        super::turns_for(grown.max(new))
     }
 
     fn proposal(&self) -> Option<(String, String)> {

@@ -172,13 +172,9 @@ impl Invocation for ReadFileCall {
     }
 
     /// A large file takes a turn among the costly calls (64 reads of a 19 MiB file at once
-    /// took 1.35 GB, issue 35).
-    fn costly(&self) -> bool {
-        std::fs::metadata(&self.path.real).is_ok_and(|m| m.len() > LARGE_FILE_BYTES)
-    }
-
-    /// A read holds its file some three times over: one over 8 MiB weighs two turns (four
-    /// 20 MB reads at once beside other heavy calls took the process past 256 MiB, issue 35).
+    /// took 1.35 GB, issue 35). A read holds its file some three times over: one over 8 MiB
+    /// weighs two turns (four 20 MB reads at once beside other heavy calls took the process
+    /// past 256 MiB).
     fn costly_turns(&self) -> u32 {
         let size = std::fs::metadata(&self.path.real).map_or(0, |m| m.len());
         if size > 8 << 20 { 2 } else { u32::from(size > LARGE_FILE_BYTES) }

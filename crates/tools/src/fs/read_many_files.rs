@@ -343,7 +343,7 @@ impl Job {
         let checks = crate::parallel::map(&files, threads, |(f, ino)| self.check(f, *ino, &unread));
         for checked in checks {
             match checked {
-                Checked::Kept(r) => kept.push(r),
+                Checked::Kept(r, size) => kept.push((r, size)),
                 Checked::Ignored => ignored += 1,
                 Checked::LeftOut => {}
                 Checked::Hidden => hidden += 1,
@@ -373,9 +373,10 @@ impl Job {
             skipped.push((format!("{hidden} file(s)"), why.into()));
         }
         toolbelt_core::timings::mark("read_many: confirm each file");
-        kept.sort_by(|a, b| {
+        kept.sort_by(|(a, _), (b, _)| {
             a.real.to_string_lossy().encode_utf16().cmp(b.real.to_string_lossy().encode_utf16())
         });
+        let (kept, sizes): (Vec<_>, Vec<_>) = kept.into_iter().unzip();
         // The files read fill at most the budget; the notices after them are short.
         let mut answer = Answer::with_room(toolbelt_core::truncate::MAX_OUTPUT_CHARS + (64 << 10));
         let mut read_files: Vec<String> = Vec::new();
@@ -386,7 +387,7 @@ impl Job {
         let mut budget = toolbelt_core::truncate::MAX_OUTPUT_CHARS;
         let mut left_out: Vec<String> = Vec::new();
         let chunk = (threads * 32).max(64);
-        for batch in batches::batches(&kept, chunk) {
+        for batch in batches::batches(&kept, &sizes, chunk) {
             if budget == 0 {
                 left_out.extend(batch.iter().map(|f| ws.relative(&f.real)));
                 continue;

@@ -202,11 +202,8 @@ impl Invocation for GrepCall {
         )
         .unwrap_or(0);
         let single_file = self.search.is_file();
-        // Every search thread of a tree holds a line of its own: together no more than one file.
-        let most = if single_file { HEAP_LIMIT } else { HEAP_LIMIT / 4 };
         let job = Job {
-            line_cap: toolbelt_core::limits::searchable_line(units, most),
-            line_most: most,
+            line_cap: toolbelt_core::limits::searchable_line(units, line_most(single_file)),
             single_file,
             search: self.search.clone(),
             opts: self.opts,
@@ -231,11 +228,8 @@ impl Invocation for GrepCall {
 }
 
 struct Job {
-    /// The longest line searched ([`HEAP_LIMIT`] in a single file, a quarter of it per thread
-    /// in a tree; less for a costly pattern).
+    /// The longest line searched ([`line_most`], less for a costly pattern).
     line_cap: usize,
-    /// What `line_cap` would be for a simple pattern.
-    line_most: usize,
     search: PathBuf,
     /// Every root to search in turn (several roots, no dir_path); empty: `search` only.
     roots: Vec<PathBuf>,
@@ -563,7 +557,7 @@ impl Job {
         if let Err(e) = searched {
             let why = reader::why_unsearchable(
                 &e.to_string(),
-                (self.line_cap, self.line_most, HEAP_LIMIT),
+                (self.line_cap, line_most(self.single_file), HEAP_LIMIT),
                 self.single_file,
             );
             let unsearchable = super::Unsearchable { shown: file_path, why, folder: false };
@@ -572,6 +566,12 @@ impl Job {
         }
         Some(GrepFile { file_path, absolute: path.to_path_buf(), lines: sink.entries })
     }
+}
+
+/// The longest line a simple pattern searches: [`HEAP_LIMIT`] in a single file; in a tree every
+/// search thread holds a line of its own, so a quarter of it.
+fn line_most(single_file: bool) -> usize {
+    if single_file { HEAP_LIMIT } else { HEAP_LIMIT / 4 }
 }
 
 /// ripgrep's rule: -A/-B win over -C for their side.

@@ -45,29 +45,17 @@ async fn the_command_lines_deadline_caps_a_tools_own() {
 #[tokio::test]
 async fn a_timed_out_calls_blocking_work_keeps_its_turn_until_it_ends() {
     let journal = Arc::new(Journal::default());
-    let (_dir, mut env) = test_env();
-    let mut config = (*env.config).clone();
-    config.tool_call_timeout_ms = 100;
-    env.config = Arc::new(config);
     let stuck = FakeTool::new(
         "stuck",
         Kind::Read,
         Behaviour::CostlyBlocking { work: Duration::from_millis(600) },
         journal.clone(),
     );
-    let registry = Arc::new(
-        Registry::builder().tools(vec![Arc::new(stuck) as Arc<dyn Tool>]).build().unwrap(),
-    );
-    let policy =
-        Arc::new(PolicyEngine::new(vec![Rule::new("*", Decision::Allow, 1.0, "t")], false));
-    let options = SchedulerOptions { grace: Duration::from_millis(20), ..Default::default() };
-    let s = Arc::new(Scheduler::new(
-        registry,
-        policy,
-        Arc::new(FixedApprover(Outcome::Cancel)),
-        env,
-        options,
-    ));
+    let (_dir, s) =
+        allowing(vec![Arc::new(stuck) as Arc<dyn Tool>], Duration::from_millis(20), |config| {
+            config.tool_call_timeout_ms = 100;
+        });
+    let s = Arc::new(s);
     let mut runs = Vec::new();
     for i in 0..12 {
         let s = s.clone();

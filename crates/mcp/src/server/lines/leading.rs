@@ -9,24 +9,30 @@ use super::is_integer;
 /// first bytes): a string or an integer at depth one.
 pub fn leading_id(prefix: &[u8]) -> Option<Value> {
     let text = String::from_utf8_lossy(prefix);
-    let s = text.as_bytes();
+    let value = top_value(text.as_bytes(), "id")?;
+    scalar(std::str::from_utf8(value).ok()?)
+}
+
+/// The text after `"key":` of the top-level object of `text` (whitespace skipped), read from
+/// its start without parsing it: the first such key at depth one.
+pub(crate) fn top_value<'a>(text: &'a [u8], key: &str) -> Option<&'a [u8]> {
     let (mut depth, mut i) = (0usize, 0usize);
-    while i < s.len() {
-        match s[i] {
+    while i < text.len() {
+        match text[i] {
             b'"' => {
                 let start = i + 1;
                 let mut j = start;
-                while j < s.len() && s[j] != b'"' {
-                    j += if s[j] == b'\\' { 2 } else { 1 };
+                while j < text.len() && text[j] != b'"' {
+                    j += if text[j] == b'\\' { 2 } else { 1 };
                 }
-                if j >= s.len() {
+                if j >= text.len() {
                     return None;
                 }
                 i = j + 1;
-                if depth == 1 && &s[start..j] == b"id" {
-                    let rest = text[i..].trim_start();
-                    if let Some(value) = rest.strip_prefix(':') {
-                        return scalar(value.trim_start());
+                if depth == 1 && &text[start..j] == key.as_bytes() {
+                    let rest = text[i..].trim_ascii_start();
+                    if let Some(value) = rest.strip_prefix(b":") {
+                        return Some(value.trim_ascii_start());
                     }
                 }
                 continue;

@@ -32,6 +32,7 @@ pub mod flow;
 mod ids;
 mod leading;
 pub use leading::leading_id;
+pub(crate) use leading::top_value;
 
 pub(crate) use answers::error;
 use answers::{busy, duplicate, unanswerable};

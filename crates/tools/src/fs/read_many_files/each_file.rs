@@ -15,7 +15,8 @@ use super::{Job, TRUNCATION_WARNING};
 
 /// A file the walk yielded, after the checks.
 pub(super) enum Checked {
-    Kept(ResolvedPath),
+    /// Its real path, and its size when it was confirmed.
+    Kept(ResolvedPath, u64),
     Ignored,
     /// An ignore file that applies may not be read.
     LeftOut,
@@ -45,8 +46,8 @@ impl Job {
         // The walk went by name: what it yielded must be reached beneath a root, allowed, and
         // (for a plain file) be the very file it listed. Refused files are counted, not named:
         // a name from a folder swapped for a link to outside is an outside name.
-        match ws.confirm_walked(f, ino) {
-            Ok(_) => {}
+        let size = match ws.confirm_walked(f, ino) {
+            Ok(meta) => meta.len(),
             Err(OpenError::Path(PathError::Sensitive { .. })) => return Checked::Hidden,
             Err(OpenError::Path(PathError::Outside { .. })) => return Checked::Outside,
             // Gone or changed while the folder was walked; or not read at all (counted).
@@ -54,7 +55,7 @@ impl Job {
                 unread.open(&e);
                 return Checked::Gone;
             }
-        }
+        };
         // The walk starts at resolved roots and does not follow links: only a link (no inode
         // recorded) can lead elsewhere.
         let real = match ino {
@@ -68,7 +69,7 @@ impl Job {
         {
             return out;
         }
-        Checked::Kept(ResolvedPath { lexical: f.to_path_buf(), real })
+        Checked::Kept(ResolvedPath { lexical: f.to_path_buf(), real }, size)
     }
 
     /// What the ignore rules make of `path`, when they keep it out.
