@@ -9,19 +9,25 @@ pub const PATTERN_PROGRAM_BYTES: usize = 8 << 20;
 /// The lazy DFA cache one search thread keeps for a pattern.
 pub const PATTERN_CACHE_BYTES: usize = 2 << 20;
 
-/// The work one search may do on one line, in the pattern's units (see [`pattern_units`])
-/// times the line's bytes: a costly pattern searches shorter lines in one piece. A line is
-/// searched in one step no token can stop, and a pattern whose lazy DFA overflows its cache
-/// runs at some microseconds a byte: `\w{150}\d\d\d` over a 32 MiB line held its thread,
-/// and with it a costly turn, for minutes past the call's deadline (issue 35, fifth attack).
-/// At this budget such a pattern searches lines of about 2 MiB (a few seconds at most); a
-/// pattern of under 8,000 units any line a search holds.
-pub const SEARCH_LINE_WORK: u64 = 1 << 38;
+/// The work one search may do on one line: the positions of its pattern (see
+/// [`pattern_positions`]) times the line's bytes. A line is searched in one step no token can
+/// stop, and a pattern whose lazy DFA overflows its cache falls back to tracking every
+/// position at once, at some 3 to 11 ns a position and byte: `\w{150}\d\d\d` over a 32 MiB
+/// line held its thread, and with it a costly turn, for minutes past the call's deadline
+/// (issue 35, fifth attack), `a{50000}b` took 24 s over a 100 KB line. At this budget a line
+/// costs a few seconds at most: that pattern searches lines of about 2 MiB, `a{50000}b` of
+/// 7 KB, a pattern of under 11 positions any line a search holds.
+pub const SEARCH_LINE_WORK: u64 = 360_000_000;
 
-/// The longest line a search with `units` of pattern searches (between 1 MiB and `most`).
-pub fn searchable_line(units: u64, most: usize) -> usize {
-    let cap = SEARCH_LINE_WORK / units.max(1);
-    usize::try_from(cap).unwrap_or(usize::MAX).clamp(1 << 20, most.max(1 << 20))
+/// The shortest line limit a pattern gets, whatever its size (a pattern at the program ceiling
+/// then costs some seconds a line).
+pub const SEARCHABLE_LINE_FLOOR: usize = 4 << 10;
+
+/// The longest line a search whose pattern has `positions` searches (between
+/// [`SEARCHABLE_LINE_FLOOR`] and `most`).
+pub fn searchable_line(positions: u64, most: usize) -> usize {
+    let cap = SEARCH_LINE_WORK / positions.max(1);
+    usize::try_from(cap).unwrap_or(usize::MAX).clamp(SEARCHABLE_LINE_FLOOR, most)
 }
 
 /// Costly calls (searches and reads over the workspace: grep_search, glob, read_many_files)
@@ -169,33 +175,49 @@ pub fn pattern_units(pattern: &str, fixed: bool) -> Option<u64> {
 
 /// [`pattern_units`] for a pattern matched without regard to case.
 pub fn pattern_units_with(pattern: &str, fixed: bool, case_insensitive: bool) -> Option<u64> {
-    use regex_syntax::hir::{Class, Hir, HirKind};
-    fn units(h: &Hir) -> u64 {
-        match h.kind() {
-            HirKind::Empty | HirKind::Look(_) => 0,
-            HirKind::Literal(l) => l.0.len() as u64,
-            HirKind::Class(Class::Unicode(c)) => (c.ranges().len() as u64).max(1),
-            HirKind::Class(Class::Bytes(c)) => (c.ranges().len() as u64).max(1),
-            HirKind::Capture(c) => units(&c.sub),
-            HirKind::Repetition(r) => {
-                let n = u64::from(r.max.unwrap_or(r.min).max(r.min).max(1));
-                units(&r.sub).saturating_mul(n)
-            }
-            HirKind::Concat(v) | HirKind::Alternation(v) => {
-                v.iter().fold(0u64, |a, h| a.saturating_add(units(h)))
-            }
-        }
-    }
     if fixed {
         let n = pattern.len() as u64;
         return Some(if case_insensitive { n * 2 } else { n });
+    }
+    measure(pattern, case_insensitive, |ranges| (ranges as u64).max(1))
+}
+
+/// The positions of a pattern: what a search falling back from its lazy DFA tracks at once,
+/// at worst. Counted as [`pattern_units`] but a class as one position whatever its ranges (a
+/// case-insensitive letter is one class). `None`: it does not parse.
+pub fn pattern_positions(pattern: &str, fixed: bool, case_insensitive: bool) -> Option<u64> {
+    if fixed {
+        return Some(pattern.len() as u64);
+    }
+    measure(pattern, case_insensitive, |_| 1)
+}
+
+/// A pattern's syntax measured: each literal byte 1, a class as `class` says from its ranges,
+/// each repetition multiplying what it repeats by its bound.
+fn measure(pattern: &str, case_insensitive: bool, class: fn(usize) -> u64) -> Option<u64> {
+    use regex_syntax::hir::{Class, Hir, HirKind};
+    fn size(h: &Hir, class: fn(usize) -> u64) -> u64 {
+        match h.kind() {
+            HirKind::Empty | HirKind::Look(_) => 0,
+            HirKind::Literal(l) => l.0.len() as u64,
+            HirKind::Class(Class::Unicode(c)) => class(c.ranges().len()),
+            HirKind::Class(Class::Bytes(c)) => class(c.ranges().len()),
+            HirKind::Capture(c) => size(&c.sub, class),
+            HirKind::Repetition(r) => {
+                let n = u64::from(r.max.unwrap_or(r.min).max(r.min).max(1));
+                size(&r.sub, class).saturating_mul(n)
+            }
+            HirKind::Concat(v) | HirKind::Alternation(v) => {
+                v.iter().fold(0u64, |a, h| a.saturating_add(size(h, class)))
+            }
+        }
     }
     regex_syntax::ParserBuilder::new()
         .case_insensitive(case_insensitive)
         .build()
         .parse(pattern)
         .ok()
-        .map(|h| units(&h))
+        .map(|h| size(&h, class))
 }
 
 /// About this many bytes of compiled program per unit of [`pattern_units`] (measured on the
@@ -297,11 +319,15 @@ mod tests {
     #[test]
     fn costly_patterns_search_shorter_lines() {
         let most = 32 << 20;
-        assert_eq!(searchable_line(pattern_units("return", false).unwrap(), most), most);
-        let costly = pattern_units(r"\w{150}\d\d\d", false).unwrap();
-        let cap = searchable_line(costly, most);
+        let positions = |p: &str| pattern_positions(p, false, true).unwrap();
+        assert_eq!(searchable_line(positions("return"), most), most);
+        let cap = searchable_line(positions(r"\w{150}\d\d\d"), most);
         assert!((1 << 20..4 << 20).contains(&cap), "{cap}");
-        assert_eq!(searchable_line(u64::MAX, most), 1 << 20);
+        // Review of session 9: 50,000 positions of one range each were priced at 50,000 units
+        // and searched 5.5 MB lines (a 100 KB line took 24 s); they search 7 KB lines now.
+        let cap = searchable_line(positions("a{50000}b"), most);
+        assert!((4 << 10..8 << 10).contains(&cap), "{cap}");
+        assert_eq!(searchable_line(u64::MAX, most), SEARCHABLE_LINE_FLOOR);
     }
 
     /// Issue 35 (fifth attack): 16,334 `ignore` patterns of `*` in 64 KB took one

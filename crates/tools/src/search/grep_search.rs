@@ -195,7 +195,7 @@ impl Invocation for GrepCall {
             Ok(m) => m,
             Err(e) => return ToolResult::simple_error(ErrorType::InvalidToolParams, e),
         };
-        let units = toolbelt_core::limits::pattern_units_with(
+        let positions = toolbelt_core::limits::pattern_positions(
             &p.pattern,
             p.fixed_strings,
             !p.case_sensitive,
@@ -203,7 +203,7 @@ impl Invocation for GrepCall {
         .unwrap_or(0);
         let single_file = self.search.is_file();
         let job = Job {
-            line_cap: toolbelt_core::limits::searchable_line(units, line_most(single_file)),
+            line_cap: toolbelt_core::limits::searchable_line(positions, line_most(single_file)),
             single_file,
             search: self.search.clone(),
             opts: self.opts,
@@ -528,10 +528,6 @@ impl Job {
         let searched = match size.filter(|&n| n <= super::whole::MAX) {
             Some(size) => {
                 super::whole::search(searcher, &self.matcher, &file, size, buf, &mut sink)
-            }
-            // Multi-line searches read the file whole first (within the line cap).
-            None if searcher.multi_line_with_matcher(&self.matcher) => {
-                searcher.search_file(&self.matcher, &file, &mut sink)
             }
             // Read through the call's token: a search with no match never reaches the sink,
             // so a cancelled one would otherwise read the file to its end.

@@ -425,6 +425,22 @@ fn a_costly_pattern_names_lines_too_long_for_it_instead_of_grinding() {
     assert!(o.output().starts_with("Found 1 match"), "{}", o.output());
 }
 
+/// Review of session 9: the line cap priced a pattern by its class ranges, so `a{50000}b`
+/// (50,000 positions, one range each) could search 5.5 MB lines in one piece: a 100 KB line of
+/// `a` took 24 s, a 1 MB line over 120 s, none of it stoppable. The cap is priced by the
+/// positions a search may track at once, so such a pattern searches short lines only; a file
+/// with a longer one is named.
+#[test]
+fn a_pattern_of_many_positions_searches_only_short_lines() {
+    let t = TempTree::new();
+    t.file("a.txt", "a".repeat(200_000));
+    let o = run(&t, "grep_search", json!({"pattern": "a{50000}b", "case_sensitive": true}));
+    let text = o.model["output"].as_str().unwrap();
+    assert!(text.starts_with("No matches found"), "{text}");
+    assert!(text.contains("- a.txt: a line is longer than the"), "{text}");
+    assert!(text.contains("this pattern may search in one piece"), "{text}");
+}
+
 /// Review of issue 20: with several roots, an unsearchable file in another root was named
 /// relative to the last root walked (`../x`), not under its root's folder name.
 #[test]

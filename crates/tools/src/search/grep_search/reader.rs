@@ -30,9 +30,15 @@ pub(super) fn why_unsearchable(
         return error.to_string();
     }
     if cap < most {
+        // The searcher holds its 64 KiB buffer beyond the limit it is given.
+        let cap = cap + (64 << 10);
+        let size = if cap >= 1 << 20 {
+            format!("{:.1} MiB", mib(cap))
+        } else {
+            format!("{} KiB", cap >> 10)
+        };
         format!(
-            "a line is longer than the {:.1} MiB this pattern may search in one piece (a costly pattern's limit; simpler patterns search lines up to {:.0} MiB)",
-            mib(cap),
+            "a line is longer than the {size} this pattern may search in one piece (a costly pattern's limit; simpler patterns search lines up to {:.0} MiB)",
             mib(most)
         )
     } else if !single_file {
