@@ -22,32 +22,20 @@ pub use rule::{ApprovalMode, ArgsPattern, Decision, Rule, RuleSource, Tier};
 pub use stringify::stable_stringify;
 pub use toml::{Loaded, PolicyFileError};
 
-/// The bundled default policies (tier 1), equivalent to upstream's.
-pub const DEFAULT_POLICY_FILES: &[(&str, &str)] = &[
-    ("read-only.toml", include_str!("defaults/read-only.toml")),
-    ("write.toml", include_str!("defaults/write.toml")),
-    ("yolo.toml", include_str!("defaults/yolo.toml")),
-    ("plan.toml", include_str!("defaults/plan.toml")),
-    ("agents.toml", include_str!("defaults/agents.toml")),
-    ("discovered.toml", include_str!("defaults/discovered.toml")),
-    ("non-interactive.toml", include_str!("defaults/non-interactive.toml")),
-];
+// `DEFAULT_POLICY_FILES` (the bundled default policies, equivalent to upstream's) and
+// `BUNDLED_RULES` (their rules, read from them by `build.rs`).
+include!(concat!(env!("OUT_DIR"), "/bundled_policies.rs"));
 
-/// The bundled files as JSON (`defaults/defaults.json`, made from the TOML files by
-/// `TOOLBELT_REGENERATE=1 cargo test -p toolbelt-core --lib bundled_json`, which fails while
-/// the two differ): parsing the TOML took 0.1 ms of every start, the JSON a tenth of that.
-const DEFAULT_POLICY_JSON: &str = include_str!("defaults/defaults.json");
-
-/// The default rules, from the bundled files.
+/// The default rules, from the bundled files (read at build time: no TOML is parsed at start).
 pub fn default_rules() -> Loaded {
-    // Unreadable JSON is not reachable while that test passes; the TOML is the fallback.
-    let tables: Vec<::toml::Table> = serde_json::from_str(DEFAULT_POLICY_JSON).unwrap_or_default();
     let mut out = Loaded::default();
-    for (i, (name, text)) in DEFAULT_POLICY_FILES.iter().enumerate() {
-        out.extend(match tables.get(i) {
-            Some(doc) => toml::load_table(doc, text, Tier::Default, name, None),
-            None => toml::load_str(text, Tier::Default, name, None),
-        });
+    for (file, rule) in BUNDLED_RULES {
+        match rule.compile(file) {
+            Ok(rules) => out.rules.extend(rules),
+            Err(message) => {
+                out.errors.push(PolicyFileError { file: (*file).to_string(), line: None, message })
+            }
+        }
     }
     out
 }
@@ -241,29 +229,20 @@ mod tests {
         assert!(l.rules.len() > 30);
     }
 
-    /// The JSON form of the bundled policies is the TOML files, parsed.
+    /// The rules `build.rs` made of the bundled files are the files, read the way a user's
+    /// policy file is (problems included: there must be none).
     #[test]
-    fn bundled_json_is_the_toml_files() {
-        let tables: Vec<::toml::Table> = DEFAULT_POLICY_FILES
-            .iter()
-            .map(|(name, text)| ::toml::from_str(text).unwrap_or_else(|e| panic!("{name}: {e}")))
-            .collect();
-        let json = format!("{}\n", serde_json::to_string_pretty(&tables).unwrap_or_default());
-        if std::env::var_os("TOOLBELT_REGENERATE").is_some() {
-            let path = concat!(env!("CARGO_MANIFEST_DIR"), "/src/policy/defaults/defaults.json");
-            std::fs::write(path, &json).unwrap_or_else(|e| panic!("{e}"));
-        }
-        let bundled: Vec<::toml::Table> =
-            serde_json::from_str(DEFAULT_POLICY_JSON).unwrap_or_default();
-        assert!(
-            bundled == tables,
-            "defaults.json is not the TOML files: run TOOLBELT_REGENERATE=1 cargo test -p toolbelt-core --lib bundled_json"
-        );
+    fn bundled_rules_are_the_toml_files() {
         let from_toml: Vec<Rule> = DEFAULT_POLICY_FILES
             .iter()
-            .flat_map(|(name, text)| toml::load_str(text, Tier::Default, name, None).rules)
+            .flat_map(|(name, text)| {
+                let loaded = toml::load_str(text, Tier::Default, name, None);
+                assert!(loaded.errors.is_empty(), "{name}: {:?}", loaded.errors);
+                loaded.rules
+            })
             .collect();
         assert_eq!(default_rules().rules, from_toml);
+        assert_eq!(BUNDLED_RULES.len(), 32, "every [[rule]] of the files");
     }
 
     /// Bundled patterns skip the load-time checks (`ArgsPattern::bundled`): every one of them
