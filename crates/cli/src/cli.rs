@@ -7,6 +7,8 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use toolbelt_core::ModelFamily;
 use toolbelt_core::policy::ApprovalMode;
 
+mod fast_call;
+
 #[derive(Debug, Parser)]
 #[command(
     name = "toolbelt",
@@ -18,8 +20,9 @@ pub struct Cli {
     pub command: Command,
 }
 
-/// Parses the command line. `toolbelt call ...`, the command scripts start most often, is parsed
-/// with the `call` subcommand's definition alone (building every subcommand's definition costs
+/// Parses the command line. `toolbelt call ...`, the command scripts start most often, is read
+/// by [`fast_call`] when it is written plainly, else parsed with the `call` subcommand's
+/// definition alone (building every subcommand's definition costs
 /// more than the rest of a small call's start-up); anything that does not parse that way —
 /// help, version, a mistake — goes through the whole definition, so what it prints is the same.
 pub fn parse(mut args: Vec<std::ffi::OsString>) -> Result<Cli, clap::Error> {
@@ -31,6 +34,9 @@ pub fn parse(mut args: Vec<std::ffi::OsString>) -> Result<Cli, clap::Error> {
         args.insert(1, "acp".into());
     }
     if args.get(1).is_some_and(|a| a == "call") {
+        if let Some(call) = fast_call::parse(&args[2..]) {
+            return Ok(Cli { command: Command::Call(call) });
+        }
         let call =
             CallArgs::augment_args(clap::Command::default().name("call").bin_name("toolbelt call"));
         if let Ok(matches) = call.try_get_matches_from(&args[1..])
@@ -117,8 +123,10 @@ fn approval_mode() -> impl TypedValueParser<Value = ApprovalMode> {
         PossibleValue::new("yolo"),
         PossibleValue::new("plan"),
     ])
-    // Only the names above get here, and each parses.
-    .map(|name| ApprovalMode::parse(&name).unwrap_or_default())
+    // Only the names above get here, as written (an alias is not replaced by its name:
+    // `auto-edit` ran in the default mode before the `call` line tests caught it), and each
+    // parses once `-` is `_`.
+    .map(|name| ApprovalMode::parse(&name.replace('-', "_")).unwrap_or_default())
 }
 
 /// `--model-family`: the engine's own [`ModelFamily`].
