@@ -286,12 +286,12 @@ class Bench:
     def tb(self, tool, args, root, bin_=None):
         return [bin_ or self.bin, "call", tool, json.dumps(args, separators=(",", ":")), "--root", root]
 
-    def hyperfine(self, cwd, commands, runs=None, shell=False):
+    def hyperfine(self, cwd, commands, runs=None, shell=False, warmup=2):
         """Median wall times in ms of the named commands, run in `cwd`."""
         runs = runs or (5 if self.quick else 20)
         with tempfile.NamedTemporaryFile(suffix=".json") as out:
             # --ignore-failure: rg exits 1 when it finds nothing.
-            cmd = ["hyperfine", "--style", "none", "--ignore-failure", "--warmup", "2",
+            cmd = ["hyperfine", "--style", "none", "--ignore-failure", "--warmup", str(warmup),
                    "--runs", str(runs), "--export-json", out.name]
             if not shell:
                 cmd.append("-N")
@@ -425,7 +425,10 @@ class Bench:
         cmd = self.tb("read_file", {"file_path": "small.txt"}, self.small)
         self.check_output("read_file small.txt", cmd, self.small)
         ours, rg, true = self.hyperfine(self.small, [("toolbelt", cmd), ("rg", ["rg", "--version"]),
-                                                     ("true", ["/bin/true"])], runs=10 if self.quick else 100)
+                                                     ("true", ["/bin/true"])],
+                                        # A few milliseconds each: enough runs that the medians
+                                        # hold still, even in the quick table.
+                                        runs=300 if self.quick else 1000, warmup=50)
         self.add("cold `call read_file`, small file", ours, f"`rg --version` (`/bin/true` {true:.1f} ms)", rg, 1.25)
         self.breakdown("cold `call read_file`", cmd, self.small)
 

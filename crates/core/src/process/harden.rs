@@ -50,7 +50,6 @@ fn scrub_environment_block(hide: &dyn Fn(&str, &str) -> bool) {
     unsafe extern "C" {
         static mut environ: *const *const libc::c_char;
     }
-    let Some((start, end)) = environment_block() else { return };
     let mut found: Vec<(*mut u8, usize, OsString, OsString)> = Vec::new();
     // SAFETY: `environ` is the C library's NUL-terminated array of NUL-terminated strings;
     // nothing else runs (no thread has started) while it is read.
@@ -61,10 +60,6 @@ fn scrub_environment_block(hide: &dyn Fn(&str, &str) -> bool) {
             let bytes = entry.to_bytes();
             let addr = (*p) as usize;
             p = p.add(1);
-            // Only strings of the start-up block: one the C library allocated since is its own.
-            if addr < start || addr >= end {
-                continue;
-            }
             let Some(eq) = bytes.iter().position(|b| *b == b'=') else { continue };
             let (k, v) = (&bytes[..eq], &bytes[eq + 1..]);
             if hide(&String::from_utf8_lossy(k), &String::from_utf8_lossy(v)) {
@@ -77,6 +72,14 @@ fn scrub_environment_block(hide: &dyn Fn(&str, &str) -> bool) {
             }
         }
     }
+    // Where the start-up block lies is read only when there is something to hide (reading
+    // `/proc/self/stat` was a fiftieth of a small call's start-up; issue 37). Only strings of
+    // that block are zeroed: one the C library allocated since is its own.
+    if found.is_empty() {
+        return;
+    }
+    let Some((start, end)) = environment_block() else { return };
+    found.retain(|(addr, ..)| (start..end).contains(&(*addr as usize)));
     for (addr, len, key, value) in found {
         if key.is_empty() || key.as_bytes().contains(&0) || value.as_bytes().contains(&0) {
             continue;
