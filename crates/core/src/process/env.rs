@@ -161,40 +161,96 @@ pub fn is_dangerous_execution_var(name: &str) -> bool {
 /// Each with the words (in lower case) a value must hold for its pattern to be tried: most
 /// values hold none, so most starts compile no pattern (compiling all sixteen took 3 ms of
 /// every start; issue 37).
-type Shape = (&'static str, &'static [&'static str], &'static str);
+/// And a test the value must pass for the pattern to match at all (a character or a length
+/// it needs): a `PATH` holding `pyenv-update` or `x86_64-unknown-linux-gnu` has `-u` in it, and
+/// compiling the option's pattern for it took 0.3 ms of every start (issue 37). The test only
+/// skips patterns that could not match (`each_shapes_test_is_implied_by_its_pattern`).
+type Shape = (&'static str, &'static [&'static str], &'static str, fn(&str) -> bool);
+
+fn any(_: &str) -> bool {
+    true
+}
+
+/// `@` after `://`.
+fn url_user(v: &str) -> bool {
+    v.find("://").is_some_and(|at| v[at..].contains('@'))
+}
+
+fn has_equals(v: &str) -> bool {
+    v.contains('=')
+}
+
+fn has_space(v: &str) -> bool {
+    v.chars().any(char::is_whitespace)
+}
+
+fn colon_or_space(v: &str) -> bool {
+    v.contains(':') || has_space(v)
+}
+
+/// A word that starts the value or follows white space begins with `-u` or `--user`, and a
+/// `:` follows.
+fn user_option(v: &str) -> bool {
+    let mut after_space = true;
+    v.char_indices().any(|(i, c)| {
+        let starts = after_space && (v[i..].starts_with("-u") || v[i..].starts_with("--user"));
+        after_space = c.is_whitespace();
+        starts && v[i..].contains(':')
+    })
+}
+
+fn two_dots(v: &str) -> bool {
+    v.matches('.').nth(1).is_some()
+}
+
+fn has_dash(v: &str) -> bool {
+    v.contains('-')
+}
 const VALUE_SHAPES: &[Shape] = &[
-    ("private key block", &["-----begin"], r"(?i)-----BEGIN [A-Z ]*PRIVATE KEY( BLOCK)?-----"),
-    ("certificate", &["-----begin"], r"(?i)-----BEGIN CERTIFICATE-----"),
+    ("private key block", &["-----begin"], r"(?i)-----BEGIN [A-Z ]*PRIVATE KEY( BLOCK)?-----", any),
+    ("certificate", &["-----begin"], r"(?i)-----BEGIN CERTIFICATE-----", any),
     // Upstream bounds the runs ({1,1024}, {0,10240}) and names four schemes; any scheme
     // (postgres://, mongodb+srv://, redis://) and an empty user name (`redis://:PASS@h`) too.
-    ("URL with a password", &["://"], r"(?i)[a-z][a-z0-9+.-]*://[^:\s/@]*:[^@\s/]+@"),
+    ("URL with a password", &["://"], r"(?i)[a-z][a-z0-9+.-]*://[^:\s/@]*:[^@\s/]+@", url_user),
     // Sentry's DSN and its kind: a long key as the URL's user name.
-    ("URL with a key as its user", &["://"], r"(?i)[a-z][a-z0-9+.-]*://[0-9a-z_-]{16,}@"),
+    ("URL with a key as its user", &["://"], r"(?i)[a-z][a-z0-9+.-]*://[0-9a-z_-]{16,}@", url_user),
     (
         "password or key parameter",
         &["pass", "pwd", "secret", "key", "sig", "token"],
         r"(?i)(?:^|[?&;,.\s-])(?:password|passwd|pwd|pass|secret|client[_-]?secret|api[_-]?key|access[_-]?key|account[_-]?key|shared[_-]?access[_-]?key|sig|token)\s*=\s*[^&;,\s]+",
+        has_equals,
     ),
-    ("user and password option", &["-u"], r"(?:^|\s)(?:-u|--user)\s*[^\s:]+:\S+"),
+    ("user and password option", &["-u"], r"(?:^|\s)(?:-u|--user)\s*[^\s:]+:\S+", user_option),
     (
         "authorization header",
         &["authorization", "bearer", "basic"],
         r"(?i)\b(?:authorization\s*:\s*\S+|bearer\s+[A-Za-z0-9._~+/=-]{8,}|basic\s+[A-Za-z0-9+/=]{8,})",
+        colon_or_space,
     ),
-    ("netrc entry", &["password"], r"(?i)\b(?:login|machine)\s+\S+\s+(?:\S+\s+)*password\s+\S+"),
+    (
+        "netrc entry",
+        &["password"],
+        r"(?i)\b(?:login|machine)\s+\S+\s+(?:\S+\s+)*password\s+\S+",
+        has_space,
+    ),
     (
         "GitHub token",
         &["ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"],
         r"(?i)(ghp|gho|ghu|ghs|ghr|github_pat)_[a-zA-Z0-9_]{36,}",
+        |v| v.len() >= 40,
     ),
-    ("Google API key", &["aizasy"], r"(?i)AIzaSy[a-zA-Z0-9_\\-]{33}"),
-    ("AWS access key", &["akia"], r"(?i)AKIA[A-Z0-9]{16}"),
-    ("JWT", &["eyj"], r"(?i)eyJ[a-zA-Z0-9_-]*\.[a-zA-Z0-9_-]*\."),
-    ("Stripe key", &["k_live_", "k_test_"], r"(?i)(s|r)k_(live|test)_[0-9a-zA-Z]{24}"),
-    ("Slack token", &["xox"], r"(?i)xox[abpr]-[a-zA-Z0-9-]+"),
+    ("Google API key", &["aizasy"], r"(?i)AIzaSy[a-zA-Z0-9_\\-]{33}", |v| v.len() >= 39),
+    ("AWS access key", &["akia"], r"(?i)AKIA[A-Z0-9]{16}", |v| v.len() >= 20),
+    ("JWT", &["eyj"], r"(?i)eyJ[a-zA-Z0-9_-]*\.[a-zA-Z0-9_-]*\.", two_dots),
+    ("Stripe key", &["k_live_", "k_test_"], r"(?i)(s|r)k_(live|test)_[0-9a-zA-Z]{24}", |v| {
+        v.len() >= 32
+    }),
+    ("Slack token", &["xox"], r"(?i)xox[abpr]-[a-zA-Z0-9-]+", has_dash),
     // Beyond upstream: OpenAI, Anthropic and GitLab token shapes.
-    ("OpenAI or Anthropic key", &["sk-"], r"sk-(proj|svcacct|admin|ant)-[A-Za-z0-9_-]{16,}"),
-    ("GitLab token", &["glpat-"], r"glpat-[A-Za-z0-9_-]{16,}"),
+    ("OpenAI or Anthropic key", &["sk-"], r"sk-(proj|svcacct|admin|ant)-[A-Za-z0-9_-]{16,}", |v| {
+        v.len() >= 23
+    }),
+    ("GitLab token", &["glpat-"], r"glpat-[A-Za-z0-9_-]{16,}", |v| v.len() >= 22),
 ];
 
 /// Whether `value` has the shape of a credential.
@@ -202,8 +258,9 @@ fn secret_shaped(value: &str) -> bool {
     static COMPILED: [OnceLock<Option<Regex>>; VALUE_SHAPES.len()] =
         [const { OnceLock::new() }; VALUE_SHAPES.len()];
     let lower = value.to_ascii_lowercase();
-    VALUE_SHAPES.iter().zip(&COMPILED).any(|((_, words, pattern), compiled)| {
+    VALUE_SHAPES.iter().zip(&COMPILED).any(|((_, words, pattern, could), compiled)| {
         words.iter().any(|w| lower.contains(w))
+            && could(value)
             && compiled
                 .get_or_init(|| Regex::new(pattern).ok())
                 .as_ref()
@@ -358,10 +415,78 @@ mod tests {
 
     #[test]
     fn every_value_pattern_compiles_and_its_words_are_lower_case() {
-        for (name, words, pattern) in VALUE_SHAPES {
+        for (name, words, pattern, _) in VALUE_SHAPES {
             assert!(Regex::new(pattern).is_ok(), "{name}");
             assert!(words.iter().all(|w| *w == w.to_ascii_lowercase()), "{name}");
         }
+    }
+
+    /// Issue 37: a shape's test may only skip values its pattern cannot match. Values built
+    /// from the patterns' own pieces, joined by separators, are judged with and without it.
+    #[test]
+    fn each_shapes_test_is_implied_by_its_pattern() {
+        let pieces = [
+            "-u",
+            "--user",
+            "-U",
+            "u:p",
+            "://",
+            "https://",
+            "@",
+            "a@b",
+            "=",
+            "key",
+            "token=",
+            "password",
+            "pass",
+            "login",
+            "machine",
+            "bearer",
+            "Basic",
+            "authorization:",
+            ":",
+            "ghp_",
+            "github_pat_",
+            "AIzaSy",
+            "AKIA",
+            "eyJ",
+            "sk_live_",
+            "xoxb-",
+            "sk-ant-",
+            "glpat-",
+            "-----BEGIN CERTIFICATE-----",
+            ".",
+            "abcdefghijklmnopqrstuvwxyz0123456789",
+            "ABCDEFGH",
+            "x",
+            "/usr/bin",
+            "pyenv-update",
+        ];
+        let seps = ["", " ", "\t", "/", ":", "=", "&", "\u{a0}"];
+        let compiled: Vec<(&str, Regex, fn(&str) -> bool)> = VALUE_SHAPES
+            .iter()
+            .filter_map(|(name, _, pattern, could)| {
+                Some((*name, Regex::new(pattern).ok()?, *could))
+            })
+            .collect();
+        assert_eq!(compiled.len(), VALUE_SHAPES.len());
+        let mut checked = 0;
+        for (i, a) in pieces.iter().enumerate() {
+            for b in &pieces {
+                for c in [pieces[(i * 7) % pieces.len()], pieces[(i * 11 + 3) % pieces.len()]] {
+                    for s in &seps {
+                        let value = format!("{a}{s}{b}{c}{s}{a}{b}");
+                        for (name, pattern, could) in &compiled {
+                            if pattern.is_match(&value) {
+                                assert!(could(&value), "{name}: {value:?}");
+                                checked += 1;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        assert!(checked > 1000, "{checked} matches checked");
     }
 
     /// Issue 33, finding 5: the filter removed keys by name, so credentials under ordinary
