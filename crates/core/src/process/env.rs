@@ -463,7 +463,8 @@ mod tests {
             "pyenv-update",
         ];
         let seps = ["", " ", "\t", "/", ":", "=", "&", "\u{a0}"];
-        let compiled: Vec<(&str, Regex, fn(&str) -> bool)> = VALUE_SHAPES
+        type Compiled = (&'static str, Regex, fn(&str) -> bool);
+        let compiled: Vec<Compiled> = VALUE_SHAPES
             .iter()
             .filter_map(|(name, _, pattern, could)| {
                 Some((*name, Regex::new(pattern).ok()?, *could))
