@@ -5,43 +5,73 @@ use jsonschema::Validator;
 use jsonschema::error::{TypeKind, ValidationErrorKind};
 use serde_json::Value;
 
-/// A compiled parameter schema. A schema that does not compile is skipped (upstream logs a
-/// warning and validates nothing).
+mod quick;
+
+/// A parameter schema, compiled on first need. A schema that does not compile is skipped
+/// (upstream logs a warning and validates nothing).
 pub struct ParamValidator {
     schema: Value,
-    validator: Option<Validator>,
+    /// The schema as validated (`nullable` applied).
+    checked: Value,
+    /// Plain schemas answer "valid" without the compiled validator (see [`quick`]).
+    quick: Option<quick::Quick>,
+    validator: std::sync::OnceLock<Option<Validator>>,
 }
 
 impl std::fmt::Debug for ParamValidator {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ParamValidator").field("compiled", &self.validator.is_some()).finish()
+        f.debug_struct("ParamValidator").field("quick", &self.quick.is_some()).finish()
     }
 }
 
 impl ParamValidator {
     /// A validator for a JSON schema (compiled on first use).
     pub fn new(schema: Value) -> Self {
-        // Ajv's default is draft-07; a schema that names its `$schema` gets that draft.
         // `nullable: true` (OpenAPI's, what MCP schemas are repaired to) admits null.
         let checked = with_nullable(&schema);
-        let built = if schema.get("$schema").is_some() {
-            jsonschema::validator_for(&checked)
-        } else {
-            jsonschema::options().with_draft(jsonschema::Draft::Draft7).build(&checked)
-        };
-        let validator = match built {
-            Ok(v) => Some(v),
-            Err(e) => {
-                tracing::warn!("tool schema does not compile, validation skipped: {e}");
-                None
-            }
-        };
-        Self { schema, validator }
+        let quick = quick::Quick::new(&checked);
+        Self { schema, checked, quick, validator: std::sync::OnceLock::new() }
     }
 
-    /// Whether the schema compiled.
+    fn compiled(&self) -> Option<&Validator> {
+        self.validator
+            .get_or_init(|| {
+                // Ajv's default is draft-07; a schema that names its `$schema` gets that draft.
+                let built = if self.schema.get("$schema").is_some() {
+                    jsonschema::validator_for(&self.checked)
+                } else {
+                    jsonschema::options().with_draft(jsonschema::Draft::Draft7).build(&self.checked)
+                };
+                match built {
+                    Ok(v) => Some(v),
+                    Err(e) => {
+                        tracing::warn!("tool schema does not compile, validation skipped: {e}");
+                        None
+                    }
+                }
+            })
+            .as_ref()
+    }
+
+    /// Whether the schema compiled (compiling it now).
     pub fn is_compiled(&self) -> bool {
-        self.validator.is_some()
+        self.compiled().is_some()
+    }
+
+    /// Whether the quick check (no compile) covers this schema.
+    pub fn has_quick_check(&self) -> bool {
+        self.quick.is_some()
+    }
+
+    /// The quick check alone: true only for arguments that certainly fit (for tests that
+    /// compare it with the compiled validator).
+    pub fn quickly_accepts(&self, params: &Value) -> bool {
+        self.quick.as_ref().is_some_and(|q| q.accepts(params))
+    }
+
+    /// The compiled validator's verdict alone (a schema that does not compile accepts all).
+    pub fn fully_accepts(&self, params: &Value) -> bool {
+        self.compiled().is_none_or(|v| v.is_valid(params))
     }
 
     /// `Ok` or the first error in Ajv's wording.
@@ -49,7 +79,10 @@ impl ParamValidator {
         if !params.is_object() {
             return Err("Value of params must be an object".into());
         }
-        let Some(v) = &self.validator else { return Ok(()) };
+        if self.quickly_accepts(params) {
+            return Ok(());
+        }
+        let Some(v) = self.compiled() else { return Ok(()) };
         let mut best: Option<(Vec<u32>, String)> = None;
         for err in v.iter_errors(params) {
             let schema_path = err.schema_path().as_str().to_string();

@@ -98,3 +98,125 @@ fn tools_describe_their_approval_scope_and_scheduling() {
     assert!(find("list_background_processes").waits_for_previous(&waits));
     assert!(!find("list_background_processes").waits_for_previous(&serde_json::json!({})));
 }
+
+/// A value every part of `schema` accepts: each property present, the first `enum` value,
+/// numbers at their minimum, one item in each array.
+fn sample(schema: &serde_json::Value) -> serde_json::Value {
+    use serde_json::{Value, json};
+    if let Some(first) = schema["enum"].as_array().and_then(|e| e.first()) {
+        return first.clone();
+    }
+    let kind = match &schema["type"] {
+        Value::String(t) => t.as_str(),
+        Value::Array(ts) => ts.first().and_then(Value::as_str).unwrap_or("null"),
+        _ => "null",
+    };
+    match kind {
+        "object" => Value::Object(
+            schema["properties"]
+                .as_object()
+                .into_iter()
+                .flatten()
+                .map(|(k, s)| (k.clone(), sample(s)))
+                .collect(),
+        ),
+        "string" => json!("x".repeat(schema["minLength"].as_u64().unwrap_or(1).max(1) as usize)),
+        "integer" | "number" => json!(schema["minimum"].as_f64().map_or(1, |m| m.ceil() as i64)),
+        "boolean" => json!(true),
+        "array" => json!([sample(&schema["items"])]),
+        _ => Value::Null,
+    }
+}
+
+/// `value` (which fits `schema`) with one thing changed: a property left out, given a value
+/// of another kind, or one added; an item of another kind; nested values likewise.
+fn variants(
+    schema: &serde_json::Value,
+    value: &serde_json::Value,
+    depth: usize,
+) -> Vec<serde_json::Value> {
+    use serde_json::{Value, json};
+    let junk = [
+        json!(null),
+        json!(""),
+        json!("x"),
+        json!(0),
+        json!(-1),
+        json!(1),
+        json!(1.5),
+        serde_json::from_str::<Value>("1.0").unwrap_or_default(),
+        json!(1e300),
+        json!(u64::MAX),
+        json!(true),
+        json!([]),
+        json!(["x"]),
+        json!([1]),
+        json!({}),
+        json!({"k": 1}),
+        json!("y".repeat(5000)),
+    ];
+    let mut out: Vec<Value> = junk.to_vec();
+    match value {
+        Value::Object(map) => {
+            for (key, inner) in map {
+                let mut without = map.clone();
+                without.remove(key);
+                out.push(Value::Object(without));
+                let nested = if depth < 3 {
+                    variants(&schema["properties"][key], inner, depth + 1)
+                } else {
+                    junk.to_vec()
+                };
+                for v in nested {
+                    let mut changed = map.clone();
+                    changed.insert(key.clone(), v);
+                    out.push(Value::Object(changed));
+                }
+            }
+            let mut extra = map.clone();
+            extra.insert("zz_extra".into(), json!(1));
+            out.push(Value::Object(extra));
+        }
+        Value::Array(items) if depth < 3 => {
+            for v in variants(&schema["items"], items.first().unwrap_or(&Value::Null), depth + 1) {
+                out.push(json!([v]));
+                let mut more = items.clone();
+                more.push(v);
+                out.push(Value::Array(more));
+            }
+        }
+        _ => {}
+    }
+    out
+}
+
+/// Issue 37: the quick check that spares a small call the schema's compile never passes
+/// arguments the compiled schema refuses, and it covers every built-in tool's schema (a
+/// plainly valid call of each passes it).
+#[test]
+fn quick_checks_never_pass_what_the_schema_refuses() {
+    let mut checked = 0;
+    for t in toolbelt_tools::builtin_tools() {
+        let mut schemas = vec![
+            t.declaration(ModelFamily::Legacy).parameters,
+            t.declaration(ModelFamily::Gemini3).parameters,
+        ];
+        schemas.extend(t.accepted_parameters());
+        for schema in schemas {
+            let v = ParamValidator::new(schema.clone());
+            // web_fetch accepts `url` or `prompt` (`if`/`else`): that schema is compiled.
+            let plain = schema.get("if").is_none();
+            assert_eq!(v.has_quick_check(), plain, "{}: {schema}", t.name());
+            let valid = sample(&schema);
+            assert!(v.fully_accepts(&valid), "{}: the sample {valid} should fit", t.name());
+            assert_eq!(v.quickly_accepts(&valid), plain, "{}: {valid}", t.name());
+            for variant in variants(&schema, &valid, 0) {
+                if v.quickly_accepts(&variant) {
+                    assert!(v.fully_accepts(&variant), "{}: {variant}", t.name());
+                }
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 1000, "{checked}");
+}
