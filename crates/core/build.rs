@@ -6,6 +6,9 @@
 
 use std::fmt::Write as _;
 
+// `RULE_KEYS`: the keys a rule may hold, as the loader knows them.
+include!("src/policy/toml/rule_keys.rs");
+
 /// The bundled files, in the order their rules are listed (ties in priority keep it).
 const FILES: &[&str] = &[
     "read-only.toml",
@@ -19,6 +22,7 @@ const FILES: &[&str] = &[
 
 fn main() {
     println!("cargo::rerun-if-changed=src/policy/defaults");
+    println!("cargo::rerun-if-changed=src/policy/toml/rule_keys.rs");
     let mut out =
         String::from("/// The bundled default policies (tier 1), equivalent to upstream's.\n");
     out.push_str("pub const DEFAULT_POLICY_FILES: &[(&str, &str)] = &[\n");
@@ -50,26 +54,7 @@ fn main() {
 /// One rule as a `toml::Bundled` expression. Every key is read as the loader reads it; a key
 /// or a type the loader would refuse stops the build.
 fn bundled(t: &toml::Table, path: &str) -> String {
-    let known = [
-        "name",
-        "toolName",
-        "mcpName",
-        "subagent",
-        "argsPattern",
-        "commandPrefix",
-        "commandRegex",
-        "decision",
-        "priority",
-        "modes",
-        "interactive",
-        "toolAnnotations",
-        "allowRedirection",
-        "allow_redirection",
-        "denyMessage",
-        "deny_message",
-        "safety_checker",
-    ];
-    if let Some(k) = t.keys().find(|k| !known.contains(&k.as_str())) {
+    if let Some(k) = t.keys().find(|k| !RULE_KEYS.contains(&k.as_str())) {
         panic!("{path}: unknown key `{k}` in a bundled rule");
     }
     let opt_str = |k: &str| match t.get(k) {

@@ -129,27 +129,8 @@ fn err(file: &Path, message: String) -> PolicyFileError {
     PolicyFileError { file: file.display().to_string(), line: None, message }
 }
 
-/// The keys a `[[rule]]` table may hold (`name` is toolbelt's label; `safety_checker`
-/// sub-tables appear in upstream's bundled files, and upstream ignores them too).
-const RULE_KEYS: &[&str] = &[
-    "name",
-    "toolName",
-    "mcpName",
-    "subagent",
-    "argsPattern",
-    "commandPrefix",
-    "commandRegex",
-    "decision",
-    "priority",
-    "modes",
-    "interactive",
-    "toolAnnotations",
-    "allowRedirection",
-    "allow_redirection",
-    "denyMessage",
-    "deny_message",
-    "safety_checker",
-];
+// `RULE_KEYS`, shared with `build.rs` (which reads the bundled files with it).
+include!("rule_keys.rs");
 
 /// The line of the `n`th (0-based) `[[rule]]` header.
 fn rule_line(text: &str, n: usize) -> Option<usize> {
