@@ -110,7 +110,8 @@ fn with_nullable(schema: &Value) -> Value {
                 map.iter().map(|(k, v)| (k.clone(), with_nullable(v))).collect();
             if map.get("nullable") == Some(&Value::Bool(true)) {
                 match out.get_mut("type") {
-                    Some(Value::String(t)) => {
+                    // Already `null`: `["null", "null"]` would not compile.
+                    Some(Value::String(t)) if t != "null" => {
                         let t = t.clone();
                         out.insert("type".into(), serde_json::json!([t, "null"]));
                     }
@@ -305,6 +306,25 @@ mod tests {
             },
             "required": ["file_path"]
         })
+    }
+
+    /// Found by the issue 37 attack: `{"type": "null", "nullable": true}` became
+    /// `["null", "null"]`, which does not compile, so the whole tool was validated by nothing
+    /// (`{"count": "lots"}` and `{}` ran).
+    #[test]
+    fn a_nullable_null_keeps_the_schema_compiling() {
+        let v = ParamValidator::new(serde_json::json!({
+            "type": "object",
+            "properties": {
+                "nothing": {"type": "null", "nullable": true},
+                "count": {"type": "integer"}
+            },
+            "required": ["count"]
+        }));
+        assert!(v.is_compiled());
+        assert!(v.validate(&serde_json::json!({"count": "lots"})).is_err());
+        assert!(v.validate(&serde_json::json!({})).is_err());
+        assert!(v.validate(&serde_json::json!({"count": 2, "nothing": null})).is_ok());
     }
 
     #[test]

@@ -101,7 +101,8 @@ impl Quick {
                 "type" => {
                     q.types = Some(match v {
                         Value::String(t) => vec![Kind::parse(t)?],
-                        Value::Array(ts) => ts
+                        // Repeated types make the schema invalid: the validator says so.
+                        Value::Array(ts) if (1..ts.len()).all(|i| !ts[..i].contains(&ts[i])) => ts
                             .iter()
                             .map(|t| t.as_str().and_then(Kind::parse))
                             .collect::<Option<_>>()?,
@@ -120,6 +121,10 @@ impl Quick {
                         .iter()
                         .map(|r| r.as_str().map(str::to_string))
                         .collect::<Option<_>>()?;
+                    // Repeated names make the schema invalid: the validator says so.
+                    if (1..q.required.len()).any(|i| q.required[..i].contains(&q.required[i])) {
+                        return None;
+                    }
                 }
                 "additionalProperties" => q.closed = !v.as_bool()?,
                 "minimum" => q.minimum = Some(v.as_f64()?),
@@ -214,6 +219,8 @@ mod tests {
             json!({"additionalProperties": {"type": "string"}}),
             json!({"exclusiveMinimum": true}),
             json!({"type": "decimal"}),
+            json!({"type": ["null", "null"]}),
+            json!({"required": ["a", "a"]}),
             json!(true),
         ] {
             assert!(Quick::new(&other).is_none(), "{other}");
