@@ -115,6 +115,23 @@ pub struct SandboxArgs {
     pub command: Vec<std::ffi::OsString>,
 }
 
+/// `--approval-mode`'s spellings: the engine's own names and two more for auto_edit. An alias
+/// reaches the parser as written (`auto-edit` ran in the default mode before the `call` line
+/// tests caught it), so every spelling is looked up here, by clap and by [`fast_call`] alike.
+const APPROVAL_MODES: &[(&str, ApprovalMode)] = &[
+    ("default", ApprovalMode::Default),
+    ("auto_edit", ApprovalMode::AutoEdit),
+    ("auto-edit", ApprovalMode::AutoEdit),
+    ("autoEdit", ApprovalMode::AutoEdit),
+    ("yolo", ApprovalMode::Yolo),
+    ("plan", ApprovalMode::Plan),
+];
+
+/// The mode an `--approval-mode` spelling names.
+fn approval_mode_named(name: &str) -> Option<ApprovalMode> {
+    APPROVAL_MODES.iter().find(|(n, _)| *n == name).map(|(_, m)| *m)
+}
+
 /// `--approval-mode`: the engine's own [`ApprovalMode`], by its names (and two spellings more).
 fn approval_mode() -> impl TypedValueParser<Value = ApprovalMode> {
     PossibleValuesParser::new([
@@ -123,15 +140,16 @@ fn approval_mode() -> impl TypedValueParser<Value = ApprovalMode> {
         PossibleValue::new("yolo"),
         PossibleValue::new("plan"),
     ])
-    // Only the names above get here, as written (an alias is not replaced by its name:
-    // `auto-edit` ran in the default mode before the `call` line tests caught it), and each
-    // parses once `-` is `_`.
-    .map(|name| ApprovalMode::parse(&name.replace('-', "_")).unwrap_or_default())
+    // Only the spellings above get here.
+    .map(|name| approval_mode_named(&name).unwrap_or_default())
 }
+
+/// `--model-family`'s names.
+const MODEL_FAMILIES: [&str; 2] = ["legacy", "gemini-3"];
 
 /// `--model-family`: the engine's own [`ModelFamily`].
 fn model_family() -> impl TypedValueParser<Value = ModelFamily> {
-    PossibleValuesParser::new(["legacy", "gemini-3"])
+    PossibleValuesParser::new(MODEL_FAMILIES)
         .map(|name| ModelFamily::parse(&name).unwrap_or_default())
 }
 

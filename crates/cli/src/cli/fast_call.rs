@@ -10,7 +10,6 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 
 use toolbelt_core::ModelFamily;
-use toolbelt_core::policy::ApprovalMode;
 
 use super::{CallArgs, SessionArgs};
 
@@ -90,17 +89,11 @@ pub(super) fn parse(args: &[OsString]) -> Option<CallArgs> {
                     {
                         call.timeout_ms = Some(value.parse().ok()?);
                     }
-                    "model-family" if matches!(value, "legacy" | "gemini-3") => {
+                    "model-family" if super::MODEL_FAMILIES.contains(&value) => {
                         call.model_family = ModelFamily::parse(value)?;
                     }
-                    "approval-mode"
-                        if matches!(
-                            value,
-                            "default" | "auto_edit" | "auto-edit" | "autoEdit" | "yolo" | "plan"
-                        ) =>
-                    {
-                        call.session.approval_mode =
-                            ApprovalMode::parse(value.replace('-', "_").as_str());
+                    "approval-mode" => {
+                        call.session.approval_mode = Some(super::approval_mode_named(value)?);
                     }
                     _ => return None,
                 }

@@ -22,22 +22,12 @@ pub use rule::{ApprovalMode, ArgsPattern, Decision, Rule, RuleSource, Tier};
 pub use stringify::stable_stringify;
 pub use toml::{Loaded, PolicyFileError};
 
-// `DEFAULT_POLICY_FILES` (the bundled default policies, equivalent to upstream's) and
-// `BUNDLED_RULES` (their rules, read from them by `build.rs`).
+// `DEFAULT_POLICY_FILES`: the bundled default policies, equivalent to upstream's (`build.rs`).
 include!(concat!(env!("OUT_DIR"), "/bundled_policies.rs"));
 
 /// The default rules, from the bundled files (read at build time: no TOML is parsed at start).
 pub fn default_rules() -> Loaded {
-    let mut out = Loaded::default();
-    for (file, rule) in BUNDLED_RULES {
-        match rule.compile(file) {
-            Ok(rules) => out.rules.extend(rules),
-            Err(message) => {
-                out.errors.push(PolicyFileError { file: (*file).to_string(), line: None, message })
-            }
-        }
-    }
-    out
+    toml::bundled_rules()
 }
 
 /// Sorts by priority, highest first; ties keep their order.
@@ -242,7 +232,9 @@ mod tests {
             })
             .collect();
         assert_eq!(default_rules().rules, from_toml);
-        assert_eq!(BUNDLED_RULES.len(), 32, "every [[rule]] of the files");
+        let written: usize =
+            DEFAULT_POLICY_FILES.iter().map(|(_, t)| t.matches("[[rule]]").count()).sum();
+        assert_eq!(written, 32, "every [[rule]] of the files");
     }
 
     /// Bundled patterns skip the load-time checks (`ArgsPattern::bundled`): every one of them

@@ -575,24 +575,3 @@ mod tests {
         assert_eq!(run(&vars, &off, ChildPurpose::Tool), ["PATH"]);
     }
 }
-
-#[cfg(test)]
-mod tmpbench {
-    #[test]
-    fn tmp_bench_held_back() {
-        let vars: Vec<(String, String)> = std::env::vars().collect();
-        let t = std::time::Instant::now();
-        let mut n = 0;
-        for _ in 0..200 {
-            for (k, v) in &vars {
-                n += usize::from(super::held_back(k, v));
-            }
-        }
-        eprintln!("held_back all {:?} ({} vars, {n})", t.elapsed() / 200, vars.len());
-        let t = std::time::Instant::now();
-        for _ in 0..200 {
-            std::hint::black_box(std::fs::read_to_string("/proc/self/stat").unwrap());
-        }
-        eprintln!("stat {:?}", t.elapsed() / 200);
-    }
-}

@@ -367,14 +367,19 @@ fn without_dir_path_every_root_is_searched() {
     );
 }
 
+/// A file of one line: `len` bytes of `a`, then `NEEDLE`.
+fn one_long_line(len: usize) -> Vec<u8> {
+    let mut line = vec![b'a'; len];
+    line.extend_from_slice(b"NEEDLE\n");
+    line
+}
+
 /// Issue 20: a file whose one line is over 32 MiB was skipped without a word ("No matches
 /// found" although the needle was there). It is named as not searched.
 #[test]
 fn a_file_too_long_to_search_is_named_not_silently_skipped() {
     let t = TempTree::new();
-    let mut big = vec![b'a'; 33 << 20];
-    big.extend_from_slice(b"NEEDLE\n");
-    t.file("huge.min.js", &big);
+    t.file("huge.min.js", one_long_line(33 << 20));
     t.file("small.txt", "nothing to see\n");
     let o = run(&t, "grep_search", json!({"pattern": "NEEDLE"}));
     let text = o.model["output"].as_str().unwrap();
@@ -393,9 +398,7 @@ fn a_file_too_long_to_search_is_named_not_silently_skipped() {
 #[test]
 fn a_tree_search_holds_a_quarter_of_a_files_line_per_thread() {
     let t = TempTree::new();
-    let mut big = vec![b'a'; 9 << 20];
-    big.extend_from_slice(b"NEEDLE\n");
-    t.file("bundle.js", &big);
+    t.file("bundle.js", one_long_line(9 << 20));
     let o = run(&t, "grep_search", json!({"pattern": "NEEDLE"}));
     let text = o.model["output"].as_str().unwrap();
     assert!(
@@ -448,9 +451,7 @@ fn an_unsearchable_file_in_another_root_is_named_under_its_root() {
     let t = TempTree::new();
     let other = TempTree::new();
     t.file("a.txt", "nothing\n");
-    let mut big = vec![b'a'; 33 << 20];
-    big.extend_from_slice(b"NEEDLE\n");
-    other.file("huge.min.js", &big);
+    other.file("huge.min.js", one_long_line(33 << 20));
     let env = env_for(&t, &[other.root()]);
     let o = crate::harness::run_in(&env, "grep_search", json!({"pattern": "NEEDLE"}));
     let text = o.model["output"].as_str().unwrap();

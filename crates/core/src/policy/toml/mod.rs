@@ -164,54 +164,20 @@ struct RawRule {
     deny_message: Option<String>,
 }
 
-/// A bundled rule as written, made by `build.rs` from the default policy files.
-pub(crate) struct Bundled {
-    pub name: Option<&'static str>,
-    pub tool_names: &'static [&'static str],
-    pub mcp_name: Option<&'static str>,
-    pub subagent: Option<&'static str>,
-    pub args_pattern: Option<&'static str>,
-    pub command_prefix: Option<&'static [&'static str]>,
-    pub command_regex: Option<&'static str>,
-    pub decision: Decision,
-    pub priority: i64,
-    pub modes: &'static [ApprovalMode],
-    pub interactive: Option<bool>,
-    /// `toolAnnotations` as a JSON object.
-    pub annotations: Option<&'static str>,
-    pub allow_redirection: bool,
-    pub deny_message: Option<&'static str>,
-}
-
-impl Bundled {
-    /// Its rules, labelled `Default: <file>`, checked as a file's rules are.
-    pub(crate) fn compile(&self, file: &str) -> Result<Vec<Rule>, String> {
-        let own = |s: Option<&str>| s.map(str::to_string);
-        let raw = RawRule {
-            name: own(self.name),
-            tool_names: self.tool_names.iter().map(|t| (*t).to_string()).collect(),
-            mcp_name: own(self.mcp_name),
-            subagent: own(self.subagent),
-            args_pattern: own(self.args_pattern),
-            command_prefix: self
-                .command_prefix
-                .map(|l| l.iter().map(|p| (*p).to_string()).collect()),
-            command_regex: own(self.command_regex),
-            decision: self.decision,
-            priority: self.priority,
-            modes: self.modes.to_vec(),
-            interactive: self.interactive,
-            annotations: match self.annotations {
-                None => None,
-                Some(json) => Some(
-                    serde_json::from_str(json).map_err(|e| format!("`toolAnnotations`: {e}"))?,
-                ),
-            },
-            allow_redirection: self.allow_redirection,
-            deny_message: own(self.deny_message),
-        };
-        compile(raw, Tier::Default, &format!("{}: {file}", Tier::Default.label()), None)
+/// The rules of the bundled default policy files (tier 1), each checked as a file's rules are:
+/// `build.rs` wrote them out as [`RawRule`]s, so no TOML is parsed at start (issue 37).
+pub(crate) fn bundled_rules() -> Loaded {
+    let written: Vec<(&str, RawRule)> = include!(concat!(env!("OUT_DIR"), "/bundled_rules.rs"));
+    let mut out = Loaded::default();
+    for (file, raw) in written {
+        match compile(raw, Tier::Default, &format!("{}: {file}", Tier::Default.label()), None) {
+            Ok(rules) => out.rules.extend(rules),
+            Err(message) => {
+                out.errors.push(PolicyFileError { file: file.into(), line: None, message })
+            }
+        }
     }
+    out
 }
 
 /// Parses one file's text. `file_name` labels the rules (`Default: write.toml`).
