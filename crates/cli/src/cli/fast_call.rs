@@ -165,6 +165,11 @@ mod tests {
             &["--timeout-ms", "+5", "x"],
             &["--timeout-ms", "99999999999999999999", "x"],
             &["--approval-mode", "YOLO", "x"],
+            // A mode given twice, empty, or swallowing the next option: clap decides.
+            &["--approval-mode", "yolo", "--approval-mode=default", "x"],
+            &["--approval-mode=", "yolo", "x"],
+            &["--approval-mode", "--json", "yolo", "x"],
+            &["--approval-mode=auto edit", "x"],
             &["--model-family", "gemini-2", "x"],
             &["--root"],
             &["--root", "--json", "x"],

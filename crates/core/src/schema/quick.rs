@@ -262,4 +262,117 @@ mod tests {
             assert!(!q.accepts(&refused), "{refused}");
         }
     }
+
+    /// A hostile MCP server picks the schema: over thousands of random plain schemas (types,
+    /// enums of any values, bounds, lengths, items, required, closed objects, `nullable`) and
+    /// random arguments, the quick check never passes what the compiled validator refuses.
+    #[test]
+    fn random_schemas_never_pass_what_the_validator_refuses() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = move |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        let values = [
+            json!(null),
+            json!(true),
+            json!(0),
+            json!(1),
+            json!(-1),
+            json!(1.5),
+            json!(2.0),
+            json!(1e300),
+            json!(u64::MAX),
+            json!(i64::MIN),
+            json!(9_007_199_254_740_993u64),
+            json!(""),
+            json!("a"),
+            json!("abc"),
+            json!("é"),
+            json!("null"),
+            json!([]),
+            json!([1, "a"]),
+            json!(["a", "b", "c"]),
+            json!({}),
+            json!({"a": 1}),
+            json!({"a": "x", "b": null}),
+        ];
+        let types = ["object", "string", "number", "integer", "boolean", "array", "null"];
+        fn schema(
+            next: &mut dyn FnMut(u64) -> u64,
+            values: &[Value],
+            types: &[&str],
+            depth: u32,
+        ) -> Value {
+            let mut m = serde_json::Map::new();
+            match next(3) {
+                0 => {}
+                1 => {
+                    m.insert("type".into(), json!(types[next(7) as usize]));
+                }
+                _ => {
+                    m.insert(
+                        "type".into(),
+                        json!([types[next(7) as usize], types[next(7) as usize]]),
+                    );
+                }
+            }
+            if next(4) == 0 {
+                let e: Vec<Value> = (0..1 + next(3))
+                    .map(|_| values[next(values.len() as u64) as usize].clone())
+                    .collect();
+                m.insert("enum".into(), Value::Array(e));
+            }
+            for key in ["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"] {
+                if next(6) == 0 {
+                    m.insert(key.into(), json!(next(5) as i64 - 2));
+                }
+            }
+            for key in ["minLength", "maxLength", "minItems", "maxItems"] {
+                if next(6) == 0 {
+                    m.insert(key.into(), json!(next(4)));
+                }
+            }
+            if next(5) == 0 {
+                m.insert("nullable".into(), json!(true));
+            }
+            if depth < 2 && next(3) == 0 {
+                m.insert("items".into(), schema(next, values, types, depth + 1));
+            }
+            if depth < 2 && next(2) == 0 {
+                let mut props = serde_json::Map::new();
+                for k in ["a", "b"] {
+                    if next(2) == 0 {
+                        props.insert(k.to_string(), schema(next, values, types, depth + 1));
+                    }
+                }
+                m.insert("properties".into(), Value::Object(props));
+                if next(2) == 0 {
+                    m.insert("required".into(), json!(["a"]));
+                }
+                if next(3) == 0 {
+                    m.insert("additionalProperties".into(), json!(false));
+                }
+            }
+            Value::Object(m)
+        }
+        let (mut quick, mut passed) = (0, 0);
+        for _ in 0..3_000 {
+            let s = schema(&mut next, &values, &types, 0);
+            let v = crate::schema::ParamValidator::new(s.clone());
+            if !v.has_quick_check() {
+                continue;
+            }
+            quick += 1;
+            for value in &values {
+                if v.quickly_accepts(value) {
+                    passed += 1;
+                    assert!(v.fully_accepts(value), "{s} passed {value} quickly");
+                }
+            }
+        }
+        assert!(quick > 2_000 && passed > 5_000, "{quick} schemas, {passed} quick passes");
+    }
 }
