@@ -114,6 +114,7 @@ pub(super) fn parse(args: &[OsString]) -> Option<CallArgs> {
 mod tests {
     use super::*;
     use clap::{Args as _, FromArgMatches as _};
+    use toolbelt_core::policy::ApprovalMode;
 
     fn words(line: &[&str]) -> Vec<OsString> {
         line.iter().map(OsString::from).collect()
@@ -151,6 +152,19 @@ mod tests {
             let here = parse(&words(line));
             assert!(here.is_some(), "{line:?} should be read here");
             assert_eq!(format!("{here:?}"), format!("{:?}", clap_reading(line)), "{line:?}");
+        }
+        // Every spelling names its own mode (both readers share the table, so check it too):
+        // auto-edit is auto_edit, never the default and never yolo.
+        for (spelling, mode) in [
+            ("default", ApprovalMode::Default),
+            ("auto_edit", ApprovalMode::AutoEdit),
+            ("auto-edit", ApprovalMode::AutoEdit),
+            ("autoEdit", ApprovalMode::AutoEdit),
+            ("yolo", ApprovalMode::Yolo),
+            ("plan", ApprovalMode::Plan),
+        ] {
+            let line = ["--approval-mode", spelling, "x"];
+            assert_eq!(clap_reading(&line).and_then(|c| c.session.approval_mode), Some(mode));
         }
         let left_to_clap: &[&[&str]] = &[
             &[],

@@ -363,3 +363,40 @@ fn state_and_roots_after_the_review() {
     );
     assert_eq!(std::fs::read_dir(&victim).unwrap().count(), 0, "{} {}", r.stdout, r.stderr);
 }
+
+/// Issue 37 review (attack on the start-up scrub): the scrub now compiles a secret shape's
+/// pattern only for values that have what it needs, and `toolbelt call` lines are read by a
+/// parser of their own. With a `PATH` that holds `-u` (what made the scrub compile at every
+/// start) and credentials shaped as a URL password, a `-u user:pass` option and a `token=`
+/// parameter under ordinary names, no process from the command up to toolbelt (its reaper and
+/// toolbelt itself included) shows them in `/proc/PID/environ`.
+#[test]
+fn value_shaped_secrets_stay_out_of_every_ancestors_proc() {
+    let t = TempTree::new();
+    t.file(
+        "walk.sh",
+        r#"p=$$
+while [ "$p" -gt 1 ]; do
+  if tr '\0' '\n' < /proc/$p/environ 2>/dev/null | grep -q c4n4ry; then echo "LEAK in $p: $(cat /proc/$p/comm)"; fi
+  p=$(awk '{print $4}' /proc/$p/stat)
+done
+echo walked
+"#,
+    );
+    let path = format!(
+        "{}:/opt/pyenv/plugins/pyenv-update/bin:/opt/rust/toolchains/stable-x86_64-unknown-linux-gnu/bin",
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let args = serde_json::json!({"command": "sh walk.sh"}).to_string();
+    let out = command(&t, &["call", "run_shell_command", &args, "--approval-mode", "yolo"])
+        .env("PATH", path)
+        .env("APP_DB", "postgres://app:c4n4ry-pw@db.internal/app")
+        .env("CURL_EXTRA", "-u admin:c4n4ry-2")
+        .env("SOME_QUERY", "x=1&token=c4n4ry-3")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("walked"), "{text}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(!text.contains("LEAK"), "{text}");
+}
