@@ -1,7 +1,7 @@
 //! Fetching a URL safely: every hop of a redirect chain is checked against the addresses its
 //! host resolves to (not only literal IPs), and the connection is pinned to the address that
 //! was checked, so DNS cannot change the answer in between. Bodies are capped in size and
-//! time; HTML becomes text with html2text.
+//! time; HTML becomes text as upstream makes it (`html`).
 
 use std::net::{IpAddr, SocketAddr};
 use std::time::{Duration, Instant};

@@ -142,7 +142,7 @@ fn the_fallback_fetches_html_text_and_json_and_hands_them_to_the_model() {
         "{fallback}"
     );
     assert!(
-        fallback.contains("Hello")
+        fallback.contains("HELLO\n\nSome bold text and a link.")
             && fallback.contains("bold")
             && !fallback.contains("color:red")
             && !fallback.contains("var x"),
@@ -247,7 +247,7 @@ fn private_addresses_are_refused_after_dns_and_at_every_redirect() {
     );
     // A redirect within the allowed server is followed.
     let r = call(&direct, &env, json!({"url": format!("{}/to-page", server.url)})).unwrap();
-    assert!(text(&r).contains("Hello"), "{}", text(&r));
+    assert!(text(&r).contains("HELLO"), "{}", text(&r));
 }
 
 #[test]
@@ -263,7 +263,14 @@ fn direct_mode_formats_each_content_type() {
         json!(format!("Fetched text/plain content from {}/plain.txt", server.url))
     );
     let r = call(&d, &env, json!({"url": format!("{}/page.html", server.url)})).unwrap();
-    assert!(text(&r).contains("[a link][1]") && text(&r).contains("/next"), "{}", text(&r));
+    // As upstream, but `/next` is put after the page's origin, not after its whole address.
+    assert_eq!(
+        text(&r),
+        format!(
+            "<untrusted_context>\nHELLO\n\nSome bold text and a link [{}/next].\n</untrusted_context>",
+            server.url
+        )
+    );
     assert_eq!(
         r.return_display,
         json!(format!("Fetched and converted HTML content from {}/page.html", server.url))
@@ -385,7 +392,7 @@ fn the_default_mode_accepts_the_older_url_and_html_to_markdown() {
     let missing = registry.build_call("web_fetch", json!({}), &env).err().unwrap().message;
     assert_eq!(missing, "params must have required property 'prompt'");
     let r = call(&wf, &env, json!({"url": page})).unwrap();
-    assert!(text(&r).contains("[a link][1]"), "{}", text(&r));
+    assert!(text(&r).contains("a link ["), "{}", text(&r));
     let r = call(&wf, &env, json!({"url": page, "html_to_markdown": false})).unwrap();
     assert!(text(&r).contains("<a href="), "the HTML itself: {}", text(&r));
     // The declaration is still upstream's.

@@ -1,0 +1,323 @@
+//! html-to-text 9.0.5's formatters with its default selectors and upstream's options: which
+//! elements are blocks and with how many line breaks around them, headings in upper case,
+//! lists with their markers, and links and images as web_fetch asks for them.
+
+use super::dom::{Dom, Kind};
+use super::text::Builder;
+
+/// How links and images are written (upstream's two calls of `convert`).
+#[derive(Clone, Copy)]
+pub enum Links<'a> {
+    /// The fallback of a prompt: link targets and images left out.
+    Hidden,
+    /// The page itself: `text [target]`, a target starting with `/` put after `base`; images
+    /// as `alt [src]`.
+    Shown { base: &'a str },
+}
+
+/// The text of the document: its `body` elements if it has any, else all of it.
+pub fn document(dom: &Dom, links: Links<'_>) -> String {
+    let mut bodies = Vec::new();
+    find_bodies(dom, 0, &mut bodies);
+    let start = if bodies.is_empty() { dom.nodes[0].children.clone() } else { bodies };
+    let mut b = Builder::new();
+    walk(dom, &start, &mut b, links);
+    b.finish()
+}
+
+fn find_bodies(dom: &Dom, id: usize, found: &mut Vec<usize>) {
+    for &child in &dom.nodes[id].children {
+        match dom.name(child) {
+            Some("script" | "style") | None => {}
+            Some("body") => found.push(child),
+            Some(_) => find_bodies(dom, child, found),
+        }
+    }
+}
+
+fn walk(dom: &Dom, ids: &[usize], b: &mut Builder, links: Links<'_>) {
+    for &id in ids {
+        match &dom.nodes[id].kind {
+            Kind::Text(t) => b.add_inline(t, true),
+            Kind::Element { .. } => element(dom, id, dom.name(id).unwrap_or(""), b, links),
+            Kind::Other => {}
+        }
+    }
+}
+
+fn children(dom: &Dom, id: usize, b: &mut Builder, links: Links<'_>) {
+    walk(dom, &dom.nodes[id].children, b, links);
+}
+
+fn element(dom: &Dom, id: usize, name: &str, b: &mut Builder, links: Links<'_>) {
+    let block = |b: &mut Builder, leading, trailing| {
+        b.open_block(leading, false);
+        children(dom, id, b, links);
+        b.close_block(trailing, false);
+    };
+    match name {
+        "script" | "style" | "wbr" => {}
+        "a" => anchor(dom, id, b, links),
+        "article" | "aside" | "div" | "footer" | "form" | "header" | "main" | "nav" | "section" => {
+            block(b, 1, 1)
+        }
+        "blockquote" => {
+            b.open_block(2, false);
+            children(dom, id, b, links);
+            b.close_block(2, true);
+        }
+        "br" => b.add_line_break(),
+        "h1" | "h2" | "h3" | "h4" | "h5" | "h6" => {
+            b.open_block(if matches!(name, "h1" | "h2" | "h3") { 3 } else { 2 }, false);
+            b.upper_case(true);
+            children(dom, id, b, links);
+            b.upper_case(false);
+            b.close_block(2, false);
+        }
+        "hr" => {
+            b.open_block(2, false);
+            b.add_inline(&"-".repeat(40), true);
+            b.close_block(2, false);
+        }
+        "img" => {
+            if let Links::Shown { .. } = links {
+                image(dom, id, b);
+            }
+        }
+        "ol" => {
+            let mut next =
+                js::number(dom.attr(id, "start").filter(|s| !s.is_empty()).unwrap_or("1"));
+            let kind = dom.attr(id, "type").unwrap_or("1").to_owned();
+            list(dom, id, b, links, &mut || {
+                let index = js::list_index(next, &kind);
+                next += 1.0;
+                format!(" {index}. ")
+            });
+        }
+        "ul" => list(dom, id, b, links, &mut || " * ".to_owned()),
+        "p" | "table" => block(b, 2, 2),
+        "pre" => {
+            b.open_block(2, true);
+            children(dom, id, b, links);
+            b.close_block(2, false);
+        }
+        _ => children(dom, id, b, links),
+    }
+}
+
+fn anchor(dom: &Dom, id: usize, b: &mut Builder, links: Links<'_>) {
+    let href = match links {
+        Links::Hidden => String::new(),
+        Links::Shown { base } => {
+            let href = dom.attr(id, "href").unwrap_or("");
+            let href = href.strip_prefix("mailto:").unwrap_or(href);
+            if href.starts_with('#') { String::new() } else { rewrite(href, base) }
+        }
+    };
+    if href.is_empty() {
+        children(dom, id, b, links);
+        return;
+    }
+    b.start_link();
+    children(dom, id, b, links);
+    let text = b.end_link();
+    b.add_inline(&if text { format!(" [{href}]") } else { href }, false);
+}
+
+/// A path starting with `/` is put after `base` (its trailing `/`s cut), as html-to-text does
+/// (whatever `base`'s own path is).
+fn rewrite(path: &str, base: &str) -> String {
+    if path.starts_with('/') && !base.is_empty() {
+        format!("{}{path}", base.trim_end_matches('/'))
+    } else {
+        path.to_owned()
+    }
+}
+
+fn image(dom: &Dom, id: usize, b: &mut Builder) {
+    let alt = dom.attr(id, "alt").unwrap_or("");
+    let src = dom.attr(id, "src").unwrap_or("");
+    let text = match (alt.is_empty(), src.is_empty()) {
+        (_, true) => alt.to_owned(),
+        (true, false) => format!("[{src}]"),
+        (false, false) => format!("{alt} [{src}]"),
+    };
+    b.add_inline(&text, false);
+}
+
+/// A list: each child that is not white space is an item, marked if it is an `li`; a list
+/// right inside an `li` has its markers' leading spaces cut and single line breaks around it.
+fn list(dom: &Dom, id: usize, b: &mut Builder, links: Links<'_>, next: &mut dyn FnMut() -> String) {
+    let node = &dom.nodes[id];
+    let nested = id != 0 && dom.name(node.parent) == Some("li");
+    let items: Vec<(usize, String)> = node
+        .children
+        .iter()
+        .filter(|&&c| !matches!(&dom.nodes[c].kind, Kind::Text(t) if t.chars().all(js::is_space)))
+        .map(|&c| {
+            if dom.name(c) != Some("li") {
+                return (c, String::new());
+            }
+            let prefix = next();
+            (c, if nested { prefix.trim_start_matches(js::is_space).to_owned() } else { prefix })
+        })
+        .collect();
+    if items.is_empty() {
+        return;
+    }
+    let max_prefix = items.iter().map(|(_, p)| p.chars().count()).max().unwrap_or(0);
+    b.open_list(if nested { 1 } else { 2 }, max_prefix);
+    for (child, prefix) in items {
+        b.open_list_item(prefix);
+        walk(dom, &[child], b, links);
+        b.close_list_item();
+    }
+    b.close_list(if nested { 1 } else { 2 });
+}
+
+/// JavaScript's reading and writing of numbers, for ordered lists' `start` and markers.
+mod js {
+    /// JavaScript's `\s` (and `trim`'s white space).
+    pub fn is_space(c: char) -> bool {
+        matches!(
+            c,
+            '\t' | '\n' | '\u{b}' | '\u{c}' | '\r' | ' ' | '\u{a0}' | '\u{1680}' | '\u{2000}'
+                ..='\u{200a}'
+                    | '\u{2028}'
+                    | '\u{2029}'
+                    | '\u{202f}'
+                    | '\u{205f}'
+                    | '\u{3000}'
+                    | '\u{feff}'
+        )
+    }
+
+    /// `Number(s)`.
+    pub fn number(s: &str) -> f64 {
+        let s = s.trim_matches(is_space);
+        if s.is_empty() {
+            return 0.0;
+        }
+        let radix = |p: &str, r| {
+            s.get(2..).filter(|d| !d.is_empty() && s[..2].eq_ignore_ascii_case(p)).map(|d| {
+                d.chars()
+                    .try_fold(0.0, |n, c| c.to_digit(r).map(|v| n * f64::from(r) + f64::from(v)))
+            })
+        };
+        for (p, r) in [("0x", 16), ("0o", 8), ("0b", 2)] {
+            if let Some(n) = radix(p, r) {
+                return n.unwrap_or(f64::NAN);
+            }
+        }
+        let unsigned = s.strip_prefix(['+', '-']).unwrap_or(s);
+        if unsigned == "Infinity" {
+            return if s.starts_with('-') { f64::NEG_INFINITY } else { f64::INFINITY };
+        }
+        let (mantissa, exponent) = match unsigned.find(['e', 'E']) {
+            Some(i) => (&unsigned[..i], Some(&unsigned[i + 1..])),
+            None => (unsigned, None),
+        };
+        let digits = |d: &str| d.bytes().all(|c| c.is_ascii_digit());
+        let mantissa_ok =
+            mantissa.split_once('.').map_or(digits(mantissa) && !mantissa.is_empty(), |(a, b)| {
+                digits(a) && digits(b) && !(a.is_empty() && b.is_empty())
+            });
+        let exponent_ok = exponent.is_none_or(|e| {
+            let e = e.strip_prefix(['+', '-']).unwrap_or(e);
+            !e.is_empty() && digits(e)
+        });
+        if mantissa_ok && exponent_ok { s.parse().unwrap_or(f64::NAN) } else { f64::NAN }
+    }
+
+    /// `String(n)`.
+    pub fn string(n: f64) -> String {
+        if n.is_nan() {
+            return "NaN".into();
+        }
+        if n.is_infinite() {
+            return if n > 0.0 { "Infinity" } else { "-Infinity" }.into();
+        }
+        if n == 0.0 {
+            return "0".into();
+        }
+        let a = n.abs();
+        if (1e-6..1e21).contains(&a) {
+            format!("{n}")
+        } else {
+            let e = format!("{n:e}");
+            match e.split_once('e') {
+                Some((m, x)) if !x.starts_with('-') => format!("{m}e+{x}"),
+                _ => e,
+            }
+        }
+    }
+
+    /// `ToInt32(n)`.
+    fn int32(n: f64) -> f64 {
+        if !n.is_finite() {
+            return 0.0;
+        }
+        let m = n.trunc().rem_euclid(4_294_967_296.0);
+        if m >= 2_147_483_648.0 { m - 4_294_967_296.0 } else { m }
+    }
+
+    /// `String.fromCharCode(n)` (a lone surrogate becomes U+FFFD).
+    fn from_char_code(n: f64) -> char {
+        let unit = if n.is_finite() { n.trunc().rem_euclid(65_536.0) } else { 0.0 };
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        char::from_u32(unit as u32).unwrap_or('\u{fffd}')
+    }
+
+    /// An ordered list's marker for `n` and the list's `type`.
+    pub fn list_index(n: f64, kind: &str) -> String {
+        match kind {
+            "a" => letters(n, 'a'),
+            "A" => letters(n, 'A'),
+            "i" => roman(n).to_lowercase(),
+            "I" => roman(n),
+            _ => string(n),
+        }
+    }
+
+    /// `a, …, z, aa, …` (html-to-text's `numberToLetterSequence`).
+    fn letters(mut n: f64, base: char) -> String {
+        let mut digits = Vec::new();
+        loop {
+            n -= 1.0;
+            digits.push(n % 26.0);
+            n = int32(n / 26.0);
+            if n.is_nan() || n <= 0.0 {
+                break;
+            }
+        }
+        digits.iter().rev().map(|d| from_char_code(f64::from(u32::from(base)) + d)).collect()
+    }
+
+    /// Roman numerals, digit by digit of `String(n)` (html-to-text's `numberToRoman`);
+    /// where that throws (five digits or more), the number as is.
+    fn roman(n: f64) -> String {
+        const I: [&str; 4] = ["I", "X", "C", "M"];
+        const V: [&str; 3] = ["V", "L", "D"];
+        let text = string(n);
+        let mut parts = Vec::new();
+        for (i, c) in text.chars().rev().enumerate() {
+            let v = c.to_digit(10).map_or(f64::NAN, f64::from);
+            let one = I.get(i).copied();
+            let part = if v % 5.0 < 4.0 {
+                let Some(one) = one else { return text };
+                #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+                let count = (v % 5.0) as usize;
+                format!(
+                    "{}{}",
+                    if v < 5.0 { "" } else { V.get(i).copied().unwrap_or("undefined") },
+                    one.repeat(count)
+                )
+            } else {
+                let next = if v < 5.0 { V.get(i) } else { I.get(i + 1) };
+                format!("{}{}", one.unwrap_or("undefined"), next.copied().unwrap_or("undefined"))
+            };
+            parts.push(part);
+        }
+        parts.iter().rev().map(String::as_str).collect()
+    }
+}

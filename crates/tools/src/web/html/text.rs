@@ -1,0 +1,256 @@
+//! html-to-text 9.0.5's text builder (`BlockTextBuilder`) with upstream's `wordwrap: false`:
+//! blocks, lists and list items on a stack, each with its finished text and the line being
+//! built, and line breaks asked for before and after each block, the larger one winning.
+//! Texts are appended in place (the original rebuilds the parent's string at every block,
+//! which its engine's ropes make cheap and plain strings would make quadratic).
+
+/// html-to-text's white space: words are what lies between these.
+fn is_space(c: char) -> bool {
+    matches!(c, ' ' | '\t' | '\r' | '\n' | '\u{c}' | '\u{200b}')
+}
+
+/// The line being built, as text: words joined by single spaces, lines by `\n`.
+#[derive(Default)]
+struct Inline {
+    text: String,
+    /// Something was added since the last clear (an empty line counts).
+    used: bool,
+    /// The current line has a word.
+    line_has_words: bool,
+    /// The last text added ended in white space: the next word starts a new word.
+    stashed_space: bool,
+}
+
+impl Inline {
+    fn push_word(&mut self, word: &str) {
+        if self.line_has_words {
+            self.text.push(' ');
+        }
+        self.concat_word(word);
+    }
+
+    fn concat_word(&mut self, word: &str) {
+        self.text.push_str(word);
+        self.line_has_words = true;
+        self.used = true;
+    }
+
+    fn start_new_line(&mut self, n: usize) {
+        self.text.extend(std::iter::repeat_n('\n', n));
+        self.line_has_words = false;
+        self.used = true;
+    }
+
+    /// Clears the text; `stashed_space` stays, as in the original.
+    fn clear(&mut self) {
+        self.text.clear();
+        self.used = false;
+        self.line_has_words = false;
+    }
+}
+
+enum Kind {
+    Block,
+    List { max_prefix: usize },
+    Item { prefix: String },
+}
+
+struct Item {
+    kind: Kind,
+    leading: usize,
+    inline: Inline,
+    raw: String,
+    stashed: usize,
+    is_pre: bool,
+}
+
+impl Item {
+    fn new(kind: Kind, leading: usize, is_pre: bool) -> Self {
+        Item { kind, leading, inline: Inline::default(), raw: String::new(), stashed: 0, is_pre }
+    }
+
+    /// The item's text so far (html-to-text's `getText`), moved into `raw`.
+    fn flush(&mut self) {
+        if self.inline.used {
+            self.raw.push_str(&self.inline.text);
+        }
+        self.inline.clear();
+    }
+
+    /// Adds a closed child's text (`addText`).
+    fn add_text(&mut self, text: &str, leading: usize, trailing: usize) {
+        self.flush();
+        let breaks = self.stashed.max(leading);
+        if self.raw.is_empty() {
+            self.raw.push_str(text);
+            self.leading = breaks;
+        } else {
+            self.raw.extend(std::iter::repeat_n('\n', breaks));
+            self.raw.push_str(text);
+        }
+        self.stashed = trailing;
+    }
+}
+
+/// How words are changed on their way in: upper case in headings; inside links, each link
+/// notes that it has text.
+#[derive(Default)]
+struct Transforms {
+    upper: usize,
+    links: Vec<bool>,
+}
+
+pub struct Builder {
+    stack: Vec<Item>,
+    transforms: Transforms,
+}
+
+impl Builder {
+    pub fn new() -> Self {
+        Builder { stack: vec![Item::new(Kind::Block, 1, false)], transforms: Transforms::default() }
+    }
+
+    fn top(&mut self) -> &mut Item {
+        let last = self.stack.len() - 1;
+        &mut self.stack[last]
+    }
+
+    fn pop(&mut self) -> Item {
+        // The root is never closed: every open has its close, in the walk.
+        if self.stack.len() > 1 { self.stack.pop() } else { None }
+            .unwrap_or_else(|| Item::new(Kind::Block, 1, false))
+    }
+
+    pub fn upper_case(&mut self, on: bool) {
+        if on {
+            self.transforms.upper += 1;
+        } else {
+            self.transforms.upper -= 1;
+        }
+    }
+
+    pub fn start_link(&mut self) {
+        self.transforms.links.push(false);
+    }
+
+    /// Ends the innermost link; true if words were added inside it.
+    pub fn end_link(&mut self) -> bool {
+        self.transforms.links.pop().unwrap_or(false)
+    }
+
+    /// Text in the flow (`addInline`): white space runs become one space; in `pre`, as is.
+    pub fn add_inline(&mut self, text: &str, transform: bool) {
+        let transforms = &mut self.transforms;
+        let last = self.stack.len() - 1;
+        let item = &mut self.stack[last];
+        if item.is_pre {
+            item.raw.push_str(text);
+            return;
+        }
+        if text.is_empty() || (item.stashed > 0 && text.chars().all(is_space)) {
+            return;
+        }
+        if item.stashed > 0 {
+            item.inline.start_new_line(item.stashed);
+        }
+        let inline = &mut item.inline;
+        let previously_stashed = inline.stashed_space;
+        let mut any = false;
+        for word in text.split(is_space).filter(|w| !w.is_empty()) {
+            let upper;
+            let word = if transform && (transforms.upper > 0 || !transforms.links.is_empty()) {
+                transforms.links.iter_mut().for_each(|l| *l = true);
+                if transforms.upper > 0 {
+                    upper = word.to_uppercase();
+                    &upper
+                } else {
+                    word
+                }
+            } else {
+                word
+            };
+            if any || previously_stashed || text.starts_with(is_space) {
+                inline.push_word(word);
+            } else {
+                inline.concat_word(word);
+            }
+            any = true;
+        }
+        inline.stashed_space = (previously_stashed && !any) || text.ends_with(is_space);
+        item.stashed = 0;
+    }
+
+    pub fn add_line_break(&mut self) {
+        let item = self.top();
+        if item.is_pre {
+            item.raw.push('\n');
+        } else {
+            item.inline.start_new_line(1);
+        }
+    }
+
+    pub fn open_block(&mut self, leading: usize, pre: bool) {
+        let is_pre = pre || self.top().is_pre;
+        self.stack.push(Item::new(Kind::Block, leading, is_pre));
+    }
+
+    /// Closes a block; `quote` prefixes its lines with `> ` (a `blockquote`).
+    pub fn close_block(&mut self, trailing: usize, quote: bool) {
+        let mut block = self.pop();
+        block.flush();
+        let mut text = block.raw;
+        if quote {
+            text = text
+                .trim_matches('\n')
+                .split('\n')
+                .map(|l| format!("> {l}"))
+                .collect::<Vec<_>>()
+                .join("\n");
+        }
+        let trailing = block.stashed.max(trailing);
+        self.top().add_text(&text, block.leading, trailing);
+    }
+
+    pub fn open_list(&mut self, leading: usize, max_prefix: usize) {
+        let is_pre = self.top().is_pre;
+        self.stack.push(Item::new(Kind::List { max_prefix }, leading, is_pre));
+    }
+
+    pub fn open_list_item(&mut self, prefix: String) {
+        let is_pre = self.top().is_pre;
+        self.stack.push(Item::new(Kind::Item { prefix }, 1, is_pre));
+    }
+
+    pub fn close_list_item(&mut self) {
+        let mut item = self.pop();
+        item.flush();
+        let prefix = match item.kind {
+            Kind::Item { prefix } => prefix,
+            _ => String::new(),
+        };
+        let list = self.top();
+        let max_prefix = match list.kind {
+            Kind::List { max_prefix } => max_prefix,
+            _ => 0,
+        };
+        let width = prefix.chars().count().max(max_prefix);
+        let pad = " ".repeat(width);
+        let mut text = format!("{prefix:<width$}");
+        text.push_str(&item.raw.replace('\n', &format!("\n{pad}")));
+        list.add_text(&text, item.leading, item.stashed.max(1));
+    }
+
+    pub fn close_list(&mut self, trailing: usize) {
+        let mut list = self.pop();
+        list.flush();
+        if !list.raw.is_empty() {
+            self.top().add_text(&list.raw, list.leading, trailing);
+        }
+    }
+
+    pub fn finish(mut self) -> String {
+        let root = self.top();
+        root.flush();
+        std::mem::take(&mut root.raw)
+    }
+}
