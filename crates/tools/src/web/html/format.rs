@@ -15,8 +15,9 @@ pub enum Links<'a> {
     Shown { base: &'a str },
 }
 
-/// The text of the document: its `body` elements if it has any, else all of it.
-pub fn document(dom: &Dom, links: Links<'_>) -> String {
+/// The text of the document: its `body` elements if it has any, else all of it; `None` if
+/// its layout would cost too much (see `text::COPY_BUDGET`).
+pub fn document(dom: &Dom, links: Links<'_>) -> Option<String> {
     let mut bodies = Vec::new();
     find_bodies(dom, 0, &mut bodies);
     let start = if bodies.is_empty() { dom.nodes[0].children.clone() } else { bodies };

@@ -35,10 +35,10 @@ pub async fn to_text(html: Vec<u8>, base: Option<String>) -> String {
 /// [`to_text`], on this thread.
 pub fn convert(html: &[u8], links: Links<'_>) -> String {
     let text = String::from_utf8_lossy(html);
-    match dom::parse(&text, MAX_NODES, MAX_DEPTH) {
-        Ok(dom) => format::document(&dom, links),
-        Err(dom::TooBig) => stripped(html),
-    }
+    dom::parse(&text, MAX_NODES, MAX_DEPTH)
+        .ok()
+        .and_then(|dom| format::document(&dom, links))
+        .unwrap_or_else(|| stripped(html))
 }
 
 /// The page's text with its tags, scripts and styles left out, a few entities decoded, and

@@ -78,15 +78,15 @@ impl Item {
     }
 
     /// Adds a closed child's text (`addText`).
-    fn add_text(&mut self, text: &str, leading: usize, trailing: usize) {
+    fn add_text(&mut self, text: String, leading: usize, trailing: usize) {
         self.flush();
         let breaks = self.stashed.max(leading);
         if self.raw.is_empty() {
-            self.raw.push_str(text);
+            self.raw = text;
             self.leading = breaks;
         } else {
             self.raw.extend(std::iter::repeat_n('\n', breaks));
-            self.raw.push_str(text);
+            self.raw.push_str(&text);
         }
         self.stashed = trailing;
     }
@@ -100,14 +100,37 @@ struct Transforms {
     links: Vec<bool>,
 }
 
+/// How many bytes the closing of blocks may copy in all: each level of nesting copies its
+/// text once, and list items and quotes widen each line (a page of 400,000 `<br>` in 500
+/// nested lists would make 600 MB). Past it the page is read without layout.
+const COPY_BUDGET: usize = 256 << 20;
+
 pub struct Builder {
     stack: Vec<Item>,
     transforms: Transforms,
+    /// Bytes the closing of blocks may still copy.
+    budget: usize,
+    overflow: bool,
 }
 
 impl Builder {
     pub fn new() -> Self {
-        Builder { stack: vec![Item::new(Kind::Block, 1, false)], transforms: Transforms::default() }
+        Builder {
+            stack: vec![Item::new(Kind::Block, 1, false)],
+            transforms: Transforms::default(),
+            budget: COPY_BUDGET,
+            overflow: false,
+        }
+    }
+
+    /// Takes `n` bytes from the budget; false (and the builder given up) past it.
+    fn spend(&mut self, n: usize) -> bool {
+        if self.overflow || n > self.budget {
+            self.overflow = true;
+            return false;
+        }
+        self.budget -= n;
+        true
     }
 
     fn top(&mut self) -> &mut Item {
@@ -140,6 +163,9 @@ impl Builder {
 
     /// Text in the flow (`addInline`): white space runs become one space; in `pre`, as is.
     pub fn add_inline(&mut self, text: &str, transform: bool) {
+        if self.overflow {
+            return;
+        }
         let transforms = &mut self.transforms;
         let last = self.stack.len() - 1;
         let item = &mut self.stack[last];
@@ -198,6 +224,10 @@ impl Builder {
     pub fn close_block(&mut self, trailing: usize, quote: bool) {
         let mut block = self.pop();
         block.flush();
+        let lines = if quote { block.raw.matches('\n').count() + 1 } else { 0 };
+        if !self.spend(block.raw.len() + 2 * lines) {
+            return;
+        }
         let mut text = block.raw;
         if quote {
             text = text
@@ -208,7 +238,7 @@ impl Builder {
                 .join("\n");
         }
         let trailing = block.stashed.max(trailing);
-        self.top().add_text(&text, block.leading, trailing);
+        self.top().add_text(text, block.leading, trailing);
     }
 
     pub fn open_list(&mut self, leading: usize, max_prefix: usize) {
@@ -224,33 +254,41 @@ impl Builder {
     pub fn close_list_item(&mut self) {
         let mut item = self.pop();
         item.flush();
+        let lines = item.raw.matches('\n').count() + 1;
         let prefix = match item.kind {
             Kind::Item { prefix } => prefix,
             _ => String::new(),
         };
-        let list = self.top();
-        let max_prefix = match list.kind {
+        let max_prefix = match self.top().kind {
             Kind::List { max_prefix } => max_prefix,
             _ => 0,
         };
         let width = prefix.chars().count().max(max_prefix);
+        if !self.spend(item.raw.len() + lines * (width + 1)) {
+            return;
+        }
+        let list = self.top();
         let pad = " ".repeat(width);
         let mut text = format!("{prefix:<width$}");
         text.push_str(&item.raw.replace('\n', &format!("\n{pad}")));
-        list.add_text(&text, item.leading, item.stashed.max(1));
+        list.add_text(text, item.leading, item.stashed.max(1));
     }
 
     pub fn close_list(&mut self, trailing: usize) {
         let mut list = self.pop();
         list.flush();
-        if !list.raw.is_empty() {
-            self.top().add_text(&list.raw, list.leading, trailing);
+        if !list.raw.is_empty() && self.spend(list.raw.len()) {
+            self.top().add_text(list.raw, list.leading, trailing);
         }
     }
 
-    pub fn finish(mut self) -> String {
+    /// The text; `None` if the page was given up (see [`COPY_BUDGET`]).
+    pub fn finish(mut self) -> Option<String> {
+        if self.overflow {
+            return None;
+        }
         let root = self.top();
         root.flush();
-        std::mem::take(&mut root.raw)
+        Some(std::mem::take(&mut root.raw))
     }
 }
