@@ -59,17 +59,14 @@ impl IgnoreFiles {
         Ok(())
     }
 
-    /// The first of `names` in `dir` that may not be read, and why. Inside the workspace the
-    /// workspace's check applies (a link must stay inside it); above it, the folders are the
-    /// user's own, and only a file that would block (a named pipe, a device), that leads
-    /// nowhere or is over the size limit is refused.
-    fn problem<'n>(
-        &self,
-        dir: &Path,
-        names: impl IntoIterator<Item = &'n str>,
-    ) -> Option<(&'n str, String)> {
+    /// The ignore files `dir` has, or the first that may not be read, and why. Inside the
+    /// workspace the workspace's check applies (a link must stay inside it); above it, the
+    /// folders are the user's own, and only a file that would block (a named pipe, a device),
+    /// that leads nowhere or is over the size limit is refused.
+    fn present(&self, dir: &Path) -> Result<Vec<&'static str>, (&'static str, String)> {
         let inside = self.ws.roots().iter().any(|r| dir.starts_with(&r.real));
-        names.into_iter().find_map(|name| {
+        let mut present = Vec::new();
+        for &name in self.names {
             let file = dir.join(name);
             let checked = if inside {
                 self.ws.check_ignore_file(&file)
@@ -88,21 +85,28 @@ impl IgnoreFiles {
                 }
                 other => other,
             };
-            Some((name, checked.err()?))
-        })
+            match checked {
+                Ok(true) => present.push(name),
+                Ok(false) => {}
+                Err(why) => return Err((name, why)),
+            }
+        }
+        Ok(present)
     }
 
     /// Checks the search path and every folder above it: the walk reads their ignore files, up
     /// to `/`.
     fn check_above(&self, search: &Path) -> Result<(), String> {
         for dir in search.ancestors().filter(|d| d.is_dir()) {
-            if let Some((name, why)) = self.problem(dir, self.names.iter().copied()) {
-                return Err(format!(
-                    "Cannot search: a search reads the ignore files of the folders it is in, and {} {why}. Ask the user to remove or replace that file.",
-                    dir.join(name).display()
-                ));
+            match self.present(dir) {
+                Err((name, why)) => {
+                    return Err(format!(
+                        "Cannot search: a search reads the ignore files of the folders it is in, and {} {why}. Ask the user to remove or replace that file.",
+                        dir.join(name).display()
+                    ));
+                }
+                Ok(present) => self.count_rules(dir, &present),
             }
-            self.count_rules(dir);
         }
         if let Some(why) = self.too_many_rules(search) {
             return Err(format!("Cannot search {}: {why}", search.display()));
@@ -110,10 +114,10 @@ impl IgnoreFiles {
         Ok(())
     }
 
-    /// Notes how many rules `dir`'s ignore files hold.
-    fn count_rules(&self, dir: &Path) {
-        let n: usize = self
-            .names
+    /// Notes how many rules `dir`'s ignore files (`present`, as [`IgnoreFiles::present`] found
+    /// them: most folders have none, and are not asked for them again) hold.
+    fn count_rules(&self, dir: &Path, present: &[&str]) {
+        let n: usize = present
             .iter()
             .filter_map(|name| std::fs::read(dir.join(name)).ok())
             .map(|text| {
@@ -151,10 +155,10 @@ impl IgnoreFiles {
 
     /// Whether the walk may enter the folder `dir` (when not, it is noted with the reason).
     pub(crate) fn may_enter(&self, dir: &Path) -> bool {
-        let why = match self.problem(dir, self.names.iter().copied()) {
-            Some((name, why)) => format!("not searched: its {name} {why}"),
-            None => {
-                self.count_rules(dir);
+        let why = match self.present(dir) {
+            Err((name, why)) => format!("not searched: its {name} {why}"),
+            Ok(present) => {
+                self.count_rules(dir, &present);
                 match self.too_many_rules(dir) {
                     None => return true,
                     Some(why) => format!("not searched: {why}"),
