@@ -53,6 +53,9 @@ const HAND = [
   '<form><input value="v"><button>btn</button></form>', '<main><nav>n</nav><aside>s</aside><header>h</header></main>',
   '<ol><li><ol><li><ol><li>deep</ol></ol></ol>', '<ul><li>x<ol><li>y</ol>z</ul>',
   '<div>\r\nCRLF\r\n</div>', 'tab\there', 'a\fb', '<body><p>x</p></body>trailing', '<html><body>a</body></html>b',
+  // A page cut inside a tag: htmlparser2 keeps the page's last UTF-16 unit.
+  'a</b ', 'a<br/', 'x</div y="1"', 'a</b', 'a<br', '\u00e9</b \u20ac', 'x<p/', 'x</p\t', 'q</b \ud83d\ude00', '<p>t</p x', 'a<!--c', 'a<?x',
+  '&amp</x ', 'a<b c=1/', '<ol start="0x1000000000000081"><li>a<li>b</ol>', '<ol start="0b101"><li>a</ol>', '<ol start="0o17"><li>a</ol>',
 ];
 
 function random(n, seed) {
@@ -84,6 +87,7 @@ function random(n, seed) {
 const [mode, n, seed] = process.argv.slice(2);
 const pages = mode === 'random' ? random(Number(n || 1000), Number(seed || 1)) : HAND;
 // null: html-to-text throws (Roman numerals past 9999); toolbelt writes the number.
-const tried = (f, html) => { try { return f(html); } catch (e) { return null; } };
+// A lone surrogate (half of a character, as `slice(-1)` can leave) is written as U+FFFD.
+const tried = (f, html) => { try { return f(html).toWellFormed(); } catch (e) { return null; } };
 const cases = pages.map((html) => ({ html, hidden: tried(hidden, html), shown: tried(shown, html) }));
 process.stdout.write(JSON.stringify(cases, null, 1) + '\n');

@@ -1,7 +1,8 @@
 //! A small web server on loopback for the web tools' tests, on its own thread and runtime:
 //! `/page.html`, `/plain.txt`, `/data.json`, `/image.png`, `/missing` (404), `/to-private`
 //! (302 to 10.0.0.1), `/to-page` (302 to /page.html), `/huge` (an endless body, no length),
-//! `/slow` (answers after 30 s), and `/customsearch` (Custom Search JSON API results).
+//! `/slow` (answers after 30 s), `/customsearch` (Custom Search JSON API results), and
+//! `/p/NAME`: the pages given to [`WebServer::with_pages`], as HTML.
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -59,6 +60,12 @@ async fn search(uri: axum::http::Uri) -> Response {
 
 impl WebServer {
     pub fn start() -> Self {
+        Self::with_pages(HashMap::new())
+    }
+
+    /// [`WebServer::start`], also serving each of `pages` at `/p/NAME` as `text/html`.
+    pub fn with_pages(pages: HashMap<String, Vec<u8>>) -> Self {
+        let pages = std::sync::Arc::new(pages);
         let (tx, rx) = std::sync::mpsc::channel();
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         std::thread::spawn(move || {
@@ -120,7 +127,20 @@ impl WebServer {
                             "late"
                         }),
                     )
-                    .route("/customsearch", get(search));
+                    .route("/customsearch", get(search))
+                    .route(
+                        "/p/{name}",
+                        get(move |axum::extract::Path(name): axum::extract::Path<String>| async move {
+                            match pages.get(&name) {
+                                Some(page) => (
+                                    [(header::CONTENT_TYPE, "text/html; charset=utf-8")],
+                                    page.clone(),
+                                )
+                                    .into_response(),
+                                None => StatusCode::NOT_FOUND.into_response(),
+                            }
+                        }),
+                    );
                 let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
                 tx.send(listener.local_addr().unwrap()).unwrap();
                 let _ = axum::serve(listener, app)

@@ -38,6 +38,8 @@ mod secrets;
 #[cfg(unix)]
 mod shell;
 mod tools;
+#[cfg(unix)]
+mod web_bounds;
 
 use std::io::Write;
 use std::process::{Command, Stdio};

@@ -340,7 +340,9 @@ impl PromptCall {
                     } else {
                         f.text()
                     };
-                    ok.push((u.to_string(), text));
+                    // No page gets more than the whole budget: cut now, not after every
+                    // page is in (nine hostile pages held 1.18 GB; issue 37).
+                    ok.push((u.to_string(), capped(text, BUDGET_CHARS, TRUNCATED)));
                 }
                 Ok(f) => failed.push((
                     u.to_string(),

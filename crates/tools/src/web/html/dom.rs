@@ -7,30 +7,66 @@ use std::collections::HashMap;
 use super::tokenizer::{Sink, tokenize};
 
 pub enum Kind {
+    /// Text as it is in the page (`start..end` of it): most text is.
+    Slice(u32, u32),
+    /// Text with decoded entities.
     Text(String),
-    /// `name` indexes [`Dom::names`].
-    Element {
-        name: u32,
-        attrs: Vec<(String, String)>,
-    },
+    /// `name` indexes [`Dom::names`]; its attributes are `attrs` of [`Dom::attrs`] from
+    /// `first_attr`.
+    Element { name: u32, first_attr: u32, attrs: u32 },
     /// A comment, doctype, processing instruction or CDATA section.
     Other,
 }
 
+/// No node (a link of [`Node`]).
+const NONE: u32 = u32::MAX;
+
+/// A node, linked to its parent, first and last child and next sibling: 48 bytes and no
+/// allocation of its own for most (a list of children each, and a string for each text, made a
+/// page of small tags cost 20 times its size).
 pub struct Node {
     pub kind: Kind,
-    pub parent: usize,
-    pub children: Vec<usize>,
+    parent: u32,
+    first: u32,
+    last: u32,
+    next: u32,
 }
 
 /// The tree: node 0 is the document.
-pub struct Dom {
+pub struct Dom<'a> {
+    html: &'a str,
     pub nodes: Vec<Node>,
     /// Element names, each once.
     names: Vec<String>,
+    /// Every element's attributes (those the text uses), in order: the name and where the
+    /// value is in `attr_text` (no allocation for each).
+    attrs: Vec<(&'static str, u32, u32)>,
+    attr_text: String,
 }
 
-impl Dom {
+impl Dom<'_> {
+    pub fn parent(&self, id: usize) -> usize {
+        self.nodes[id].parent as usize
+    }
+
+    pub fn children(&self, id: usize) -> impl Iterator<Item = usize> + '_ {
+        let first = self.nodes[id].first;
+        std::iter::successors((first != NONE).then_some(first), |&c| {
+            let next = self.nodes[c as usize].next;
+            (next != NONE).then_some(next)
+        })
+        .map(|c| c as usize)
+    }
+
+    /// The node's text, if it is a text.
+    pub fn text(&self, id: usize) -> Option<&str> {
+        match &self.nodes[id].kind {
+            Kind::Slice(start, end) => self.html.get(*start as usize..*end as usize),
+            Kind::Text(t) => Some(t),
+            _ => None,
+        }
+    }
+
     pub fn name(&self, id: usize) -> Option<&str> {
         match &self.nodes[id].kind {
             Kind::Element { name, .. } => self.names.get(*name as usize).map(String::as_str),
@@ -41,8 +77,11 @@ impl Dom {
     /// The first value of attribute `name` (htmlparser2 keeps the first of repeated ones).
     pub fn attr(&self, id: usize, name: &str) -> Option<&str> {
         match &self.nodes[id].kind {
-            Kind::Element { attrs, .. } => {
-                attrs.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
+            Kind::Element { first_attr, attrs, .. } => {
+                let (first, n) = (*first_attr as usize, *attrs as usize);
+                let (_, start, end) =
+                    self.attrs.get(first..first + n)?.iter().find(|a| a.0 == name)?;
+                self.attr_text.get(*start as usize..*end as usize)
             }
             _ => None,
         }
@@ -56,12 +95,15 @@ pub struct TooBig;
 /// Parses `html`; a page of more than `max_nodes` nodes (elements, texts, comments), or
 /// nesting deeper than `max_depth`, is refused as soon as it shows (the text walk recurses
 /// once per level).
-pub fn parse(html: &str, max_nodes: usize, max_depth: usize) -> Result<Dom, TooBig> {
+pub fn parse(html: &str, max_nodes: usize, max_depth: usize) -> Result<Dom<'_>, TooBig> {
     let mut b = Builder {
         html,
         dom: Dom {
-            nodes: vec![Node { kind: Kind::Other, parent: 0, children: Vec::new() }],
+            html,
+            nodes: vec![Node { kind: Kind::Other, parent: 0, first: NONE, last: NONE, next: NONE }],
             names: Vec::new(),
+            attrs: Vec::new(),
+            attr_text: String::new(),
         },
         interned: HashMap::new(),
         names: Vec::new(),
@@ -108,6 +150,18 @@ fn implied_closes(name: &str) -> &'static [&'static str] {
     }
 }
 
+/// The attribute `attr` of element `tag` if the text uses it (as its name, static).
+fn kept_attribute(tag: &str, attr: &str) -> Option<&'static str> {
+    match (tag, attr) {
+        ("a", "href") => Some("href"),
+        ("img", "src") => Some("src"),
+        ("img", "alt") => Some("alt"),
+        ("ol", "start") => Some("start"),
+        ("ol", "type") => Some("type"),
+        _ => None,
+    }
+}
+
 fn is_void(name: &str) -> bool {
     matches!(
         name,
@@ -142,7 +196,7 @@ fn is_html_integration(name: &str) -> bool {
 
 struct Builder<'a> {
     html: &'a str,
-    dom: Dom,
+    dom: Dom<'a>,
     /// htmlparser2's stack of open tag names.
     names: Vec<String>,
     /// How many of each name `names` holds (a close tag of a name not open costs nothing).
@@ -154,7 +208,8 @@ struct Builder<'a> {
     /// In `svg`/`math` (true) or an HTML integration point inside them (false).
     foreign: Vec<bool>,
     tag_name: String,
-    attrs: Option<Vec<(String, String)>>,
+    /// Where the attributes of the open tag being read start in `dom.attrs` (none: no tag).
+    attrs: Option<usize>,
     attr_name: String,
     attr_value: String,
     /// The text node that text arriving now joins.
@@ -171,8 +226,14 @@ impl Builder<'_> {
         if id > self.max_nodes {
             self.too_big = true;
         }
-        self.dom.nodes.push(Node { kind, parent, children: Vec::new() });
-        self.dom.nodes[parent].children.push(id);
+        // The page is at most 4 GiB (10 MiB are fetched), so are the node numbers.
+        let (parent32, id32) = (parent as u32, id as u32);
+        self.dom.nodes.push(Node { kind, parent: parent32, first: NONE, last: NONE, next: NONE });
+        match self.dom.nodes[parent].last {
+            NONE => self.dom.nodes[parent].first = id32,
+            last => self.dom.nodes[last as usize].next = id32,
+        }
+        self.dom.nodes[parent].last = id32;
         self.last_text = None;
         id
     }
@@ -211,7 +272,7 @@ impl Builder<'_> {
             }
         }
         self.tag_name = name;
-        self.attrs = Some(Vec::new());
+        self.attrs = Some(self.dom.attrs.len());
     }
 
     fn end_open_tag(&mut self) {
@@ -219,9 +280,10 @@ impl Builder<'_> {
             if self.elems.len() > self.max_depth {
                 self.too_big = true;
             }
-            let (name, mut attrs) = (self.intern(), attrs);
-            attrs.shrink_to_fit();
-            let id = self.add(Kind::Element { name, attrs });
+            let name = self.intern();
+            #[allow(clippy::cast_possible_truncation)] // a page of at most 4 GiB
+            let (first_attr, attrs) = (attrs as u32, (self.dom.attrs.len() - attrs) as u32);
+            let id = self.add(Kind::Element { name, first_attr, attrs });
             self.elems.push(id);
         }
         if is_void(&self.tag_name) {
@@ -249,13 +311,21 @@ impl Sink for Builder<'_> {
         if self.too_big || start >= end {
             return;
         }
-        let text = self.slice(start, end).to_owned();
-        self.join_text(text);
+        if let Some(id) = self.last_text
+            && let Kind::Slice(_, e) = &mut self.dom.nodes[id].kind
+            && *e as usize == start
+        {
+            *e = end as u32;
+            return;
+        }
+        #[allow(clippy::cast_possible_truncation)]
+        let slice = Kind::Slice(start as u32, end as u32);
+        self.join_text(slice);
     }
 
     fn text_char(&mut self, c: char) {
         if !self.too_big {
-            self.join_text(c.to_string());
+            self.join_text(Kind::Text(c.to_string()));
         }
     }
 
@@ -294,7 +364,7 @@ impl Sink for Builder<'_> {
                 self.tag_name = name;
                 let name = self.intern();
                 self.tag_name.clear();
-                self.add(Kind::Element { name, attrs: Vec::new() });
+                self.add(Kind::Element { name, first_attr: 0, attrs: 0 });
             }
         } else if self.open.get(&name).copied().unwrap_or(0) > 0 {
             while let Some(top) = self.pop_name() {
@@ -324,12 +394,18 @@ impl Sink for Builder<'_> {
 
     fn attrib_end(&mut self) {
         let value = std::mem::take(&mut self.attr_value);
-        // Only the attributes the text is made from are kept (a page's others cost memory).
-        let used = matches!(self.attr_name.as_str(), "href" | "src" | "alt" | "start" | "type");
-        if let Some(attrs) = self.attrs.as_mut().filter(|_| used)
-            && !attrs.iter().any(|(n, _)| *n == self.attr_name)
+        // Only the attributes the text is made from are kept, on the elements that use them
+        // (a page's others cost memory: 10 MiB of `<img src=a alt=b href=c>` took 228 MB).
+        let Some(name) = kept_attribute(&self.tag_name, &self.attr_name) else { return };
+        if let Some(first) = self.attrs
+            && !self.dom.attrs[first..].iter().any(|a| a.0 == name)
         {
-            attrs.push((self.attr_name.clone(), value));
+            #[allow(clippy::cast_possible_truncation)] // a page of at most 4 GiB
+            let start = self.dom.attr_text.len() as u32;
+            self.dom.attr_text.push_str(&value);
+            #[allow(clippy::cast_possible_truncation)]
+            let end = self.dom.attr_text.len() as u32;
+            self.dom.attrs.push((name, start, end));
         }
     }
 
@@ -352,14 +428,25 @@ impl Builder<'_> {
         i
     }
 
-    fn join_text(&mut self, text: String) {
-        if let Some(id) = self.last_text
-            && let Kind::Text(t) = &mut self.dom.nodes[id].kind
-        {
-            t.push_str(&text);
+    /// Text (`Slice` or `Text`) joins the text node before it, if there is one.
+    fn join_text(&mut self, text: Kind) {
+        if let Some(id) = self.last_text {
+            let html = self.html;
+            let slice = |s: u32, e: u32| html.get(s as usize..e as usize).unwrap_or("");
+            let add = match &text {
+                Kind::Slice(s, e) => slice(*s, *e),
+                Kind::Text(t) => t,
+                _ => "",
+            };
+            let node = &mut self.dom.nodes[id].kind;
+            match node {
+                Kind::Text(t) => t.push_str(add),
+                Kind::Slice(s, e) => *node = Kind::Text(format!("{}{add}", slice(*s, *e))),
+                _ => {}
+            }
             return;
         }
-        let id = self.add(Kind::Text(text));
+        let id = self.add(text);
         self.last_text = Some(id);
     }
 }

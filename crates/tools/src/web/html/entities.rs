@@ -2,6 +2,7 @@
 //! without `;`), read from `entities.txt` on first use: a table of string pointers would be
 //! relocated, page by page, at every start of the program, HTML or not.
 
+use std::ops::Range;
 use std::sync::OnceLock;
 
 /// Names in byte order, each with its text.
@@ -24,19 +25,29 @@ fn table() -> &'static [(&'static str, String)] {
     })
 }
 
-/// Where `name` is or would be in the table.
-fn position(name: &[u8]) -> usize {
-    table().partition_point(|(n, _)| n.as_bytes() < name)
+/// Every entry: where the names starting with the empty name are.
+pub fn all() -> Range<usize> {
+    0..table().len()
 }
 
-/// Some name starts with `name`.
-pub fn is_prefix(name: &[u8]) -> bool {
-    table().get(position(name)).is_some_and(|(n, _)| n.as_bytes().starts_with(name))
+/// Of `range`, the names starting with `name`, given that all of them start with `name`
+/// without its last byte (a step down the names, one byte of the page at a time).
+pub fn narrow(range: Range<usize>, name: &[u8]) -> Range<usize> {
+    let Some((&c, head)) = name.split_last() else { return range };
+    let at = head.len();
+    let names = &table()[range.clone()];
+    let byte = |n: &str| n.as_bytes().get(at).copied();
+    let lo = names.partition_point(|(n, _)| byte(n).is_none_or(|b| b < c));
+    let hi = names.partition_point(|(n, _)| byte(n).is_none_or(|b| b <= c));
+    range.start + lo..range.start + hi
 }
 
-/// The text of the entity named `name` (with its `;`, if it has one).
-pub fn get(name: &[u8]) -> Option<&'static str> {
-    table().get(position(name)).filter(|(n, _)| n.as_bytes() == name).map(|(_, t)| t.as_str())
+/// The text of the entity named exactly `name`, `range` being the names starting with it.
+pub fn exact(range: &Range<usize>, name: &[u8]) -> Option<&'static str> {
+    table()
+        .get(range.start)
+        .filter(|(n, _)| !range.is_empty() && n.as_bytes() == name)
+        .map(|(_, t)| t.as_str())
 }
 
 /// A numeric reference's character: U+FFFD for surrogates, NUL and past U+10FFFF, and
@@ -59,16 +70,30 @@ pub fn replace_code_point(cp: u32) -> char {
 mod tests {
     use super::*;
 
+    /// `name`'s entry, walked down one byte at a time as the tokenizer does.
+    fn walk(name: &[u8]) -> (bool, Option<&'static str>) {
+        let mut range = all();
+        for n in 1..=name.len() {
+            range = narrow(range, &name[..n]);
+        }
+        (!range.is_empty(), exact(&range, name))
+    }
+
     #[test]
     fn names_are_found_whole_and_as_prefixes() {
         assert_eq!(table().len(), 2231);
-        assert_eq!(get(b"amp;"), Some("&"));
-        assert_eq!(get(b"amp"), Some("&"), "a legacy name");
-        assert_eq!(get(b"hellip"), None, "not a legacy name");
-        assert_eq!(get(b"fjlig;"), Some("fj"));
-        assert_eq!(get(b"NewLine;"), Some("\n"));
-        assert!(is_prefix(b"CounterClockwiseContourIntegra"));
-        assert!(!is_prefix(b"ampx"));
+        assert_eq!(walk(b"amp;"), (true, Some("&")));
+        assert_eq!(walk(b"amp"), (true, Some("&")), "a legacy name");
+        assert_eq!(walk(b"hellip"), (true, None), "not a legacy name");
+        assert_eq!(walk(b"fjlig;"), (true, Some("fj")));
+        assert_eq!(walk(b"NewLine;"), (true, Some("\n")));
+        assert_eq!(walk(b"CounterClockwiseContourIntegra"), (true, None));
+        assert_eq!(walk(b"ampx"), (false, None));
+        assert_eq!(walk(b"zz"), (false, None));
+        // Every name is found, and each of its prefixes is one.
+        for (name, text) in table() {
+            assert_eq!(walk(name.as_bytes()), (true, Some(text.as_str())), "{name}");
+        }
         assert_eq!(replace_code_point(0x80), '€');
         assert_eq!(replace_code_point(0xD800), '\u{FFFD}');
         assert_eq!(replace_code_point(0x11_0000), '\u{FFFD}');

@@ -17,17 +17,17 @@ pub enum Links<'a> {
 
 /// The text of the document: its `body` elements if it has any, else all of it; `None` if
 /// its layout would cost too much (see `text::COPY_BUDGET`).
-pub fn document(dom: &Dom, links: Links<'_>) -> Option<String> {
+pub fn document(dom: &Dom, links: Links<'_>, max_text: usize) -> Option<String> {
     let mut bodies = Vec::new();
     find_bodies(dom, 0, &mut bodies);
-    let start = if bodies.is_empty() { dom.nodes[0].children.clone() } else { bodies };
-    let mut b = Builder::new();
-    walk(dom, &start, &mut b, links);
+    let start = if bodies.is_empty() { dom.children(0).collect() } else { bodies };
+    let mut b = Builder::new(max_text);
+    walk(dom, start, &mut b, links);
     b.finish()
 }
 
 fn find_bodies(dom: &Dom, id: usize, found: &mut Vec<usize>) {
-    for &child in &dom.nodes[id].children {
+    for child in dom.children(id) {
         match dom.name(child) {
             Some("script" | "style") | None => {}
             Some("body") => found.push(child),
@@ -36,10 +36,10 @@ fn find_bodies(dom: &Dom, id: usize, found: &mut Vec<usize>) {
     }
 }
 
-fn walk(dom: &Dom, ids: &[usize], b: &mut Builder, links: Links<'_>) {
-    for &id in ids {
+fn walk(dom: &Dom, ids: impl IntoIterator<Item = usize>, b: &mut Builder, links: Links<'_>) {
+    for id in ids {
         match &dom.nodes[id].kind {
-            Kind::Text(t) => b.add_inline(t, true),
+            Kind::Slice(..) | Kind::Text(_) => b.add_inline(dom.text(id).unwrap_or(""), true),
             Kind::Element { .. } => element(dom, id, dom.name(id).unwrap_or(""), b, links),
             Kind::Other => {}
         }
@@ -47,7 +47,7 @@ fn walk(dom: &Dom, ids: &[usize], b: &mut Builder, links: Links<'_>) {
 }
 
 fn children(dom: &Dom, id: usize, b: &mut Builder, links: Links<'_>) {
-    walk(dom, &dom.nodes[id].children, b, links);
+    walk(dom, dom.children(id), b, links);
 }
 
 fn element(dom: &Dom, id: usize, name: &str, b: &mut Builder, links: Links<'_>) {
@@ -149,13 +149,11 @@ fn image(dom: &Dom, id: usize, b: &mut Builder) {
 /// A list: each child that is not white space is an item, marked if it is an `li`; a list
 /// right inside an `li` has its markers' leading spaces cut and single line breaks around it.
 fn list(dom: &Dom, id: usize, b: &mut Builder, links: Links<'_>, next: &mut dyn FnMut() -> String) {
-    let node = &dom.nodes[id];
-    let nested = id != 0 && dom.name(node.parent) == Some("li");
-    let items: Vec<(usize, String)> = node
-        .children
-        .iter()
-        .filter(|&&c| !matches!(&dom.nodes[c].kind, Kind::Text(t) if t.chars().all(js::is_space)))
-        .map(|&c| {
+    let nested = id != 0 && dom.name(dom.parent(id)) == Some("li");
+    let items: Vec<(usize, String)> = dom
+        .children(id)
+        .filter(|&c| !dom.text(c).is_some_and(|t| t.chars().all(js::is_space)))
+        .map(|c| {
             if dom.name(c) != Some("li") {
                 return (c, String::new());
             }
@@ -170,7 +168,7 @@ fn list(dom: &Dom, id: usize, b: &mut Builder, links: Links<'_>, next: &mut dyn 
     b.open_list(if nested { 1 } else { 2 }, max_prefix);
     for (child, prefix) in items {
         b.open_list_item(prefix);
-        walk(dom, &[child], b, links);
+        walk(dom, [child], b, links);
         b.close_list_item();
     }
     b.close_list(if nested { 1 } else { 2 });
@@ -199,10 +197,19 @@ mod js {
         if s.is_empty() {
             return 0.0;
         }
-        let radix = |p: &str, r| {
+        let radix = |p: &str, r: u32| {
             s.get(2..).filter(|d| !d.is_empty() && s[..2].eq_ignore_ascii_case(p)).map(|d| {
-                d.chars()
-                    .try_fold(0.0, |n, c| c.to_digit(r).map(|v| n * f64::from(r) + f64::from(v)))
+                // Exact while it fits, rounded once (as JavaScript does); past 128 bits,
+                // rounded at each digit.
+                let exact = d.chars().try_fold(0u128, |n, c| {
+                    n.checked_mul(u128::from(r))?.checked_add(u128::from(c.to_digit(r)?))
+                });
+                #[allow(clippy::cast_precision_loss)]
+                exact.map(|n| n as f64).or_else(|| {
+                    d.chars().try_fold(0.0, |n, c| {
+                        c.to_digit(r).map(|v| n * f64::from(r) + f64::from(v))
+                    })
+                })
             })
         };
         for (p, r) in [("0x", 16), ("0o", 8), ("0b", 2)] {

@@ -111,3 +111,12 @@ fn layout_that_would_grow_past_its_budget_is_given_up() {
     let text = convert(format!("{}x<br>y", "<ul><li>".repeat(3)).as_bytes(), SHOWN);
     assert_eq!(text, " * * * x\n       y");
 }
+
+/// The reading without layout (past the limits) is htmlparser2's text too: comments left out
+/// even when they hold a `>`, entities decoded (the first version showed `hidden -->` and
+/// `&copy;`; attack on the HTML reader, issue 37).
+#[test]
+fn the_reading_without_layout_keeps_comments_out_and_decodes_entities() {
+    let page = "<p>visible <!-- <b>hidden</b> --> text &copy; &#x41;&amp;</p><script>x<y</script>";
+    assert_eq!(stripped(page.as_bytes()), "visible text \u{a9} A&\n");
+}

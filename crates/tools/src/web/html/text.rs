@@ -110,27 +110,41 @@ pub struct Builder {
     transforms: Transforms,
     /// Bytes the closing of blocks may still copy.
     budget: usize,
+    /// The longest text a block may have (quotes and list items widen every line: a list
+    /// item around a `pre` of ten million empty lines made a text of 115 MB).
+    max_text: usize,
     overflow: bool,
 }
 
 impl Builder {
-    pub fn new() -> Self {
+    pub fn new(max_text: usize) -> Self {
         Builder {
             stack: vec![Item::new(Kind::Block, 1, false)],
             transforms: Transforms::default(),
             budget: COPY_BUDGET,
+            max_text,
             overflow: false,
         }
     }
 
-    /// Takes `n` bytes from the budget; false (and the builder given up) past it.
-    fn spend(&mut self, n: usize) -> bool {
-        if self.overflow || n > self.budget {
+    /// Takes `copied` bytes from the budget for a text of `size` bytes; false (and the builder
+    /// given up) past the budget or [`Builder::max_text`].
+    fn spend(&mut self, copied: usize, size: usize) -> bool {
+        if self.overflow || copied > self.budget || size > self.max_text {
             self.overflow = true;
             return false;
         }
-        self.budget -= n;
+        self.budget -= copied;
         true
+    }
+
+    /// Adds a closed child's text to the block on top, within the budget.
+    fn add_to_top(&mut self, text: String, leading: usize, trailing: usize) {
+        let top = self.top();
+        let size = top.raw.len() + top.inline.text.len() + leading.max(top.stashed) + text.len();
+        if self.spend(text.len(), size) {
+            self.top().add_text(text, leading, trailing);
+        }
     }
 
     fn top(&mut self) -> &mut Item {
@@ -224,21 +238,20 @@ impl Builder {
     pub fn close_block(&mut self, trailing: usize, quote: bool) {
         let mut block = self.pop();
         block.flush();
-        let lines = if quote { block.raw.matches('\n').count() + 1 } else { 0 };
-        if !self.spend(block.raw.len() + 2 * lines) {
-            return;
-        }
         let mut text = block.raw;
         if quote {
-            text = text
-                .trim_matches('\n')
-                .split('\n')
-                .map(|l| format!("> {l}"))
-                .collect::<Vec<_>>()
-                .join("\n");
+            let lines = text.matches('\n').count() + 1;
+            if !self.spend(text.len(), text.len() + 2 * lines) {
+                return;
+            }
+            let end = text.trim_end_matches('\n').len();
+            text.truncate(end);
+            let start = text.len() - text.trim_start_matches('\n').len();
+            text.drain(..start);
+            text = widen(text, "> ", "> ");
         }
         let trailing = block.stashed.max(trailing);
-        self.top().add_text(text, block.leading, trailing);
+        self.add_to_top(text, block.leading, trailing);
     }
 
     pub fn open_list(&mut self, leading: usize, max_prefix: usize) {
@@ -264,21 +277,18 @@ impl Builder {
             _ => 0,
         };
         let width = prefix.chars().count().max(max_prefix);
-        if !self.spend(item.raw.len() + lines * (width + 1)) {
+        if !self.spend(item.raw.len(), item.raw.len() + lines * width + prefix.len() + width) {
             return;
         }
-        let list = self.top();
-        let pad = " ".repeat(width);
-        let mut text = format!("{prefix:<width$}");
-        text.push_str(&item.raw.replace('\n', &format!("\n{pad}")));
-        list.add_text(text, item.leading, item.stashed.max(1));
+        let text = widen(item.raw, &format!("{prefix:<width$}"), &" ".repeat(width));
+        self.add_to_top(text, item.leading, item.stashed.max(1));
     }
 
     pub fn close_list(&mut self, trailing: usize) {
         let mut list = self.pop();
         list.flush();
-        if !list.raw.is_empty() && self.spend(list.raw.len()) {
-            self.top().add_text(list.raw, list.leading, trailing);
+        if !list.raw.is_empty() {
+            self.add_to_top(list.raw, list.leading, trailing);
         }
     }
 
@@ -290,5 +300,43 @@ impl Builder {
         let root = self.top();
         root.flush();
         Some(std::mem::take(&mut root.raw))
+    }
+}
+
+/// `text` with `first` in front and `after` after each line break, made in place (one
+/// buffer, lines moved from the back): a text of millions of lines is not held twice, nor
+/// split into a string per line.
+fn widen(text: String, first: &str, after: &str) -> String {
+    let mut b = text.into_bytes();
+    let old = b.len();
+    let breaks = memchr::memchr_iter(b'\n', &b).count();
+    let (mut r, mut w) = (old, old + breaks * after.len() + first.len());
+    b.resize(w, 0);
+    loop {
+        let at = memchr::memrchr(b'\n', &b[..r]);
+        let start = at.map_or(0, |p| p + 1);
+        w -= r - start;
+        b.copy_within(start..r, w);
+        let Some(p) = at else { break };
+        w -= after.len();
+        b[w..w + after.len()].copy_from_slice(after.as_bytes());
+        w -= 1;
+        b[w] = b'\n';
+        r = p;
+    }
+    b[..w].copy_from_slice(first.as_bytes());
+    String::from_utf8(b).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn widen_puts_its_marks_where_the_original_did() {
+        for text in ["", "a", "\n", "a\nb", "\n\na\n", "é\nü\n\n€"] {
+            let list = format!(" 1. {}", text.replace('\n', "\n    "));
+            assert_eq!(super::widen(text.into(), " 1. ", "    "), list, "{text:?}");
+            let quote = text.split('\n').map(|l| format!("> {l}")).collect::<Vec<_>>().join("\n");
+            assert_eq!(super::widen(text.into(), "> ", "> "), quote, "{text:?}");
+        }
     }
 }

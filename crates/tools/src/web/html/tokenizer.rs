@@ -61,6 +61,10 @@ const SCRIPT_END: &[u8] = b"</script";
 const STYLE_END: &[u8] = b"</style";
 const TITLE_END: &[u8] = b"</title";
 
+/// htmlparser2's `sectionStart = -1`: no section. Text taken from it at the end of the page
+/// is the page's last UTF-16 unit (`slice(-1)`), which it keeps of a page cut inside a tag.
+const GONE: usize = usize::MAX;
+
 fn is_whitespace(c: u8) -> bool {
     matches!(c, b' ' | b'\n' | b'\t' | 0x0c | b'\r')
 }
@@ -83,6 +87,7 @@ pub fn tokenize(buf: &[u8], sink: &mut impl Sink) {
         entity_start: 0,
         entity_end: 0,
         entity_value: None,
+        entity_names: 0..0,
         numeric: 0,
     };
     while t.index < buf.len() {
@@ -107,6 +112,8 @@ struct Tokenizer<'a> {
     /// Where the longest entity name matched so far ends (after its `;` if any).
     entity_end: usize,
     entity_value: Option<&'static str>,
+    /// The names that start with what the entity being read has so far.
+    entity_names: std::ops::Range<usize>,
     /// The value of a numeric entity so far (saturating: past U+10FFFF it is U+FFFD anyway).
     numeric: u32,
 }
@@ -320,6 +327,7 @@ impl Tokenizer<'_> {
     fn state_in_tag_name(&mut self, c: u8, sink: &mut impl Sink) {
         if is_end_of_tag_section(c) {
             sink.open_tag_name(self.section_start, self.index);
+            self.section_start = GONE;
             self.state = State::BeforeAttributeName;
             self.state_before_attribute_name(c, sink);
         }
@@ -342,6 +350,7 @@ impl Tokenizer<'_> {
     fn state_in_closing_tag_name(&mut self, c: u8, sink: &mut impl Sink) {
         if c == b'>' || is_whitespace(c) {
             sink.close_tag(self.section_start, self.index);
+            self.section_start = GONE;
             self.state = State::AfterClosingTagName;
             self.state_after_closing_tag_name(c);
         }
@@ -390,6 +399,7 @@ impl Tokenizer<'_> {
     fn state_in_attribute_name(&mut self, c: u8, sink: &mut impl Sink) {
         if c == b'=' || is_end_of_tag_section(c) {
             sink.attrib_name(self.section_start, self.index);
+            self.section_start = GONE;
             self.state = State::AfterAttributeName;
             self.state_after_attribute_name(c, sink);
         }
@@ -426,6 +436,7 @@ impl Tokenizer<'_> {
     fn in_attribute_value(&mut self, c: u8, quote: u8, sink: &mut impl Sink) {
         if c == quote {
             sink.attrib_data(self.section_start, self.index);
+            self.section_start = GONE;
             sink.attrib_end();
             self.state = State::BeforeAttributeName;
         } else if c == b'&' {
@@ -437,6 +448,7 @@ impl Tokenizer<'_> {
     fn state_in_attribute_value_nq(&mut self, c: u8, sink: &mut impl Sink) {
         if is_whitespace(c) || c == b'>' {
             sink.attrib_data(self.section_start, self.index);
+            self.section_start = GONE;
             sink.attrib_end();
             self.state = State::BeforeAttributeName;
             self.state_before_attribute_name(c, sink);
@@ -461,6 +473,7 @@ impl Tokenizer<'_> {
     fn state_before_entity(&mut self, c: u8, sink: &mut impl Sink) {
         self.entity_start = self.index - 1;
         self.entity_value = None;
+        self.entity_names = entities::all();
         self.numeric = 0;
         if c == b'#' {
             self.state = State::BeforeNumericEntity;
@@ -476,12 +489,13 @@ impl Tokenizer<'_> {
     /// attribute value, only names ending in `;`), as htmlparser2's trie finds it.
     fn state_in_named_entity(&mut self, c: u8, sink: &mut impl Sink) {
         let name = &self.buf[self.entity_start + 1..=self.index];
-        if !entities::is_prefix(name) {
+        self.entity_names = entities::narrow(std::mem::take(&mut self.entity_names), name);
+        if self.entity_names.is_empty() {
             self.emit_named_entity(sink);
             self.index -= 1;
             return;
         }
-        if let Some(value) = entities::get(name)
+        if let Some(value) = entities::exact(&self.entity_names, name)
             && (self.allow_legacy_entity() || c == b';')
         {
             self.entity_value = Some(value);
@@ -555,7 +569,7 @@ impl Tokenizer<'_> {
     }
 
     fn cleanup(&mut self, sink: &mut impl Sink) {
-        if self.section_start != self.index {
+        if self.section_start != self.index && self.section_start != GONE {
             if self.state == State::Text
                 || (self.state == State::InSpecialTag && self.sequence_index == 0)
             {
@@ -575,7 +589,7 @@ impl Tokenizer<'_> {
         if self.state == State::InNamedEntity {
             self.emit_named_entity(sink);
         }
-        if self.section_start < self.index {
+        if self.section_start == GONE || self.section_start < self.index {
             let end = self.buf.len();
             match self.state {
                 State::InCommentLike => sink.other(),
@@ -591,6 +605,19 @@ impl Tokenizer<'_> {
                 | State::InAttributeValueDq
                 | State::InAttributeValueNq
                 | State::InClosingTagName => {}
+                _ if self.section_start == GONE => {
+                    // The last UTF-16 unit: half of a character past U+FFFF, which is written
+                    // as U+FFFD.
+                    if let Some(c) =
+                        self.buf.utf8_chunks().last().and_then(|c| c.valid().chars().last())
+                    {
+                        if c.len_utf16() == 1 {
+                            sink.text(end - c.len_utf8(), end);
+                        } else {
+                            sink.text_char('\u{FFFD}');
+                        }
+                    }
+                }
                 _ => sink.text(self.section_start, end),
             }
         }
