@@ -45,44 +45,61 @@ pub fn convert(html: &[u8], links: Links<'_>) -> String {
     dom::parse(&text, MAX_NODES, MAX_DEPTH)
         .ok()
         .and_then(|dom| format::document(&dom, links, max_text(html.len())))
-        .unwrap_or_else(|| stripped(html))
+        .unwrap_or_else(|| stripped(&text))
 }
 
 /// The page's text without layout: what htmlparser2 reads as text (entities decoded, comments,
 /// scripts and styles left out), a space for each tag, and runs of blank lines made one. It
 /// costs about the page's size, whatever the page.
-fn stripped(html: &[u8]) -> String {
-    let text = String::from_utf8_lossy(html);
-    let mut plain = Plain { html: &text, out: String::with_capacity(text.len() / 2), skip: None };
+fn stripped(text: &str) -> String {
+    let mut plain = Plain { html: text, out: String::with_capacity(text.len() / 2), skip: None };
     tokenizer::tokenize(text.as_bytes(), &mut plain);
-    let decoded = plain.out;
-    let mut result = String::with_capacity(decoded.len());
+    collapse(plain.out)
+}
+
+/// `text`'s lines trimmed, runs of spaces in them made one, runs of blank lines made one
+/// (none at the start), each line ending in `\n`; done in place, as it only removes.
+fn collapse(text: String) -> String {
+    let mut b = text.into_bytes();
+    let (mut r, mut w, len) = (0, 0, b.len());
+    let put = |b: &mut Vec<u8>, w: &mut usize, c: u8| {
+        if *w < b.len() {
+            b[*w] = c;
+        } else {
+            b.push(c);
+        }
+        *w += 1;
+    };
     let mut blank = false;
-    for line in decoded.lines().map(str::trim) {
-        if line.is_empty() {
-            blank = !result.is_empty();
+    while r < len {
+        let end = memchr::memchr(b'\n', &b[r..len]).map_or(len, |n| r + n);
+        let (from, to) = {
+            let line = std::str::from_utf8(&b[r..end]).unwrap_or("");
+            let start = line.trim_start();
+            let from = r + (line.len() - start.len());
+            (from, from + start.trim_end().len())
+        };
+        r = (end + 1).min(len);
+        if from == to {
+            blank = w > 0;
             continue;
         }
         if blank {
-            result.push('\n');
+            put(&mut b, &mut w, b'\n');
             blank = false;
         }
-        // Runs of spaces (where tags were) made one.
         let mut last_space = false;
-        for c in line.chars() {
-            if c == ' ' {
-                if !last_space {
-                    result.push(' ');
-                }
-                last_space = true;
-            } else {
-                result.push(c);
-                last_space = false;
+        for i in from..to {
+            let c = b[i];
+            if c != b' ' || !last_space {
+                put(&mut b, &mut w, c);
             }
+            last_space = c == b' ';
         }
-        result.push('\n');
+        put(&mut b, &mut w, b'\n');
     }
-    result
+    b.truncate(w);
+    String::from_utf8(b).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
 /// The text of a page as its tokens come, for [`stripped`].

@@ -118,5 +118,49 @@ fn layout_that_would_grow_past_its_budget_is_given_up() {
 #[test]
 fn the_reading_without_layout_keeps_comments_out_and_decodes_entities() {
     let page = "<p>visible <!-- <b>hidden</b> --> text &copy; &#x41;&amp;</p><script>x<y</script>";
-    assert_eq!(stripped(page.as_bytes()), "visible text \u{a9} A&\n");
+    assert_eq!(stripped(page), "visible text \u{a9} A&\n");
+}
+
+/// The in-place collapse of the reading without layout does what the line-by-line copy before
+/// it did.
+#[test]
+fn collapse_in_place_is_the_line_by_line_collapse() {
+    fn by_lines(text: &str) -> String {
+        let mut result = String::new();
+        let mut blank = false;
+        for line in text.lines().map(str::trim) {
+            if line.is_empty() {
+                blank = !result.is_empty();
+                continue;
+            }
+            if blank {
+                result.push('\n');
+                blank = false;
+            }
+            let mut last_space = false;
+            for c in line.chars() {
+                if c != ' ' || !last_space {
+                    result.push(c);
+                }
+                last_space = c == ' ';
+            }
+            result.push('\n');
+        }
+        result
+    }
+    let pieces = [
+        "a", " ", "  ", "\n", "\r\n", "\t", "\u{a0}", "\u{3000}", "é", "x y", "\n\n\n", "\u{2028}",
+    ];
+    let mut seed = 7u64;
+    for _ in 0..3_000 {
+        let mut text = String::new();
+        for _ in 0..(seed % 12) {
+            seed = seed
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            text.push_str(pieces[(seed >> 33) as usize % pieces.len()]);
+        }
+        seed = seed.wrapping_add(3);
+        assert_eq!(collapse(text.clone()), by_lines(&text), "{text:?}");
+    }
 }

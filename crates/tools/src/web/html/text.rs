@@ -72,7 +72,11 @@ impl Item {
     /// The item's text so far (html-to-text's `getText`), moved into `raw`.
     fn flush(&mut self) {
         if self.inline.used {
-            self.raw.push_str(&self.inline.text);
+            if self.raw.is_empty() {
+                std::mem::swap(&mut self.raw, &mut self.inline.text);
+            } else {
+                self.raw.push_str(&self.inline.text);
+            }
         }
         self.inline.clear();
     }
