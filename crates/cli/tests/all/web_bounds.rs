@@ -42,6 +42,15 @@ fn pages() -> HashMap<String, Vec<u8>> {
         ("images".into(), b"<img src=a alt=b href=c>".repeat(2 * MIB / 24)),
         // B4: a byte that is not UTF-8 becomes three, then nested lists copy it (217 MB).
         ("bytes".into(), [&b"<ul><li>".repeat(30)[..], &b"\xff \xfe<br>".repeat(MIB / 3)].concat()),
+        // Twelve list levels, each in the open second item of the one before, each holding a
+        // text just under a block's limit (second attack: 283 MB for 10 MiB).
+        ("stacked".into(), {
+            let level = |_| {
+                let open = "<ol start=-1.2345678901234567e-300><li><pre>".as_bytes();
+                [open, &b"\n".repeat(2 * MIB / 13), b"</pre></li><li>"].concat()
+            };
+            (0..12).flat_map(level).collect()
+        }),
         ("small".into(), b"<p>hello</p>".to_vec()),
     ])
 }
@@ -52,7 +61,7 @@ fn a_hostile_pages_text_costs_a_bounded_amount_in_both_modes() {
     let server = WebServer::with_pages(pages());
     let base = peak_of(&t, &server, json!({"url": format!("{}/p/small", server.url)})).0;
     let mut peaks = Vec::new();
-    for name in ["quote", "quotes", "list", "images", "bytes"] {
+    for name in ["quote", "quotes", "list", "images", "bytes", "stacked"] {
         let url = format!("{}/p/{name}", server.url);
         for args in [json!({"url": url}), json!({"prompt": format!("read {url}")})] {
             let (peak, out) = peak_of(&t, &server, args.clone());

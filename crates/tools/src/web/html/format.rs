@@ -16,12 +16,12 @@ pub enum Links<'a> {
 }
 
 /// The text of the document: its `body` elements if it has any, else all of it; `None` if
-/// its layout would cost too much (see `text::COPY_BUDGET`).
-pub fn document(dom: &Dom, links: Links<'_>, max_text: usize) -> Option<String> {
+/// its layout would cost too much (see `text::Builder`).
+pub fn document(dom: &Dom, links: Links<'_>, max_text: usize, budget: usize) -> Option<String> {
     let mut bodies = Vec::new();
     find_bodies(dom, 0, &mut bodies);
     let start = if bodies.is_empty() { dom.children(0).collect() } else { bodies };
-    let mut b = Builder::new(max_text);
+    let mut b = Builder::new(max_text, budget);
     walk(dom, start, &mut b, links);
     b.finish()
 }

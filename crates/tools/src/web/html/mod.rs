@@ -26,6 +26,12 @@ fn max_text(page: usize) -> usize {
     2 * page + (1 << 20)
 }
 
+/// How many bytes of text the layout may make in all, from the page's size: real pages copy
+/// their text once per level of blocks (a 400 KB page some 3 MB).
+fn budget(page: usize) -> usize {
+    2 * page + (8 << 20)
+}
+
 /// HTML to plain text; `base` given, link targets and images are shown (the page fetched
 /// itself), else left out (a prompt's fallback).
 pub async fn to_text(html: Vec<u8>, base: Option<String>) -> String {
@@ -44,7 +50,7 @@ pub fn convert(html: &[u8], links: Links<'_>) -> String {
     let text = String::from_utf8_lossy(html);
     dom::parse(&text, MAX_NODES, MAX_DEPTH)
         .ok()
-        .and_then(|dom| format::document(&dom, links, max_text(html.len())))
+        .and_then(|dom| format::document(&dom, links, max_text(html.len()), budget(html.len())))
         .unwrap_or_else(|| stripped(&text))
 }
 

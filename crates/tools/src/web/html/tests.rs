@@ -96,7 +96,8 @@ fn pages_read_as_upstream_reads_them() {
 
 /// Layout widens each line once per level of list or quote: 200,000 `<br>` (1 MB) inside
 /// 400 nested lists make a text of 160 MB after copying some 30 GB (upstream builds it). Past
-/// what the closing of blocks may copy, the page is read without layout, at once.
+/// what the closing of blocks may copy (twice the page plus 8 MiB), the page is read
+/// without layout, at once.
 #[test]
 fn layout_that_would_grow_past_its_budget_is_given_up() {
     for (open, close) in [("<ul><li>", "</li></ul>"), ("<blockquote>", "</blockquote>")] {

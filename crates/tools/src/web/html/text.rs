@@ -104,15 +104,14 @@ struct Transforms {
     links: Vec<bool>,
 }
 
-/// How many bytes the closing of blocks may copy in all: each level of nesting copies its
-/// text once, and list items and quotes widen each line (a page of 400,000 `<br>` in 500
-/// nested lists would make 600 MB). Past it the page is read without layout.
-const COPY_BUDGET: usize = 256 << 20;
-
 pub struct Builder {
     stack: Vec<Item>,
     transforms: Transforms,
-    /// Bytes the closing of blocks may still copy.
+    /// Bytes the closing of blocks may still copy: each level of nesting copies its text once,
+    /// and list items and quotes widen each line (a page of 400,000 `<br>` in 500 nested lists
+    /// would make 600 MB). As every text made counts, this bounds what open blocks hold
+    /// together too (twelve list levels each holding a text just under `max_text` held
+    /// 283 MB). Past it the page is read without layout.
     budget: usize,
     /// The longest text a block may have (quotes and list items widen every line: a list
     /// item around a `pre` of ten million empty lines made a text of 115 MB).
@@ -121,11 +120,11 @@ pub struct Builder {
 }
 
 impl Builder {
-    pub fn new(max_text: usize) -> Self {
+    pub fn new(max_text: usize, budget: usize) -> Self {
         Builder {
             stack: vec![Item::new(Kind::Block, 1, false)],
             transforms: Transforms::default(),
-            budget: COPY_BUDGET,
+            budget,
             max_text,
             overflow: false,
         }
@@ -296,7 +295,7 @@ impl Builder {
         }
     }
 
-    /// The text; `None` if the page was given up (see [`COPY_BUDGET`]).
+    /// The text; `None` if the page was given up (see [`Builder::budget`]).
     pub fn finish(mut self) -> Option<String> {
         if self.overflow {
             return None;
