@@ -12,7 +12,7 @@ mod whole;
 use std::fmt::Write;
 use std::path::PathBuf;
 
-use serde_json::json;
+use serde_json::{Value, json};
 use toolbelt_core::result::ToolResult;
 
 /// Folders glob never descends into (upstream's glob ignore list).
@@ -190,7 +190,14 @@ pub fn format_grep(files: &[GrepFile], r: &GrepReport<'_>) -> ToolResult {
             let sep = if l.is_context { '-' } else { ':' };
             let _ = writeln!(text, "L{}{sep} {}", l.number, cut_line(&l.text));
             if !l.is_context && display.len() < DISPLAY_MATCHES {
-                display.push(json!({"filePath": f.file_path, "absolutePath": absolute, "lineNumber": l.number, "line": l.text}));
+                // Made field by field into a map of the right size (the `json!` macro's map grows
+                // from empty and converts each value through the serializer).
+                let mut m = serde_json::Map::with_capacity(4);
+                m.insert("filePath".into(), Value::String(f.file_path.clone()));
+                m.insert("absolutePath".into(), Value::String(absolute.clone()));
+                m.insert("lineNumber".into(), Value::from(l.number));
+                m.insert("line".into(), Value::String(l.text.clone()));
+                display.push(Value::Object(m));
             }
         }
         text.push_str("---\n");
