@@ -336,7 +336,7 @@ impl PromptCall {
                 Ok(f) if (200..300).contains(&f.status) => {
                     let mime = f.mime();
                     let text = if mime.is_empty() || mime == "text/html" {
-                        super::html::to_text(f.body.clone(), None).await
+                        super::html::to_text(f.body, None).await
                     } else {
                         f.text()
                     };
@@ -463,7 +463,7 @@ impl Invocation for DirectCall {
         if mime == "text/html" && self.html_to_text {
             return ToolResult::text(
                 untrusted(&cap(super::html::to_text(
-                    f.body.clone(),
+                    f.body,
                     Some(url.origin().ascii_serialization()),
                 )
                 .await)),

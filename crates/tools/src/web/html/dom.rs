@@ -97,7 +97,6 @@ pub struct TooBig;
 /// once per level).
 pub fn parse(html: &str, max_nodes: usize, max_depth: usize) -> Result<Dom<'_>, TooBig> {
     let mut b = Builder {
-        html,
         dom: Dom {
             html,
             nodes: vec![Node { kind: Kind::Other, parent: 0, first: NONE, last: NONE, next: NONE }],
@@ -112,7 +111,7 @@ pub fn parse(html: &str, max_nodes: usize, max_depth: usize) -> Result<Dom<'_>, 
         foreign: Vec::new(),
         tag_name: String::new(),
         attrs: None,
-        attr_name: String::new(),
+        attr_kept: None,
         attr_value: String::new(),
         last_text: None,
         max_nodes,
@@ -195,7 +194,6 @@ fn is_html_integration(name: &str) -> bool {
 }
 
 struct Builder<'a> {
-    html: &'a str,
     dom: Dom<'a>,
     /// htmlparser2's stack of open tag names.
     names: Vec<String>,
@@ -210,7 +208,8 @@ struct Builder<'a> {
     tag_name: String,
     /// Where the attributes of the open tag being read start in `dom.attrs` (none: no tag).
     attrs: Option<usize>,
-    attr_name: String,
+    /// The attribute being read, if the text uses it (its value is gathered only then).
+    attr_kept: Option<&'static str>,
     attr_value: String,
     /// The text node that text arriving now joins.
     last_text: Option<usize>,
@@ -219,7 +218,7 @@ struct Builder<'a> {
     too_big: bool,
 }
 
-impl Builder<'_> {
+impl<'a> Builder<'a> {
     fn add(&mut self, kind: Kind) -> usize {
         let parent = self.elems.last().copied().unwrap_or(0);
         let id = self.dom.nodes.len();
@@ -280,7 +279,9 @@ impl Builder<'_> {
             if self.elems.len() > self.max_depth {
                 self.too_big = true;
             }
-            let name = self.intern();
+            let tag = std::mem::take(&mut self.tag_name);
+            let name = self.intern(&tag);
+            self.tag_name = tag;
             #[allow(clippy::cast_possible_truncation)] // a page of at most 4 GiB
             let (first_attr, attrs) = (attrs as u32, (self.dom.attrs.len() - attrs) as u32);
             let id = self.add(Kind::Element { name, first_attr, attrs });
@@ -301,8 +302,9 @@ impl Builder<'_> {
         }
     }
 
-    fn slice(&self, start: usize, end: usize) -> &str {
-        self.html.get(start..end).unwrap_or("")
+    /// `start..end` of the page (it outlives the builder, so the builder stays free to change).
+    fn slice(&self, start: usize, end: usize) -> &'a str {
+        self.dom.html.get(start..end).unwrap_or("")
     }
 }
 
@@ -318,14 +320,12 @@ impl Sink for Builder<'_> {
             *e = end as u32;
             return;
         }
-        #[allow(clippy::cast_possible_truncation)]
-        let slice = Kind::Slice(start as u32, end as u32);
-        self.join_text(slice);
+        self.join_text(self.slice(start, end), Some((start, end)));
     }
 
     fn text_char(&mut self, c: char) {
         if !self.too_big {
-            self.join_text(Kind::Text(c.to_string()));
+            self.join_text(c.encode_utf8(&mut [0; 4]), None);
         }
     }
 
@@ -361,9 +361,7 @@ impl Sink for Builder<'_> {
         }
         if is_void(&name) {
             if name == "br" {
-                self.tag_name = name;
-                let name = self.intern();
-                self.tag_name.clear();
+                let name = self.intern(&name);
                 self.add(Kind::Element { name, first_attr: 0, attrs: 0 });
             }
         } else if self.open.get(&name).copied().unwrap_or(0) > 0 {
@@ -380,23 +378,27 @@ impl Sink for Builder<'_> {
     }
 
     fn attrib_name(&mut self, start: usize, end: usize) {
-        self.attr_name = self.slice(start, end).to_lowercase();
+        // Only the attributes the text is made from are kept, on the elements that use them
+        // (a page's others cost memory: 10 MiB of `<img src=a alt=b href=c>` took 228 MB), and
+        // only their values are gathered.
+        self.attr_kept = kept_attribute(&self.tag_name, &self.slice(start, end).to_lowercase());
     }
 
     fn attrib_data(&mut self, start: usize, end: usize) {
-        let data = self.slice(start, end).to_owned();
-        self.attr_value.push_str(&data);
+        if self.attr_kept.is_some() {
+            self.attr_value.push_str(self.slice(start, end));
+        }
     }
 
     fn attrib_char(&mut self, c: char) {
-        self.attr_value.push(c);
+        if self.attr_kept.is_some() {
+            self.attr_value.push(c);
+        }
     }
 
     fn attrib_end(&mut self) {
         let value = std::mem::take(&mut self.attr_value);
-        // Only the attributes the text is made from are kept, on the elements that use them
-        // (a page's others cost memory: 10 MiB of `<img src=a alt=b href=c>` took 228 MB).
-        let Some(name) = kept_attribute(&self.tag_name, &self.attr_name) else { return };
+        let Some(name) = self.attr_kept.take() else { return };
         if let Some(first) = self.attrs
             && !self.dom.attrs[first..].iter().any(|a| a.0 == name)
         {
@@ -417,36 +419,39 @@ impl Sink for Builder<'_> {
 }
 
 impl Builder<'_> {
-    /// The index of `tag_name` in the document's names.
-    fn intern(&mut self) -> u32 {
-        if let Some(&i) = self.interned.get(&self.tag_name) {
+    /// The index of element name `name` in the document's names.
+    fn intern(&mut self, name: &str) -> u32 {
+        if let Some(&i) = self.interned.get(name) {
             return i;
         }
         let i = u32::try_from(self.dom.names.len()).unwrap_or(u32::MAX);
-        self.dom.names.push(self.tag_name.clone());
-        self.interned.insert(self.tag_name.clone(), i);
+        self.dom.names.push(name.to_owned());
+        self.interned.insert(name.to_owned(), i);
         i
     }
 
-    /// Text (`Slice` or `Text`) joins the text node before it, if there is one.
-    fn join_text(&mut self, text: Kind) {
+    /// Text joins the text node before it, if there is one; else it starts one, as the slice
+    /// `at` of the page when it is one (most text is), owned otherwise (decoded entities).
+    fn join_text(&mut self, add: &str, at: Option<(usize, usize)>) {
         if let Some(id) = self.last_text {
-            let html = self.html;
-            let slice = |s: u32, e: u32| html.get(s as usize..e as usize).unwrap_or("");
-            let add = match &text {
-                Kind::Slice(s, e) => slice(*s, *e),
-                Kind::Text(t) => t,
-                _ => "",
-            };
+            let html = self.dom.html;
             let node = &mut self.dom.nodes[id].kind;
             match node {
                 Kind::Text(t) => t.push_str(add),
-                Kind::Slice(s, e) => *node = Kind::Text(format!("{}{add}", slice(*s, *e))),
+                Kind::Slice(s, e) => {
+                    let before = html.get(*s as usize..*e as usize).unwrap_or("");
+                    *node = Kind::Text(format!("{before}{add}"));
+                }
                 _ => {}
             }
             return;
         }
-        let id = self.add(text);
+        #[allow(clippy::cast_possible_truncation)] // a page of at most 4 GiB
+        let kind = match at {
+            Some((start, end)) => Kind::Slice(start as u32, end as u32),
+            None => Kind::Text(add.to_owned()),
+        };
+        let id = self.add(kind);
         self.last_text = Some(id);
     }
 }

@@ -139,13 +139,6 @@ impl tokenizer::Sink for Plain<'_> {
         }
         self.out.push(' ');
     }
-    fn open_tag_end(&mut self) {}
-    fn self_closing_tag(&mut self) {}
-    fn attrib_name(&mut self, _: usize, _: usize) {}
-    fn attrib_data(&mut self, _: usize, _: usize) {}
-    fn attrib_char(&mut self, _: char) {}
-    fn attrib_end(&mut self) {}
-    fn other(&mut self) {}
 }
 
 #[cfg(test)]

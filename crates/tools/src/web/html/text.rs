@@ -155,10 +155,14 @@ impl Builder {
         &mut self.stack[last]
     }
 
+    /// The item on top, taken off (never the root: every open has its close, in the walk).
     fn pop(&mut self) -> Item {
-        // The root is never closed: every open has its close, in the walk.
-        if self.stack.len() > 1 { self.stack.pop() } else { None }
-            .unwrap_or_else(|| Item::new(Kind::Block, 1, false))
+        if self.stack.len() > 1
+            && let Some(item) = self.stack.pop()
+        {
+            return item;
+        }
+        Item::new(Kind::Block, 1, false)
     }
 
     pub fn upper_case(&mut self, on: bool) {

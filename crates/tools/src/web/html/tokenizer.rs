@@ -6,21 +6,22 @@ use super::entities;
 
 mod references;
 
-/// What the tokenizer reports, with byte ranges of the input.
+/// What the tokenizer reports, with byte ranges of the input. Only a tree needs tags' ends and
+/// attributes: the rest report nothing by default.
 pub trait Sink {
     fn text(&mut self, start: usize, end: usize);
     fn text_char(&mut self, c: char);
     fn open_tag_name(&mut self, start: usize, end: usize);
-    fn open_tag_end(&mut self);
-    fn self_closing_tag(&mut self);
     fn close_tag(&mut self, start: usize, end: usize);
-    fn attrib_name(&mut self, start: usize, end: usize);
-    fn attrib_data(&mut self, start: usize, end: usize);
-    fn attrib_char(&mut self, c: char);
-    fn attrib_end(&mut self);
+    fn open_tag_end(&mut self) {}
+    fn self_closing_tag(&mut self) {}
+    fn attrib_name(&mut self, _start: usize, _end: usize) {}
+    fn attrib_data(&mut self, _start: usize, _end: usize) {}
+    fn attrib_char(&mut self, _c: char) {}
+    fn attrib_end(&mut self) {}
     /// A comment, declaration, processing instruction or CDATA section (all left out of the
     /// text, but they are nodes: they end a run of text and count as list items).
-    fn other(&mut self);
+    fn other(&mut self) {}
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
