@@ -21,6 +21,9 @@ pub enum Kind {
 /// No node (a link of [`Node`]).
 const NONE: u32 = u32::MAX;
 
+/// No open tag being read (`Builder::tag`).
+const NO_TAG: u32 = u32::MAX;
+
 /// A node, linked to its parent, first and last child and next sibling: 48 bytes and no
 /// allocation of its own for most (a list of children each, and a string for each text, made a
 /// page of small tags cost 20 times its size).
@@ -106,10 +109,11 @@ pub fn parse(html: &str, max_nodes: usize, max_depth: usize) -> Result<Dom<'_>, 
         },
         interned: HashMap::new(),
         names: Vec::new(),
-        open: HashMap::new(),
+        open: Vec::new(),
+        lower: String::new(),
         elems: vec![0],
         foreign: Vec::new(),
-        tag_name: String::new(),
+        tag: NO_TAG,
         attrs: None,
         attr_kept: None,
         attr_value: String::new(),
@@ -151,14 +155,14 @@ fn implied_closes(name: &str) -> &'static [&'static str] {
 
 /// The attribute `attr` of element `tag` if the text uses it (as its name, static).
 fn kept_attribute(tag: &str, attr: &str) -> Option<&'static str> {
-    match (tag, attr) {
-        ("a", "href") => Some("href"),
-        ("img", "src") => Some("src"),
-        ("img", "alt") => Some("alt"),
-        ("ol", "start") => Some("start"),
-        ("ol", "type") => Some("type"),
-        _ => None,
-    }
+    let kept: &[&'static str] = match tag {
+        "a" => &["href"],
+        "img" => &["src", "alt"],
+        "ol" => &["start", "type"],
+        _ => &[],
+    };
+    // Names are lower-cased as JavaScript does; no other letter lower-cases into these.
+    kept.iter().copied().find(|k| attr.eq_ignore_ascii_case(k))
 }
 
 fn is_void(name: &str) -> bool {
@@ -195,17 +199,21 @@ fn is_html_integration(name: &str) -> bool {
 
 struct Builder<'a> {
     dom: Dom<'a>,
-    /// htmlparser2's stack of open tag names.
-    names: Vec<String>,
-    /// How many of each name `names` holds (a close tag of a name not open costs nothing).
-    open: HashMap<String, usize>,
+    /// htmlparser2's stack of open tag names (as indexes of `dom.names`).
+    names: Vec<u32>,
+    /// How many of each name `names` holds, by name (a close tag of a name not open costs
+    /// nothing).
+    open: Vec<u32>,
+    /// A tag's name in lower case, as it is read (one buffer for every tag).
+    lower: String,
     /// Where each element name is in `dom.names`.
     interned: HashMap<String, u32>,
     /// domhandler's stack of open elements (node 0 first).
     elems: Vec<usize>,
     /// In `svg`/`math` (true) or an HTML integration point inside them (false).
     foreign: Vec<bool>,
-    tag_name: String,
+    /// The open tag being read (`NO_TAG` between tags).
+    tag: u32,
     /// Where the attributes of the open tag being read start in `dom.attrs` (none: no tag).
     attrs: Option<usize>,
     /// The attribute being read, if the text uses it (its value is gathered only then).
@@ -237,17 +245,35 @@ impl<'a> Builder<'a> {
         id
     }
 
-    fn push_name(&mut self, name: &str) {
-        self.names.push(name.to_owned());
-        *self.open.entry(name.to_owned()).or_default() += 1;
+    fn push_name(&mut self, name: u32) {
+        self.names.push(name);
+        self.open[name as usize] += 1;
     }
 
-    fn pop_name(&mut self) -> Option<String> {
+    fn pop_name(&mut self) -> Option<u32> {
         let name = self.names.pop()?;
-        if let Some(n) = self.open.get_mut(&name) {
-            *n -= 1;
-        }
+        self.open[name as usize] -= 1;
         Some(name)
+    }
+
+    fn name_of(&self, name: u32) -> &str {
+        self.dom.names.get(name as usize).map_or("", String::as_str)
+    }
+
+    /// The name of the tag at `start..end` in lower case, interned.
+    fn lower_name(&mut self, start: usize, end: usize) -> u32 {
+        let mut lower = std::mem::take(&mut self.lower);
+        lower.clear();
+        let name = self.slice(start, end);
+        if name.is_ascii() {
+            lower.push_str(name);
+            lower.make_ascii_lowercase();
+        } else {
+            lower.push_str(&name.to_lowercase());
+        }
+        let id = self.intern(&lower);
+        self.lower = lower;
+        id
     }
 
     /// domhandler's `onclosetag`: the element on top ends, whatever its name.
@@ -256,21 +282,23 @@ impl<'a> Builder<'a> {
         self.elems.pop();
     }
 
-    fn emit_open_tag(&mut self, name: String) {
-        let implied = implied_closes(&name);
-        while self.names.last().is_some_and(|top| implied.contains(&top.as_str())) {
+    fn emit_open_tag(&mut self, tag: u32) {
+        let implied = implied_closes(self.name_of(tag));
+        while self.names.last().is_some_and(|&top| implied.contains(&self.name_of(top))) {
             self.pop_name();
             self.close_element();
         }
-        if !is_void(&name) {
-            self.push_name(&name);
-            if name == "math" || name == "svg" {
-                self.foreign.push(true);
-            } else if is_html_integration(&name) {
-                self.foreign.push(false);
-            }
+        let name = self.name_of(tag);
+        if !is_void(name) {
+            let foreign = match name {
+                "math" | "svg" => Some(true),
+                n if is_html_integration(n) => Some(false),
+                _ => None,
+            };
+            self.push_name(tag);
+            self.foreign.extend(foreign);
         }
-        self.tag_name = name;
+        self.tag = tag;
         self.attrs = Some(self.dom.attrs.len());
     }
 
@@ -279,22 +307,20 @@ impl<'a> Builder<'a> {
             if self.elems.len() > self.max_depth {
                 self.too_big = true;
             }
-            let tag = std::mem::take(&mut self.tag_name);
-            let name = self.intern(&tag);
-            self.tag_name = tag;
+            let name = self.tag;
             #[allow(clippy::cast_possible_truncation)] // a page of at most 4 GiB
             let (first_attr, attrs) = (attrs as u32, (self.dom.attrs.len() - attrs) as u32);
             let id = self.add(Kind::Element { name, first_attr, attrs });
             self.elems.push(id);
         }
-        if is_void(&self.tag_name) {
+        if is_void(self.name_of(self.tag)) {
             self.close_element();
         }
-        self.tag_name.clear();
+        self.tag = NO_TAG;
     }
 
     fn close_current_tag(&mut self) {
-        let name = self.tag_name.clone();
+        let name = self.tag;
         self.end_open_tag();
         if self.names.last() == Some(&name) {
             self.close_element();
@@ -331,8 +357,8 @@ impl Sink for Builder<'_> {
 
     fn open_tag_name(&mut self, start: usize, end: usize) {
         if !self.too_big {
-            let name = self.slice(start, end).to_lowercase();
-            self.emit_open_tag(name);
+            let tag = self.lower_name(start, end);
+            self.emit_open_tag(tag);
         }
     }
 
@@ -355,24 +381,26 @@ impl Sink for Builder<'_> {
         if self.too_big {
             return;
         }
-        let name = self.slice(start, end).to_lowercase();
-        if name == "math" || name == "svg" || is_html_integration(&name) {
+        let tag = self.lower_name(start, end);
+        let name = self.name_of(tag);
+        let foreign = name == "math" || name == "svg" || is_html_integration(name);
+        let (void, br, p) = (is_void(name), name == "br", name == "p");
+        if foreign {
             self.foreign.pop();
         }
-        if is_void(&name) {
-            if name == "br" {
-                let name = self.intern(&name);
-                self.add(Kind::Element { name, first_attr: 0, attrs: 0 });
+        if void {
+            if br {
+                self.add(Kind::Element { name: tag, first_attr: 0, attrs: 0 });
             }
-        } else if self.open.get(&name).copied().unwrap_or(0) > 0 {
+        } else if self.open[tag as usize] > 0 {
             while let Some(top) = self.pop_name() {
                 self.close_element();
-                if top == name {
+                if top == tag {
                     break;
                 }
             }
-        } else if name == "p" {
-            self.emit_open_tag(name);
+        } else if p {
+            self.emit_open_tag(tag);
             self.close_current_tag();
         }
     }
@@ -381,7 +409,7 @@ impl Sink for Builder<'_> {
         // Only the attributes the text is made from are kept, on the elements that use them
         // (a page's others cost memory: 10 MiB of `<img src=a alt=b href=c>` took 228 MB), and
         // only their values are gathered.
-        self.attr_kept = kept_attribute(&self.tag_name, &self.slice(start, end).to_lowercase());
+        self.attr_kept = kept_attribute(self.name_of(self.tag), self.slice(start, end));
     }
 
     fn attrib_data(&mut self, start: usize, end: usize) {
@@ -426,6 +454,7 @@ impl Builder<'_> {
         }
         let i = u32::try_from(self.dom.names.len()).unwrap_or(u32::MAX);
         self.dom.names.push(name.to_owned());
+        self.open.push(0);
         self.interned.insert(name.to_owned(), i);
         i
     }
