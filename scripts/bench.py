@@ -12,6 +12,7 @@ import random
 import re
 import shlex
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -287,23 +288,31 @@ class Bench:
         return [bin_ or self.bin, "call", tool, json.dumps(args, separators=(",", ":")), "--root", root]
 
     def hyperfine(self, cwd, commands, runs=None, shell=False, warmup=2):
-        """Median wall times in ms of the named commands, run in `cwd`."""
+        """Median wall times in ms of the named commands, run in `cwd`. In four rounds (one
+        with --quick or few runs), the order reversed every other round and every run of a
+        command pooled: a neighbour's burst or the machine's drift then weighs on both sides
+        of a ratio, not on whichever command hyperfine happened to run second."""
         runs = runs or (5 if self.quick else 20)
-        with tempfile.NamedTemporaryFile(suffix=".json") as out:
-            # --ignore-failure: rg exits 1 when it finds nothing.
-            cmd = ["hyperfine", "--style", "none", "--ignore-failure", "--warmup", str(warmup),
-                   "--runs", str(runs), "--export-json", out.name]
-            if not shell:
-                cmd.append("-N")
-            for name, c in commands:
-                line = c if isinstance(c, str) else shlex.join(c)
-                if (shown := f"(cd {shlex.quote(cwd)} && {line})") not in self.commands:
-                    self.commands.append(shown)
-                cmd += ["-n", name, line]
-            subprocess.run(cmd, cwd=cwd, env=self.env, check=True, stdout=subprocess.DEVNULL,
-                           stdin=subprocess.DEVNULL)
-            data = json.load(open(out.name))
-        return [r["median"] * 1000 for r in data["results"]]
+        rounds = 1 if self.quick or runs < 8 else 4
+        times = {name: [] for name, _ in commands}
+        for r in range(rounds):
+            order = commands if r % 2 == 0 else commands[::-1]
+            with tempfile.NamedTemporaryFile(suffix=".json") as out:
+                # --ignore-failure: rg exits 1 when it finds nothing.
+                cmd = ["hyperfine", "--style", "none", "--ignore-failure", "--warmup", str(warmup),
+                       "--runs", str(max(2, runs // rounds)), "--export-json", out.name]
+                if not shell:
+                    cmd.append("-N")
+                for name, c in order:
+                    line = c if isinstance(c, str) else shlex.join(c)
+                    if (shown := f"(cd {shlex.quote(cwd)} && {line})") not in self.commands:
+                        self.commands.append(shown)
+                    cmd += ["-n", name, line]
+                subprocess.run(cmd, cwd=cwd, env=self.env, check=True, stdout=subprocess.DEVNULL,
+                               stdin=subprocess.DEVNULL)
+                for result in json.load(open(out.name))["results"]:
+                    times[result["command"]] += result["times"]
+        return [statistics.median(times[name]) * 1000 for name, _ in commands]
 
     def peak_rss_mib(self, cmd, cwd):
         """GNU time's %M: wait4's figure from Python itself would start from Python's own size

@@ -8,7 +8,6 @@ use toolbelt_core::sync::LockExt;
 use toolbelt_core::tool::{AlwaysAllow, AlwaysScope};
 
 use async_trait::async_trait;
-use grep_regex::RegexMatcher;
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder};
 use ignore::overrides::OverrideBuilder;
 use ignore::{WalkBuilder, WalkState};
@@ -237,7 +236,7 @@ struct Job {
     single_file: bool,
     opts: IgnoreOptions,
     workspace: Arc<Workspace>,
-    matcher: RegexMatcher,
+    matcher: super::patterns::LineMatcher,
     exclude: Option<regex::Regex>,
     params: Params,
     cancel: CancellationToken,

@@ -49,9 +49,11 @@ pub const EXCLUDED_FOLDERS: &[&str] = &[
 ];
 
 /// Worker threads for a parallel walk: the machine's cores, at most 4 (upstream runs ripgrep
-/// with `--threads 4`).
+/// with `--threads 4`). Asked of the system once: the answer reads the cgroup's CPU quota, a
+/// dozen system calls at every search otherwise.
 pub fn walker_threads() -> usize {
-    std::thread::available_parallelism().map_or(2, |n| n.get()).min(4)
+    static THREADS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *THREADS.get_or_init(|| std::thread::available_parallelism().map_or(2, |n| n.get()).min(4))
 }
 
 /// Longer result lines are cut (code points, as upstream's grep formatting counts).

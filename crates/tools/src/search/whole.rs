@@ -1,6 +1,6 @@
 //! How grep_search reads a small file: whole, in one `read`.
 
-use grep_regex::RegexMatcher;
+use grep_matcher::{Matcher, NoError};
 use grep_searcher::{Searcher, Sink};
 
 /// The largest file searched from one read of the whole of it: the searcher's own first
@@ -15,9 +15,9 @@ pub(crate) const MAX: u64 = 64 * 1024;
 /// reader too, over the same bytes. So the answer is always the reader's. `size` (from the
 /// file's metadata) is a hint: one byte more is asked for, and a file that gives it is read
 /// on to its end by the reader (a procfs file says 0).
-pub(crate) fn search<S: Sink<Error = std::io::Error>>(
+pub(crate) fn search<M: Matcher<Error = NoError>, S: Sink<Error = std::io::Error>>(
     searcher: &mut Searcher,
-    matcher: &RegexMatcher,
+    matcher: &M,
     mut file: &std::fs::File,
     size: u64,
     buf: &mut Vec<u8>,
@@ -84,6 +84,7 @@ mod tests {
 
     use std::io::Write as _;
 
+    use grep_regex::RegexMatcher;
     use grep_searcher::{BinaryDetection, SearcherBuilder, SinkContext, SinkMatch};
 
     use super::*;
