@@ -308,8 +308,11 @@ class Bench:
                     if (shown := f"(cd {shlex.quote(cwd)} && {line})") not in self.commands:
                         self.commands.append(shown)
                     cmd += ["-n", name, line]
-                subprocess.run(cmd, cwd=cwd, env=self.env, check=True, stdout=subprocess.DEVNULL,
-                               stdin=subprocess.DEVNULL)
+                # hyperfine's warnings (outliers, a slow first run) would come once a round.
+                done = subprocess.run(cmd, cwd=cwd, env=self.env, stdout=subprocess.DEVNULL,
+                                      stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
+                if done.returncode != 0:
+                    raise SystemExit(f"hyperfine failed:\n{done.stderr}")
                 for result in json.load(open(out.name))["results"]:
                     times[result["command"]] += result["times"]
         return [statistics.median(times[name]) * 1000 for name, _ in commands]
@@ -395,7 +398,9 @@ class Bench:
         cmd = self.tb("grep_search", {"pattern": word}, root)
         self.check_output(f"grep_search {word!r} (100-match limit) on {name}", cmd, root, limited=True)
         yard = f"rg -n -i {word} | head -n 100"
-        ours, rg = self.hyperfine(root, [("toolbelt", shlex.join(cmd)), ("rg", yard)], shell=True)
+        # A few milliseconds, most of it the two processes' start: many runs.
+        ours, rg = self.hyperfine(root, [("toolbelt", shlex.join(cmd)), ("rg", yard)], shell=True,
+                                  runs=20 if self.quick else 100)
         self.add(f"grep_search common word, 100-match limit, {name}", ours, f"`{yard}`", rg, 1.05)
 
     def glob_row(self, name, root, ext, runs=None, same_files=False):

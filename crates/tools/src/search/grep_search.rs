@@ -194,6 +194,7 @@ impl Invocation for GrepCall {
             Ok(m) => m,
             Err(e) => return ToolResult::simple_error(ErrorType::InvalidToolParams, e),
         };
+        toolbelt_core::timings::mark("grep: pattern");
         let positions = toolbelt_core::limits::pattern_positions(
             &p.pattern,
             p.fixed_strings,
