@@ -389,7 +389,7 @@ class Bench:
         ours, rg = self.hyperfine(root, [("toolbelt", cmd), ("rg", rg_cmd)], runs)
         rss = self.peak_rss_mib(cmd, root)
         rg_rss = self.peak_rss_mib(["rg", "-n", "-i", literal], root)
-        self.add(f"grep_search rare literal, {name}", ours, "`rg -n -i`", rg, 1.05,
+        self.add(f"grep_search rare literal, {name}", ours, "`rg -n -i`", rg, 1.0,
                  (rss, rg_rss, 12 if name != "huge" else None))
         if name == "ruff":
             self.breakdown("grep_search on ruff (small tree)", cmd, root)
@@ -401,7 +401,7 @@ class Bench:
         # A few milliseconds, most of it the two processes' start: many runs.
         ours, rg = self.hyperfine(root, [("toolbelt", shlex.join(cmd)), ("rg", yard)], shell=True,
                                   runs=20 if self.quick else 100)
-        self.add(f"grep_search common word, 100-match limit, {name}", ours, f"`{yard}`", rg, 1.05)
+        self.add(f"grep_search common word, 100-match limit, {name}", ours, f"`{yard}`", rg, 1.0)
 
     def glob_row(self, name, root, ext, runs=None, same_files=False):
         cmd = self.tb("glob", {"pattern": f"**/*.{ext}"}, root)
