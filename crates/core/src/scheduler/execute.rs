@@ -81,11 +81,18 @@ impl Scheduler {
         })
         .catch_unwind();
         tokio::pin!(fut);
-        let deadline = async {
-            if timeout_ms == 0 {
-                std::future::pending::<()>().await;
+        // Set before the tool runs, so a deadline the tool sets itself from the same figure (an
+        // MCP server's `timeout` is both the engine's deadline and the request's) ends no
+        // earlier; and checked first when both have passed (the same timer tick), so the call
+        // ends as a timeout, not as whichever error `select!` happened to poll first.
+        let deadline_at = (timeout_ms > 0)
+            .then(|| tokio::time::Instant::now().checked_add(Duration::from_millis(timeout_ms)))
+            .flatten();
+        let deadline = async move {
+            match deadline_at {
+                Some(at) => tokio::time::sleep_until(at).await,
+                None => std::future::pending::<()>().await,
             }
-            tokio::time::sleep(Duration::from_millis(timeout_ms)).await;
         };
         enum Ended {
             Done(std::thread::Result<ToolResult>),
@@ -93,7 +100,7 @@ impl Scheduler {
             Cancelled(Option<ToolResult>),
         }
         let ended = tokio::select! {
-            r = &mut fut => Ended::Done(r),
+            biased;
             () = deadline => {
                 tracing::warn!(call = %req.call_id, tool = %req.name, timeout_ms, "tool call timed out; cancelling it");
                 deadline_passed.store(true, std::sync::atomic::Ordering::SeqCst);
@@ -113,6 +120,7 @@ impl Scheduler {
                     Ended::Cancelled(tokio::time::timeout(self.grace, &mut fut).await.ok().and_then(Result::ok))
                 }
             }
+            r = &mut fut => Ended::Done(r),
         };
         crate::timings::mark("call: the tool");
         match ended {
