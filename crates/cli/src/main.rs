@@ -99,14 +99,16 @@ fn init_logging() {
     // Without TOOLBELT_LOG (or with one that does not parse), warnings, except rmcp's service
     // loop: it logs one line for each message it could not pass on, so a peer that floods
     // (or stops reading) filled stderr with them (issue 35); toolbelt reports what failed.
-    // A plain target filter costs a fraction of `EnvFilter`'s set-up at every start.
-    let _ = match tracing_subscriber::EnvFilter::try_from_env("TOOLBELT_LOG") {
-        Ok(filter) => tracing_subscriber::registry().with(fmt.with_filter(filter)).try_init(),
-        Err(_) => {
-            let filter = tracing_subscriber::filter::Targets::new()
-                .with_default(tracing::Level::WARN)
-                .with_target("rmcp::service", tracing_subscriber::filter::LevelFilter::OFF);
-            tracing_subscriber::registry().with(fmt.with_filter(filter)).try_init()
-        }
-    };
+    // TOOLBELT_LOG holds `level` or `target=level` directives, comma-separated: a plain target
+    // filter (`EnvFilter`'s span and field filters cost its set-up at every start, and its
+    // `matchers` dependency switched on the full-DFA builder for every regular expression in
+    // the process).
+    let asked = std::env::var("TOOLBELT_LOG").ok();
+    let filter = asked.and_then(|v| v.parse::<tracing_subscriber::filter::Targets>().ok());
+    let filter = filter.unwrap_or_else(|| {
+        tracing_subscriber::filter::Targets::new()
+            .with_default(tracing::Level::WARN)
+            .with_target("rmcp::service", tracing_subscriber::filter::LevelFilter::OFF)
+    });
+    let _ = tracing_subscriber::registry().with(fmt.with_filter(filter)).try_init();
 }

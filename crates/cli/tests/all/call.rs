@@ -529,3 +529,25 @@ fn a_relative_root_that_holds_the_home_folder_is_not_taken_for_a_link() {
         assert_eq!(stderr.matches("which holds the home folder").count(), 1, "{stderr}");
     }
 }
+
+/// `TOOLBELT_LOG` takes a level and `target=level` directives (read without `EnvFilter`, whose
+/// dependency made every regular expression build a full DFA); one that does not parse leaves
+/// the default, warnings.
+#[test]
+fn toolbelt_log_directives_choose_what_is_logged() {
+    let t = TempTree::new();
+    t.file("a.txt", "x");
+    let logged = |value: &str| {
+        let r = crate::command(&t, &["call", "read_file", r#"{"file_path":"a.txt"}"#])
+            .env("TOOLBELT_LOG", value)
+            .output()
+            .unwrap();
+        assert_eq!(String::from_utf8_lossy(&r.stdout), "x");
+        String::from_utf8_lossy(&r.stderr).contains("DEBUG policy")
+    };
+    assert!(logged("debug"));
+    assert!(logged("warn,toolbelt_core=debug"));
+    assert!(!logged("debug,toolbelt_core=warn"));
+    assert!(!logged("[not{a=filter"));
+    assert!(!logged(""));
+}

@@ -237,7 +237,7 @@ struct Job {
     single_file: bool,
     opts: IgnoreOptions,
     workspace: Arc<Workspace>,
-    matcher: super::patterns::LineMatcher,
+    matcher: super::matcher::LineMatcher,
     exclude: Option<regex::Regex>,
     params: Params,
     cancel: CancellationToken,

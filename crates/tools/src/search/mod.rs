@@ -4,6 +4,7 @@
 pub mod glob;
 pub mod grep_search;
 mod ignore_files;
+mod matcher;
 mod opener;
 mod patterns;
 pub(crate) mod unread;
