@@ -297,8 +297,16 @@ async fn stop(c: Arc<Connection>) {
     if let Some(service) = c.service.lock().await.take() {
         let _ = tokio::time::timeout(Duration::from_secs(2), service.cancel()).await;
     }
-    // Then the server's tree: SIGTERM, a grace period, SIGKILL.
+    // Then, as the MCP specification has a client stop a stdio server, a moment for it to
+    // exit on its own (a server killed at once could die before reading the cancellation sent
+    // last: `mcp_client::the_global_deadline_stops_an_mcp_call_and_cancels_it_at_the_server`
+    // failed one run in eight on a busy machine), and then its tree: SIGTERM, a grace period,
+    // SIGKILL.
     if let Some(reaper) = c.reaper {
+        let on_its_own = tokio::time::Instant::now() + Duration::from_millis(250);
+        while tokio::time::Instant::now() < on_its_own && !tree::descendants(reaper).is_empty() {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
         tree::terminate_tree(reaper, Duration::from_secs(2)).await;
     }
     for pid in started {
