@@ -10,12 +10,10 @@
 //! grep-regex's on random patterns and texts).
 //!
 //! Left out of grep-regex: what grep_search never asks for (smart case, whole words or lines,
-//! multi-line, CRLF, banned bytes), and its "fast line regex": for a pattern the engine cannot
-//! speed up by a literal, grep-regex searched first for the literals inside it and ran the
-//! pattern on the lines that held them. The engine's own strategies (a suffix or inner
-//! literal) cover most such patterns; the rest are searched by the lazy DFA throughout.
+//! multi-line, CRLF, banned bytes). Its "fast line regex" is kept ([`literal`]).
 
 mod hir;
+mod literal;
 #[cfg(test)]
 mod tests;
 
@@ -36,6 +34,9 @@ pub(crate) struct LineMatcher {
     line_terminator: Option<LineTerminator>,
     /// Bytes no match can hold (`\n` among them, unless an anchor of the whole text is there).
     non_matching: ByteSet,
+    /// The literals a match must hold, when the engine would not look for them itself (see
+    /// [`literal`]): lines without one are not searched.
+    fast_line: Option<meta::Regex>,
 }
 
 /// Why a pattern did not compile: its syntax, or its size.
@@ -96,6 +97,7 @@ impl LineMatcher {
         })?;
         let anchored = hir.properties().look_set().contains_anchor_haystack();
         Ok(Self {
+            fast_line: literal::InnerLiterals::new(&hir, &regex).one_regex(),
             regex,
             line_terminator: (!anchored).then(|| LineTerminator::byte(b'\n')),
             non_matching: hir::non_matching_bytes(&hir),
@@ -131,6 +133,11 @@ impl Matcher for LineMatcher {
     }
 
     fn find_candidate_line(&self, haystack: &[u8]) -> Result<Option<LineMatchKind>, NoError> {
-        Ok(self.shortest_match(haystack)?.map(LineMatchKind::Confirmed))
+        Ok(match &self.fast_line {
+            Some(fast) => fast
+                .search_half(&Input::new(haystack))
+                .map(|m| LineMatchKind::Candidate(m.offset())),
+            None => self.shortest_match(haystack)?.map(LineMatchKind::Confirmed),
+        })
     }
 }
