@@ -87,11 +87,17 @@ pub async fn terminate_tree(reaper: i32, grace: Duration) {
     for p in descendants(reaper) {
         let _ = kill(Pid::from_raw(p), Signal::SIGTERM);
     }
-    let deadline = tokio::time::Instant::now() + grace;
-    while tokio::time::Instant::now() < deadline && !descendants(reaper).is_empty() {
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    gone_within(reaper, grace, Duration::from_millis(20)).await;
     kill_tree_now(reaper);
+}
+
+/// Waits until every descendant of `reaper` has exited, looking every `poll`, for at most
+/// `within`.
+pub async fn gone_within(reaper: i32, within: Duration, poll: Duration) {
+    let deadline = tokio::time::Instant::now() + within;
+    while tokio::time::Instant::now() < deadline && !descendants(reaper).is_empty() {
+        tokio::time::sleep(poll).await;
+    }
 }
 
 /// SIGKILL to every descendant of `reaper`, round after round until none is left (bounded),

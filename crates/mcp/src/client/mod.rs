@@ -303,10 +303,7 @@ async fn stop(c: Arc<Connection>) {
     // failed one run in eight on a busy machine), and then its tree: SIGTERM, a grace period,
     // SIGKILL.
     if let Some(reaper) = c.reaper {
-        let on_its_own = tokio::time::Instant::now() + Duration::from_millis(250);
-        while tokio::time::Instant::now() < on_its_own && !tree::descendants(reaper).is_empty() {
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
+        tree::gone_within(reaper, Duration::from_millis(250), Duration::from_millis(5)).await;
         tree::terminate_tree(reaper, Duration::from_secs(2)).await;
     }
     for pid in started {

@@ -42,14 +42,14 @@ pub(super) fn check(
     Ok(())
 }
 
-/// The search pattern's matcher and the exclude pattern, if any (after [`check`]).
+/// The search pattern's matcher and the exclude pattern, if any. The call was built after
+/// [`check`] passed: the patterns are not priced or parsed for their message again.
 pub(super) fn compile(
     pattern: &str,
     fixed: bool,
     case_sensitive: bool,
     exclude: Option<&str>,
 ) -> Result<(LineMatcher, Option<regex::Regex>), String> {
-    check(pattern, fixed, case_sensitive, exclude)?;
     let exclude = match exclude {
         Some(x) => Some(
             regex::RegexBuilder::new(x)
