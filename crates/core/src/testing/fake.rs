@@ -47,6 +47,12 @@ pub enum Behaviour {
         /// After it.
         after: Duration,
     },
+    /// Fails with its own timeout after `after` (cancellation honoured), as an MCP tool whose
+    /// server's `timeout` is also the engine's deadline.
+    OwnDeadline {
+        /// When the tool gives up by itself.
+        after: Duration,
+    },
     /// A costly call whose blocking work (`work` long) ignores its token, as a search stuck in
     /// one huge line: counted in `Journal::blocking_now` / `blocking_most`.
     CostlyBlocking {
@@ -214,6 +220,15 @@ impl Invocation for FakeInvocation {
                 });
                 let _ = tokio::task::spawn_blocking(move || worker.join()).await;
                 ToolResult::text("partial work", "")
+            }
+            Behaviour::OwnDeadline { after } => {
+                tokio::select! {
+                    () = tokio::time::sleep(*after) => ToolResult::simple_error(
+                        ErrorType::McpToolError,
+                        format!("{} timed out by itself", self.text),
+                    ),
+                    () = ctx.cancel.cancelled() => ToolResult::text(String::new(), String::new()),
+                }
             }
             Behaviour::Fail => ToolResult::simple_error(
                 ErrorType::ExecutionFailed,

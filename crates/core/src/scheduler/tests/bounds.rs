@@ -74,3 +74,24 @@ async fn a_timed_out_calls_blocking_work_keeps_its_turn_until_it_ends() {
     let most = journal.blocking_most.load(std::sync::atomic::Ordering::SeqCst);
     assert!((1..=crate::limits::COSTLY_AT_ONCE).contains(&most), "{most} ran at once");
 }
+
+/// A tool whose own deadline is the engine's (an MCP server's `timeout` is both): when both
+/// pass in the same instant the call ends as the engine's timeout, every time. The scheduler's
+/// `select!` picked a branch at random, and set its deadline only when first polled, so the
+/// tool's error won about half the time (`mcp_client::per_tool_and_per_server_overrides_apply
+/// _to_mcp_tools` failed once in a full run).
+#[tokio::test]
+async fn a_tools_own_deadline_at_the_engines_ends_the_call_as_a_timeout() {
+    let journal = Arc::new(Journal::default());
+    let after = Duration::from_millis(20);
+    let tool = FakeTool::new("own", Kind::Read, Behaviour::OwnDeadline { after }, journal);
+    let (_dir, s) = allowing(vec![Arc::new(tool)], Duration::from_millis(50), |config| {
+        config.tool_timeouts_ms.insert("own".into(), 20);
+    });
+    for i in 0..40 {
+        let done =
+            s.schedule(vec![call(&format!("o{i}"), "own", "x")], CancellationToken::new()).await;
+        let kind = done[0].error.as_ref().map(|e| e.kind);
+        assert_eq!(kind, Some(ErrorType::ToolCallTimeout), "run {i}: {:?}", done[0].error);
+    }
+}
