@@ -287,59 +287,44 @@ impl Extractor {
     /// class is small enough. If the class is too big, return an infinite
     /// sequence.
     fn extract_class_unicode(&self, cls: &hir::ClassUnicode) -> TSeq {
-        if self.class_over_limit_unicode(cls) {
-            return TSeq::infinite();
-        }
-        let mut seq = TSeq::empty();
-        for r in cls.iter() {
-            for ch in r.start()..=r.end() {
-                seq.push(Literal::from(ch));
-            }
-        }
-        self.enforce_literal_len(&mut seq);
-        seq
+        self.extract_class(
+            cls.iter().map(hir::ClassUnicodeRange::len),
+            cls.iter().flat_map(|r| (r.start()..=r.end()).map(Literal::from)),
+        )
     }
 
     /// Convert the given byte class into a sequence of literals if the class
     /// is small enough. If the class is too big, return an infinite sequence.
     fn extract_class_bytes(&self, cls: &hir::ClassBytes) -> TSeq {
-        if self.class_over_limit_bytes(cls) {
+        self.extract_class(
+            cls.iter().map(hir::ClassBytesRange::len),
+            cls.iter().flat_map(|r| (r.start()..=r.end()).map(Literal::from)),
+        )
+    }
+
+    /// A class (the sizes of its ranges, and its members as literals) as a sequence of
+    /// literals, or an infinite sequence when it holds more than the class limit.
+    fn extract_class(
+        &self,
+        sizes: impl Iterator<Item = usize>,
+        members: impl Iterator<Item = Literal>,
+    ) -> TSeq {
+        let mut count = 0;
+        for len in sizes {
+            if count > self.limit_class {
+                return TSeq::infinite();
+            }
+            count += len;
+        }
+        if count > self.limit_class {
             return TSeq::infinite();
         }
         let mut seq = TSeq::empty();
-        for r in cls.iter() {
-            for b in r.start()..=r.end() {
-                seq.push(Literal::from(b));
-            }
+        for lit in members {
+            seq.push(lit);
         }
         self.enforce_literal_len(&mut seq);
         seq
-    }
-
-    /// Returns true if the given Unicode class exceeds the configured limits
-    /// on this extractor.
-    fn class_over_limit_unicode(&self, cls: &hir::ClassUnicode) -> bool {
-        let mut count = 0;
-        for r in cls.iter() {
-            if count > self.limit_class {
-                return true;
-            }
-            count += r.len();
-        }
-        count > self.limit_class
-    }
-
-    /// Returns true if the given byte class exceeds the configured limits on
-    /// this extractor.
-    fn class_over_limit_bytes(&self, cls: &hir::ClassBytes) -> bool {
-        let mut count = 0;
-        for r in cls.iter() {
-            if count > self.limit_class {
-                return true;
-            }
-            count += r.len();
-        }
-        count > self.limit_class
     }
 
     /// Compute the cross product of the two sequences if the result would be
