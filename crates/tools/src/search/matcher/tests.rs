@@ -8,7 +8,7 @@ use grep_searcher::{SearcherBuilder, sinks::Lossy};
 use proptest::prelude::*;
 use regex_syntax::hir::{Class, Hir, HirKind};
 
-use super::{LineMatcher, hir::spelled_out};
+use super::{LineMatcher, fold::spelled_out};
 use toolbelt_core::limits;
 
 /// grep-regex's matcher for the same call, as grep_search built it before.
