@@ -1,4 +1,4 @@
-//! html-to-text 9.0.5's formatters with its default selectors and upstream's options: which
+//! The layout upstream's converter gives elements (its default selectors, upstream's options): which
 //! elements are blocks and with how many line breaks around them, headings in upper case,
 //! lists with their markers, and links and images as web_fetch asks for them.
 
@@ -287,45 +287,61 @@ mod js {
         }
     }
 
-    /// `a, …, z, aa, …` (html-to-text's `numberToLetterSequence`).
-    fn letters(mut n: f64, base: char) -> String {
-        let mut digits = Vec::new();
-        loop {
-            n -= 1.0;
-            digits.push(n % 26.0);
-            n = int32(n / 26.0);
-            if n.is_nan() || n <= 0.0 {
-                break;
-            }
-        }
-        digits.iter().rev().map(|d| from_char_code(f64::from(u32::from(base)) + d)).collect()
+    /// Letter markers: `n` in base 26 with the digits 1 to 26 (`a` … `z`, then `aa`), worked
+    /// out in JavaScript's arithmetic as upstream's list formatter does (so that odd starts,
+    /// `0`, negative or fractional, give its odd markers): take one off, keep the remainder by
+    /// 26 as a letter, carry the quotient cut to a 32-bit integer while it is positive.
+    fn letters(n: f64, first: char) -> String {
+        let base = f64::from(u32::from(first));
+        let lefts = std::iter::successors(Some(n - 1.0), |&left| {
+            let carried = int32(left / 26.0);
+            (carried > 0.0).then_some(carried - 1.0)
+        });
+        let mut marker: Vec<char> = lefts.map(|left| from_char_code(base + left % 26.0)).collect();
+        marker.reverse();
+        marker.into_iter().collect()
     }
 
-    /// Roman numerals, digit by digit of `String(n)` (html-to-text's `numberToRoman`);
-    /// where that throws (five digits or more), the number as is.
+    /// Roman markers as upstream's list formatter writes them: each character of `String(n)`
+    /// is a digit for its place (units, tens, hundreds, thousands), written with that place's
+    /// letters. A place past the thousands, or a character that is not a digit (`-`, `.`,
+    /// `e`), gets JavaScript's `undefined` for a letter it lacks; where upstream throws
+    /// instead (a digit other than 4 or 9 past the thousands), the number is written as is.
     fn roman(n: f64) -> String {
-        const I: [&str; 4] = ["I", "X", "C", "M"];
-        const V: [&str; 3] = ["V", "L", "D"];
         let text = string(n);
-        let mut parts = Vec::new();
-        for (i, c) in text.chars().rev().enumerate() {
-            let v = c.to_digit(10).map_or(f64::NAN, f64::from);
-            let one = I.get(i).copied();
-            let part = if v % 5.0 < 4.0 {
-                let Some(one) = one else { return text };
-                #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-                let count = (v % 5.0) as usize;
-                format!(
-                    "{}{}",
-                    if v < 5.0 { "" } else { V.get(i).copied().unwrap_or("undefined") },
-                    one.repeat(count)
-                )
-            } else {
-                let next = if v < 5.0 { V.get(i) } else { I.get(i + 1) };
-                format!("{}{}", one.unwrap_or("undefined"), next.copied().unwrap_or("undefined"))
-            };
-            parts.push(part);
+        let places: Option<Vec<String>> =
+            text.chars().rev().enumerate().map(|(place, c)| roman_place(place, c)).collect();
+        match places {
+            Some(mut places) => {
+                places.reverse();
+                places.concat()
+            }
+            None => text,
         }
-        parts.iter().rev().map(String::as_str).collect()
+    }
+
+    fn roman_place(place: usize, c: char) -> Option<String> {
+        const ONE: [&str; 4] = ["I", "X", "C", "M"];
+        const FIVE: [&str; 3] = ["V", "L", "D"];
+        // JavaScript's `+` of two letters: a missing one is `undefined`, two missing are NaN.
+        let pair = |a: Option<&str>, b: Option<&str>| match (a, b) {
+            (None, None) => "NaN".to_owned(),
+            _ => format!("{}{}", a.unwrap_or("undefined"), b.unwrap_or("undefined")),
+        };
+        let one = ONE.get(place).copied();
+        Some(match c.to_digit(10) {
+            Some(4) => pair(one, FIVE.get(place).copied()),
+            // A non-digit is NaN there, which takes the branch of 9.
+            Some(9) | None => pair(one, ONE.get(place + 1).copied()),
+            Some(d) => {
+                // `undefined.repeat(…)` throws, even for no letters.
+                let ones = one?.repeat(d as usize % 5);
+                if d >= 5 {
+                    format!("{}{ones}", FIVE.get(place).copied().unwrap_or("undefined"))
+                } else {
+                    ones
+                }
+            }
+        })
     }
 }
