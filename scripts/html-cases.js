@@ -56,6 +56,14 @@ const HAND = [
   // A page cut inside a tag: htmlparser2 keeps the page's last UTF-16 unit.
   'a</b ', 'a<br/', 'x</div y="1"', 'a</b', 'a<br', '\u00e9</b \u20ac', 'x<p/', 'x</p\t', 'q</b \ud83d\ude00', '<p>t</p x', 'a<!--c', 'a<?x',
   '&amp</x ', 'a<b c=1/', '<ol start="0x1000000000000081"><li>a<li>b</ol>', '<ol start="0b101"><li>a</ol>', '<ol start="0o17"><li>a</ol>',
+  // Cuts and quirks of the tokenizer, for the reader written from outputs (issue 45).
+  'x&amp;abc&#x', 'a < b&#x', 'x&#12', '<title>a&#x', '<title>a &amp b</title>x', '<title>a<&amp;</title>', '<title>a</title&amp;</title>',
+  '<p><a href="x&', '<p><a href="x&amp;y&#', '<p><a href=x&#1', '<p><a href="&amp', '<p>a<!', '<p>a<!x', '<p>a<!-', '<p>a<!--', '<p>a<![CDA',
+  '<p>a<![CDATA[', '<p>a<?', '<p>a</', '<p>a</ ', '<p>a</1x', '<p>a<t', '<p>a<titl', '<p>a<scr', '<p>a<styl', '<p>a<tx', '<p>a<script',
+  '<!>x>y', '<!->x>y', '<![x>y', '<![CDx>y', '<?>x', '</1>x', 'a</>b', 'a</ >b', '<a =x href=/y>t</a>', '<a b "c" href=/z>t</a>',
+  '<a href="/1" href="/2" HREF=/3>t</a>', '<img alt=a/ src=b>x', '<script>a\x1c/script>b</script>c', '<style>a</style\x0cx>y',
+  '<script>x</scriptx></script >y', '<svg><p/>x</svg>y', '<math><mi><p/>x</mi></math>', '</p></p>x', '<table><td>a<th>b<tr>c</table>',
+  '<title>\ud83d\ude00</title', 'x</b \ud83d\ude00', '<p>&notit; &notin; &#x41 &#65x</p>',
 ];
 
 function random(n, seed) {

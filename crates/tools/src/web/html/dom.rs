@@ -1,10 +1,15 @@
-//! The document tree htmlparser2 8.0.2 and domhandler build from the tokens: htmlparser2's
-//! own repairs (an open tag closing the ones it implies, void elements, `</p>` and `</br>`
-//! alone), not HTML5's tree construction; no `html`, `head` or `body` is added.
+//! The document tree upstream's parser builds (htmlparser2 8 with domhandler): its own
+//! repairs, not HTML5's tree construction. A start tag first closes the open elements it
+//! implies closed (`<li>` an open `li`, a block an open `p`), void elements hold nothing,
+//! `</p>` with no `p` open is an empty `p` and `</br>` a `br`, an end tag closes everything
+//! opened after the element it names, and one naming nothing open is passed over. No `html`,
+//! `head` or `body` is added.
 
 use std::collections::HashMap;
+use std::ops::{ControlFlow, Range};
 
-use super::tokenizer::{Sink, tokenize};
+use super::refs::{self, Place};
+use super::scan::{Attr, TagEnd, Token, scan};
 
 pub enum Kind {
     /// Text as it is in the page (`start..end` of it): most text is.
@@ -20,9 +25,6 @@ pub enum Kind {
 
 /// No node (a link of [`Node`]).
 const NONE: u32 = u32::MAX;
-
-/// No open tag being read (`Builder::tag`).
-const NO_TAG: u32 = u32::MAX;
 
 /// A node, linked to its parent, first and last child and next sibling: 48 bytes and no
 /// allocation of its own for most (a list of children each, and a string for each text, made a
@@ -99,7 +101,7 @@ pub struct TooBig;
 /// nesting deeper than `max_depth`, is refused as soon as it shows (the text walk recurses
 /// once per level).
 pub fn parse(html: &str, max_nodes: usize, max_depth: usize) -> Result<Dom<'_>, TooBig> {
-    let mut b = Builder {
+    let mut tree = Tree {
         dom: Dom {
             html,
             nodes: vec![Node { kind: Kind::Other, parent: 0, first: NONE, last: NONE, next: NONE }],
@@ -107,26 +109,30 @@ pub fn parse(html: &str, max_nodes: usize, max_depth: usize) -> Result<Dom<'_>, 
             attrs: Vec::new(),
             attr_text: String::new(),
         },
-        interned: HashMap::new(),
-        names: Vec::new(),
-        open: Vec::new(),
+        ids: HashMap::new(),
         lower: String::new(),
-        elems: vec![0],
+        open_names: Vec::new(),
+        open_count: Vec::new(),
+        parents: vec![0],
         foreign: Vec::new(),
-        tag: NO_TAG,
-        attrs: None,
-        attr_kept: None,
-        attr_value: String::new(),
-        last_text: None,
+        joins: None,
         max_nodes,
         max_depth,
         too_big: false,
     };
-    tokenize(html.as_bytes(), &mut b);
-    if b.too_big {
-        return Err(TooBig);
-    }
-    Ok(b.dom)
+    scan(html, |token| {
+        match token {
+            Token::Raw(at) => tree.text(Piece::Page(at)),
+            Token::Made(text) => tree.text(Piece::Made(&text)),
+            Token::Start { name, attrs, end } => tree.start(name, attrs, end),
+            Token::End(name) => tree.end(name),
+            Token::Other => {
+                tree.node(Kind::Other);
+            }
+        }
+        if tree.too_big { ControlFlow::Break(()) } else { ControlFlow::Continue(()) }
+    });
+    if tree.too_big { Err(TooBig) } else { Ok(tree.dom) }
 }
 
 fn implied_closes(name: &str) -> &'static [&'static str] {
@@ -197,290 +203,224 @@ fn is_html_integration(name: &str) -> bool {
     )
 }
 
-struct Builder<'a> {
+/// A text arriving: a piece of the page, or text made from it.
+enum Piece<'t> {
+    Page(Range<usize>),
+    Made(&'t str),
+}
+
+/// The tree being built from the page's tokens.
+struct Tree<'a> {
     dom: Dom<'a>,
-    /// htmlparser2's stack of open tag names (as indexes of `dom.names`).
-    names: Vec<u32>,
-    /// How many of each name `names` holds, by name (a close tag of a name not open costs
-    /// nothing).
-    open: Vec<u32>,
-    /// A tag's name in lower case, as it is read (one buffer for every tag).
+    /// Each element name's place in `dom.names`.
+    ids: HashMap<String, u32>,
+    /// A tag's name in lower case (one buffer for every tag).
     lower: String,
-    /// Where each element name is in `dom.names`.
-    interned: HashMap<String, u32>,
-    /// domhandler's stack of open elements (node 0 first).
-    elems: Vec<usize>,
-    /// In `svg`/`math` (true) or an HTML integration point inside them (false).
+    /// The names of the tags open, innermost last (the parser's stack: a void tag is never on
+    /// it, a tag the page ended in is).
+    open_names: Vec<u32>,
+    /// How many times each name is in `open_names` (an end tag naming nothing open is told at
+    /// once).
+    open_count: Vec<u32>,
+    /// The elements that take new nodes, innermost last (the document first).
+    parents: Vec<usize>,
+    /// For each open `svg` or `math` (true) and each HTML island in them (false): where a
+    /// `/>` closes an element.
     foreign: Vec<bool>,
-    /// The open tag being read (`NO_TAG` between tags).
-    tag: u32,
-    /// Where the attributes of the open tag being read start in `dom.attrs` (none: no tag).
-    attrs: Option<usize>,
-    /// The attribute being read, if the text uses it (its value is gathered only then).
-    attr_kept: Option<&'static str>,
-    attr_value: String,
-    /// The text node that text arriving now joins.
-    last_text: Option<usize>,
+    /// The text node a text arriving now joins, if nothing came between.
+    joins: Option<usize>,
     max_nodes: usize,
     max_depth: usize,
     too_big: bool,
 }
 
-impl<'a> Builder<'a> {
-    fn add(&mut self, kind: Kind) -> usize {
-        let parent = self.elems.last().copied().unwrap_or(0);
+impl<'a> Tree<'a> {
+    /// A new node, the last child of the innermost element.
+    fn node(&mut self, kind: Kind) -> usize {
         let id = self.dom.nodes.len();
-        if id > self.max_nodes {
-            self.too_big = true;
-        }
+        self.too_big |= id > self.max_nodes;
+        let parent = self.parents.last().copied().unwrap_or(0);
         // The page is at most 4 GiB (10 MiB are fetched), so are the node numbers.
+        #[allow(clippy::cast_possible_truncation)]
         let (parent32, id32) = (parent as u32, id as u32);
         self.dom.nodes.push(Node { kind, parent: parent32, first: NONE, last: NONE, next: NONE });
-        match self.dom.nodes[parent].last {
+        let before = std::mem::replace(&mut self.dom.nodes[parent].last, id32);
+        match before {
             NONE => self.dom.nodes[parent].first = id32,
-            last => self.dom.nodes[last as usize].next = id32,
+            sibling => self.dom.nodes[sibling as usize].next = id32,
         }
-        self.dom.nodes[parent].last = id32;
-        self.last_text = None;
+        self.joins = None;
         id
     }
 
-    fn push_name(&mut self, name: u32) {
-        self.names.push(name);
-        self.open[name as usize] += 1;
+    fn text(&mut self, piece: Piece<'_>) {
+        let html = self.dom.html;
+        let Some(id) = self.joins else {
+            #[allow(clippy::cast_possible_truncation)] // a page of at most 4 GiB
+            let kind = match piece {
+                Piece::Page(at) => Kind::Slice(at.start as u32, at.end as u32),
+                Piece::Made(text) => Kind::Text(text.to_owned()),
+            };
+            self.joins = Some(self.node(kind));
+            return;
+        };
+        let node = &mut self.dom.nodes[id].kind;
+        match (node, piece) {
+            // The page's next piece: the slice grows.
+            #[allow(clippy::cast_possible_truncation)]
+            (Kind::Slice(_, end), Piece::Page(at)) if *end as usize == at.start => {
+                *end = at.end as u32;
+            }
+            (Kind::Text(text), piece) => text.push_str(piece_text(html, &piece)),
+            (node, piece) => {
+                let before = match node {
+                    Kind::Slice(s, e) => html.get(*s as usize..*e as usize).unwrap_or(""),
+                    _ => "",
+                };
+                *node = Kind::Text([before, piece_text(html, &piece)].concat());
+            }
+        }
     }
 
-    fn pop_name(&mut self) -> Option<u32> {
-        let name = self.names.pop()?;
-        self.open[name as usize] -= 1;
-        Some(name)
-    }
-
-    fn name_of(&self, name: u32) -> &str {
-        self.dom.names.get(name as usize).map_or("", String::as_str)
-    }
-
-    /// The name of the tag at `start..end` in lower case, interned.
-    fn lower_name(&mut self, start: usize, end: usize) -> u32 {
+    /// The name of a tag in lower case (as JavaScript lower-cases it), as a number.
+    fn name_id(&mut self, name: &str) -> u32 {
         let mut lower = std::mem::take(&mut self.lower);
         lower.clear();
-        let name = self.slice(start, end);
         if name.is_ascii() {
             lower.push_str(name);
             lower.make_ascii_lowercase();
         } else {
             lower.push_str(&name.to_lowercase());
         }
-        let id = self.intern(&lower);
+        let id = match self.ids.get(lower.as_str()) {
+            Some(&id) => id,
+            None => {
+                let id = u32::try_from(self.dom.names.len()).unwrap_or(u32::MAX);
+                self.dom.names.push(lower.clone());
+                self.open_count.push(0);
+                self.ids.insert(lower.clone(), id);
+                id
+            }
+        };
         self.lower = lower;
         id
     }
 
-    /// domhandler's `onclosetag`: the element on top ends, whatever its name.
+    fn name(&self, id: u32) -> &str {
+        self.dom.names.get(id as usize).map_or("", String::as_str)
+    }
+
+    /// The innermost element ends.
     fn close_element(&mut self) {
-        self.last_text = None;
-        self.elems.pop();
+        self.joins = None;
+        self.parents.pop();
     }
 
-    fn emit_open_tag(&mut self, tag: u32) {
-        let implied = implied_closes(self.name_of(tag));
-        while self.names.last().is_some_and(|&top| implied.contains(&self.name_of(top))) {
-            self.pop_name();
-            self.close_element();
-        }
-        let name = self.name_of(tag);
-        if !is_void(name) {
-            let foreign = match name {
-                "math" | "svg" => Some(true),
-                n if is_html_integration(n) => Some(false),
-                _ => None,
-            };
-            self.push_name(tag);
-            self.foreign.extend(foreign);
-        }
-        self.tag = tag;
-        self.attrs = Some(self.dom.attrs.len());
+    /// The innermost open name leaves the stack, its element with it.
+    fn close_innermost(&mut self) -> Option<u32> {
+        let id = self.open_names.pop()?;
+        self.open_count[id as usize] -= 1;
+        self.close_element();
+        Some(id)
     }
 
-    fn end_open_tag(&mut self) {
-        if let Some(attrs) = self.attrs.take() {
-            if self.elems.len() > self.max_depth {
-                self.too_big = true;
-            }
-            let name = self.tag;
-            #[allow(clippy::cast_possible_truncation)] // a page of at most 4 GiB
-            let (first_attr, attrs) = (attrs as u32, (self.dom.attrs.len() - attrs) as u32);
-            let id = self.add(Kind::Element { name, first_attr, attrs });
-            self.elems.push(id);
-        }
-        if is_void(self.name_of(self.tag)) {
-            self.close_element();
-        }
-        self.tag = NO_TAG;
-    }
-
-    fn close_current_tag(&mut self) {
-        let name = self.tag;
-        self.end_open_tag();
-        if self.names.last() == Some(&name) {
-            self.close_element();
-            self.pop_name();
-        }
-    }
-
-    /// `start..end` of the page (it outlives the builder, so the builder stays free to change).
-    fn slice(&self, start: usize, end: usize) -> &'a str {
-        self.dom.html.get(start..end).unwrap_or("")
-    }
-}
-
-impl Sink for Builder<'_> {
-    fn text(&mut self, start: usize, end: usize) {
-        if self.too_big || start >= end {
-            return;
-        }
-        if let Some(id) = self.last_text
-            && let Kind::Slice(_, e) = &mut self.dom.nodes[id].kind
-            && *e as usize == start
-        {
-            *e = end as u32;
-            return;
-        }
-        self.join_text(self.slice(start, end), Some((start, end)));
-    }
-
-    fn text_char(&mut self, c: char) {
-        if !self.too_big {
-            self.join_text(c.encode_utf8(&mut [0; 4]), None);
-        }
-    }
-
-    fn open_tag_name(&mut self, start: usize, end: usize) {
-        if !self.too_big {
-            let tag = self.lower_name(start, end);
-            self.emit_open_tag(tag);
-        }
-    }
-
-    fn open_tag_end(&mut self) {
-        if !self.too_big {
-            self.end_open_tag();
-        }
-    }
-
-    fn self_closing_tag(&mut self) {
-        if self.too_big {
-        } else if self.foreign.last() == Some(&true) {
-            self.close_current_tag();
-        } else {
-            self.end_open_tag();
-        }
-    }
-
-    fn close_tag(&mut self, start: usize, end: usize) {
-        if self.too_big {
-            return;
-        }
-        let tag = self.lower_name(start, end);
-        let name = self.name_of(tag);
-        let foreign = name == "math" || name == "svg" || is_html_integration(name);
-        let (void, br, p) = (is_void(name), name == "br", name == "p");
-        if foreign {
-            self.foreign.pop();
-        }
-        if void {
-            if br {
-                self.add(Kind::Element { name: tag, first_attr: 0, attrs: 0 });
-            }
-        } else if self.open[tag as usize] > 0 {
-            while let Some(top) = self.pop_name() {
-                self.close_element();
-                if top == tag {
-                    break;
+    fn start(&mut self, name: &str, attrs: &[Attr<'_>], end: TagEnd) {
+        let tag = self.name_id(name);
+        self.name_seen(tag);
+        match end {
+            TagEnd::Cut => {}
+            TagEnd::Open => self.element(tag, attrs),
+            TagEnd::SelfClosing => {
+                self.element(tag, attrs);
+                if self.foreign.last() == Some(&true) && self.open_names.last() == Some(&tag) {
+                    self.close_innermost();
                 }
             }
-        } else if p {
-            self.emit_open_tag(tag);
-            self.close_current_tag();
         }
     }
 
-    fn attrib_name(&mut self, start: usize, end: usize) {
-        // Only the attributes the text is made from are kept, on the elements that use them
-        // (a page's others cost memory: 10 MiB of `<img src=a alt=b href=c>` took 228 MB), and
-        // only their values are gathered.
-        self.attr_kept = kept_attribute(self.name_of(self.tag), self.slice(start, end));
-    }
-
-    fn attrib_data(&mut self, start: usize, end: usize) {
-        if self.attr_kept.is_some() {
-            self.attr_value.push_str(self.slice(start, end));
-        }
-    }
-
-    fn attrib_char(&mut self, c: char) {
-        if self.attr_kept.is_some() {
-            self.attr_value.push(c);
-        }
-    }
-
-    fn attrib_end(&mut self) {
-        let value = std::mem::take(&mut self.attr_value);
-        let Some(name) = self.attr_kept.take() else { return };
-        if let Some(first) = self.attrs
-            && !self.dom.attrs[first..].iter().any(|a| a.0 == name)
+    /// A start tag's name is read: it closes what it implies, and is open unless void.
+    fn name_seen(&mut self, tag: u32) {
+        let closes = implied_closes(self.name(tag));
+        while let Some(&top) = self.open_names.last()
+            && closes.contains(&self.name(top))
         {
+            self.close_innermost();
+        }
+        let name = self.name(tag);
+        if is_void(name) {
+            return;
+        }
+        let foreign = match name {
+            "svg" | "math" => Some(true),
+            other => is_html_integration(other).then_some(false),
+        };
+        self.foreign.extend(foreign);
+        self.open_names.push(tag);
+        self.open_count[tag as usize] += 1;
+    }
+
+    /// The element of a complete start tag, with the attributes the text uses; a void one
+    /// is closed at once.
+    fn element(&mut self, tag: u32, attrs: &[Attr<'_>]) {
+        self.too_big |= self.parents.len() > self.max_depth;
+        let first = self.dom.attrs.len();
+        for attr in attrs {
+            let Some(kept) = kept_attribute(self.name(tag), attr.name) else { continue };
+            // The first of a repeated attribute counts.
+            if self.dom.attrs[first..].iter().any(|a| a.0 == kept) {
+                continue;
+            }
+            let value = refs::decoded(attr.value, Place::Attribute);
             #[allow(clippy::cast_possible_truncation)] // a page of at most 4 GiB
             let start = self.dom.attr_text.len() as u32;
             self.dom.attr_text.push_str(&value);
             #[allow(clippy::cast_possible_truncation)]
             let end = self.dom.attr_text.len() as u32;
-            self.dom.attrs.push((name, start, end));
+            self.dom.attrs.push((kept, start, end));
+        }
+        #[allow(clippy::cast_possible_truncation)]
+        let (first_attr, count) = (first as u32, (self.dom.attrs.len() - first) as u32);
+        let id = self.node(Kind::Element { name: tag, first_attr, attrs: count });
+        self.parents.push(id);
+        if is_void(self.name(tag)) {
+            self.close_element();
         }
     }
 
-    fn other(&mut self) {
-        if !self.too_big {
-            self.add(Kind::Other);
+    fn end(&mut self, name: &str) {
+        let tag = self.name_id(name);
+        let name = self.name(tag);
+        let (foreign, void, br, p) = (
+            matches!(name, "svg" | "math") || is_html_integration(name),
+            is_void(name),
+            name == "br",
+            name == "p",
+        );
+        if foreign {
+            self.foreign.pop();
+        }
+        if void {
+            if br {
+                // `</br>` is a `br`, made without closing anything.
+                self.node(Kind::Element { name: tag, first_attr: 0, attrs: 0 });
+            }
+        } else if self.open_count[tag as usize] > 0 {
+            while self.close_innermost().is_some_and(|closed| closed != tag) {}
+        } else if p {
+            // `</p>` alone is an empty `p`.
+            self.name_seen(tag);
+            self.element(tag, &[]);
+            if self.open_names.last() == Some(&tag) {
+                self.close_innermost();
+            }
         }
     }
 }
 
-impl Builder<'_> {
-    /// The index of element name `name` in the document's names.
-    fn intern(&mut self, name: &str) -> u32 {
-        if let Some(&i) = self.interned.get(name) {
-            return i;
-        }
-        let i = u32::try_from(self.dom.names.len()).unwrap_or(u32::MAX);
-        self.dom.names.push(name.to_owned());
-        self.open.push(0);
-        self.interned.insert(name.to_owned(), i);
-        i
-    }
-
-    /// Text joins the text node before it, if there is one; else it starts one, as the slice
-    /// `at` of the page when it is one (most text is), owned otherwise (decoded entities).
-    fn join_text(&mut self, add: &str, at: Option<(usize, usize)>) {
-        if let Some(id) = self.last_text {
-            let html = self.dom.html;
-            let node = &mut self.dom.nodes[id].kind;
-            match node {
-                Kind::Text(t) => t.push_str(add),
-                Kind::Slice(s, e) => {
-                    let before = html.get(*s as usize..*e as usize).unwrap_or("");
-                    *node = Kind::Text(format!("{before}{add}"));
-                }
-                _ => {}
-            }
-            return;
-        }
-        #[allow(clippy::cast_possible_truncation)] // a page of at most 4 GiB
-        let kind = match at {
-            Some((start, end)) => Kind::Slice(start as u32, end as u32),
-            None => Kind::Text(add.to_owned()),
-        };
-        let id = self.add(kind);
-        self.last_text = Some(id);
+fn piece_text<'t>(html: &'t str, piece: &Piece<'t>) -> &'t str {
+    match piece {
+        Piece::Page(at) => html.get(at.clone()).unwrap_or(""),
+        Piece::Made(text) => text,
     }
 }

@@ -1,5 +1,6 @@
 //! HTML to text, as upstream's web_fetch makes it (html-to-text 9.0.5 over htmlparser2 8.0.2,
-//! `wordwrap: false`, its default selectors and upstream's link options), bounded: a page of
+//! `wordwrap: false`, its default selectors and upstream's link options), written from their
+//! outputs ([`scan`] cuts the page, [`dom`] builds the tree, [`format`] lays it out), bounded: a page of
 //! too many nodes or nested too deeply is read as text without layout (issue 35: html2text,
 //! used before, took 2.1 GB for 2.6 million `<br>` and minutes for 300,000 unclosed `<div>`s).
 //! The conversion runs off the async threads.
@@ -7,8 +8,9 @@
 mod dom;
 mod entities;
 mod format;
+mod refs;
+mod scan;
 mod text;
-mod tokenizer;
 
 pub use format::Links;
 
@@ -54,13 +56,32 @@ pub fn convert(html: &[u8], links: Links<'_>) -> String {
         .unwrap_or_else(|| stripped(&text))
 }
 
-/// The page's text without layout: what htmlparser2 reads as text (entities decoded, comments,
-/// scripts and styles left out), a space for each tag, and runs of blank lines made one. It
-/// costs about the page's size, whatever the page.
-fn stripped(text: &str) -> String {
-    let mut plain = Plain { html: text, out: String::with_capacity(text.len() / 2), skip: None };
-    tokenizer::tokenize(text.as_bytes(), &mut plain);
-    collapse(plain.out)
+/// The page's text without layout: what upstream's parser reads as text (references decoded,
+/// comments, scripts and styles left out), a space for each tag, and runs of blank lines made
+/// one. It costs about the page's size, whatever the page.
+fn stripped(page: &str) -> String {
+    let mut out = String::with_capacity(page.len() / 2);
+    // Inside a `script` or `style` (named): its text is left out.
+    let mut skip: Option<&'static str> = None;
+    scan::scan(page, |token| {
+        match token {
+            scan::Token::Raw(at) if skip.is_none() => out.push_str(&page[at]),
+            scan::Token::Made(text) if skip.is_none() => out.push_str(&text),
+            scan::Token::Start { name, .. } => {
+                skip = ["script", "style"].into_iter().find(|s| name.eq_ignore_ascii_case(s));
+                out.push(' ');
+            }
+            scan::Token::End(name) => {
+                if skip.is_some_and(|s| name.eq_ignore_ascii_case(s)) {
+                    skip = None;
+                }
+                out.push(' ');
+            }
+            _ => {}
+        }
+        std::ops::ControlFlow::Continue(())
+    });
+    collapse(out)
 }
 
 /// `text`'s lines trimmed, runs of spaces in them made one, runs of blank lines made one
@@ -106,39 +127,6 @@ fn collapse(text: String) -> String {
     }
     b.truncate(w);
     String::from_utf8(b).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
-}
-
-/// The text of a page as its tokens come, for [`stripped`].
-struct Plain<'a> {
-    html: &'a str,
-    out: String,
-    /// Inside a `script` or `style` (named), whose text is left out.
-    skip: Option<&'static str>,
-}
-
-impl tokenizer::Sink for Plain<'_> {
-    fn text(&mut self, start: usize, end: usize) {
-        if self.skip.is_none() {
-            self.out.push_str(self.html.get(start..end).unwrap_or(""));
-        }
-    }
-    fn text_char(&mut self, c: char) {
-        if self.skip.is_none() {
-            self.out.push(c);
-        }
-    }
-    fn open_tag_name(&mut self, start: usize, end: usize) {
-        let name = self.html.get(start..end).unwrap_or("");
-        self.skip = ["script", "style"].into_iter().find(|s| name.eq_ignore_ascii_case(s));
-        self.out.push(' ');
-    }
-    fn close_tag(&mut self, start: usize, end: usize) {
-        let name = self.html.get(start..end).unwrap_or("");
-        if self.skip.is_some_and(|s| name.eq_ignore_ascii_case(s)) {
-            self.skip = None;
-        }
-        self.out.push(' ');
-    }
 }
 
 #[cfg(test)]

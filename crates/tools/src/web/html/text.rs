@@ -1,8 +1,7 @@
-//! html-to-text 9.0.5's text builder (`BlockTextBuilder`) with upstream's `wordwrap: false`:
+//! The text a page's blocks make, as upstream's converter lays it out with `wordwrap: false`:
 //! blocks, lists and list items on a stack, each with its finished text and the line being
 //! built, and line breaks asked for before and after each block, the larger one winning.
-//! Texts are appended in place (the original rebuilds the parent's string at every block,
-//! which its engine's ropes make cheap and plain strings would make quadratic).
+//! Texts are appended in place (a block's text is never copied into its parent's anew).
 
 /// html-to-text's white space: words are what lies between these.
 fn is_space(c: char) -> bool {
@@ -69,7 +68,7 @@ impl Item {
         Item { kind, leading, inline: Inline::default(), raw: String::new(), stashed: 0, is_pre }
     }
 
-    /// The item's text so far (html-to-text's `getText`), moved into `raw`.
+    /// The item's text so far, moved into `raw`.
     fn flush(&mut self) {
         if self.inline.used {
             if self.raw.is_empty() {
