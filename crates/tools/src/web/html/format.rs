@@ -3,7 +3,7 @@
 //! lists with their markers, and links and images as web_fetch asks for them.
 
 use super::dom::{Dom, Kind};
-use super::text::Builder;
+use super::text::Layout;
 
 /// How links and images are written (upstream's two calls of `convert`).
 #[derive(Clone, Copy)]
@@ -16,12 +16,12 @@ pub enum Links<'a> {
 }
 
 /// The text of the document: its `body` elements if it has any, else all of it; `None` if
-/// its layout would cost too much (see `text::Builder`).
+/// its layout would cost too much (see `text::Layout`).
 pub fn document(dom: &Dom, links: Links<'_>, max_text: usize, budget: usize) -> Option<String> {
     let mut bodies = Vec::new();
     find_bodies(dom, 0, &mut bodies);
     let start = if bodies.is_empty() { dom.children(0).collect() } else { bodies };
-    let mut b = Builder::new(max_text, budget);
+    let mut b = Layout::new(max_text, budget);
     walk(dom, start, &mut b, links);
     b.finish()
 }
@@ -36,25 +36,25 @@ fn find_bodies(dom: &Dom, id: usize, found: &mut Vec<usize>) {
     }
 }
 
-fn walk(dom: &Dom, ids: impl IntoIterator<Item = usize>, b: &mut Builder, links: Links<'_>) {
+fn walk(dom: &Dom, ids: impl IntoIterator<Item = usize>, b: &mut Layout, links: Links<'_>) {
     for id in ids {
         match &dom.nodes[id].kind {
-            Kind::Slice(..) | Kind::Text(_) => b.add_inline(dom.text(id).unwrap_or(""), true),
+            Kind::Slice(..) | Kind::Text(_) => b.text(dom.text(id).unwrap_or(""), true),
             Kind::Element { .. } => element(dom, id, dom.name(id).unwrap_or(""), b, links),
             Kind::Other => {}
         }
     }
 }
 
-fn children(dom: &Dom, id: usize, b: &mut Builder, links: Links<'_>) {
+fn children(dom: &Dom, id: usize, b: &mut Layout, links: Links<'_>) {
     walk(dom, dom.children(id), b, links);
 }
 
-fn element(dom: &Dom, id: usize, name: &str, b: &mut Builder, links: Links<'_>) {
-    let block = |b: &mut Builder, leading, trailing| {
-        b.open_block(leading, false);
+fn element(dom: &Dom, id: usize, name: &str, b: &mut Layout, links: Links<'_>) {
+    let block = |b: &mut Layout, leading, trailing| {
+        b.begin_block(leading, false);
         children(dom, id, b, links);
-        b.close_block(trailing, false);
+        b.end_block(trailing, false);
     };
     match name {
         "script" | "style" | "wbr" => {}
@@ -63,22 +63,22 @@ fn element(dom: &Dom, id: usize, name: &str, b: &mut Builder, links: Links<'_>) 
             block(b, 1, 1)
         }
         "blockquote" => {
-            b.open_block(2, false);
+            b.begin_block(2, false);
             children(dom, id, b, links);
-            b.close_block(2, true);
+            b.end_block(2, true);
         }
-        "br" => b.add_line_break(),
+        "br" => b.line_break(),
         "h1" | "h2" | "h3" | "h4" | "h5" | "h6" => {
-            b.open_block(if matches!(name, "h1" | "h2" | "h3") { 3 } else { 2 }, false);
+            b.begin_block(if matches!(name, "h1" | "h2" | "h3") { 3 } else { 2 }, false);
             b.upper_case(true);
             children(dom, id, b, links);
             b.upper_case(false);
-            b.close_block(2, false);
+            b.end_block(2, false);
         }
         "hr" => {
-            b.open_block(2, false);
-            b.add_inline(&"-".repeat(40), true);
-            b.close_block(2, false);
+            b.begin_block(2, false);
+            b.text(&"-".repeat(40), true);
+            b.end_block(2, false);
         }
         "img" => {
             if let Links::Shown { .. } = links {
@@ -98,15 +98,15 @@ fn element(dom: &Dom, id: usize, name: &str, b: &mut Builder, links: Links<'_>) 
         "ul" => list(dom, id, b, links, &mut || " * ".to_owned()),
         "p" | "table" => block(b, 2, 2),
         "pre" => {
-            b.open_block(2, true);
+            b.begin_block(2, true);
             children(dom, id, b, links);
-            b.close_block(2, false);
+            b.end_block(2, false);
         }
         _ => children(dom, id, b, links),
     }
 }
 
-fn anchor(dom: &Dom, id: usize, b: &mut Builder, links: Links<'_>) {
+fn anchor(dom: &Dom, id: usize, b: &mut Layout, links: Links<'_>) {
     let href = match links {
         Links::Hidden => String::new(),
         Links::Shown { base } => {
@@ -119,10 +119,10 @@ fn anchor(dom: &Dom, id: usize, b: &mut Builder, links: Links<'_>) {
         children(dom, id, b, links);
         return;
     }
-    b.start_link();
+    b.begin_link();
     children(dom, id, b, links);
     let text = b.end_link();
-    b.add_inline(&if text { format!(" [{href}]") } else { href }, false);
+    b.text(&if text { format!(" [{href}]") } else { href }, false);
 }
 
 /// A path starting with `/` is put after `base` (its trailing `/`s cut), as html-to-text does
@@ -135,7 +135,7 @@ fn rewrite(path: &str, base: &str) -> String {
     }
 }
 
-fn image(dom: &Dom, id: usize, b: &mut Builder) {
+fn image(dom: &Dom, id: usize, b: &mut Layout) {
     let alt = dom.attr(id, "alt").unwrap_or("");
     let src = dom.attr(id, "src").unwrap_or("");
     let text = match (alt.is_empty(), src.is_empty()) {
@@ -143,35 +143,42 @@ fn image(dom: &Dom, id: usize, b: &mut Builder) {
         (true, false) => format!("[{src}]"),
         (false, false) => format!("{alt} [{src}]"),
     };
-    b.add_inline(&text, false);
+    b.text(&text, false);
 }
 
-/// A list: each child that is not white space is an item, marked if it is an `li`; a list
-/// right inside an `li` has its markers' leading spaces cut and single line breaks around it.
-fn list(dom: &Dom, id: usize, b: &mut Builder, links: Links<'_>, next: &mut dyn FnMut() -> String) {
-    let nested = id != 0 && dom.name(dom.parent(id)) == Some("li");
-    let items: Vec<(usize, String)> = dom
-        .children(id)
-        .filter(|&c| !dom.text(c).is_some_and(|t| t.chars().all(js::is_space)))
-        .map(|c| {
-            if dom.name(c) != Some("li") {
-                return (c, String::new());
-            }
-            let prefix = next();
-            (c, if nested { prefix.trim_start_matches(js::is_space).to_owned() } else { prefix })
-        })
-        .collect();
-    if items.is_empty() {
-        return;
+/// A list. Its entries are its children other than white space text; an `li` among them is
+/// marked (`marker` gives the next marker), anything else gets an empty marker. A list that
+/// is the child of an `li` sits closer (single breaks around it) and its markers lose their
+/// leading spaces.
+fn list(
+    dom: &Dom,
+    id: usize,
+    b: &mut Layout,
+    links: Links<'_>,
+    marker: &mut dyn FnMut() -> String,
+) {
+    let in_entry = id != 0 && dom.name(dom.parent(id)) == Some("li");
+    let mut entries = Vec::new();
+    for child in dom.children(id) {
+        if dom.text(child).is_some_and(|t| t.chars().all(js::is_space)) {
+            continue;
+        }
+        let mark = match dom.name(child) {
+            Some("li") if in_entry => marker().trim_start_matches(js::is_space).to_owned(),
+            Some("li") => marker(),
+            _ => String::new(),
+        };
+        entries.push((child, mark));
     }
-    let max_prefix = items.iter().map(|(_, p)| p.chars().count()).max().unwrap_or(0);
-    b.open_list(if nested { 1 } else { 2 }, max_prefix);
-    for (child, prefix) in items {
-        b.open_list_item(prefix);
+    let Some(width) = entries.iter().map(|(_, m)| m.chars().count()).max() else { return };
+    let breaks = if in_entry { 1 } else { 2 };
+    b.begin_list(breaks, width);
+    for (child, mark) in entries {
+        b.begin_entry(mark);
         walk(dom, [child], b, links);
-        b.close_list_item();
+        b.end_entry();
     }
-    b.close_list(if nested { 1 } else { 2 });
+    b.end_list(breaks);
 }
 
 /// JavaScript's reading and writing of numbers, for ordered lists' `start` and markers.
