@@ -11,6 +11,20 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 scripts/package.sh "$work/dist" $mode
 
+echo "== the licence and the third-party notices travel with every package"
+for pkg in "$work"/dist/*.whl "$work"/dist/*.tgz; do
+  case "$pkg" in
+    *.whl) files=$(python3 -c 'import sys, zipfile; print("\n".join(zipfile.ZipFile(sys.argv[1]).namelist()))' "$pkg") ;;
+    *) files=$(tar -tzf "$pkg") ;;
+  esac
+  for name in LICENSE THIRD-PARTY-NOTICES.txt; do
+    if ! grep -q "/$name\$" <<< "$files"; then
+      echo "package-test: $name is missing from $(basename "$pkg")" >&2
+      exit 1
+    fi
+  done
+done
+
 echo "== the wheel, in a fresh venv"
 python3 -m venv "$work/venv"
 "$work/venv/bin/pip" install --quiet --disable-pip-version-check "$work"/dist/*.whl "mcp>=1.10,<3"
