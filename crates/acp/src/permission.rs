@@ -58,7 +58,7 @@ pub fn options(req: &ConfirmationRequest) -> Vec<(PermissionOption, Outcome)> {
                 (AlwaysScope::CommandRoots(_), ConfirmationDetails::Exec { root_commands, .. })
                     if !root_commands.is_empty() =>
                 {
-                    Some(format!("commands starting with {}", root_commands.join(", ")))
+                    Some(toolbelt_core::policy::grant::covers(root_commands))
                 }
                 (AlwaysScope::CommandRoots(_), _) => None,
                 (AlwaysScope::Argument(_), ConfirmationDetails::Edit { file_name, .. }) => {
@@ -200,7 +200,11 @@ mod tests {
             ids(&o),
             ["proceed_once", "proceed_always", "proceed_always_and_save", "cancel"]
         );
-        assert!(o[1].0.name.contains("commands starting with git"), "{}", o[1].0.name);
+        assert!(
+            o[1].0.name.contains("`git` commands that stay in this workspace"),
+            "{}",
+            o[1].0.name
+        );
         // An unparsable command: nothing to remember, so no "always".
         let exec = ConfirmationDetails::Exec {
             title: "t".into(),

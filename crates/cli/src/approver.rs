@@ -21,8 +21,8 @@ fn describe(req: &ConfirmationRequest) -> String {
         ConfirmationDetails::Edit { file_diff, .. } => file_diff.clone(),
         ConfirmationDetails::Exec { command, root_commands, .. } => {
             format!(
-                "{command}\n(\"always\" allows commands starting with: {})",
-                root_commands.join(", ")
+                "{command}\n(\"always\" allows {})",
+                toolbelt_core::policy::grant::covers(root_commands)
             )
         }
         ConfirmationDetails::Mcp { server_name, tool_name, .. } => {

@@ -38,6 +38,16 @@ pub const DEFAULT_SENSITIVE_PATHS: &[&str] = &[
     ".aws",
     ".docker",
     ".gnupg",
+    // The tokens a home folder keeps (issue 46: a workspace at `~` served them): Kubernetes,
+    // Terraform, Vault, Azure, gcloud's token cache, and shell and REPL histories.
+    ".kube",
+    ".terraform.d",
+    ".vault-token",
+    ".azure",
+    "access_tokens.db",
+    ".*_history",
+    ".history",
+    ".gitconfig",
     "*credentials*",
     "*secret*",
 ];
@@ -60,6 +70,9 @@ pub struct Config {
     pub sensitive_paths: Vec<String>,
     /// Glob patterns exempted from the sensitive-path rules (built-in ones included).
     pub allow_sensitive_paths: Vec<String>,
+    /// Lets the workspace be `/`, the home folder, or a folder that holds it
+    /// (`TOOLBELT_ALLOW_HOME_WORKSPACE=1`): every file of the account would be the tools'.
+    pub allow_home_or_root_workspace: bool,
     /// Whether file tools honour `.gitignore` (inside git repositories).
     pub respect_git_ignore: bool,
     /// Whether file tools honour `.geminiignore`.
@@ -118,6 +131,7 @@ impl Default for Config {
             truncate_tool_output_threshold_chars: DEFAULT_TRUNCATE_THRESHOLD_CHARS,
             sensitive_paths: DEFAULT_SENSITIVE_PATHS.iter().map(|s| s.to_string()).collect(),
             allow_sensitive_paths: Vec::new(),
+            allow_home_or_root_workspace: false,
             respect_git_ignore: true,
             respect_gemini_ignore: true,
             sandbox: None,
@@ -181,7 +195,7 @@ impl Config {
     /// Applies the environment layer: `TOOLBELT_TOOL_CALL_TIMEOUT_MS`,
     /// `TOOLBELT_TRUNCATE_TOOL_OUTPUT_THRESHOLD_CHARS`, `TOOLBELT_SHELL_INACTIVITY_TIMEOUT_MS`,
     /// `TOOLBELT_SHELL_PROMPT_IDLE_MS`, `TOOLBELT_SHELL_PTY` (1/0), `TOOLBELT_ALLOW_SENSITIVE_PATHS`
-    /// (comma-separated).
+    /// (comma-separated), `TOOLBELT_ALLOW_HOME_WORKSPACE` (1/0).
     pub fn apply_env(&mut self) -> Result<(), ConfigError> {
         self.apply_vars(|k| std::env::var(k).ok())
     }
@@ -237,6 +251,20 @@ impl Config {
                     return Err(ConfigError {
                         source_name: "environment".into(),
                         key: "TOOLBELT_SHELL_PTY".into(),
+                        expected: "1 or 0",
+                        value: v,
+                    });
+                }
+            };
+        }
+        if let Some(v) = get("TOOLBELT_ALLOW_HOME_WORKSPACE") {
+            self.allow_home_or_root_workspace = match v.trim() {
+                "1" | "true" => true,
+                "0" | "false" | "" => false,
+                _ => {
+                    return Err(ConfigError {
+                        source_name: "TOOLBELT_ALLOW_HOME_WORKSPACE".into(),
+                        key: "allow_home_or_root_workspace".into(),
                         expected: "1 or 0",
                         value: v,
                     });

@@ -232,7 +232,8 @@ fn always_allow_and_save_persists_across_runs_and_can_be_revoked() {
         seen.push_str(&String::from_utf8_lossy(&buf[..n]));
     }
     assert!(
-        seen.contains("Confirm Shell Command") && seen.contains("commands starting with: printf"),
+        seen.contains("Confirm Shell Command")
+            && seen.contains("`printf` commands that stay in this workspace"),
         "{seen}"
     );
     writer.write_all(b"s\n").unwrap();
@@ -256,7 +257,7 @@ fn always_allow_and_save_persists_across_runs_and_can_be_revoked() {
     let r = toolbelt(&t, &["policy", "revoke", &id], None);
     assert_eq!(r.code, 0);
     assert!(r.stdout.starts_with(&format!(
-        "Revoked {id}: run_shell_command for commands starting with `printf`"
+        "Revoked {id}: run_shell_command for `printf` commands that stay in this workspace"
     )));
     assert_eq!(toolbelt(&t, &["policy", "revoke", &id], None).code, 1);
 

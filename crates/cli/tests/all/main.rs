@@ -14,6 +14,8 @@ mod config;
 #[cfg(unix)]
 mod escapes;
 mod gemini_settings;
+#[cfg(unix)]
+mod grants;
 mod ignore_files;
 #[cfg(unix)]
 mod mcp;

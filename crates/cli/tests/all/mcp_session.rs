@@ -1,6 +1,6 @@
 //! A scripted MCP client over stdio for the tests: `toolbelt mcp` started in a folder, with or
-//! without MCP roots and elicitation; questions the server puts to the person are declined and
-//! counted.
+//! without MCP roots and elicitation; questions the server puts to the person are counted, and
+//! answered from `answers` while it lasts, declined after.
 
 use std::io::{BufRead, Write};
 use std::path::Path;
@@ -16,6 +16,9 @@ pub struct Mcp {
     out: std::io::BufReader<std::process::ChildStdout>,
     next: u64,
     pub asked: usize,
+    /// The person's next answers to questions (`"allow once"`, `"allow always (this
+    /// session)"`), in order; when none is left, questions are declined.
+    pub answers: std::collections::VecDeque<&'static str>,
 }
 
 impl Mcp {
@@ -49,7 +52,7 @@ impl Mcp {
         let mut child = c.spawn().unwrap();
         let stdin = child.stdin.take().unwrap();
         let out = std::io::BufReader::new(child.stdout.take().unwrap());
-        let mut m = Mcp { child, stdin, out, next: 1, asked: 0 };
+        let mut m = Mcp { child, stdin, out, next: 1, asked: 0, answers: Default::default() };
         let mut caps = if elicitation { json!({"elicitation": {}}) } else { json!({}) };
         if roots.is_some() {
             caps["roots"] = json!({"listChanged": true});
@@ -82,7 +85,8 @@ impl Mcp {
     }
 
     /// Calls `tool` and returns the text of its answer and whether it is an error. A question
-    /// the server puts to the person (elicitation) is declined and counted in `self.asked`.
+    /// the server puts to the person (elicitation) is counted in `self.asked` and answered
+    /// with the next of `self.answers`, or declined.
     pub fn call(&mut self, tool: &str, args: Value) -> (String, bool) {
         let id = self.next;
         self.next += 1;
@@ -92,9 +96,11 @@ impl Mcp {
             let v = self.line();
             if v["method"] == "elicitation/create" {
                 self.asked += 1;
-                self.send(
-                    &json!({"jsonrpc": "2.0", "id": v["id"], "result": {"action": "decline"}}),
-                );
+                let result = match self.answers.pop_front() {
+                    Some(a) => json!({"action": "accept", "content": {"decision": a}}),
+                    None => json!({"action": "decline"}),
+                };
+                self.send(&json!({"jsonrpc": "2.0", "id": v["id"], "result": result}));
                 continue;
             }
             if v["id"] == json!(id) {

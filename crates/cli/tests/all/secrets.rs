@@ -156,7 +156,7 @@ fn a_forged_shell_prompt_shows_what_will_run() {
     let (screen, mut child, mut answer) =
         prompt_screen(&t, &["call", "run_shell_command", &args, "--interactive"]);
     assert!(screen.contains("touch PWNED #\\r\\e[2Kgit status"), "{screen}");
-    assert!(screen.contains("commands starting with: touch"), "{screen}");
+    assert!(screen.contains("allows `touch` commands that stay in this workspace"), "{screen}");
     answer.write_all(b"n\n").unwrap();
     let _ = child.wait();
     assert!(!t.root().join("PWNED").exists());

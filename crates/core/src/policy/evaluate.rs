@@ -98,6 +98,18 @@ fn shell_verdict(
         }
     };
     let mut confine = false;
+    // An "always allow" answer (x.95) covers only what the person judged (issue 46).
+    let grant = rule.filter(|r| r.decision == Decision::Allow && r.is_always_allow());
+    if grant.is_some()
+        && ctx.mode != ApprovalMode::Yolo
+        && !command.is_empty()
+        && let Some(why) = super::grant::beyond(command, dir, ctx)
+    {
+        decision = Decision::AskUser;
+        reason = format!(
+            "{reason}; ask_user because an \"always allow\" answer does not cover this command: {why}"
+        );
+    }
     if !command.is_empty() && rule.is_none_or(|r| r.args_pattern.is_none()) {
         let (d, why) = super::shell::heuristics(command, decision, dir, ctx);
         if let (Some(why), true) = (why, d != decision) {

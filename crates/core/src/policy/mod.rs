@@ -3,6 +3,7 @@
 
 mod call;
 mod evaluate;
+pub mod grant;
 mod hint;
 pub mod lint;
 mod rule;

@@ -36,7 +36,7 @@ impl SavedRule {
             None => self.tool_name.clone(),
         };
         let what = match (&self.command_prefix, &self.args_pattern) {
-            (Some(p), _) => format!("{tool} for commands starting with `{p}`"),
+            (Some(p), _) => format!("{tool} for {}", super::grant::covers(std::slice::from_ref(p))),
             (None, Some(a)) => format!("{tool} where the arguments match /{a}/"),
             (None, None) => format!("{tool} with any arguments"),
         };
@@ -234,7 +234,7 @@ mod tests {
         assert!(rules[0].allow_redirection);
         assert_eq!(
             rules[0].summary(),
-            "run_shell_command for commands starting with `git` (redirection allowed; modes default, autoEdit, yolo)"
+            "run_shell_command for `git` commands that stay in this workspace (dangerous forms, paths outside, sensitive files and files that decide what runs are still asked) (redirection allowed; modes default, autoEdit, yolo)"
         );
         let loaded = load_path(&f, Tier::User);
         assert!(loaded.errors.is_empty(), "{:?}", loaded.errors);

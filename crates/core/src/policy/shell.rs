@@ -77,7 +77,7 @@ fn default_decision(ctx: &PolicyContext<'_>) -> Decision {
     if ctx.interactive { Decision::AskUser } else { Decision::Deny }
 }
 
-fn workspace(ctx: &PolicyContext<'_>) -> PathBuf {
+pub(super) fn workspace(ctx: &PolicyContext<'_>) -> PathBuf {
     ctx.workspace
         .map(Path::to_path_buf)
         .or_else(|| std::env::current_dir().ok())
@@ -156,7 +156,7 @@ fn downgrade_for_redirection(
 /// of the workspace that the mode already lets the model write: a literal path, inside, not a
 /// sensitive file, and not one of the files that decide what runs (settings, policies, hooks,
 /// `.git/config`; see `crate::workspace::control`).
-fn redirections_stay_in_workspace(
+pub(super) fn redirections_stay_in_workspace(
     command: &str,
     dir_path: Option<&str>,
     ctx: &PolicyContext<'_>,

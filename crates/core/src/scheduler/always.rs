@@ -122,7 +122,12 @@ mod tests {
         .unwrap();
         assert_eq!(rules.len(), 2);
         assert!(rules.iter().all(|r| r.allow_redirection));
-        let ctx = PolicyContext::default();
+        let dir = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        let ws =
+            crate::Workspace::new(std::slice::from_ref(&root), &crate::config::Config::default())
+                .unwrap();
+        let ctx = PolicyContext { workspace: Some(&root), files: Some(&ws), ..Default::default() };
         let c = |cmd: &str| {
             let a = json!({"command": cmd});
             evaluate(
@@ -136,6 +141,10 @@ mod tests {
         assert_eq!(c("npm run build > out"), Decision::Allow);
         assert_eq!(c("gitk"), Decision::AskUser);
         assert_eq!(c("git log && curl x"), Decision::AskUser);
+        // Issue 46: the answer covers its programs inside the workspace only.
+        assert_eq!(c("npm run build > ~/.bashrc"), Decision::AskUser);
+        assert_eq!(c("git -c core.pager=x log"), Decision::AskUser);
+        assert_eq!(c("npm run build ../other"), Decision::AskUser);
     }
 
     #[test]

@@ -8,6 +8,9 @@ use std::path::{Path, PathBuf};
 
 use super::place::{Place, path_escapes};
 
+#[path = "git_contents.rs"]
+mod contents;
+
 const GIT_READ_ONLY: &[&str] = &["status", "log", "diff", "show", "branch"];
 
 /// Git's global options known not to change what git runs or writes; `-C` takes a folder,
@@ -54,28 +57,163 @@ fn git_subcommand<'a>(
 }
 
 /// Configuration keys with which git runs a program, or reads outside the work tree, during a
-/// read-only command (`diff.external`, textconv and clean filters, signing programs, ...).
+/// command (issue 46: checked against git-config(1)): hooks, diff and merge drivers and tools,
+/// signing and credential programs, transports (`remote.*.uploadpack`, `core.sshCommand`),
+/// editors, pagers, browsers, mail programs, submodule update commands, trace targets (files
+/// written anywhere). Each `(section, last part of the key)`, lower case.
+pub(crate) const PROGRAM_KEYS: &[(&str, &str)] = &[
+    ("diff", "external"),
+    ("diff", "command"),
+    ("diff", "textconv"),
+    ("diff", "tool"),
+    ("diff", "guitool"),
+    ("difftool", "cmd"),
+    ("difftool", "path"),
+    ("merge", "driver"),
+    ("merge", "tool"),
+    ("merge", "guitool"),
+    ("mergetool", "cmd"),
+    ("mergetool", "path"),
+    ("gpg", "program"),
+    ("gpg", "defaultkeycommand"),
+    ("credential", "helper"),
+    ("remote", "uploadpack"),
+    ("remote", "receivepack"),
+    ("remote", "vcs"),
+    ("uploadpack", "packobjectshook"),
+    ("core", "fsmonitor"),
+    ("core", "hookspath"),
+    ("core", "sshcommand"),
+    ("core", "editor"),
+    ("core", "askpass"),
+    ("core", "gitproxy"),
+    ("core", "alternaterefscommand"),
+    ("core", "worktree"),
+    ("core", "pager"),
+    ("sequence", "editor"),
+    ("submodule", "update"),
+    ("interactive", "difffilter"),
+    ("web", "browser"),
+    ("browser", "cmd"),
+    ("browser", "path"),
+    ("man", "cmd"),
+    ("man", "path"),
+    ("man", "viewer"),
+    ("sendemail", "sendmailcmd"),
+    ("sendemail", "smtpserver"),
+    ("sendemail", "tocmd"),
+    ("sendemail", "cccmd"),
+    ("sendemail", "headercmd"),
+    ("instaweb", "httpd"),
+    ("instaweb", "modulepath"),
+    ("trace2", "normaltarget"),
+    ("trace2", "perftarget"),
+    ("trace2", "eventtarget"),
+];
+
+/// Sections every key of which names a program or another file of configuration: includes,
+/// clean/smudge/process filters, aliases (`!cmd` runs a shell), pagers, and protocol permissions
+/// (`protocol.ext.allow` lets a URL run a command).
+const PROGRAM_SECTIONS: &[&str] = &["include", "includeif", "filter", "alias", "pager", "protocol"];
+
+/// Whether git may run a program (or read outside the work tree) because of the key `key`
+/// (`section[.subsection].name`, any case).
 fn runs_programs(key: &str) -> bool {
+    let key = key.to_ascii_lowercase();
     let parts: Vec<&str> = key.split('.').collect();
     let (section, last) = (parts[0], parts[parts.len() - 1]);
-    match section {
-        "include" | "includeif" | "filter" => true,
-        "diff" => matches!(last, "external" | "command" | "textconv"),
-        "gpg" => last == "program",
-        "merge" => last == "driver",
-        "core" => matches!(
-            last,
-            "fsmonitor"
-                | "hookspath"
-                | "sshcommand"
-                | "editor"
-                | "askpass"
-                | "gitproxy"
-                | "alternaterefscommand"
-                | "worktree"
-        ),
-        _ => false,
+    PROGRAM_SECTIONS.contains(&section)
+        || PROGRAM_KEYS.iter().any(|(s, l)| *s == section && *l == last)
+}
+
+/// Why the git command `args` (the program first) goes beyond what an "always" answer for git
+/// covers (issue 46): configuration given on the command line, global options that change the
+/// repository or the programs git uses, a `-C` out of the workspace, `git config` that changes
+/// something, options and subcommands that run a program by design, or a repository whose
+/// configuration names a program to run. `None`: it stays within the answer.
+pub(crate) fn beyond_grant(args: &[String], at: Place<'_>) -> Option<String> {
+    if git_config_override(args) {
+        return Some("it sets git configuration for this command (`-c`, `--config-env`), which can name a program to run".into());
     }
+    let mut i = 1;
+    let mut chdir = PathBuf::new();
+    let sub = loop {
+        let a = args.get(i)?.as_str();
+        if GIT_GLOBAL_FLAGS.contains(&a) {
+            i += 1;
+            continue;
+        }
+        let folder = if a == "-C" {
+            i += 2;
+            args.get(i - 1)?.as_str()
+        } else if let Some(f) = a.strip_prefix("-C").filter(|f| !f.is_empty()) {
+            i += 1;
+            f
+        } else if a.starts_with('-') {
+            return Some(format!(
+                "the git option `{a}` changes the repository, the configuration or the programs git uses"
+            ));
+        } else {
+            break a;
+        };
+        chdir = chdir.join(folder);
+        if path_escapes(&at.cwd.join(&chdir).to_string_lossy(), at) {
+            return Some(format!("`git -C {folder}` works in a folder outside the workspace"));
+        }
+    };
+    let rest = &args[i + 1..];
+    let has = |names: &[&str]| {
+        rest.iter().any(|a| {
+            names.iter().any(|n| a == n || (n.starts_with("--") && a.starts_with(&format!("{n}="))))
+        })
+    };
+    let runs = match sub {
+        "config" => {
+            const READS: &[&str] =
+                &["--get", "--get-all", "--get-regexp", "--list", "-l", "get", "list"];
+            const WRITES: &[&str] = &[
+                "--add",
+                "--unset",
+                "--unset-all",
+                "--replace-all",
+                "--edit",
+                "-e",
+                "--rename-section",
+                "--remove-section",
+                "set",
+                "unset",
+                "edit",
+                "rename-section",
+                "remove-section",
+            ];
+            (!has(READS) || has(WRITES))
+                .then_some("`git config` that changes a setting can name a program git runs later")
+        }
+        "rebase" => has(&["--exec", "-x"]).then_some("`git rebase --exec` runs a command"),
+        "fetch" | "pull" | "clone" | "ls-remote" => {
+            has(&["--upload-pack", "-u"]).then_some("`--upload-pack` names a program git runs")
+        }
+        "push" | "send-pack" => has(&["--receive-pack", "--exec"])
+            .then_some("`--receive-pack` names a program git runs"),
+        "archive" => {
+            has(&["--exec", "--remote"]).then_some("`git archive --exec` names a program git runs")
+        }
+        "submodule" => {
+            rest.iter().any(|a| a == "foreach").then_some("`git submodule foreach` runs a command")
+        }
+        "bisect" => rest.iter().any(|a| a == "run").then_some("`git bisect run` runs a command"),
+        "filter-branch" | "difftool" | "mergetool" | "instaweb" | "web--browse" | "daemon" => {
+            Some("this git command runs programs by design")
+        }
+        "grep" => has(&["-O", "--open-files-in-pager"]).then_some("`git grep -O` runs a pager"),
+        _ => has(&["--ext-diff", "--exec", "--upload-pack", "--receive-pack"])
+            .then_some("an option of this git command names a program to run"),
+    };
+    if let Some(why) = runs {
+        return Some(why.into());
+    }
+    repository_runs_programs(&at.cwd.join(&chdir))
+        .then(|| "the repository's configuration names a program git would run (a hook path, filter, diff driver, transport, pager, alias, ...)".into())
 }
 
 /// Whether a git config file names a program to run (or cannot be read whole): see
@@ -235,6 +373,15 @@ pub(super) fn read_only(args: &[String], at: Option<Place<'_>>) -> Option<bool> 
         {
             return Some(false);
         }
+        // `-L<range>:<file>` (glued) reads that file's history.
+        let line_range_escapes = rest.iter().any(|a| {
+            a.strip_prefix("-L")
+                .and_then(|r| r.rsplit_once(':'))
+                .is_some_and(|(_, p)| !p.is_empty() && path_escapes(p, here))
+        });
+        if line_range_escapes || !contents::bounded(sub, rest, here) {
+            return Some(false);
+        }
         // What the repository's configuration would run (issue 34: a repository under another
         // name, written by the model, with `diff.external`).
         if repository_runs_programs(&cwd) {
@@ -252,6 +399,33 @@ pub(super) fn made_unsafe(args: &[String]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 46 (G9): every key of the list, in a repository's config, is judged as naming a
+    /// program, in any case and under a subsection.
+    #[test]
+    fn every_program_key_is_judged() {
+        let d = tempfile::tempdir().unwrap();
+        let f = d.path().join("config");
+        for (section, key) in PROGRAM_KEYS {
+            for text in [
+                format!("[{section}]\n\t{key} = ./evil.sh\n"),
+                format!("[{section} \"Sub\"]\n\t{} = ./evil.sh\n", key.to_uppercase()),
+            ] {
+                std::fs::write(&f, &text).unwrap();
+                assert!(config_runs_programs(&f), "{text:?}");
+            }
+        }
+        for section in PROGRAM_SECTIONS {
+            std::fs::write(&f, format!("[{section} \"x\"]\n\tanything = y\n")).unwrap();
+            assert!(config_runs_programs(&f), "{section}");
+        }
+        for (section, key) in
+            [("remote", "url"), ("remote", "fetch"), ("core", "bare"), ("user", "name")]
+        {
+            std::fs::write(&f, format!("[{section}]\n\t{key} = x\n")).unwrap();
+            assert!(!config_runs_programs(&f), "{section}.{key}");
+        }
+    }
 
     /// Issue 34: a tab before `=` on the header's line, or a byte-order mark, hid
     /// `diff.external` from the check; git reads both.

@@ -6,7 +6,7 @@
 pub mod assignments;
 pub mod danger;
 pub mod expansion;
-mod git;
+pub(crate) mod git;
 pub mod parse;
 pub mod place;
 pub mod safety;

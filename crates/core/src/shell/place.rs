@@ -13,6 +13,18 @@ pub trait ReadJudge: Send + Sync {
     /// Whether a redirection may write `path` in `auto_edit` without asking: as write_file may
     /// there (inside, not sensitive, not read-only), and not a file that decides what runs.
     fn may_write(&self, path: &Path) -> Result<(), String>;
+    /// Why `path` (absolute, not yet resolved) is a file that decides what runs (settings,
+    /// policies, hooks, `.git/config`, context files), if it is one.
+    fn control(&self, path: &Path) -> Option<String> {
+        let _ = path;
+        None
+    }
+    /// Whether the name rules refuse `path` (absolute, taken as it is: no file is looked at),
+    /// or it lies outside the workspace. For many paths at once (a repository's index).
+    fn sensitive_name(&self, path: &Path) -> bool {
+        let _ = path;
+        false
+    }
 }
 
 /// Where a command runs and what it may read.

@@ -82,4 +82,19 @@ impl crate::shell::safety::ReadJudge for Workspace {
             None => Ok(()),
         }
     }
+
+    fn sensitive_name(&self, path: &Path) -> bool {
+        match self.check_base(path) {
+            Some(root) => self.sensitive.check(&super::paths::relative_to(path, root)).is_some(),
+            None => true,
+        }
+    }
+
+    fn control(&self, path: &Path) -> Option<String> {
+        match self.resolve_path(path) {
+            Ok(r) => self.control_file(&r.real),
+            // A path the file layer cannot resolve is not one it would let a tool write.
+            Err(e) => Some(e.to_string()),
+        }
+    }
 }

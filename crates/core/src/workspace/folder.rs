@@ -130,7 +130,10 @@ impl Folder<'_> {
         let fast = self.fast.as_ref()?;
         let name = name.to_str()?;
         let fits = self.path.as_os_str().len() + 1 + name.len() <= paths::MAX_PATH_CHARS;
-        let pass = fits && paths::plain_name(name) && self.ws.sensitive.segment_hit(name).is_none();
+        let pass = fits
+            && paths::plain_name(name)
+            && self.ws.sensitive.segment_hit(name).is_none()
+            && !super::sensitive::SensitiveRules::ends_a_secret_path(name);
         pass.then_some(fast)
     }
 

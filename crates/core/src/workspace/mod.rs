@@ -237,6 +237,18 @@ impl Workspace {
                     )),
                 });
             }
+            // Issue 46: `/`, the home folder or a folder above it gives the tools every file
+            // of the account; an editor's `cwd` or a client's root must not do that by accident.
+            if let Some(what) = paths::holds_home(&real, home.as_deref())
+                .filter(|_| !config.allow_home_or_root_workspace && !*read_only)
+            {
+                return Err(WorkspaceError::Root {
+                    path: given.clone(),
+                    why: std::io::Error::other(format!(
+                        "it is {what}, which would give the tools every file of your account; open a project folder instead (or set TOOLBELT_ALLOW_HOME_WORKSPACE=1 if you mean it)"
+                    )),
+                });
+            }
             out.push(Root { given: given.clone(), real, read_only: *read_only });
         }
         let sensitive = SensitiveRules::new(&config.sensitive_paths, &config.allow_sensitive_paths)
@@ -569,7 +581,11 @@ mod tests {
             std::os::unix::fs::symlink(&home, &link).unwrap();
             assert!(Workspace::new(&[link], &Config::default()).is_err());
         }
-        assert!(Workspace::new(&[PathBuf::from("/")], &Config::default()).is_ok());
+        // Named `/` itself it is refused too, unless asked for by name (issue 46, G7).
+        let err = Workspace::new(&[PathBuf::from("/")], &Config::default()).unwrap_err();
+        assert!(err.to_string().contains("TOOLBELT_ALLOW_HOME_WORKSPACE"), "{err}");
+        let cfg = Config { allow_home_or_root_workspace: true, ..Config::default() };
+        assert!(Workspace::new(&[PathBuf::from("/")], &cfg).is_ok());
     }
 
     #[test]

@@ -171,6 +171,20 @@ fn pathdiff(p: &Path, base: &Path) -> Option<String> {
     Some(if parts.is_empty() { ".".into() } else { parts.join("/") })
 }
 
+/// What `real` (a folder's real path) is when it is `/`, the home folder `home`, or a folder
+/// that holds it: a root there gives the tools every file of the account.
+pub(super) fn holds_home(real: &Path, home: Option<&Path>) -> Option<&'static str> {
+    if real == Path::new("/") {
+        Some("the root of the file system")
+    } else if home == Some(real) {
+        Some("your home folder")
+    } else if home.is_some_and(|h| h.starts_with(real)) {
+        Some("a folder that holds your home folder")
+    } else {
+        None
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -137,6 +137,19 @@ fn wildcard_match(pieces: &[Vec<u8>], text: &[u8]) -> bool {
 
 const BUILT_IN_SEGMENTS: [&str; 3] = [".git", ".env", "node_modules"];
 
+/// Paths of more than one name that hold secrets, refused wherever they appear in a path
+/// (issue 46: a workspace at `~` or `/` served GitHub's CLI token and `/etc/shadow`); their
+/// names alone (`gh`, `shadow`) are too common to refuse on their own.
+const SECRET_PATHS: [&str; 7] = [
+    ".config/gh",
+    ".config/hub",
+    ".config/gcloud",
+    ".local/share/keyrings",
+    "etc/shadow",
+    "etc/gshadow",
+    "etc/sudoers",
+];
+
 /// Templates of secret files, which hold placeholders and are meant to be read (as upstream,
 /// where only `.env` itself is outside the workspace): exempt from the configured patterns.
 const TEMPLATES: [&str; 5] =
@@ -181,14 +194,22 @@ impl SensitiveRules {
         if self.allowed_paths.as_ref().is_some_and(|set| set.is_match(relative)) {
             return None;
         }
-        segments(relative).find_map(|seg| self.segment_hit(seg))
+        secret_path_hit(relative)
+            .or_else(|| segments(relative).find_map(|seg| self.segment_hit(seg)))
+    }
+
+    /// Whether `name` is the last name of one of the [`SECRET_PATHS`]: a file of that name is
+    /// judged on its whole path, not on its name alone.
+    pub(crate) fn ends_a_secret_path(name: &str) -> bool {
+        SECRET_PATHS.iter().any(|p| p.rsplit('/').next().is_some_and(|last| last == name))
     }
 
     /// Whether no segment of `relative` is refused on its own, whatever the whole path's
     /// allowances: then a path below it is refused exactly when its own next segment is
     /// ([`Self::segment_hit`]) and the whole path is not allowed.
     pub(crate) fn segments_pass(&self, relative: &str) -> bool {
-        segments(relative).all(|seg| self.segment_hit(seg).is_none())
+        secret_path_hit(relative).is_none()
+            && segments(relative).all(|seg| self.segment_hit(seg).is_none())
     }
 
     /// The rule one segment (a file or folder name) matches, if it is not allowed on its own.
@@ -222,6 +243,18 @@ impl SensitiveRules {
 /// The segments of a relative path, empty ones and `.` left out.
 fn segments(relative: &str) -> impl Iterator<Item = &str> {
     relative.split('/').filter(|s| !s.is_empty() && *s != ".")
+}
+
+/// The [`SECRET_PATHS`] entry whose names come one after another in `relative`, if any.
+fn secret_path_hit(relative: &str) -> Option<SensitiveHit> {
+    let names: Vec<&str> = segments(relative).collect();
+    SECRET_PATHS.iter().find_map(|p| {
+        let rule: Vec<&str> = p.split('/').collect();
+        names
+            .windows(rule.len())
+            .any(|w| w == rule.as_slice())
+            .then(|| SensitiveHit { rule: (*p).to_string(), origin: "built-in" })
+    })
 }
 
 #[cfg(test)]

@@ -35,6 +35,12 @@ impl ElicitingApprover {
 /// The question, in words.
 pub fn message(req: &ConfirmationRequest) -> String {
     let body = match &req.details {
+        ConfirmationDetails::Exec { command, root_commands, .. } if !root_commands.is_empty() => {
+            format!(
+                "Run this shell command?\n{command}\n(\"{ALWAYS}\" allows {})",
+                toolbelt_core::policy::grant::covers(root_commands)
+            )
+        }
         ConfirmationDetails::Exec { command, .. } => format!("Run this shell command?\n{command}"),
         ConfirmationDetails::Edit { file_path, file_diff, .. } => {
             format!("Apply this change to {file_path}?\n{file_diff}")

@@ -1,0 +1,355 @@
+//! Issue 46, through the binary: a person answers the first question with "always" and every
+//! later one with no (as an editor would), and no later command the approval boundary flags
+//! may run on the strength of that "always". Each row of the attack (G1-G5), judged by its
+//! effect: a victim file still there, a canary not in the model's text.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::json;
+use toolbelt_test_support::TempTree;
+
+use super::mcp_session::Mcp;
+
+const ALWAYS: &str = "allow always (this session)";
+
+fn canonical(p: &Path) -> PathBuf {
+    std::fs::canonicalize(p).unwrap()
+}
+
+/// A project (trusted unless `untrusted`), a folder outside it with a key and a victim, and a
+/// home with a `.bashrc` and `.ssh`.
+struct Setup {
+    t: TempTree,
+    outside: TempTree,
+    root: PathBuf,
+}
+
+fn setup(trusted: bool) -> Setup {
+    let t = TempTree::new();
+    let outside = TempTree::new();
+    outside.file("id_rsa", "CANARY-outside-key\n");
+    outside.file("victim/keep.txt", "keep\n");
+    t.file(".env", "CANARY-env\n");
+    for f in ["a.txt", "b.txt", "c.txt", "docs/readme.txt"] {
+        t.file(f, "text\n");
+    }
+    t.file(".git/hooks/.keep", "");
+    std::fs::write(t.home().join(".bashrc"), "# original\n").unwrap();
+    std::fs::create_dir_all(t.home().join(".ssh")).unwrap();
+    std::fs::write(t.home().join(".ssh/id_rsa"), "CANARY-home-key\n").unwrap();
+    let root = canonical(t.root());
+    if trusted {
+        let trust = json!({ root.to_string_lossy(): "TRUST_FOLDER" });
+        std::fs::write(t.home().join("trusted-folders.json"), trust.to_string()).unwrap();
+    }
+    Setup { t, outside, root }
+}
+
+impl Setup {
+    /// A session whose person says "always" to the first question and no to every other.
+    fn session(&self) -> Mcp {
+        let mut m = Mcp::start(&self.t, &self.root, &[], &[], None);
+        m.answers.push_back(ALWAYS);
+        m
+    }
+}
+
+/// Runs `granted` (asked, answered "always"), then each of `flagged`, which must be asked
+/// (and so refused), then each of `covered`, which the answer still covers (run unasked).
+fn check(m: &mut Mcp, granted: &str, flagged: &[String], covered: &[&str]) {
+    let (text, _) = m.call("run_shell_command", json!({ "command": granted }));
+    assert_eq!(m.asked, 1, "{granted} was not asked: {text}");
+    for cmd in flagged {
+        let before = m.asked;
+        let (text, _) = m.call("run_shell_command", json!({ "command": cmd }));
+        assert_eq!(m.asked, before + 1, "`{cmd}` ran under the \"always\" for `{granted}`: {text}");
+        assert!(!text.contains("CANARY"), "`{cmd}` leaked: {text}");
+    }
+    for cmd in covered {
+        let before = m.asked;
+        let (text, _) = m.call("run_shell_command", json!({ "command": cmd }));
+        assert_eq!(m.asked, before, "`{cmd}` should be covered by `{granted}`: {text}");
+    }
+}
+
+/// G1 (critical): "always" on `echo hi > notes.txt` let `echo ... >> ~/.bashrc`, a rule into
+/// toolbelt's policies, `.gemini/settings.json`, `GEMINI.md` and a git hook through.
+#[test]
+fn g1_an_always_for_a_redirection_does_not_write_control_files_or_outside() {
+    let s = setup(true);
+    let home = canonical(s.t.home());
+    let mut m = s.session();
+    let flagged = [
+        format!("echo 'alias ls=x' >> {}/.bashrc", home.display()),
+        "echo 'alias ls=x' >> ~/.bashrc".to_string(),
+        format!(
+            "echo '[[rule]]\ntoolName=\"run_shell_command\"\ndecision=\"allow\"\npriority=900' > {}/policies/evil.toml",
+            home.display()
+        ),
+        "echo '{}' > .gemini/settings.json".to_string(),
+        "echo 'obey' > GEMINI.md".to_string(),
+        "echo 'touch PWNED' > .git/hooks/pre-commit".to_string(),
+        "echo x > .git/config".to_string(),
+        "cd .gemini && echo '{}' > settings.json".to_string(),
+        "echo x > notes.txt && cat ~/.ssh/id_rsa".to_string(),
+        "echo x > notes.txt; cp notes.txt .git/hooks/post-checkout".to_string(),
+    ];
+    check(&mut m, "echo hi > notes.txt", &flagged, &["echo more > notes2.txt", "echo hello"]);
+    assert_eq!(std::fs::read_to_string(home.join(".bashrc")).unwrap(), "# original\n");
+    for f in ["policies/evil.toml"] {
+        assert!(!home.join(f).exists(), "{f} was written");
+    }
+    for f in [".gemini/settings.json", "GEMINI.md", ".git/hooks/pre-commit", ".git/config"] {
+        assert!(!s.root.join(f).exists(), "{f} was written");
+    }
+    assert!(s.root.join("notes2.txt").exists());
+}
+
+/// G2: "always" on `rm a.txt` let `rm -rf <outside>` and `rm -rf ~/.ssh` through.
+#[test]
+fn g2_an_always_for_rm_removes_no_tree_and_nothing_outside() {
+    let s = setup(true);
+    let out = canonical(s.outside.root());
+    let mut m = s.session();
+    let flagged = [
+        format!("rm -rf {}/victim", out.display()),
+        "rm -rf ~/.ssh".to_string(),
+        format!("rm {}/victim/keep.txt", out.display()),
+        "rm ../victim".to_string(),
+        "rm -r docs".to_string(),
+        "rm --recursive docs".to_string(),
+        "rm .env".to_string(),
+        "sudo rm -fr docs".to_string(),
+        "env -C docs rm ../.env".to_string(),
+    ];
+    check(&mut m, "rm a.txt", &flagged, &["rm b.txt"]);
+    assert!(out.join("victim/keep.txt").exists());
+    assert!(s.t.home().join(".ssh/id_rsa").exists());
+    assert!(s.root.join("docs/readme.txt").exists() && s.root.join(".env").exists());
+    assert!(!s.root.join("b.txt").exists(), "the covered rm did not run");
+}
+
+/// G3: "always" on a `find` that asked let `find <dir> -delete` through.
+#[test]
+fn g3_an_always_for_find_does_not_cover_delete_or_exec() {
+    let s = setup(true);
+    let out = canonical(s.outside.root());
+    let mut m = s.session();
+    let flagged = [
+        format!("find {} -delete", out.display()),
+        "find docs -delete".to_string(),
+        "find docs -exec rm {} ;".to_string(),
+        format!("find {} -name keep.txt", out.display()),
+    ];
+    check(&mut m, &format!("find {} -name x", out.display()), &flagged, &[]);
+    assert!(out.join("victim/keep.txt").exists() && s.root.join("docs/readme.txt").exists());
+}
+
+/// G4: "always" on `git status` (asked in an untrusted folder) let `git -c core.fsmonitor=...`
+/// run a program and `git config core.hooksPath` change the repository.
+#[test]
+fn g4_an_always_for_git_does_not_cover_configuration() {
+    let s = setup(false);
+    let init = std::process::Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(&s.root)
+        .status()
+        .map(|st| st.success());
+    if init.is_err() {
+        // No git on this machine: nothing to run.
+        return;
+    }
+    let pwned = s.root.join("PWNED");
+    s.t.file("evil.sh", format!("#!/bin/sh\ntouch {}\n", pwned.display()));
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(s.root.join("evil.sh"), std::fs::Permissions::from_mode(0o755))
+        .unwrap();
+    let config = std::fs::read_to_string(s.root.join(".git/config")).unwrap();
+    let mut m = s.session();
+    let flagged = [
+        "git -c core.fsmonitor=./evil.sh status".to_string(),
+        "git --config-env=core.fsmonitor=HOME status".to_string(),
+        "git config core.hooksPath hooks".to_string(),
+        "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.fsmonitor GIT_CONFIG_VALUE_0=./evil.sh git status"
+            .to_string(),
+        "git --exec-path=. status".to_string(),
+        "git -C .. status".to_string(),
+    ];
+    check(&mut m, "git status", &flagged, &["git status --short"]);
+    assert!(!pwned.exists(), "a program ran");
+    assert_eq!(std::fs::read_to_string(s.root.join(".git/config")).unwrap(), config);
+}
+
+/// G5: "always" on `cat .env` let `cat ~/.ssh/id_rsa` through.
+#[test]
+fn g5_an_always_for_cat_reads_nothing_outside_or_sensitive() {
+    let s = setup(true);
+    let out = canonical(s.outside.root());
+    let mut m = s.session();
+    let flagged = [
+        "cat ~/.ssh/id_rsa".to_string(),
+        format!("cat {}/id_rsa", out.display()),
+        "cat ../id_rsa".to_string(),
+        "cat $HOME/.ssh/id_rsa".to_string(),
+        "cat < ~/.ssh/id_rsa".to_string(),
+    ];
+    check(&mut m, "cat .env", &flagged, &[]);
+}
+
+/// G7: a workspace at the home folder (an editor's `cwd`, `--root`) served gh, kube and
+/// gcloud tokens and shell history. It is refused unless asked for by name, and even then
+/// those files are sensitive.
+#[test]
+fn g7_a_workspace_at_home_is_refused_and_its_tokens_stay_sensitive() {
+    let t = TempTree::new();
+    let home = canonical(t.home());
+    for (f, text) in [
+        (".kube/config", "CANARY-kube"),
+        (".config/gh/hosts.yml", "CANARY-gh"),
+        (".config/gcloud/access_tokens.db", "CANARY-gcloud"),
+        (".terraform.d/credentials.tfrc.json", "CANARY-tf"),
+        (".vault-token", "CANARY-vault"),
+        (".bash_history", "CANARY-history"),
+        ("notes.txt", "plain notes"),
+    ] {
+        let p = home.join(f);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+    let root = home.to_string_lossy().into_owned();
+    let read = |f: &str, allow: bool| {
+        let args = json!({ "file_path": home.join(f) }).to_string();
+        let mut c = super::command(&t, &["call", "read_file", &args, "--root", &root]);
+        if allow {
+            c.env("TOOLBELT_ALLOW_HOME_WORKSPACE", "1");
+        }
+        let out = c.output().unwrap();
+        (
+            out.status.code(),
+            format!(
+                "{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            ),
+        )
+    };
+    let (code, text) = read("notes.txt", false);
+    assert_ne!(code, Some(0), "{text}");
+    assert!(
+        text.contains("home folder") && text.contains("TOOLBELT_ALLOW_HOME_WORKSPACE"),
+        "{text}"
+    );
+    let (code, text) = read("notes.txt", true);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(text.contains("plain notes"), "{text}");
+    for f in [
+        ".kube/config",
+        ".config/gh/hosts.yml",
+        ".config/gcloud/access_tokens.db",
+        ".terraform.d/credentials.tfrc.json",
+        ".vault-token",
+        ".bash_history",
+    ] {
+        let (_, text) = read(f, true);
+        assert!(!text.contains("CANARY"), "{f} was served: {text}");
+    }
+    // A glob of the whole home lists none of them.
+    let mut c = super::command(&t, &["call", "glob", r#"{"pattern":"**/*"}"#, "--root", &root]);
+    c.env("TOOLBELT_ALLOW_HOME_WORKSPACE", "1");
+    let out = String::from_utf8_lossy(&c.output().unwrap().stdout).into_owned();
+    for name in ["hosts.yml", "access_tokens.db", ".vault-token", ".bash_history", ".kube"] {
+        assert!(!out.contains(name), "{name} listed: {out}");
+    }
+}
+
+/// A git repository of this test's own, with `.env` committed and changed.
+fn repository_with_a_secret(s: &Setup) -> bool {
+    let git = |args: &[&str]| {
+        std::process::Command::new("git")
+            .args(args)
+            .current_dir(&s.root)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_AUTHOR_NAME", "t")
+            .env("GIT_AUTHOR_EMAIL", "t@t")
+            .env("GIT_COMMITTER_NAME", "t")
+            .env("GIT_COMMITTER_EMAIL", "t@t")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    let _ = std::fs::remove_dir_all(s.root.join(".git"));
+    if !git(&["init", "-q"]) {
+        return false;
+    }
+    assert!(git(&["add", "-A"]) && git(&["commit", "-qm", "one"]));
+    std::fs::write(s.root.join(".env"), "CANARY-env-2\n").unwrap();
+    std::fs::write(s.root.join("a.txt"), "changed\n").unwrap();
+    true
+}
+
+/// G8: in a trusted repository with a tracked `.env`, known-safe git printed it unasked.
+#[test]
+fn g8_known_safe_git_never_prints_a_sensitive_file() {
+    let s = setup(true);
+    if !repository_with_a_secret(&s) {
+        return; // no git here
+    }
+    let blob = std::process::Command::new("git")
+        .args(["rev-parse", "HEAD:.env"])
+        .current_dir(&s.root)
+        .output()
+        .unwrap();
+    let blob = String::from_utf8_lossy(&blob.stdout).trim().to_string();
+    let mut m = Mcp::start(&s.t, &s.root, &[], &[], None);
+    for cmd in [
+        "git diff".to_string(),
+        "git diff HEAD".to_string(),
+        "git show".to_string(),
+        "git log -p".to_string(),
+        "git log -L1,1:.env".to_string(),
+        format!("git show {blob}"),
+        format!("git show {}", &blob[..8]),
+        "git show HEAD:.env".to_string(),
+        "git diff --cached HEAD~0".to_string(),
+    ] {
+        let before = m.asked;
+        let (text, _) = m.call("run_shell_command", json!({ "command": cmd }));
+        assert_eq!(m.asked, before + 1, "`{cmd}` ran unasked: {text}");
+        assert!(!text.contains("CANARY"), "`{cmd}` leaked: {text}");
+    }
+    // What names only plain files still runs unasked.
+    for cmd in ["git status", "git log --oneline", "git diff -- a.txt", "git log -p -- a.txt"] {
+        let before = m.asked;
+        let (text, _) = m.call("run_shell_command", json!({ "command": cmd }));
+        assert_eq!(m.asked, before, "`{cmd}` was asked: {text}");
+        assert!(!text.contains("CANARY"), "`{cmd}` leaked: {text}");
+    }
+}
+
+/// G9: a repository that came with its `.git`, whose config names `remote.<name>.uploadpack`
+/// (or another program key), ran it from a known-safe git command.
+#[test]
+fn g9_a_repository_that_names_a_program_makes_git_ask() {
+    let s = setup(true);
+    if !repository_with_a_secret(&s) {
+        return;
+    }
+    let pwned = s.root.join("PWNED");
+    s.t.file("evil.sh", format!("#!/bin/sh\ntouch {}\n", pwned.display()));
+    let config = s.root.join(".git/config");
+    let original = std::fs::read_to_string(&config).unwrap();
+    let mut m = Mcp::start(&s.t, &s.root, &[], &[], None);
+    for key in [
+        "[remote \"origin\"]\n\turl = .\n\tuploadpack = ./evil.sh",
+        "[remote \"origin\"]\n\treceivepack = ./evil.sh",
+        "[core]\n\tpager = ./evil.sh",
+        "[alias]\n\tst = !./evil.sh",
+        "[credential]\n\thelper = ./evil.sh",
+        "[uploadpack]\n\tpackObjectsHook = ./evil.sh",
+    ] {
+        std::fs::write(&config, format!("{original}{key}\n")).unwrap();
+        let before = m.asked;
+        let (text, _) = m.call("run_shell_command", json!({ "command": "git status" }));
+        assert_eq!(m.asked, before + 1, "git status ran unasked with {key:?}: {text}");
+    }
+    assert!(!pwned.exists());
+}
