@@ -57,6 +57,7 @@ fn main() {
         args: &built.args,
         server_name: None,
         annotations: built.tool.annotations(),
+        canonical: None,
     };
     let t = Instant::now();
     for _ in 0..N {

@@ -54,6 +54,7 @@ fn bench(c: &mut Criterion) {
                     args: &args,
                     server_name: None,
                     annotations: None,
+                    canonical: None,
                 },
                 ApprovalMode::Default,
             )

@@ -154,6 +154,7 @@ impl Registry {
             name: t.name(),
             server_name: t.server_name(),
             annotations: t.annotations(),
+            canonical: t.canonical_name(),
         });
         let mut hidden = policy.excluded_tools(facts, mode);
         hidden.extend(exclude.iter().filter(|e| !e.contains('(')).cloned());

@@ -167,6 +167,11 @@ pub trait Tool: Send + Sync {
     fn server_name(&self) -> Option<&str> {
         None
     }
+    /// An MCP tool's own `mcp_<server>_<tool>` name where a clash with another server's tool
+    /// gave it another (`mcp_a_b_x_2`): policy rules about the first name apply to it too.
+    fn canonical_name(&self) -> Option<&str> {
+        None
+    }
     /// Whether this call changes the world: a mutating call never runs alongside others.
     /// Default: the tool's [`Kind`].
     fn is_mutating(&self, _args: &Value) -> bool {

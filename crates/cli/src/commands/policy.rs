@@ -142,8 +142,36 @@ async fn check(tool: String, args: String, json: bool, s: crate::cli::SessionArg
         args: &args,
         server_name: t.and_then(|t| t.server_name()),
         annotations: t.and_then(|t| t.annotations()),
+        canonical: t.and_then(|t| t.canonical_name()),
     };
-    let verdict = engine.check(&call, mode);
+    // The answer the real call gets (issue 46, G13: `cat .env` said "allow" here and asked
+    // there): the file layer judges the paths, and a write to a file that decides what runs
+    // asks, as the scheduler does.
+    let env = session.env();
+    #[cfg(unix)]
+    let files: Option<&dyn toolbelt_core::shell::safety::ReadJudge> = Some(&*env.workspace);
+    #[cfg(not(unix))]
+    let files = None;
+    let mut verdict = engine.check_in(&call, mode, files);
+    let control = t
+        .and_then(|t| t.build(args.clone(), &env).ok())
+        .and_then(|inv| inv.writes().iter().find_map(|w| env.workspace.control_file(w)));
+    if let Some(why) = control.filter(|_| {
+        mode != toolbelt_core::policy::ApprovalMode::Yolo
+            && verdict.decision == toolbelt_core::policy::Decision::Allow
+    }) {
+        // Nobody to ask: the scheduler refuses it.
+        let (decision, word) = if interactive {
+            (toolbelt_core::policy::Decision::AskUser, "ask_user")
+        } else {
+            (toolbelt_core::policy::Decision::Deny, "deny")
+        };
+        verdict.decision = decision;
+        verdict.reason = format!(
+            "{}; {word} because it would change a file that decides what runs: {why}",
+            verdict.reason
+        );
+    }
     let rule = verdict.rule.as_ref();
     // A tool that does not exist is "not found" for the model, whatever policy says of it.
     let unknown = t.is_none().then(|| registry.not_found_message(&tool));

@@ -353,3 +353,39 @@ fn g9_a_repository_that_names_a_program_makes_git_ask() {
     }
     assert!(!pwned.exists());
 }
+
+/// G13: `toolbelt policy check` said "allow" for `cat .env`, which the real call asks about
+/// (the check had no file layer), and for a write to a file that decides what runs.
+#[test]
+fn g13_policy_check_answers_what_the_real_call_gets() {
+    let s = setup(true);
+    let check = |tool: &str, args: &str, extra: &[&str]| {
+        let mut argv = vec!["policy", "check", tool, args, "--json"];
+        argv.extend_from_slice(extra);
+        super::toolbelt(&s.t, &argv, None).json()["decision"].as_str().unwrap_or("").to_string()
+    };
+    let cat = r#"{"command":"cat .env"}"#;
+    assert_eq!(check("run_shell_command", cat, &[]), "deny");
+    assert_eq!(check("run_shell_command", cat, &["--interactive"]), "ask_user");
+    let real = super::toolbelt(&s.t, &["call", "run_shell_command", cat], None);
+    assert_ne!(real.code, 0, "{}", real.stdout);
+    assert!(!real.stdout.contains("CANARY"));
+    assert_eq!(
+        check("run_shell_command", r#"{"command":"cat a.txt"}"#, &["--interactive"]),
+        "allow"
+    );
+    let settings = r#"{"file_path":".gemini/settings.json","content":"{}"}"#;
+    assert_eq!(check("write_file", settings, &["--approval-mode", "auto_edit"]), "deny");
+    assert_eq!(
+        check("write_file", settings, &["--approval-mode", "auto_edit", "--interactive"]),
+        "ask_user"
+    );
+    assert_eq!(
+        check(
+            "write_file",
+            r#"{"file_path":"new.txt","content":"x"}"#,
+            &["--approval-mode", "auto_edit"]
+        ),
+        "allow"
+    );
+}

@@ -18,6 +18,9 @@ pub struct PolicyCall<'a> {
     pub server_name: Option<&'a str>,
     /// The MCP tool's annotations, if any.
     pub annotations: Option<&'a Map<String, Value>>,
+    /// An MCP tool's own name, `mcp_<server>_<tool>`, where a clash with another server's tool
+    /// renamed the call (`mcp_a_b_x_2`): rules are matched against both (issue 46, G12).
+    pub canonical: Option<&'a str>,
 }
 
 /// The session facts rules can depend on.

@@ -34,7 +34,8 @@ pub(super) fn evaluate_at(
         .filter(|_| rules.iter().any(Rule::matches_command))
         .map(|(command, _)| stable_stringify(&serde_json::json!({ "command": command })));
     let server = call.server_name.map(str::to_string).or_else(|| server_from_name(call.name));
-    let names = names_for(call.name);
+    let mut names = names_for(call.name);
+    names.extend(call.canonical.filter(|c| *c != call.name));
     for rule in rules {
         if ctx.disable_always_allow && rule.is_always_allow() {
             continue;
@@ -218,13 +219,21 @@ pub(super) fn rule_matches_ignoring_args(
     name: &str,
     server: Option<&str>,
     annotations: Option<&Map<String, Value>>,
+    canonical: Option<&str>,
     ctx: &PolicyContext<'_>,
 ) -> bool {
     let server = server.map(str::to_string).or_else(|| server_from_name(name));
-    let names = names_for(name);
+    let mut names = names_for(name);
+    names.extend(canonical.filter(|c| *c != name));
     let mut r = rule.clone();
     r.args_pattern = None;
-    let call = PolicyCall { name, args: &Value::Null, server_name: server.as_deref(), annotations };
+    let call = PolicyCall {
+        name,
+        args: &Value::Null,
+        server_name: server.as_deref(),
+        annotations,
+        canonical: None,
+    };
     rule_matches(&r, &call, &names, None, server.as_deref(), ctx)
 }
 
@@ -280,7 +289,7 @@ mod tests {
     use serde_json::json;
 
     fn call<'a>(name: &'a str, args: &'a Value) -> PolicyCall<'a> {
-        PolicyCall { name, args, server_name: None, annotations: None }
+        PolicyCall { name, args, server_name: None, annotations: None, canonical: None }
     }
 
     fn sorted(mut rules: Vec<Rule>) -> Vec<Rule> {
@@ -347,6 +356,42 @@ mod tests {
         assert_eq!(evaluate(&call("write_file", &no), &rules, &ctx).decision, Decision::Deny);
     }
 
+    /// Issue 46 (G12): servers `a` (tool `b_x`) and `a_b` (tool `x`) both make `mcp_a_b_x`;
+    /// the second was renamed `mcp_a_b_x_2` and escaped a deny rule on `mcp_a_b_x`. Rules
+    /// about the name a tool would have had apply to it, in calls and in the tool list.
+    #[test]
+    fn a_renamed_mcp_tool_is_still_bound_by_rules_on_its_own_name() {
+        let rules = vec![Rule::new("mcp_a_b_x", Decision::Deny, 4.5, "u")];
+        let args = json!({});
+        let ctx = PolicyContext::default();
+        for (name, server) in [("mcp_a_b_x", "a"), ("mcp_a_b_x_2", "a_b")] {
+            let c = PolicyCall {
+                name,
+                args: &args,
+                server_name: Some(server),
+                annotations: None,
+                canonical: Some("mcp_a_b_x"),
+            };
+            assert_eq!(evaluate(&c, &rules, &ctx).decision, Decision::Deny, "{name}");
+            let facts = super::super::sources::ToolFacts {
+                name,
+                server_name: Some(server),
+                annotations: None,
+                canonical: Some("mcp_a_b_x"),
+            };
+            assert!(super::super::sources::is_excluded(&facts, &rules, &ctx), "{name}");
+        }
+        let engine = crate::policy::PolicyEngine::new(rules, true);
+        let c = PolicyCall {
+            name: "mcp_a_b_x_2",
+            args: &args,
+            server_name: Some("a_b"),
+            annotations: None,
+            canonical: Some("mcp_a_b_x"),
+        };
+        assert_eq!(engine.check(&c, ApprovalMode::Default).decision, Decision::Deny);
+    }
+
     #[test]
     fn mcp_wildcards_need_the_server() {
         let rules = vec![
@@ -360,6 +405,7 @@ mod tests {
             args: &args,
             server_name: Some("github"),
             annotations: None,
+            canonical: None,
         };
         assert_eq!(evaluate(&gh, &rules, &ctx).decision, Decision::Allow);
         let other = PolicyCall {
@@ -367,6 +413,7 @@ mod tests {
             args: &args,
             server_name: Some("jira"),
             annotations: None,
+            canonical: None,
         };
         assert_eq!(evaluate(&other, &rules, &ctx).decision, Decision::Deny);
         // server parsed from the name when not given
@@ -384,6 +431,7 @@ mod tests {
             args: &args,
             server_name: Some("docs"),
             annotations: None,
+            canonical: None,
         };
         assert_eq!(evaluate(&c, &[r], &PolicyContext::default()).decision, Decision::Deny);
     }
@@ -402,6 +450,7 @@ mod tests {
             args: &args,
             server_name: Some("s"),
             annotations: Some(&ann),
+            canonical: None,
         };
         assert_eq!(evaluate(&c, &rules, &ctx).decision, Decision::AskUser);
         let c = PolicyCall { annotations: None, ..c };

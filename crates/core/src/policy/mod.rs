@@ -171,7 +171,21 @@ impl PolicyEngine {
     ) -> Verdict {
         let mut ctx = self.context(mode);
         ctx.files = files;
-        evaluate(call, &self.rules_for(call.name, call.server_name), &ctx)
+        let rules = match call.canonical.filter(|c| *c != call.name) {
+            // A renamed MCP tool (rare): the rules of either name, in order, not cached.
+            Some(canonical) => self
+                .rules
+                .reading()
+                .iter()
+                .filter(|r| {
+                    evaluate::may_apply(r, call.name, call.server_name)
+                        || evaluate::may_apply(r, canonical, call.server_name)
+                })
+                .cloned()
+                .collect(),
+            None => self.rules_for(call.name, call.server_name),
+        };
+        evaluate(call, &rules, &ctx)
     }
 
     /// The rules that can apply to a tool, whatever the arguments and mode (the order kept, so
@@ -210,7 +224,16 @@ mod tests {
         args: serde_json::Value,
         mode: ApprovalMode,
     ) -> Verdict {
-        engine.check(&PolicyCall { name, args: &args, server_name: None, annotations: None }, mode)
+        engine.check(
+            &PolicyCall {
+                name,
+                args: &args,
+                server_name: None,
+                annotations: None,
+                canonical: None,
+            },
+            mode,
+        )
     }
 
     #[test]
@@ -287,8 +310,13 @@ mod tests {
             for mode in [ApprovalMode::Default, ApprovalMode::Plan, ApprovalMode::Yolo] {
                 for (name, server) in calls {
                     let args = json!({"command": "ls", "file_path": "a"});
-                    let call =
-                        PolicyCall { name, args: &args, server_name: server, annotations: None };
+                    let call = PolicyCall {
+                        name,
+                        args: &args,
+                        server_name: server,
+                        annotations: None,
+                        canonical: None,
+                    };
                     let all = engine.rules();
                     let want = evaluate(&call, &all, &engine.context(mode));
                     let got = engine.check(&call, mode);

@@ -353,6 +353,8 @@ pub struct ToolFacts<'a> {
     pub server_name: Option<&'a str>,
     /// Its MCP annotations, if any.
     pub annotations: Option<&'a Map<String, Value>>,
+    /// An MCP tool's name before a clash renamed it (see `Tool::canonical_name`).
+    pub canonical: Option<&'a str>,
 }
 
 /// Whether policy denies the tool whatever its arguments. `rules` must be in
@@ -365,7 +367,14 @@ pub fn is_excluded(tool: &ToolFacts<'_>, rules: &[Rule], ctx: &PolicyContext<'_>
         if ctx.disable_always_allow && r.is_always_allow() {
             continue;
         }
-        if !rule_matches_ignoring_args(r, tool.name, tool.server_name, tool.annotations, ctx) {
+        if !rule_matches_ignoring_args(
+            r,
+            tool.name,
+            tool.server_name,
+            tool.annotations,
+            tool.canonical,
+            ctx,
+        ) {
             continue;
         }
         match (&r.args_pattern, r.decision) {
@@ -384,8 +393,17 @@ mod tests {
     use crate::settings::{McpServerSettings, ToolSettings};
 
     fn decide(e: &PolicyEngine, name: &str, args: Value, mode: ApprovalMode) -> Decision {
-        e.check(&PolicyCall { name, args: &args, server_name: None, annotations: None }, mode)
-            .decision
+        e.check(
+            &PolicyCall {
+                name,
+                args: &args,
+                server_name: None,
+                annotations: None,
+                canonical: None,
+            },
+            mode,
+        )
+        .decision
     }
 
     #[test]
@@ -457,7 +475,11 @@ mod tests {
         crate::policy::sort_rules(&mut rules);
         let ctx = PolicyContext { interactive: false, ..PolicyContext::default() };
         let x = |name| {
-            is_excluded(&ToolFacts { name, server_name: None, annotations: None }, &rules, &ctx)
+            is_excluded(
+                &ToolFacts { name, server_name: None, annotations: None, canonical: None },
+                &rules,
+                &ctx,
+            )
         };
         // Headless default mode hides the tools that would ask, and those without rules.
         for hidden in [
@@ -474,19 +496,34 @@ mod tests {
         }
         let interactive = PolicyContext::default();
         assert!(!is_excluded(
-            &ToolFacts { name: "write_file", server_name: None, annotations: None },
+            &ToolFacts {
+                name: "write_file",
+                server_name: None,
+                annotations: None,
+                canonical: None
+            },
             &rules,
             &interactive
         ));
         let plan = PolicyContext { mode: ApprovalMode::Plan, ..PolicyContext::default() };
         assert!(is_excluded(
-            &ToolFacts { name: "run_shell_command", server_name: None, annotations: None },
+            &ToolFacts {
+                name: "run_shell_command",
+                server_name: None,
+                annotations: None,
+                canonical: None
+            },
             &rules,
             &plan
         ));
         assert!(
             !is_excluded(
-                &ToolFacts { name: "write_file", server_name: None, annotations: None },
+                &ToolFacts {
+                    name: "write_file",
+                    server_name: None,
+                    annotations: None,
+                    canonical: None
+                },
                 &rules,
                 &plan
             ),
@@ -521,6 +558,7 @@ mod tests {
                 args: &serde_json::json!({}),
                 server_name: None,
                 annotations: None,
+                canonical: None,
             },
             d,
         );

@@ -99,7 +99,13 @@ mod tests {
         let ctx = PolicyContext::default();
         let c = |a: &Value| {
             evaluate(
-                &PolicyCall { name: "an_edit_tool", args: a, server_name: None, annotations: None },
+                &PolicyCall {
+                    name: "an_edit_tool",
+                    args: a,
+                    server_name: None,
+                    annotations: None,
+                    canonical: None,
+                },
                 &rules,
                 &ctx,
             )
@@ -131,7 +137,13 @@ mod tests {
         let c = |cmd: &str| {
             let a = json!({"command": cmd});
             evaluate(
-                &PolicyCall { name: SHELL, args: &a, server_name: None, annotations: None },
+                &PolicyCall {
+                    name: SHELL,
+                    args: &a,
+                    server_name: None,
+                    annotations: None,
+                    canonical: None,
+                },
                 &rules,
                 &ctx,
             )

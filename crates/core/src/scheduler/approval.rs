@@ -27,6 +27,7 @@ impl Scheduler {
                 args: &b.args,
                 server_name: b.tool.server_name(),
                 annotations: b.tool.annotations(),
+                canonical: b.tool.canonical_name(),
             };
             #[cfg(unix)]
             let files: Option<&dyn crate::shell::safety::ReadJudge> = Some(&*env.workspace);

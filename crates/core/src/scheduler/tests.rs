@@ -510,6 +510,7 @@ async fn always_allow_and_save_persists_a_rule_for_later_sessions() {
             args: &args,
             server_name: None,
             annotations: None,
+            canonical: None,
         },
         ApprovalMode::Default,
     );

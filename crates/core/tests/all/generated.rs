@@ -210,6 +210,7 @@ fn decide(e: &PolicyEngine, command: &str, mode: ApprovalMode) -> Decision {
             args: &args,
             server_name: None,
             annotations: None,
+            canonical: None,
         },
         mode,
     )

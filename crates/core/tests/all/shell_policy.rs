@@ -40,6 +40,7 @@ fn decide(e: &PolicyEngine, command: &str, mode: ApprovalMode) -> Decision {
             args: &args,
             server_name: None,
             annotations: None,
+            canonical: None,
         },
         mode,
     )
@@ -266,6 +267,7 @@ fn a_nested_command_key_does_not_satisfy_a_prefix_rule() {
             args: &args,
             server_name: None,
             annotations: None,
+            canonical: None,
         },
         ApprovalMode::Default,
     );

@@ -150,6 +150,7 @@ pub(super) fn tools(
         annotations.insert("_serverName".into(), json!(spec.name));
         tools.push(Arc::new(McpTool {
             fqn: naming::qualified_name(&spec.name, &original),
+            canonical: naming::qualified_name(&spec.name, &original),
             server: spec.name.clone(),
             // Cut when it was listed.
             description: t.description.as_deref().unwrap_or("").to_string(),

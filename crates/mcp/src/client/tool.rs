@@ -22,6 +22,8 @@ use super::{Connection, convert};
 /// One remote tool.
 pub struct McpTool {
     pub(super) fqn: String,
+    /// `mcp_<server>_<tool>` before a clash renamed `fqn`.
+    pub(super) canonical: String,
     pub(super) server: String,
     pub(super) original: String,
     pub(super) description: String,
@@ -53,6 +55,9 @@ impl Tool for McpTool {
     }
     fn server_name(&self) -> Option<&str> {
         Some(&self.server)
+    }
+    fn canonical_name(&self) -> Option<&str> {
+        (self.canonical != self.fqn).then_some(self.canonical.as_str())
     }
     fn annotations(&self) -> Option<&Map<String, Value>> {
         Some(&self.annotations)

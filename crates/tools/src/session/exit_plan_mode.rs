@@ -107,8 +107,11 @@ impl Invocation for ExitCall {
         format!("Requesting plan approval for: {}", self.plans_dir.join(&self.name).display())
     }
 
+    /// It asks its own question where it can (a terminal, `run`); where it cannot (an ACP
+    /// editor, an MCP client with elicitation) the scheduler asks the person through the
+    /// approver, as for any call (issue 46, G11: ACP reported "Plan approved" unasked).
     fn confirms_itself(&self) -> bool {
-        true
+        self.questioner.is_some()
     }
 
     async fn execute(&self, ctx: ExecContext) -> ToolResult {
@@ -212,5 +215,31 @@ mod tests {
         for escape in ["x/../../../../../etc/passwd", "../p.md", "/etc/passwd", "."] {
             assert!(resolve(escape, &root, &plans).is_err(), "{escape}");
         }
+    }
+
+    /// Issue 46 (G11): without a questioner of its own (ACP), the call does not vouch for a
+    /// person's approval: the scheduler asks the editor.
+    #[test]
+    fn without_a_questioner_the_scheduler_asks() {
+        let d = tempfile::tempdir().unwrap();
+        let call = |questioner: Option<Arc<dyn Questioner>>| ExitCall {
+            name: "p.md".into(),
+            path: d.path().join("p.md"),
+            plans_dir: d.path().to_path_buf(),
+            questioner,
+        };
+        assert!(!call(None).confirms_itself());
+        struct Asks;
+        #[async_trait]
+        impl Questioner for Asks {
+            async fn ask(
+                &self,
+                _questions: &[Value],
+                _cancel: &tokio_util::sync::CancellationToken,
+            ) -> Option<serde_json::Map<String, Value>> {
+                None
+            }
+        }
+        assert!(call(Some(Arc::new(Asks))).confirms_itself());
     }
 }
