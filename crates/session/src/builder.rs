@@ -256,7 +256,10 @@ impl SessionBuilder {
             let home = sources.user_home.as_deref();
             let mut state = vec![sources.state_dir.clone(), config.home_dir.clone()];
             state.extend(home.map(|h| h.join(".gemini")));
-            config.sandbox = Some(crate::sandbox::build(req, home, &root, &state)?);
+            config.sandbox = Some(
+                crate::sandbox::build(req, home, &root, &state)?
+                    .with_context_files(&tool_settings.context_file_names),
+            );
             if let Some(gaps) = toolbelt_core::process::sandbox::support().gaps() {
                 notices.push(format!("sandbox: {gaps}"));
             }

@@ -395,3 +395,34 @@ fn without_landlock_the_sandbox_tests_fail_unless_told() {
     let (ok, text) = run(true);
     assert!(ok && text.contains("1 passed"), "{text}");
 }
+
+/// Issue 46 (G10): the root's `GEMINI.md` (and the context files settings name) became the
+/// next session's instructions, and sandboxed commands could change them. They are read-only
+/// where they exist; where one does not, nothing is made in its place.
+#[test]
+fn context_files_are_read_only_to_sandboxed_commands() {
+    if !usable() || !support_mount_ns() {
+        return;
+    }
+    let p = Place::new();
+    p.tree.file("GEMINI.md", "the person's instructions\n");
+    p.tree.file("AGENTS.md", "agents\n");
+    p.tree.file("notes.md", "notes\n");
+    let settings = r#"{"context":{"fileName":["GEMINI.md","AGENTS.md"]}}"#;
+    std::fs::write(p.tree.home().join("settings.json"), settings).unwrap();
+    let r = p.shell(
+        "echo obey >> GEMINI.md; echo obey >> AGENTS.md; rm -f GEMINI.md; mv AGENTS.md x.md; \
+         echo more >> notes.md; echo done",
+        &[],
+    );
+    assert!(r.stdout.contains("done"), "{}{}", r.stdout, r.stderr);
+    let read = |f: &str| std::fs::read_to_string(p.tree.root().join(f)).unwrap_or_default();
+    assert_eq!(read("GEMINI.md"), "the person's instructions\n");
+    assert_eq!(read("AGENTS.md"), "agents\n");
+    assert_eq!(read("notes.md"), "notes\nmore\n", "the workspace stays writable");
+    // No GEMINI.md in a root: none is made (a folder in its place would break the next start).
+    let q = Place::new();
+    let r = q.shell("echo done", &[]);
+    assert!(r.stdout.contains("done"), "{}{}", r.stdout, r.stderr);
+    assert!(!q.tree.root().join("GEMINI.md").exists());
+}

@@ -142,6 +142,8 @@ pub struct Protected {
     pub base_id: (u64, u64),
     /// The protected path beneath `base` (no `..`, no symlink allowed on the way).
     pub rel: PathBuf,
+    /// A file protected where it exists (a context file), never created where it does not.
+    pub only_if_present: bool,
 }
 
 impl Protected {
@@ -166,6 +168,9 @@ pub struct Sandbox {
     protected: Vec<Protected>,
     /// The command's own terminal (`--pty`), writable although other terminals are not.
     terminal: Option<Grant>,
+    /// The context file names read into the model's instructions from each root
+    /// (`context.fileName`; `GEMINI.md` always): read-only where they exist (issue 46, G10).
+    context_files: Vec<String>,
 }
 
 /// Tool caches under the home folder that commands may write. Not the folders that hold
@@ -207,6 +212,9 @@ const DEVICES: &[&str] =
 /// review: `.git/commondir` moved the repository's config elsewhere). Commits and other git
 /// writes then need a command run outside the sandbox.
 pub const ROOT_CONTROL: &[&str] = &[".gemini", ".toolbelt", ".git"];
+
+/// The context file every root may have (upstream's default `context.fileName`).
+pub const ROOT_CONTEXT: &str = "GEMINI.md";
 
 impl Sandbox {
     /// The sandbox of a session, without its roots: `profile`, the temp folders, the tool
@@ -272,7 +280,20 @@ impl Sandbox {
             state,
             protected: Vec::new(),
             terminal: None,
+            context_files: vec![ROOT_CONTEXT.to_string()],
         })
+    }
+
+    /// This sandbox keeping the context files `names` of each root read-only too (besides
+    /// `GEMINI.md`): they become the next session's instructions. Plain names only.
+    pub fn with_context_files(mut self, names: &[String]) -> Self {
+        for n in names {
+            let plain = !n.is_empty() && !n.contains('/') && n != "." && n != "..";
+            if plain && !self.context_files.contains(n) {
+                self.context_files.push(n.clone());
+            }
+        }
+        self
     }
 
     /// This sandbox with the workspace's roots as they are now: `roots` are each root's real
@@ -300,6 +321,16 @@ impl Sandbox {
                         base_id: id,
                         rel: PathBuf::from(rel),
                         read_only: true,
+                        only_if_present: false,
+                    });
+                }
+                for name in &self.context_files {
+                    controls.push(Protected {
+                        base: path.to_path_buf(),
+                        base_id: id,
+                        rel: PathBuf::from(name),
+                        read_only: true,
+                        only_if_present: true,
                     });
                 }
                 grants.push(grant);
@@ -320,6 +351,7 @@ impl Sandbox {
                 base_id: grants::identity(base_grant.fd())?,
                 rel: PathBuf::from(name),
                 read_only: true,
+                only_if_present: false,
             });
         }
         // A bind keeps a folder's contents, not its name: a writable root (or the folder that
@@ -360,6 +392,7 @@ impl Sandbox {
                 base_id: grants::identity(g.fd())?,
                 rel: PathBuf::from("."),
                 read_only: false,
+                only_if_present: false,
             });
         }
         protected.extend(controls);
@@ -426,6 +459,7 @@ impl Sandbox {
             state: Vec::new(),
             protected: Vec::new(),
             terminal: None,
+            context_files: Vec::new(),
         })
     }
 

@@ -202,7 +202,8 @@ impl Plan {
             )
             .map_err(|_| moved())?;
             let same = identity(dir).map(|id| id == p.base_id).unwrap_or(false);
-            let found = if same { ensure(dir, &p.rel, &rel) } else { Ok(false) };
+            let found =
+                if same { ensure(dir, &p.rel, &rel, !p.only_if_present) } else { Ok(false) };
             close(dir);
             if !same {
                 return Err(moved());
@@ -369,7 +370,8 @@ unsafe fn write_file(path: &std::ffi::CStr, bytes: &[u8]) -> std::io::Result<()>
 /// that may be missing: `.gemini`, `.toolbelt`, a state folder (one component), and `hooks` in a
 /// repository's `.git`. `Ok(false)`: missing and not created (`.git/config` without `.git`), or
 /// `.git` is a folder (only a `.git` file is protected whole).
-fn ensure(dir: libc::c_int, rel: &Path, rel_c: &CString) -> std::io::Result<bool> {
+/// `create`: a missing folder may be made (never a context file, which is a file).
+fn ensure(dir: libc::c_int, rel: &Path, rel_c: &CString, create: bool) -> std::io::Result<bool> {
     match openat2(
         dir,
         rel_c,
@@ -391,8 +393,9 @@ fn ensure(dir: libc::c_int, rel: &Path, rel_c: &CString) -> std::io::Result<bool
         Err(e) => return Err(e),
     }
     // `.git` is never made: an empty one would break git there.
-    let creatable =
-        rel != Path::new(".git") && matches!(rel.parent(), Some(p) if p.as_os_str().is_empty());
+    let creatable = create
+        && rel != Path::new(".git")
+        && matches!(rel.parent(), Some(p) if p.as_os_str().is_empty());
     if !creatable {
         return Ok(false);
     }
