@@ -389,3 +389,68 @@ fn g13_policy_check_answers_what_the_real_call_gets() {
         "allow"
     );
 }
+
+/// G14: `agent-toolbelt` ran the first `toolbelt` on PATH when none was beside it, and the
+/// npm launcher took a platform package from any `node_modules` above it, where a sandboxed
+/// command could plant one. Each runs its own package's toolbelt or none.
+#[test]
+fn g14_launchers_run_only_their_own_toolbelt() {
+    use std::os::unix::fs::PermissionsExt;
+    let d = tempfile::tempdir().unwrap();
+    let base = canonical(d.path());
+    let pwned = base.join("PWNED");
+    let evil = base.join("evil");
+    std::fs::create_dir_all(&evil).unwrap();
+    let script = format!("#!/bin/sh\ntouch {}\n", pwned.display());
+    std::fs::write(evil.join("toolbelt"), &script).unwrap();
+    std::fs::set_permissions(evil.join("toolbelt"), std::fs::Permissions::from_mode(0o755))
+        .unwrap();
+    // The PyPI launcher, alone in its folder, with a planted toolbelt first on PATH.
+    let bin = base.join("venv/bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::fs::copy(env!("CARGO_BIN_EXE_agent-toolbelt"), bin.join("agent-toolbelt")).unwrap();
+    let path = format!("{}:{}", evil.display(), std::env::var("PATH").unwrap_or_default());
+    let out = std::process::Command::new(bin.join("agent-toolbelt"))
+        .arg("--version")
+        .env("PATH", &path)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(127));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("reinstall"), "{out:?}");
+    assert!(!pwned.exists(), "the launcher ran a toolbelt from PATH");
+    std::fs::copy(super::binary(), bin.join("toolbelt")).unwrap();
+    let out = std::process::Command::new(bin.join("agent-toolbelt"))
+        .arg("--version")
+        .env("PATH", &path)
+        .output()
+        .unwrap();
+    assert!(out.status.success() && String::from_utf8_lossy(&out.stdout).contains("toolbelt"));
+    // The npm launcher, not installed beside its platform package, with one planted in a
+    // node_modules above it.
+    let Ok(node) = std::process::Command::new("node").arg("--version").output() else {
+        return; // no Node here
+    };
+    assert!(node.status.success());
+    let planted = base.join("node_modules/agent-toolbelt-linux-x64");
+    for arch in ["x64", "arm64"] {
+        let p = base.join(format!("node_modules/agent-toolbelt-linux-{arch}"));
+        std::fs::create_dir_all(p.join("bin")).unwrap();
+        let name = format!("agent-toolbelt-linux-{arch}");
+        std::fs::write(p.join("package.json"), json!({ "name": name }).to_string()).unwrap();
+        std::fs::write(p.join("bin/toolbelt"), &script).unwrap();
+        std::fs::set_permissions(p.join("bin/toolbelt"), std::fs::Permissions::from_mode(0o755))
+            .unwrap();
+    }
+    assert!(planted.exists());
+    let launcher = base.join("pkg/agent-toolbelt/bin");
+    std::fs::create_dir_all(&launcher).unwrap();
+    let src = concat!(env!("CARGO_MANIFEST_DIR"), "/../../npm/agent-toolbelt/bin/toolbelt.js");
+    std::fs::copy(src, launcher.join("toolbelt.js")).unwrap();
+    let out = std::process::Command::new("node")
+        .arg(launcher.join("toolbelt.js"))
+        .arg("--version")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(!pwned.exists(), "the npm launcher ran a planted package");
+}

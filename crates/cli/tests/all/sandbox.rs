@@ -426,3 +426,49 @@ fn context_files_are_read_only_to_sandboxed_commands() {
     assert!(r.stdout.contains("done"), "{}{}", r.stdout, r.stderr);
     assert!(!q.tree.root().join("GEMINI.md").exists());
 }
+
+/// Issue 46 (G6): installed with `npx` or `uvx`, toolbelt's binary lay in a cache the sandbox
+/// lets commands write; a sandboxed command replaced it, and the next launch ran the
+/// replacement unsandboxed. The program and its package folder are read-only inside; the rest
+/// of the cache stays writable.
+#[test]
+fn toolbelt_own_program_and_package_are_read_only_inside() {
+    if !usable() || !support_mount_ns() {
+        return;
+    }
+    let p = Place::new();
+    let home = p.tree.home();
+    for (layout, marker) in [
+        (".cache/uv/archive-v0/abc", "pyvenv.cfg"),
+        (".npm/_npx/abc/node_modules/agent-toolbelt-linux-x64", "package.json"),
+    ] {
+        let package = home.join(layout);
+        std::fs::create_dir_all(package.join("bin")).unwrap();
+        std::fs::write(package.join(marker), "{}\n").unwrap();
+        let exe = package.join("bin/toolbelt");
+        std::fs::copy(super::binary(), &exe).unwrap();
+        let size = std::fs::metadata(&exe).unwrap().len();
+        let script = format!(
+            "echo x > {exe}; cp /bin/true {exe}; echo y > {bin}/agent-toolbelt; mv {pkg} {pkg}.old; \
+             echo ok > {home}/.cache/other; echo done",
+            exe = exe.display(),
+            bin = package.join("bin").display(),
+            pkg = package.display(),
+            home = home.display()
+        );
+        let args = serde_json::json!({ "command": script }).to_string();
+        let out = std::process::Command::new(&exe)
+            .args(["call", "-s", "run_shell_command", &args, "--approval-mode", "yolo"])
+            .current_dir(p.tree.root())
+            .env("HOME", home)
+            .env("TOOLBELT_HOME", home)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.contains("done"), "{text}{}", String::from_utf8_lossy(&out.stderr));
+        assert_eq!(std::fs::metadata(&exe).map(|m| m.len()).ok(), Some(size), "{layout}: replaced");
+        assert!(!package.join("bin/agent-toolbelt").exists(), "{layout}: a program was added");
+        assert!(!home.join(format!("{layout}.old")).exists(), "{layout}: the package was moved");
+        assert!(home.join(".cache/other").exists(), "the cache is still writable");
+    }
+}

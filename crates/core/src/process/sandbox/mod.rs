@@ -171,6 +171,10 @@ pub struct Sandbox {
     /// The context file names read into the model's instructions from each root
     /// (`context.fileName`; `GEMINI.md` always): read-only where they exist (issue 46, G10).
     context_files: Vec<String>,
+    /// What runs toolbelt: its executable and the package folder it was installed in (real
+    /// paths). Read-only inside even beneath a writable cache (issue 46, G6: a command
+    /// replaced the binary in `~/.npm/_npx/...`, and the next launch ran it unsandboxed).
+    enforcer: Vec<PathBuf>,
 }
 
 /// Tool caches under the home folder that commands may write. Not the folders that hold
@@ -281,6 +285,7 @@ impl Sandbox {
             protected: Vec::new(),
             terminal: None,
             context_files: vec![ROOT_CONTEXT.to_string()],
+            enforcer: enforcer_paths(),
         })
     }
 
@@ -336,8 +341,28 @@ impl Sandbox {
                 grants.push(grant);
             }
         }
+        let root_paths: Vec<PathBuf> = grants.iter().map(|g| g.path.clone()).collect();
         grants.append(&mut s.writable);
         s.writable = grants;
+        // toolbelt's own program and package, where a writable folder holds them but no root
+        // does (a program built inside the workspace is the workspace's to rebuild).
+        let mut enforcer = Vec::new();
+        for path in &self.enforcer {
+            if root_paths.iter().any(|r| path.starts_with(r))
+                || !s.writable.iter().any(|g| path.starts_with(&g.path))
+            {
+                continue;
+            }
+            let (Some(base), Some(name)) = (path.parent(), path.file_name()) else { continue };
+            let Some(base_grant) = grants::open(base)? else { continue };
+            enforcer.push(Protected {
+                base: base.to_path_buf(),
+                base_id: grants::identity(base_grant.fd())?,
+                rel: PathBuf::from(name),
+                read_only: true,
+                only_if_present: true,
+            });
+        }
         let mut state = Vec::new();
         for st in &self.state {
             let Ok(real) = std::fs::canonicalize(st) else { continue };
@@ -364,7 +389,8 @@ impl Sandbox {
             .iter()
             .filter(|(_, _, ro)| !ro)
             .map(|(p, _, _)| p.to_path_buf())
-            .chain(state.iter().map(|p| p.base.clone()));
+            .chain(state.iter().map(|p| p.base.clone()))
+            .chain(enforcer.iter().map(|p| p.base.clone()));
         for target in targets {
             let Some(above) = s
                 .writable
@@ -397,6 +423,7 @@ impl Sandbox {
         }
         protected.extend(controls);
         protected.extend(state);
+        protected.extend(enforcer);
         s.protected = protected;
         Ok(s)
     }
@@ -460,6 +487,7 @@ impl Sandbox {
             protected: Vec::new(),
             terminal: None,
             context_files: Vec::new(),
+            enforcer: Vec::new(),
         })
     }
 
@@ -495,6 +523,21 @@ impl Sandbox {
     pub fn terminal(&self) -> Option<&Grant> {
         self.terminal.as_ref()
     }
+}
+
+/// toolbelt's executable and the package folder it came in, as real paths: the nearest
+/// `node_modules` folder above it (npm, npx), or the Python environment (`pyvenv.cfg`: uvx,
+/// uv tools, pipx, a venv) it is installed in.
+fn enforcer_paths() -> Vec<PathBuf> {
+    let Ok(exe) = std::env::current_exe().and_then(std::fs::canonicalize) else {
+        return Vec::new();
+    };
+    let package = exe.ancestors().skip(1).find(|d| {
+        d.file_name().is_some_and(|n| n == "node_modules") || d.join("pyvenv.cfg").is_file()
+    });
+    let mut out = vec![exe.clone()];
+    out.extend(package.map(Path::to_path_buf));
+    out
 }
 
 fn dedup(v: &mut Vec<PathBuf>) {
