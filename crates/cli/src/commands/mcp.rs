@@ -22,6 +22,10 @@ struct Running {
 
 async fn parts(args: &McpArgs) -> Result<(ServerParts, Running), CliError> {
     let timeout = args.timeout_ms;
+    // Started in `/` or the home folder without --root, the folder is a placeholder the server
+    // does not serve (see `root_refused` below) until the client names its roots: it may be
+    // opened, but the client's roots are judged by the setting as it is.
+    let placeholder = args.session.roots.is_empty() && started_in_home_or_root();
     let builder = session::builder(&args.session)
         .model_family(args.model_family)
         .mcp_servers(args.proxy)
@@ -29,9 +33,16 @@ async fn parts(args: &McpArgs) -> Result<(ServerParts, Running), CliError> {
             if let Some(t) = timeout {
                 c.tool_call_timeout_ms = t;
             }
+            c.allow_home_or_root_workspace |= placeholder;
         });
     let mut session = session::build(builder).await?;
     let mut parts = session.server_parts();
+    if placeholder {
+        let mut config = (*parts.env.config).clone();
+        config.allow_home_or_root_workspace = std::env::var("TOOLBELT_ALLOW_HOME_WORKSPACE")
+            .is_ok_and(|v| matches!(v.trim(), "1" | "true"));
+        parts.env.config = Arc::new(config);
+    }
     // With --root the user chose the workspace; without it the client's roots are used, and
     // the folder toolbelt was started in is served only if it is not `/` or the home folder.
     parts.client_roots = args.session.roots.is_empty();
@@ -380,4 +391,11 @@ fn http_options(args: &McpArgs, addr: std::net::SocketAddr) -> Result<http::Http
         header_timeout: toolbelt_mcp::server::limits::DEFAULT_HEADER_TIMEOUT,
         body_timeout: toolbelt_mcp::server::limits::DEFAULT_BODY_TIMEOUT,
     })
+}
+
+/// Whether the folder toolbelt runs in is `/` or the home folder.
+fn started_in_home_or_root() -> bool {
+    let Ok(cwd) = std::env::current_dir().and_then(std::fs::canonicalize) else { return false };
+    let home = toolbelt_core::files::user_home().and_then(|h| std::fs::canonicalize(h).ok());
+    cwd.parent().is_none() || home.as_deref() == Some(cwd.as_path())
 }

@@ -110,6 +110,14 @@ async fn bad_messages_get_json_rpc_errors_and_the_connection_goes_on() {
         );
         a.send(&json!({"jsonrpc": "2.0", "id": 7, "method": "session/new", "params": {"cwd": "relative/dir", "mcpServers": []}}).to_string());
         assert_eq!(a.answer(&json!(7))["error"]["code"], -32602);
+        // Issue 46 (G7): an editor's `cwd` of the home folder or `/` served every token of the
+        // account; it is refused with what to do.
+        for (id, cwd) in [(73, t.home().canonicalize().unwrap()), (74, "/".into())] {
+            a.send(&json!({"jsonrpc": "2.0", "id": id, "method": "session/new", "params": {"cwd": cwd, "mcpServers": []}}).to_string());
+            let e = a.answer(&json!(id));
+            assert!(e.get("error").is_some(), "{e}");
+            assert!(e.to_string().contains("TOOLBELT_ALLOW_HOME_WORKSPACE"), "{e}");
+        }
         // Issue 35: a model name went into the model API's path as it came, reaching other
         // endpoints of the server.
         a.send(&json!({"jsonrpc": "2.0", "id": 71, "method": "session/set_config_option", "params": {"sessionId": sid, "configId": "model", "value": "../../../_control/reset?"}}).to_string());

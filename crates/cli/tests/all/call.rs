@@ -506,10 +506,21 @@ fn a_relative_root_that_holds_the_home_folder_is_not_taken_for_a_link() {
     t.file("a.txt", "hello");
     t.dir("home");
     let home = t.root().join("home");
+    // A root that holds the home folder is refused unless asked for (issue 46); asked for, it
+    // is taken as it is.
+    let refused =
+        crate::command(&t, &["call", "--root", ".", "read_file", r#"{"file_path":"a.txt"}"#])
+            .env("HOME", &home)
+            .output()
+            .unwrap();
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(2), "{err}");
+    assert!(err.contains("a folder that holds your home folder"), "{err}");
     let run = |root: &str| {
         let out =
             crate::command(&t, &["call", "--root", root, "read_file", r#"{"file_path":"a.txt"}"#])
                 .env("HOME", &home)
+                .env("TOOLBELT_ALLOW_HOME_WORKSPACE", "1")
                 .output()
                 .unwrap();
         (

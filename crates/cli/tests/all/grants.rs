@@ -454,3 +454,18 @@ fn g14_launchers_run_only_their_own_toolbelt() {
     assert_eq!(out.status.code(), Some(1), "{out:?}");
     assert!(!pwned.exists(), "the npm launcher ran a planted package");
 }
+
+/// G7: an MCP client's root of `/` (or the home folder) made every file the tools'; with `/`
+/// a sandboxed command wrote anywhere. Such a root is refused and the server says why.
+#[test]
+fn g7_a_client_root_of_the_file_system_or_home_is_refused() {
+    let s = setup(true);
+    let home = canonical(s.t.home());
+    for root in [Path::new("/"), home.as_path()] {
+        let mut m = Mcp::start(&s.t, &s.root, &[], &[], Some(&[root]));
+        let (text, error) = m.call("read_file", json!({ "file_path": home.join(".ssh/id_rsa") }));
+        assert!(error && !text.contains("CANARY"), "{}: {text}", root.display());
+        let (text, _) = m.call("list_directory", json!({ "dir_path": "/etc" }));
+        assert!(!text.contains("passwd"), "{}: {text}", root.display());
+    }
+}

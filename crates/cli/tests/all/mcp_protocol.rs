@@ -272,9 +272,22 @@ fn the_home_folder_is_not_served_without_root_or_roots() {
     assert!(!text.contains("private.txt"));
     drop(stdin);
     let _ = child.wait();
-    // With --root it serves as asked.
-    let (mut child, mut stdin, mut out) =
-        crate::mcp_stdio_in(&t, t.home(), &["--root", t.home().to_str().unwrap()]);
+    // With --root the home folder is refused too (issue 46, G7): every file of the account
+    // would be the tools'. Asked for by name, it serves.
+    let home = t.home().to_str().unwrap();
+    let out = crate::command(&t, &["mcp", "--root", home]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("your home folder") && err.contains("TOOLBELT_ALLOW_HOME_WORKSPACE"),
+        "{err}"
+    );
+    let mut c = crate::command(&t, &["mcp", "--root", home]);
+    c.current_dir(t.home()).env("TOOLBELT_ALLOW_HOME_WORKSPACE", "1");
+    let (mut child, mut stdin, mut out) = crate::mcp_spawn(&mut c);
+    writeln!(stdin, "{}", crate::mcp_initialize()).unwrap();
+    let _ = answer(&mut out);
+    writeln!(stdin, r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#).unwrap();
     writeln!(stdin, "{call}").unwrap();
     let r = answer(&mut out)["result"].clone();
     assert!(r["content"][0]["text"].as_str().unwrap().contains("private.txt"), "{r}");

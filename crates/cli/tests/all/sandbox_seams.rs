@@ -383,6 +383,7 @@ fn control_files_inside_a_writable_root_stay_read_only() {
         &["call", "-s", "--root", h, "run_shell_command", &args, "--approval-mode", "yolo"],
     )
     .env("TOOLBELT_HOME", home.join(".toolbelt"))
+    .env("TOOLBELT_ALLOW_HOME_WORKSPACE", "1")
     .output()
     .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
@@ -395,6 +396,7 @@ fn control_files_inside_a_writable_root_stay_read_only() {
         &["call", "-s", "--root", h, "run_shell_command", &args, "--approval-mode", "yolo"],
     )
     .env("TOOLBELT_HOME", home.join(".toolbelt"))
+    .env("TOOLBELT_ALLOW_HOME_WORKSPACE", "1")
     .output()
     .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
