@@ -96,9 +96,7 @@ fn g1_an_always_for_a_redirection_does_not_write_control_files_or_outside() {
     ];
     check(&mut m, "echo hi > notes.txt", &flagged, &["echo more > notes2.txt", "echo hello"]);
     assert_eq!(std::fs::read_to_string(home.join(".bashrc")).unwrap(), "# original\n");
-    for f in ["policies/evil.toml"] {
-        assert!(!home.join(f).exists(), "{f} was written");
-    }
+    assert!(!home.join("policies/evil.toml").exists(), "a policy file was written");
     for f in [".gemini/settings.json", "GEMINI.md", ".git/hooks/pre-commit", ".git/config"] {
         assert!(!s.root.join(f).exists(), "{f} was written");
     }

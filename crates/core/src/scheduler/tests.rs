@@ -504,16 +504,14 @@ async fn always_allow_and_save_persists_a_rule_for_later_sessions() {
     let (engine, errors) = PolicyEngine::load(&[(dir.as_path(), crate::policy::Tier::User)], true);
     assert!(errors.is_empty(), "{errors:?}");
     let args = json!({"text": "b"});
-    let v = engine.check(
-        &crate::policy::PolicyCall {
-            name: "quick",
-            args: &args,
-            server_name: None,
-            annotations: None,
-            canonical: None,
-        },
-        ApprovalMode::Default,
-    );
+    let call = crate::policy::PolicyCall {
+        name: "quick",
+        args: &args,
+        server_name: None,
+        annotations: None,
+        canonical: None,
+    };
+    let v = engine.check(&call, ApprovalMode::Default);
     assert_eq!(v.decision, Decision::Allow, "a new session allows it without asking");
 }
 
