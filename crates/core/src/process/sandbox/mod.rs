@@ -353,15 +353,7 @@ impl Sandbox {
             {
                 continue;
             }
-            let (Some(base), Some(name)) = (path.parent(), path.file_name()) else { continue };
-            let Some(base_grant) = grants::open(base)? else { continue };
-            enforcer.push(Protected {
-                base: base.to_path_buf(),
-                base_id: grants::identity(base_grant.fd())?,
-                rel: PathBuf::from(name),
-                read_only: true,
-                only_if_present: true,
-            });
+            enforcer.extend(read_only_entry(path, true)?);
         }
         let mut state = Vec::new();
         for st in &self.state {
@@ -369,15 +361,7 @@ impl Sandbox {
             if !s.writable.iter().any(|g| real.starts_with(&g.path)) {
                 continue;
             }
-            let (Some(base), Some(name)) = (real.parent(), real.file_name()) else { continue };
-            let Some(base_grant) = grants::open(base)? else { continue };
-            state.push(Protected {
-                base: base.to_path_buf(),
-                base_id: grants::identity(base_grant.fd())?,
-                rel: PathBuf::from(name),
-                read_only: true,
-                only_if_present: false,
-            });
+            state.extend(read_only_entry(&real, false)?);
         }
         // A bind keeps a folder's contents, not its name: a writable root (or the folder that
         // holds a protected state folder) beneath another writable folder could be renamed
@@ -523,6 +507,21 @@ impl Sandbox {
     pub fn terminal(&self) -> Option<&Grant> {
         self.terminal.as_ref()
     }
+}
+
+/// `path` kept read-only, found beneath its parent folder as that folder is now (`None`: the
+/// parent is gone, or `path` is `/`).
+#[cfg(unix)]
+fn read_only_entry(path: &Path, only_if_present: bool) -> Result<Option<Protected>, SandboxError> {
+    let (Some(base), Some(name)) = (path.parent(), path.file_name()) else { return Ok(None) };
+    let Some(base_grant) = grants::open(base)? else { return Ok(None) };
+    Ok(Some(Protected {
+        base: base.to_path_buf(),
+        base_id: grants::identity(base_grant.fd())?,
+        rel: PathBuf::from(name),
+        read_only: true,
+        only_if_present,
+    }))
 }
 
 /// toolbelt's executable and the package folder it came in, as real paths: the nearest
