@@ -231,9 +231,20 @@ impl SessionBuilder {
         let refused = |real: &std::path::Path| {
             rules.as_ref().and_then(|r| r.check_folder(real)).map(|hit| hit.rule)
         };
+        let home = sources.user_home.as_deref().and_then(|h| std::fs::canonicalize(h).ok());
+        let broad = |real: &std::path::Path| {
+            toolbelt_core::workspace::paths::holds_home(real, home.as_deref())
+                .filter(|_| !config.allow_home_or_root_workspace)
+        };
         for dir in &tool_settings.include_directories {
             let p = included_dir(dir, &root, sources.user_home.as_deref());
             match std::fs::canonicalize(&p) {
+                // Issue 46 (G7): every file of the account would be the tools'.
+                Ok(real) if real.is_dir() && broad(&real).is_some() => notices.push(format!(
+                    "context.includeDirectories: {} is {}; it is not part of the workspace (TOOLBELT_ALLOW_HOME_WORKSPACE=1 allows it)",
+                    real.display(),
+                    broad(&real).unwrap_or_default()
+                )),
                 Ok(real) if real.is_dir() && refused(&real).is_some() => notices.push(format!(
                     "context.includeDirectories: {} matches the sensitive-path rule \"{}\"; it is not part of the workspace",
                     real.display(),

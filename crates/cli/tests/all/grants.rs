@@ -467,3 +467,21 @@ fn g7_a_client_root_of_the_file_system_or_home_is_refused() {
         assert!(!text.contains("passwd"), "{}: {text}", root.display());
     }
 }
+
+/// G7: `context.includeDirectories` naming the home folder made it part of the workspace.
+#[test]
+fn g7_an_included_home_folder_is_left_out_with_a_notice() {
+    let t = TempTree::new();
+    let home = canonical(t.home());
+    std::fs::write(home.join("notes.txt"), "CANARY-home-notes").unwrap();
+    std::fs::write(home.join("settings.json"), r#"{"context":{"includeDirectories":["~"]}}"#)
+        .unwrap();
+    let args = json!({ "file_path": home.join("notes.txt") }).to_string();
+    let r = super::toolbelt(&t, &["call", "read_file", &args], None);
+    assert!(!r.stdout.contains("CANARY"), "{}", r.stdout);
+    assert!(
+        r.stderr.contains("is your home folder; it is not part of the workspace"),
+        "{}",
+        r.stderr
+    );
+}

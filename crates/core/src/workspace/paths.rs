@@ -173,7 +173,7 @@ fn pathdiff(p: &Path, base: &Path) -> Option<String> {
 
 /// What `real` (a folder's real path) is when it is `/`, the home folder `home`, or a folder
 /// that holds it: a root there gives the tools every file of the account.
-pub(super) fn holds_home(real: &Path, home: Option<&Path>) -> Option<&'static str> {
+pub fn holds_home(real: &Path, home: Option<&Path>) -> Option<&'static str> {
     if real == Path::new("/") {
         Some("the root of the file system")
     } else if home == Some(real) {

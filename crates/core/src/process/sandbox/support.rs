@@ -87,7 +87,7 @@ impl Support {
         out.push_str(&format!(
             "mount namespace: {}\n",
             if self.mount_ns {
-                "yes (toolbelt's state, and .gemini/, .toolbelt/, .git and the context files (GEMINI.md) in each root, are read-only inside)"
+                "yes (toolbelt's state and its own program, and .gemini/, .toolbelt/, .git and the context files (GEMINI.md) in each root, are read-only inside)"
             } else {
                 "no (unprivileged user namespaces are off): control files inside the workspace's roots stay writable to sandboxed commands; writes to them by toolbelt's own tools are still asked"
             }
