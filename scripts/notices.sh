@@ -12,6 +12,7 @@ if ! cargo about --version 2>/dev/null | grep -q " $version"; then
   echo "installing cargo-about $version (crates.io)" >&2
   cargo install --quiet --locked cargo-about --version "$version"
 fi
+mkdir -p "$(dirname "$out")"
 cargo about -L warn generate --fail --locked --manifest-path crates/cli/Cargo.toml \
   about.hbs -o "$out"
 echo "notices: $(grep -c '^  [a-z0-9_-]* [0-9]' "$out") crate entries in $out" >&2
