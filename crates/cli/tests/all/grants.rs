@@ -208,6 +208,13 @@ fn g7_a_workspace_at_home_is_refused_and_its_tokens_stay_sensitive() {
         (".terraform.d/credentials.tfrc.json", "CANARY-tf"),
         (".vault-token", "CANARY-vault"),
         (".bash_history", "CANARY-history"),
+        // The second attack: what the first list missed.
+        (".local/share/fish/fish_history", "CANARY-fish"),
+        (".lesshst", "CANARY-less"),
+        (".viminfo", "CANARY-vim"),
+        (".config/rclone/rclone.conf", "CANARY-rclone"),
+        (".m2/settings.xml", "CANARY-maven"),
+        (".mozilla/firefox/p.default/logins.json", "CANARY-firefox"),
         ("notes.txt", "plain notes"),
     ] {
         let p = home.join(f);
@@ -247,6 +254,12 @@ fn g7_a_workspace_at_home_is_refused_and_its_tokens_stay_sensitive() {
         ".terraform.d/credentials.tfrc.json",
         ".vault-token",
         ".bash_history",
+        ".local/share/fish/fish_history",
+        ".lesshst",
+        ".viminfo",
+        ".config/rclone/rclone.conf",
+        ".m2/settings.xml",
+        ".mozilla/firefox/p.default/logins.json",
     ] {
         let (_, text) = read(f, true);
         assert!(!text.contains("CANARY"), "{f} was served: {text}");

@@ -6,6 +6,7 @@ mod evaluate;
 pub mod grant;
 mod hint;
 pub mod lint;
+mod places;
 mod rule;
 pub mod saved;
 mod shell;

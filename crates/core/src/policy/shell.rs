@@ -7,7 +7,7 @@
 //! rule; prefix commands (`env`, `sudo`, `xargs`, `eval`, `VAR=x`, ...) are unwrapped and the
 //! command they run is checked too; nesting deeper than [`MAX_DEPTH`] is asked about.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Why a command whose program is only known when it runs is denied or asked about.
 pub(super) const RUNTIME_PROGRAM: &str = "runs a program only known when it runs (a variable, a glob or brace pattern, or a script read from input)";
@@ -56,6 +56,7 @@ fn runtime_program(program: &str, sub: &str) -> bool {
 pub(super) const UNTRUSTED_GIT: &str = "it runs git in an untrusted folder";
 
 use super::call::{PolicyCall, PolicyContext, Verdict};
+use super::places::{redirections_stay_in_workspace, workspace};
 use super::rule::{ApprovalMode, Decision, Rule};
 use crate::shell::safety::{self, Place};
 use crate::shell::words::{canonical_command, unwrap_command};
@@ -75,13 +76,6 @@ fn strictest(a: Decision, b: Decision) -> Decision {
 
 fn default_decision(ctx: &PolicyContext<'_>) -> Decision {
     if ctx.interactive { Decision::AskUser } else { Decision::Deny }
-}
-
-pub(super) fn workspace(ctx: &PolicyContext<'_>) -> PathBuf {
-    ctx.workspace
-        .map(Path::to_path_buf)
-        .or_else(|| std::env::current_dir().ok())
-        .unwrap_or_default()
 }
 
 /// Why a command was allowed by the known-safe table.
@@ -150,36 +144,6 @@ fn downgrade_for_redirection(
         return false;
     }
     !(ctx.mode == ApprovalMode::AutoEdit && redirections_stay_in_workspace(command, dir_path, ctx))
-}
-
-/// In `auto_edit`, a redirection goes through unasked only when every target is a plain file
-/// of the workspace that the mode already lets the model write: a literal path, inside, not a
-/// sensitive file, and not one of the files that decide what runs (settings, policies, hooks,
-/// `.git/config`; see `crate::workspace::control`).
-pub(super) fn redirections_stay_in_workspace(
-    command: &str,
-    dir_path: Option<&str>,
-    ctx: &PolicyContext<'_>,
-) -> bool {
-    let Some(targets) = crate::shell::redirection_targets(command) else { return false };
-    let Some(files) = ctx.files else { return false };
-    let ws = workspace(ctx);
-    let cwd = dir_path.map_or_else(|| ws.clone(), |d| ws.join(d));
-    targets.iter().all(|(input, t)| {
-        if t == "/dev/null"
-            || (t.starts_with('&') && t[1..].bytes().all(|b| b.is_ascii_digit() || b == b'-'))
-        {
-            return true;
-        }
-        // Quotes and backslashes: bash removes them all, the grammar's text keeps them
-        // (`'/'tmp/x` was judged as a name in the workspace; issue 34).
-        if t.is_empty() || t.contains(['$', '`', '~', '*', '?', '[', '{', '&', '\'', '"', '\\']) {
-            return false;
-        }
-        let path = crate::shell::safety::normalized(&cwd.join(t));
-        crate::shell::safety::path_inside(&path, &ws)
-            && if *input { files.may_read(&path).is_ok() } else { files.may_write(&path).is_ok() }
-    })
 }
 
 /// The compound check (4.6): `decision` is the matched rule's (after heuristics), `rule` the
@@ -450,7 +414,21 @@ fn judge_sub(
     let check_in = |text: &str, dir_path: Option<&str>| {
         let args = serde_json::json!({ "command": text, "dir_path": dir_path });
         let c = PolicyCall { args: &args, ..*call };
-        evaluate_at(&c, rules, ctx, depth + 1)
+        let v = evaluate_at(&c, rules, ctx, depth + 1);
+        // A command an "always" allowed inside a wrapper (`env -u X git ...`): the wrapper's
+        // words are held to the same boundary (issue 46).
+        let granted = v.decision == Decision::Allow
+            && v.rule
+                .as_ref()
+                .is_some_and(|r| r.decision == Decision::Allow && r.is_always_allow());
+        match granted.then(|| super::grant::beyond(sub, dir_path, ctx)).flatten() {
+            Some(why) if ctx.mode != ApprovalMode::Yolo => Verdict::new(
+                Decision::AskUser,
+                v.rule.clone(),
+                format!("an \"always allow\" answer does not cover `{sub}`: {why}"),
+            ),
+            _ => v,
+        }
     };
     let check = |text: &str| check_in(text, dir_path);
     let allowed_by_rule =

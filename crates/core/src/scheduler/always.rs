@@ -55,6 +55,17 @@ fn shell_rules(template: Rule, param: &str, args: &Value) -> Option<Vec<Rule>> {
     if roots.is_empty() {
         return None;
     }
+    // A package runner's answer is for the package it ran (`npx prettier`), not any package.
+    let words = crate::shell::split_words(&command);
+    for root in roots.iter_mut() {
+        if !matches!(root.as_str(), "npx" | "pnpx" | "bunx" | "uvx") {
+            continue;
+        }
+        let package = words.iter().skip_while(|w| *w != root).skip(1).find(|w| !w.starts_with('-'));
+        if let Some(p) = package.filter(|p| !p.contains(['&', '|', ';', '>', '<'])) {
+            *root = format!("{root} {p}");
+        }
+    }
     let redirects = crate::shell::has_redirection(&command);
     roots
         .iter()
@@ -157,6 +168,22 @@ mod tests {
         assert_eq!(c("npm run build > ~/.bashrc"), Decision::AskUser);
         assert_eq!(c("git -c core.pager=x log"), Decision::AskUser);
         assert_eq!(c("npm run build ../other"), Decision::AskUser);
+    }
+
+    /// Issue 46: "always" for `npx prettier` is for prettier, not for any package npx runs.
+    #[test]
+    fn a_package_runners_answer_names_its_package() {
+        let rules = rules_for(
+            Outcome::ProceedAlways,
+            SHELL,
+            AlwaysScope::CommandRoots("command"),
+            None,
+            &json!({"command": "npx --yes prettier --write src"}),
+            ApprovalMode::Default,
+        )
+        .unwrap();
+        let prefixes: Vec<_> = rules.iter().filter_map(|r| r.command_prefix.as_deref()).collect();
+        assert_eq!(prefixes, ["npx prettier"]);
     }
 
     #[test]

@@ -162,11 +162,7 @@ pub(crate) fn beyond_grant(args: &[String], at: Place<'_>) -> Option<String> {
         }
     };
     let rest = &args[i + 1..];
-    let has = |names: &[&str]| {
-        rest.iter().any(|a| {
-            names.iter().any(|n| a == n || (n.starts_with("--") && a.starts_with(&format!("{n}="))))
-        })
-    };
+    let has = |names: &[&str]| option_given(rest, names);
     let runs = match sub {
         "config" => {
             const READS: &[&str] =
@@ -190,9 +186,11 @@ pub(crate) fn beyond_grant(args: &[String], at: Place<'_>) -> Option<String> {
                 .then_some("`git config` that changes a setting can name a program git runs later")
         }
         "rebase" => has(&["--exec", "-x"]).then_some("`git rebase --exec` runs a command"),
-        "fetch" | "pull" | "clone" | "ls-remote" => {
+        "fetch" | "pull" | "ls-remote" => {
             has(&["--upload-pack", "-u"]).then_some("`--upload-pack` names a program git runs")
         }
+        "clone" => has(&["--upload-pack", "-u", "--template", "--config", "--separate-git-dir"])
+            .then_some("an option of `git clone` names a program, a template or configuration"),
         "push" | "send-pack" => has(&["--receive-pack", "--exec"])
             .then_some("`--receive-pack` names a program git runs"),
         "archive" => {
@@ -206,11 +204,35 @@ pub(crate) fn beyond_grant(args: &[String], at: Place<'_>) -> Option<String> {
             Some("this git command runs programs by design")
         }
         "grep" => has(&["-O", "--open-files-in-pager"]).then_some("`git grep -O` runs a pager"),
-        _ => has(&["--ext-diff", "--exec", "--upload-pack", "--receive-pack"])
+        "init" => has(&["--template", "--config", "--separate-git-dir"])
+            .then_some("a template or configuration given to a new repository can hold hooks"),
+        // Plumbing that writes objects, the index or refs: what a later checkout writes into
+        // the work tree (`.gemini/settings.json` through `update-index --cacheinfo`).
+        "update-index" | "hash-object" | "read-tree" | "checkout-index" | "mktree"
+        | "commit-tree" | "update-ref" | "symbolic-ref" | "apply" | "am" | "fast-import"
+        | "unpack-objects" | "merge-file" | "replace" | "worktree" => Some(
+            "this git command writes the index, objects or refs that later checkouts write out",
+        ),
+        _ => has(&["--ext-diff", "--exec", "--upload-pack", "--receive-pack", "--template"])
             .then_some("an option of this git command names a program to run"),
     };
     if let Some(why) = runs {
         return Some(why.into());
+    }
+    let cwd = at.cwd.join(&chdir);
+    let here = Place { cwd: &cwd, ..at };
+    // What it can print: `rev:path` of a sensitive file, history, object ids (G8).
+    let prints = matches!(
+        sub,
+        "show" | "cat-file" | "diff" | "log" | "whatchanged" | "blame" | "grep" | "archive"
+    );
+    let names_secret = prints
+        && rest.iter().any(|a| {
+            !a.starts_with('-')
+                && a.split_once(':').is_some_and(|(_, p)| !p.is_empty() && path_escapes(p, here))
+        });
+    if names_secret || !contents::bounded(sub, rest, here) {
+        return Some("it can print files the file tools refuse (history, object ids, searches of every file); name the files to show".into());
     }
     repository_runs_programs(&at.cwd.join(&chdir))
         .then(|| "the repository's configuration names a program git would run (a hook path, filter, diff driver, transport, pager, alias, ...)".into())
@@ -318,10 +340,30 @@ fn git_config_override(args: &[String]) -> bool {
 }
 
 fn git_args_read_only(args: &[String]) -> bool {
-    !args.iter().any(|a| {
-        ["--output", "--ext-diff", "--textconv", "--exec", "--paginate"].contains(&a.as_str())
-            || a.starts_with("--output=")
-            || a.starts_with("--exec=")
+    !option_given(args, &["--output", "--ext-diff", "--textconv", "--exec", "--paginate"])
+}
+
+/// Real long options that are also prefixes of the ones looked for: git takes them as they are.
+const EXACT_OPTIONS: &[&str] = &["--text"];
+
+/// Whether one of `names` is given among `args` (before `--`) in any spelling git takes: a
+/// long option whole, with `=value`, or cut to an unambiguous prefix (`--ext-dif`); a short
+/// one alone, with its value glued (`-Ocmd`) or in a cluster (issue 46).
+pub(crate) fn option_given(args: &[String], names: &[&str]) -> bool {
+    args.iter().take_while(|a| *a != "--").any(|a| {
+        names.iter().any(|n| {
+            if let Some(long) = n.strip_prefix("--") {
+                let Some(given) = a.strip_prefix("--") else { return false };
+                let given = given.split('=').next().unwrap_or(given);
+                given.len() >= 3
+                    && long.starts_with(given)
+                    && (given == long || !EXACT_OPTIONS.contains(&a.split('=').next().unwrap_or(a)))
+            } else if let Some(short) = n.strip_prefix('-').filter(|s| s.chars().count() == 1) {
+                a.starts_with('-') && !a.starts_with("--") && a[1..].contains(short)
+            } else {
+                a == n
+            }
+        })
     })
 }
 

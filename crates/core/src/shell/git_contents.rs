@@ -20,14 +20,16 @@ pub(super) fn bounded(sub: &str, rest: &[String], at: Place<'_>) -> bool {
     let shape = Shape::of(rest, at.cwd);
     let prints = match sub {
         "diff" => !shape.names_only,
-        "show" => !shape.names_only || shape.object_ids,
+        "show" | "cat-file" => !shape.names_only || shape.object_ids,
         "log" | "whatchanged" => shape.patches,
+        // Searches print lines of every file they read; `blame` and `archive` whole files.
+        "grep" | "blame" | "archive" | "format-patch" => true,
         _ => false,
     };
     if !prints {
         return true;
     }
-    if sub == "show" && shape.object_ids {
+    if matches!(sub, "show" | "cat-file") && shape.object_ids {
         return false;
     }
     if shape.line_ranges || !shape.paths.is_empty() {

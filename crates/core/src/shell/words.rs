@@ -284,6 +284,48 @@ fn command_argument(base: &str, rest: &[String]) -> Option<String> {
     }
 }
 
+/// One option word of `env` (and the word after it): the folder it changes to, whether it
+/// clears or unsets variables, and how many words it takes (0: not an option of that kind).
+pub(crate) fn env_option(opt: &str, next: Option<&String>) -> (Option<String>, bool, usize) {
+    if opt == "-" || opt == "--ignore-environment" || opt == "--null" {
+        return (None, opt != "--null", 1);
+    }
+    if let Some(long) = opt.strip_prefix("--") {
+        let (name, value) = long.split_once('=').map_or((long, None), |(n, v)| (n, Some(v)));
+        let takes = |full: &str| !name.is_empty() && full.starts_with(name);
+        if takes("chdir") || takes("unset") {
+            let (v, used) = match value {
+                Some(v) => (Some(v.to_string()), 1),
+                None => (next.cloned(), 2),
+            };
+            return if takes("chdir") { (v, false, used) } else { (None, true, used) };
+        }
+        return (None, false, 0);
+    }
+    let Some(cluster) = opt.strip_prefix('-').filter(|c| !c.is_empty()) else {
+        return (None, false, 0);
+    };
+    let mut clears = false;
+    for (at, c) in cluster.char_indices() {
+        match c {
+            'i' => clears = true,
+            'C' | 'u' | 'S' => {
+                let rest = &cluster[at + 1..];
+                let (value, used) =
+                    if rest.is_empty() { (next.cloned(), 2) } else { (Some(rest.to_string()), 1) };
+                return match c {
+                    'C' => (value, clears, used),
+                    'u' => (None, true, used),
+                    // `-S` is read by `command_argument` as the command it runs.
+                    _ => (None, clears, 0),
+                };
+            }
+            _ => {}
+        }
+    }
+    (None, clears, 1)
+}
+
 /// `FOO=1 env -i nohup rm x` -> `rm x`. Returns `None` when there is nothing to unwrap.
 pub fn unwrap_command(simple: &str) -> Option<Unwrapped> {
     let words = without_redirections(split_words(simple));
@@ -337,15 +379,16 @@ pub fn unwrap_command(simple: &str) -> Option<Unwrapped> {
         i += 1;
         while let Some(opt) = words.get(i) {
             if base == "env" {
-                let dir = match opt.as_str() {
-                    "-C" | "--chdir" => words.get(i + 1).cloned(),
-                    o if o.starts_with("--chdir=") => Some(o["--chdir=".len()..].to_string()),
-                    o if o.starts_with("-C") && o.len() > 2 => Some(o[2..].to_string()),
-                    _ => None,
-                };
+                // Issue 46: `-iC..` is `-i -C ..` (GNU clusters). Clearing the environment
+                // is judged by the grant boundary (`policy::grant`), not here.
+                let (dir, _, used) = env_option(opt, words.get(i + 1));
                 if let Some(dir) = dir {
                     let joined = std::path::Path::new(chdir.as_deref().unwrap_or("")).join(dir);
                     chdir = Some(joined.to_string_lossy().into_owned());
+                }
+                if used > 0 {
+                    i += used;
+                    continue;
                 }
             }
             if takes_value.contains(&opt.as_str()) {

@@ -140,11 +140,21 @@ const BUILT_IN_SEGMENTS: [&str; 3] = [".git", ".env", "node_modules"];
 /// Paths of more than one name that hold secrets, refused wherever they appear in a path
 /// (issue 46: a workspace at `~` or `/` served GitHub's CLI token and `/etc/shadow`); their
 /// names alone (`gh`, `shadow`) are too common to refuse on their own.
-const SECRET_PATHS: [&str; 7] = [
+const SECRET_PATHS: &[&str] = &[
     ".config/gh",
     ".config/hub",
     ".config/gcloud",
+    ".config/rclone",
+    ".config/google-chrome",
+    ".config/chromium",
+    ".config/BraveSoftware",
+    ".config/op",
+    ".mozilla/firefox",
+    ".m2/settings.xml",
+    ".password-store",
     ".local/share/keyrings",
+    "Library/Keychains",
+    "Library/Cookies",
     "etc/shadow",
     "etc/gshadow",
     "etc/sudoers",

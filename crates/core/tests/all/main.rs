@@ -4,6 +4,7 @@
 mod approval_boundary;
 mod ceilings;
 mod generated;
+mod grants_table;
 mod house;
 mod settings_rules;
 mod shell_policy;

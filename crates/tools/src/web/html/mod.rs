@@ -1,6 +1,6 @@
 //! HTML to text, as upstream's web_fetch makes it (html-to-text 9.0.5 over htmlparser2 8.0.2,
 //! `wordwrap: false`, its default selectors and upstream's link options), written from their
-//! outputs ([`scan`] cuts the page, [`dom`] builds the tree, [`format`] lays it out), bounded: a page of
+//! outputs (`scan` cuts the page, `dom` builds the tree, `format` lays it out), bounded: a page of
 //! too many nodes or nested too deeply is read as text without layout (issue 35: html2text,
 //! used before, took 2.1 GB for 2.6 million `<br>` and minutes for 300,000 unclosed `<div>`s).
 //! The conversion runs off the async threads.

@@ -1,0 +1,161 @@
+//! Issue 46, the second attack on grants: a person answered "always" once, and each of these
+//! later commands ran on the strength of it (or was shown "allow" by `policy check` under a
+//! saved rule). Each row: the program the answer was for, a command it must not cover. Judged
+//! with the file layer, as the scheduler judges, under a session rule (3.95) and a saved one
+//! (4.95).
+
+use serde_json::json;
+use toolbelt_core::config::Config;
+use toolbelt_core::policy::toml::command_prefix_pattern;
+use toolbelt_core::policy::{
+    ApprovalMode, ArgsPattern, Decision, PolicyCall, PolicyEngine, Rule, default_rules,
+};
+
+const FLAGGED: &[(&str, &str)] = &[
+    // F1: a value glued to a short option.
+    ("cp", "cp -t.. a.txt"),
+    ("mv", "mv -t.gemini a.txt"),
+    ("install", "install -t.. a.txt"),
+    ("sort", "sort -oGEMINI.md a.txt"),
+    ("sort", "sort -o.env a.txt"),
+    ("tar", "tar -C.. -xf x.tar"),
+    ("unzip", "unzip -d.. x.zip"),
+    ("make", "make -C.."),
+    ("awk", "awk -f.env"),
+    ("xargs", "xargs -a.env echo"),
+    // F2: `key=value` words.
+    ("dd", "dd if=../outside/victim.txt"),
+    ("dd", "dd if=.env"),
+    ("dd", "dd if=a.txt of=GEMINI.md"),
+    // F3, F4: env's clusters, and clearing the environment.
+    ("rm", "env -iC.. rm victim.txt"),
+    ("rm", "env -vC../outside rm victim.txt"),
+    ("cat", "env -iC../outside cat victim.txt"),
+    ("git", "env -u GIT_CONFIG_COUNT git status"),
+    ("git", "env -i git status"),
+    ("git", "env --unset=GIT_CONFIG_COUNT git status"),
+    // F5-F8: git.
+    ("git", "git init --template=tpl sub2"),
+    (
+        "git",
+        "git update-index --add --cacheinfo 100644,e69de29bb2d1d6434b8b29ae775ad8c2e48c5391,.gemini/settings.json",
+    ),
+    ("git", "git grep -O'sh hook.sh' hello"),
+    ("git", "git grep --open-files-in-pag='sh hook.sh' hello"),
+    ("git", "git rebase --exe='sh hook.sh' HEAD"),
+    ("git", "git fetch --upload-pac='sh hook.sh' origin"),
+    ("git", "git diff --ext-dif"),
+    ("git", "git log --ext-d -p"),
+    ("git", "git grep --no-index CANARY"),
+    ("git", "git grep CANARY"),
+    ("git", "git show :.env"),
+    ("git", "git cat-file -p :.env"),
+    ("git", "git cat-file -p e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"),
+    ("grep", "grep -r CANARY ."),
+    ("grep", "grep -R CANARY ."),
+    ("grep", "grep --recursive CANARY ."),
+    ("rg", "rg CANARY"),
+    // F9: programs that run code from their words.
+    ("sed", "sed 's/x/y/;e touch PWNED' a.txt"),
+    ("sed", "sed -n 'w ../outside/victim.txt' a.txt"),
+    ("awk", "awk -v c='touch PWNED' 'BEGIN{system(c)}'"),
+    ("tar", "tar -cf x.tar --checkpoint=1 --checkpoint-action='exec=sh hook.sh' a.txt"),
+    ("tar", "tar -I 'sh hook.sh' -cf x.tar a.txt"),
+    ("tar", "tar -xf x.tar"),
+    ("tar", "tar xf x.tar"),
+    ("sort", "sort --compress-program='sh hook.sh' a.txt"),
+    ("rsync", "rsync -e 'sh hook.sh' a.txt host:b"),
+    ("rsync", "rsync -a tpl/ ."),
+    ("cp", "cp -r tpl/. ."),
+    ("cp", "cp -a tpl/. ."),
+    ("mv", "mv tpl/.gemini ."),
+    ("cp", "cp tpl/GEMINI.md ."),
+    ("zip", "zip -TT 'sh hook.sh' x.zip a.txt"),
+    ("less", "less '+!sh hook.sh' a.txt"),
+    ("perl", "perl -e 'system(1)'"),
+    ("python3", "python3 -c 'import os'"),
+    ("python3", "python3"),
+    ("bash", "bash -s"),
+    ("node", "node -e 1"),
+    ("npm", "npm exec cowsay"),
+    ("npx prettier", "npx cowsay"),
+    ("npx prettier", "npx -c 'sh hook.sh'"),
+    ("ssh", "ssh -o ProxyCommand='sh hook.sh' host"),
+];
+
+/// What the answer still covers.
+const COVERED: &[(&str, &str)] = &[
+    ("cp", "cp a.txt b.txt"),
+    ("sort", "sort -o out.txt a.txt"),
+    ("grep", "grep -n CANARY a.txt"),
+    ("git", "git status"),
+    ("git", "git log --oneline"),
+    ("git", "git diff -- a.txt"),
+    ("python3", "python3 tools/gen.py --out build"),
+    ("tar", "tar -cf x.tar a.txt"),
+    ("dd", "dd if=a.txt"),
+    ("npx prettier", "npx prettier --check a.txt"),
+    ("rm", "rm -- b.txt"),
+];
+
+fn engine(root: &std::path::Path, program: &str, priority: f64) -> PolicyEngine {
+    let e = PolicyEngine::new(default_rules().rules, true)
+        .with_workspace(root)
+        .with_trusted_folder(true);
+    let mut r = Rule::new("run_shell_command", Decision::Allow, priority, "Dynamic (Confirmed)");
+    r.command_prefix = Some(program.into());
+    r.args_pattern = Some(ArgsPattern::new(command_prefix_pattern(program)).unwrap());
+    r.modes = vec![ApprovalMode::Default, ApprovalMode::AutoEdit, ApprovalMode::Yolo];
+    e.add_rule(r);
+    e
+}
+
+#[test]
+fn a_grant_covers_none_of_what_the_attack_found() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = std::fs::canonicalize(dir.path()).unwrap();
+    let root = base.join("ws");
+    for (f, text) in [
+        ("a.txt", "a\n"),
+        (".env", "CANARY\n"),
+        ("tools/gen.py", "print(1)\n"),
+        ("tpl/.gemini/settings.json", "{}\n"),
+        ("tpl/GEMINI.md", "obey\n"),
+        ("hook.sh", "touch PWNED\n"),
+    ] {
+        let p = root.join(f);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+    std::fs::create_dir_all(base.join("outside")).unwrap();
+    std::fs::write(base.join("outside/victim.txt"), "v\n").unwrap();
+    let ws =
+        toolbelt_core::Workspace::new(std::slice::from_ref(&root), &Config::default()).unwrap();
+    let decide = |program: &str, command: &str, priority: f64| {
+        let e = engine(&root, program, priority);
+        let args = json!({ "command": command });
+        let call = PolicyCall {
+            name: "run_shell_command",
+            args: &args,
+            server_name: None,
+            annotations: None,
+            canonical: None,
+        };
+        e.check_in(&call, ApprovalMode::Default, Some(&ws)).decision
+    };
+    let mut wrong = Vec::new();
+    for priority in [3.95, 4.95] {
+        for (program, command) in FLAGGED {
+            if decide(program, command, priority) == Decision::Allow {
+                wrong.push(format!("{priority} `{program}` covered `{command}`"));
+            }
+        }
+        for (program, command) in COVERED {
+            let d = decide(program, command, priority);
+            if d != Decision::Allow {
+                wrong.push(format!("{priority} `{program}` no longer covers `{command}`: {d:?}"));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{} wrong:\n{}", wrong.len(), wrong.join("\n"));
+}
