@@ -23,6 +23,13 @@ pub struct PolicyCall<'a> {
     pub canonical: Option<&'a str>,
 }
 
+impl<'a> PolicyCall<'a> {
+    /// A call of the built-in tool `name` (no MCP server, annotations or other name).
+    pub fn builtin(name: &'a str, args: &'a Value) -> Self {
+        PolicyCall { name, args, server_name: None, annotations: None, canonical: None }
+    }
+}
+
 /// The session facts rules can depend on.
 #[derive(Clone, Copy)]
 pub struct PolicyContext<'a> {

@@ -65,13 +65,7 @@ fn engine(p: &Place) -> PolicyEngine {
 
 fn check(e: &PolicyEngine, p: &Place, command: &str, mode: ApprovalMode) -> Verdict {
     let args = json!({ "command": command });
-    let call = PolicyCall {
-        name: "run_shell_command",
-        args: &args,
-        server_name: None,
-        annotations: None,
-        canonical: None,
-    };
+    let call = PolicyCall::builtin("run_shell_command", &args);
     e.check_in(&call, mode, Some(&p.workspace))
 }
 

@@ -134,13 +134,7 @@ fn a_grant_covers_none_of_what_the_attack_found() {
     let decide = |program: &str, command: &str, priority: f64| {
         let e = engine(&root, program, priority);
         let args = json!({ "command": command });
-        let call = PolicyCall {
-            name: "run_shell_command",
-            args: &args,
-            server_name: None,
-            annotations: None,
-            canonical: None,
-        };
+        let call = PolicyCall::builtin("run_shell_command", &args);
         e.check_in(&call, ApprovalMode::Default, Some(&ws)).decision
     };
     let mut wrong = Vec::new();

@@ -14,13 +14,7 @@ fn engine(root: &std::path::Path) -> PolicyEngine {
 
 fn decide(e: &PolicyEngine, command: &str) -> Decision {
     let args = json!({ "command": command });
-    let call = PolicyCall {
-        name: "run_shell_command",
-        args: &args,
-        server_name: None,
-        annotations: None,
-        canonical: None,
-    };
+    let call = PolicyCall::builtin("run_shell_command", &args);
     e.check(&call, ApprovalMode::Default).decision
 }
 
