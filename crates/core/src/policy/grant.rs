@@ -152,6 +152,14 @@ fn simple_beyond(words: &[String], at: Place<'_>) -> Option<String> {
     if let Some(why) = code_on_the_line(base, words).or_else(|| program_beyond(base, words, at)) {
         return Some(why);
     }
+    // git's paths are read from the folder it runs in (`-C`), not the command's.
+    let git_cwd;
+    let at = if base == "git" {
+        git_cwd = crate::shell::git::git_folder(words, at.cwd);
+        Place { cwd: &git_cwd, ..at }
+    } else {
+        at
+    };
     let mut options = true;
     for w in &words[1..] {
         if options && w == "--" {
@@ -375,6 +383,59 @@ fn program_beyond(base: &str, words: &[String], at: Place<'_>) -> Option<String>
     }
     if matches!(base, "less" | "more" | "most") && args.iter().any(|a| a.starts_with('+')) {
         return Some(format!("`{base} +...` runs a command"));
+    }
+    // Programs whose work is only known from a file or their input: a patch (which files it
+    // writes), a list of names (`tar -T`, `--files0-from`, `zip -@`, `xargs`, `cpio`), a
+    // compiler's response file (`@args`).
+    let list_options = ["--files-from", "--files0-from", "--arg-file", "--names-stdin", "-@"];
+    let reads_list = crate::shell::git::option_given(args, &list_options)
+        || (base == "tar" && crate::shell::git::option_given(args, &["-T"]))
+        || matches!(base, "patch" | "xargs" | "cpio" | "ed" | "ex");
+    if reads_list {
+        return Some(format!(
+            "`{base}` here works on files or arguments named in a file or its input, which cannot be judged from its words"
+        ));
+    }
+    const COMPILERS: &[&str] = &[
+        "gcc", "g++", "cc", "c++", "clang", "clang++", "ld", "gfortran", "javac", "java", "rustc",
+    ];
+    if COMPILERS.contains(&base)
+        && args.iter().any(|a| {
+            a.starts_with('@')
+                || a.starts_with("-wrapper")
+                || a.starts_with("-B")
+                || a.starts_with("-specs")
+                || a.starts_with("--specs")
+                || a.starts_with("-fplugin")
+                || a.starts_with("-Xplugin")
+                || a.starts_with("-agentpath")
+                || a.starts_with("-javaagent")
+        })
+    {
+        return Some(format!("an option of `{base}` here runs or loads another program"));
+    }
+    // Programs that read whole folders (sensitive files too) into an archive or a listing.
+    let reads_folders = match base {
+        "tar" | "bsdtar" => {
+            args.iter().skip(1).any(|a| !a.starts_with('-') && at.cwd.join(a).is_dir())
+        }
+        "zip" => {
+            args.iter()
+                .take_while(|a| *a != "--")
+                .any(|a| a.starts_with('-') && !a.starts_with("--") && a[1..].contains(['r', 'R']))
+                || crate::shell::git::option_given(args, &["--recurse-paths", "--recurse-patterns"])
+        }
+        "diff" | "cmp" => {
+            crate::shell::git::option_given(args, &["--recursive", "--new-file"])
+                || args
+                    .iter()
+                    .take_while(|a| *a != "--")
+                    .any(|a| a.starts_with('-') && !a.starts_with("--") && a[1..].contains('r'))
+        }
+        _ => false,
+    };
+    if reads_folders {
+        return Some(format!("`{base}` here reads whole folders, sensitive files too"));
     }
     if copies_trees(base, args) {
         return Some(format!(

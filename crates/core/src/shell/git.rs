@@ -56,6 +56,93 @@ fn git_subcommand<'a>(
     None
 }
 
+/// The git commands an "always" answer for git can cover (then judged further by
+/// [`beyond_grant`]); any other (`remote-ext`, `send-email`, `mailinfo`, `write-tree`, ...)
+/// runs programs or writes objects by design, or is not one a person means by "git".
+const GRANTABLE: &[&str] = &[
+    "add",
+    "archive",
+    "bisect",
+    "blame",
+    "branch",
+    "cat-file",
+    "checkout",
+    "cherry",
+    "cherry-pick",
+    "clean",
+    "clone",
+    "commit",
+    "config",
+    "count-objects",
+    "describe",
+    "diff",
+    "fetch",
+    "for-each-ref",
+    "format-patch",
+    "fsck",
+    "gc",
+    "grep",
+    "help",
+    "init",
+    "log",
+    "ls-files",
+    "ls-remote",
+    "ls-tree",
+    "merge",
+    "merge-base",
+    "mv",
+    "name-rev",
+    "notes",
+    "pull",
+    "push",
+    "range-diff",
+    "rebase",
+    "reflog",
+    "remote",
+    "reset",
+    "restore",
+    "revert",
+    "rev-list",
+    "rev-parse",
+    "rm",
+    "shortlog",
+    "show",
+    "show-branch",
+    "show-ref",
+    "sparse-checkout",
+    "stash",
+    "status",
+    "submodule",
+    "switch",
+    "tag",
+    "verify-commit",
+    "verify-tag",
+    "version",
+    "whatchanged",
+];
+
+/// The folder git runs in: `cwd` joined with each `-C` before the subcommand.
+pub(crate) fn git_folder(args: &[String], cwd: &Path) -> PathBuf {
+    let mut folder = cwd.to_path_buf();
+    let mut i = 1;
+    while let Some(a) = args.get(i) {
+        if a == "-C" {
+            if let Some(f) = args.get(i + 1) {
+                folder = folder.join(f);
+            }
+            i += 2;
+        } else if let Some(f) = a.strip_prefix("-C").filter(|f| !f.is_empty()) {
+            folder = folder.join(f);
+            i += 1;
+        } else if a.starts_with('-') {
+            i += 1;
+        } else {
+            break;
+        }
+    }
+    folder
+}
+
 /// Configuration keys with which git runs a program, or reads outside the work tree, during a
 /// command (issue 46: checked against git-config(1)): hooks, diff and merge drivers and tools,
 /// signing and credential programs, transports (`remote.*.uploadpack`, `core.sshCommand`),
@@ -162,6 +249,11 @@ pub(crate) fn beyond_grant(args: &[String], at: Place<'_>) -> Option<String> {
         }
     };
     let rest = &args[i + 1..];
+    if !GRANTABLE.contains(&sub) {
+        return Some(format!(
+            "`git {sub}` is not a command an answer about git covers (helpers, transports and plumbing run programs or write what later checkouts write out)"
+        ));
+    }
     let has = |names: &[&str]| option_given(rest, names);
     let runs = match sub {
         "config" => {
@@ -218,6 +310,20 @@ pub(crate) fn beyond_grant(args: &[String], at: Place<'_>) -> Option<String> {
     };
     if let Some(why) = runs {
         return Some(why.into());
+    }
+    // `git checkout REV -- .`, `git restore --source=REV dir`: every file the revision holds
+    // there is written, settings and hooks included (issue 46: a tree made of a subfolder,
+    // checked out at the root, wrote `.gemini/settings.json`).
+    if matches!(sub, "checkout" | "restore") {
+        let after = rest.iter().skip_while(|a| *a != "--").skip(1);
+        let folders = after
+            .chain(rest.iter().filter(|a| !a.starts_with('-')))
+            .any(|a| a.contains(['*', '?', '[']) || at.cwd.join(&chdir).join(a).is_dir());
+        if folders && (rest.iter().any(|a| a == "--") || has(&["--source", "-s"])) {
+            return Some(format!(
+                "`git {sub}` of folders writes whatever the revision holds there"
+            ));
+        }
     }
     let cwd = at.cwd.join(&chdir);
     let here = Place { cwd: &cwd, ..at };
@@ -439,63 +545,5 @@ pub(super) fn made_unsafe(args: &[String]) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Issue 46 (G9): every key of the list, in a repository's config, is judged as naming a
-    /// program, in any case and under a subsection.
-    #[test]
-    fn every_program_key_is_judged() {
-        let d = tempfile::tempdir().unwrap();
-        let f = d.path().join("config");
-        for (section, key) in PROGRAM_KEYS {
-            for text in [
-                format!("[{section}]\n\t{key} = ./evil.sh\n"),
-                format!("[{section} \"Sub\"]\n\t{} = ./evil.sh\n", key.to_uppercase()),
-            ] {
-                std::fs::write(&f, &text).unwrap();
-                assert!(config_runs_programs(&f), "{text:?}");
-            }
-        }
-        for section in PROGRAM_SECTIONS {
-            std::fs::write(&f, format!("[{section} \"x\"]\n\tanything = y\n")).unwrap();
-            assert!(config_runs_programs(&f), "{section}");
-        }
-        for (section, key) in
-            [("remote", "url"), ("remote", "fetch"), ("core", "bare"), ("user", "name")]
-        {
-            std::fs::write(&f, format!("[{section}]\n\t{key} = x\n")).unwrap();
-            assert!(!config_runs_programs(&f), "{section}.{key}");
-        }
-    }
-
-    /// Issue 34: a tab before `=` on the header's line, or a byte-order mark, hid
-    /// `diff.external` from the check; git reads both.
-    #[test]
-    fn every_spelling_git_reads_is_judged() {
-        let d = tempfile::tempdir().unwrap();
-        let f = d.path().join("config");
-        for text in [
-            "[diff]\n\texternal = ./evil.sh\n",
-            "[diff] external\t= ./evil.sh\n",
-            "\u{feff}[diff]\n\texternal = ./evil.sh\n",
-            "[DIFF]\n\tExternal=./evil.sh\n",
-            "[diff \"x\"]\n\ttextconv = ./evil.sh\n",
-            "[diff.x]\n\ttextconv = ./evil.sh\n",
-            "[filter \"lfs\"]\n\tclean = ./evil.sh\n",
-            "[include]\n\tpath = other\n",
-            "[includeIf \"gitdir:/\"]\n\tpath = other\n",
-            "[core]\n\tworktree = /etc\n",
-            "[gpg]\n\tprogram = ./evil.sh\n",
-            "[core]\r\n\tfsmonitor = ./evil.sh\r\n",
-        ] {
-            std::fs::write(&f, text).unwrap();
-            assert!(config_runs_programs(&f), "{text:?}");
-        }
-        for text in ["[core]\n\tbare = false\n", "[user]\n\tname = x\n", "# [diff] external = x\n"]
-        {
-            std::fs::write(&f, text).unwrap();
-            assert!(!config_runs_programs(&f), "{text:?}");
-        }
-    }
-}
+#[path = "git_tests.rs"]
+mod tests;

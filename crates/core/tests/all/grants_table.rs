@@ -81,6 +81,31 @@ const FLAGGED: &[(&str, &str)] = &[
     ("npx prettier", "npx cowsay"),
     ("npx prettier", "npx -c 'sh hook.sh'"),
     ("ssh", "ssh -o ProxyCommand='sh hook.sh' host"),
+    // The third attack: names read from a list, whole folders, patches, compilers' programs,
+    // git's helpers and plumbing, and git run from another folder (`DIR::command` runs the
+    // command with that `dir_path`).
+    ("tar", "tar -cf y.tar --files-from=list.txt"),
+    ("tar", "tar -cf - -T list.txt"),
+    ("sort", "sort --files0-from=list0.txt"),
+    ("xargs", "xargs -a list.txt cat"),
+    ("zip", "zip -0 y.zip -@"),
+    ("tar", "tar -cf - ."),
+    ("diff", "diff -rN empty ."),
+    ("zip", "zip -qr0 y.zip ."),
+    ("patch", "patch -p1 -i evil.diff"),
+    ("gcc", "gcc -wrapper sh,hook.sh -c a.c"),
+    ("gcc", "gcc -B. -c a.c"),
+    ("gcc", "gcc @list.txt"),
+    ("git", "git remote-ext o 'sh hook.sh'"),
+    ("git", "git send-email --sendmail-cmd='sh hook.sh' --to=x@example.com sub/0001"),
+    ("git", "git mailinfo sub/settings.json sub/patch"),
+    ("git", "git mailsplit -osub"),
+    ("git", "git write-tree --prefix=docs/"),
+    ("git", "git checkout 1a2b3c4 -- ."),
+    ("git", "git checkout feature -- '*settings.json'"),
+    ("git", "git restore --source=feature tpl"),
+    ("git", "sub::git -C .. mv examples/gemini .gemini"),
+    ("git", "sub::git -C .. checkout feature -- .gemini"),
 ];
 
 /// What the answer still covers.
@@ -95,6 +120,11 @@ const COVERED: &[(&str, &str)] = &[
     ("tar", "tar -cf x.tar a.txt"),
     ("dd", "dd if=a.txt"),
     ("npx prettier", "npx prettier --check a.txt"),
+    ("git", "git checkout main"),
+    ("git", "git checkout -- a.txt"),
+    ("git", "git -C sub status"),
+    ("diff", "diff a.txt tools/gen.py"),
+    ("gcc", "gcc -c a.c -o a.o"),
     ("rm", "rm -- b.txt"),
 ];
 
@@ -122,6 +152,9 @@ fn a_grant_covers_none_of_what_the_attack_found() {
         ("tpl/.gemini/settings.json", "{}\n"),
         ("tpl/GEMINI.md", "obey\n"),
         ("hook.sh", "touch PWNED\n"),
+        ("sub/x.txt", "x\n"),
+        ("examples/gemini/settings.json", "{}\n"),
+        ("empty/.keep", ""),
     ] {
         let p = root.join(f);
         std::fs::create_dir_all(p.parent().unwrap()).unwrap();
@@ -133,7 +166,10 @@ fn a_grant_covers_none_of_what_the_attack_found() {
         toolbelt_core::Workspace::new(std::slice::from_ref(&root), &Config::default()).unwrap();
     let decide = |program: &str, command: &str, priority: f64| {
         let e = engine(&root, program, priority);
-        let args = json!({ "command": command });
+        let args = match command.split_once("::") {
+            Some((dir, command)) => json!({ "command": command, "dir_path": dir }),
+            None => json!({ "command": command }),
+        };
         let call = PolicyCall::builtin("run_shell_command", &args);
         e.check_in(&call, ApprovalMode::Default, Some(&ws)).decision
     };
