@@ -55,10 +55,11 @@ pub fn options(req: &ConfirmationRequest) -> Vec<(PermissionOption, Outcome)> {
         }
         (None, details) => {
             let what = match (&req.always.scope, details) {
-                (AlwaysScope::CommandRoots(_), ConfirmationDetails::Exec { root_commands, .. })
-                    if !root_commands.is_empty() =>
-                {
-                    Some(toolbelt_core::policy::grant::covers(root_commands))
+                (
+                    AlwaysScope::CommandRoots(_),
+                    ConfirmationDetails::Exec { command, root_commands, .. },
+                ) if !root_commands.is_empty() => {
+                    Some(toolbelt_core::policy::grant::covers_command(command, root_commands))
                 }
                 (AlwaysScope::CommandRoots(_), _) => None,
                 (AlwaysScope::Argument(_), ConfirmationDetails::Edit { file_name, .. }) => {
@@ -201,7 +202,7 @@ mod tests {
             ["proceed_once", "proceed_always", "proceed_always_and_save", "cancel"]
         );
         assert!(
-            o[1].0.name.contains("`git` commands that stay in this workspace"),
+            o[1].0.name.contains("`git push` commands that stay in this workspace"),
             "{}",
             o[1].0.name
         );

@@ -22,7 +22,7 @@ fn describe(req: &ConfirmationRequest) -> String {
         ConfirmationDetails::Exec { command, root_commands, .. } => {
             format!(
                 "{command}\n(\"always\" allows {})",
-                toolbelt_core::policy::grant::covers(root_commands)
+                toolbelt_core::policy::grant::covers_command(command, root_commands)
             )
         }
         ConfirmationDetails::Mcp { server_name, tool_name, .. } => {

@@ -173,7 +173,10 @@ fn g4_an_always_for_git_does_not_cover_configuration() {
         "git --exec-path=. status".to_string(),
         "git -C .. status".to_string(),
     ];
-    check(&mut m, "git status", &flagged, &["git status --short"]);
+    // The answer is for `git status` as it was asked: an option it did not see asks too.
+    let mut flagged = flagged.to_vec();
+    flagged.push("git status --ignored".to_string());
+    check(&mut m, "git status", &flagged, &["git status", "git status -- a.txt"]);
     assert!(!pwned.exists(), "a program ran");
     assert_eq!(std::fs::read_to_string(s.root.join(".git/config")).unwrap(), config);
 }

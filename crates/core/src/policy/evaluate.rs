@@ -104,7 +104,7 @@ fn shell_verdict(
     if grant.is_some()
         && ctx.mode != ApprovalMode::Yolo
         && !command.is_empty()
-        && let Some(why) = super::grant::beyond(command, dir, ctx)
+        && let Some(why) = grant.and_then(|g| super::grant::beyond(command, dir, ctx, g))
     {
         decision = Decision::AskUser;
         reason = format!(

@@ -9,9 +9,13 @@
 use std::path::{Path, PathBuf};
 
 use super::call::PolicyContext;
+use super::rule::Rule;
+
+mod programs;
 use crate::shell::place::{Place, normalized, path_escapes, path_inside};
 use crate::shell::words::{unwrap_command, without_redirections};
 use crate::shell::{assignments, parse_command, split_words};
+use programs::{code_on_the_line, program_beyond};
 
 /// What an "always" answer for the programs `roots` covers, in words a person reads before
 /// choosing it (the same sentence in every front door).
@@ -20,6 +24,170 @@ pub fn covers(roots: &[String]) -> String {
     format!(
         "{} commands that stay in this workspace (dangerous forms, paths outside, sensitive files and files that decide what runs are still asked)",
         names.join(", ")
+    )
+}
+
+/// Programs whose first word names what they do (`git add`, `npm test`, `kubectl get`): an
+/// answer is for that subcommand, not the program's others (`npm pkg set`, `kubectl config
+/// view --raw`, `terraform console`).
+const SUBCOMMANDS: &[&str] = &[
+    "git",
+    "npm",
+    "yarn",
+    "pnpm",
+    "bun",
+    "pip",
+    "pip3",
+    "pipx",
+    "uv",
+    "poetry",
+    "cargo",
+    "go",
+    "rustup",
+    "docker",
+    "podman",
+    "kubectl",
+    "helm",
+    "terraform",
+    "tofu",
+    "gh",
+    "glab",
+    "apt",
+    "apt-get",
+    "brew",
+    "dnf",
+    "yum",
+    "conda",
+    "mamba",
+    "bundle",
+    "gem",
+    "composer",
+    "dotnet",
+    "gradle",
+    "mvn",
+    "deno",
+    "swift",
+    "flutter",
+    "dart",
+    "mix",
+    "stack",
+    "cabal",
+    "nix",
+    "gcloud",
+    "aws",
+    "az",
+    "systemctl",
+    "journalctl",
+    "npx",
+    "pnpx",
+    "bunx",
+    "uvx",
+];
+
+/// The shape an "always" answer remembers for each program of a command: the program (with
+/// its subcommand, or the package a runner ran) as the rule's prefix, and the options it
+/// was given. `None` for a command that does not parse.
+pub fn shapes(command: &str) -> Option<Vec<(String, Vec<String>)>> {
+    let parsed = parse_command(command).filter(|p| !p.has_error)?;
+    let mut out: Vec<(String, Vec<String>)> = Vec::new();
+    for detail in parsed.details.iter().filter(|d| !d.is_marker()) {
+        let words = without_redirections(split_words(detail.text.trim()));
+        let start = words.iter().take_while(|w| assignments::is_assignment(w)).count();
+        let Some(program) = words.get(start) else { continue };
+        let args = &words[start + 1..];
+        let mut prefix = program.clone();
+        if SUBCOMMANDS.contains(&program.as_str())
+            && let Some(sub) = args.first().filter(|a| !a.starts_with('-'))
+            && !sub.contains(['"', '\\', '\'', '$', '`'])
+        {
+            prefix = format!("{program} {sub}");
+        }
+        let options = options_of(args);
+        match out.iter_mut().find(|(p, _)| *p == prefix) {
+            Some((_, seen)) => {
+                for o in options {
+                    if !seen.contains(&o) {
+                        seen.push(o);
+                    }
+                }
+            }
+            None => out.push((prefix, options)),
+        }
+    }
+    Some(out)
+}
+
+/// The option names among `args` (before `--`): long ones without their values, and each
+/// letter of a cluster of short ones up to the first character that is not a letter.
+fn options_of(args: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut add = |o: String| {
+        if !out.contains(&o) {
+            out.push(o);
+        }
+    };
+    for a in args.iter().take_while(|a| *a != "--") {
+        if let Some(long) = a.strip_prefix("--") {
+            add(format!("--{}", long.split('=').next().unwrap_or(long)));
+        } else if let Some(cluster) = a.strip_prefix('-').filter(|c| !c.is_empty()) {
+            for c in cluster.chars().take_while(char::is_ascii_alphanumeric) {
+                add(format!("-{c}"));
+            }
+            if !cluster.starts_with(|c: char| c.is_ascii_alphanumeric()) {
+                add(a.clone());
+            }
+        }
+    }
+    out
+}
+
+/// Why `words` use options the answer did not see, when they are the granted program.
+fn new_options(words: &[String], grant: &Rule) -> Option<String> {
+    let allowed = grant.grant_options.as_ref()?;
+    let prefix: Vec<&str> = grant.command_prefix.as_deref()?.split(' ').collect();
+    let start = words.iter().take_while(|w| assignments::is_assignment(w)).count();
+    let words = &words[start..];
+    if words.len() < prefix.len() || words.iter().zip(&prefix).any(|(w, p)| w != p) {
+        return None;
+    }
+    // `pip --version` answered: `pip config set ...` is another subcommand.
+    if let [program] = prefix.as_slice()
+        && SUBCOMMANDS.contains(program)
+        && !matches!(*program, "npx" | "pnpx" | "bunx" | "uvx")
+        && let Some(sub) = words.get(1).filter(|a| !a.starts_with('-'))
+    {
+        return Some(format!("it runs `{program} {sub}`, a subcommand the answer did not see"));
+    }
+    let new: Vec<String> =
+        options_of(&words[1..]).into_iter().filter(|o| !allowed.contains(o)).collect();
+    (!new.is_empty()).then(|| {
+        format!(
+            "it uses options the answer did not see ({}); an \"always\" covers `{}` as it was asked",
+            new.join(", "),
+            prefix.join(" ")
+        )
+    })
+}
+
+/// [`covers`] for the command asked about: each program with its subcommand and the options
+/// the answer will allow (`git add` with -A).
+pub fn covers_command(command: &str, roots: &[String]) -> String {
+    let shapes = shapes(&crate::shell::strip_shell_wrapper(command)).unwrap_or_default();
+    let named: Vec<String> = roots
+        .iter()
+        .map(|root| {
+            let shape =
+                shapes.iter().find(|(p, _)| p == root || p.starts_with(&format!("{root} ")));
+            match shape {
+                Some((p, o)) if !o.is_empty() => format!("`{p}` (with {})", o.join(" ")),
+                Some((p, _)) => format!("`{p}`"),
+                None => format!("`{root}`"),
+            }
+        })
+        .collect();
+    format!(
+        "{} commands that stay in this workspace (other options, dangerous forms, paths outside, sensitive files and files that decide what runs are still asked)",
+        named.join(", ")
     )
 }
 
@@ -32,6 +200,7 @@ pub(super) fn beyond(
     command: &str,
     dir_path: Option<&str>,
     ctx: &PolicyContext<'_>,
+    grant: &Rule,
 ) -> Option<String> {
     let ws = super::places::workspace(ctx);
     let cwd = normalized(&dir_path.map_or_else(|| ws.clone(), |d| ws.join(d)));
@@ -55,7 +224,7 @@ pub(super) fn beyond(
     for detail in parsed.details.iter().filter(|d| !d.is_marker()) {
         let mut moved = Vec::new();
         for base in &bases {
-            let (why, cd) = sub_beyond(detail.text.trim(), base, &ws, ctx);
+            let (why, cd) = sub_beyond(detail.text.trim(), base, &ws, ctx, grant);
             if why.is_some() {
                 return why;
             }
@@ -85,6 +254,7 @@ fn sub_beyond(
     base: &Path,
     ws: &Path,
     ctx: &PolicyContext<'_>,
+    grant: &Rule,
 ) -> (Option<String>, Option<PathBuf>) {
     let mut text = sub.to_string();
     let mut here = base.to_path_buf();
@@ -98,7 +268,7 @@ fn sub_beyond(
             search_path: ctx.search_path,
         };
         let words = without_redirections(split_words(&text));
-        if let Some(why) = simple_beyond(&words, at) {
+        if let Some(why) = new_options(&words, grant).or_else(|| simple_beyond(&words, at)) {
             return (Some(why), None);
         }
         let inner = unwrap_command(&text);
@@ -192,6 +362,19 @@ fn path_beyond(word: &str, at: Place<'_>) -> Option<String> {
     if word.is_empty() {
         return None;
     }
+    // A `file:` URL names a path, with its %-escapes decoded (`file:///home/u/.%73sh/id_rsa`).
+    if let Some(rest) =
+        word.get(..5).filter(|s| s.eq_ignore_ascii_case("file:")).map(|_| &word[5..])
+    {
+        let path = rest.strip_prefix("//").map_or(rest, |r| r.find('/').map_or("/", |i| &r[i..]));
+        let decoded = percent_decoded(path);
+        if decoded.contains('%') || path_escapes(&decoded, at) || decoded != path {
+            return Some(format!(
+                "`{word}` names a file outside the workspace, or one given in escapes"
+            ));
+        }
+        return path_beyond(&decoded, at);
+    }
     if word.contains(['*', '?', '[']) {
         return (!crate::shell::safety::globs_stay_inside(&[word.to_string()], at)).then(|| {
             format!(
@@ -209,274 +392,27 @@ fn path_beyond(word: &str, at: Place<'_>) -> Option<String> {
     Some(format!("`{word}` decides what runs: {why}"))
 }
 
-/// Interpreters: an "always" for one covers running a script file of the workspace with it
-/// (`python tools/gen.py`), not code given on the command line or read from input
-/// (`python -c ...`, `bash -c ...`, `echo ... | python`): that code is what a person judges.
-const INTERPRETERS: &[&str] = &[
-    "sh",
-    "bash",
-    "zsh",
-    "dash",
-    "ksh",
-    "mksh",
-    "fish",
-    "python",
-    "python2",
-    "python3",
-    "pypy",
-    "pypy3",
-    "ipython",
-    "perl",
-    "ruby",
-    "irb",
-    "node",
-    "nodejs",
-    "deno",
-    "bun",
-    "php",
-    "lua",
-    "luajit",
-    "Rscript",
-    "tclsh",
-    "wish",
-    "pwsh",
-    "powershell",
-    "osascript",
-    "jshell",
-    "groovy",
-    "scala",
-    "kotlin",
-    "elixir",
-    "erl",
-    "escript",
-    "julia",
-];
-
-/// Tools whose first operand is a program in their own language (`sed 's/a/b/w ~/.bashrc'`,
-/// `awk '{system("...")}'`) unless it is read from a file (`-f`).
-const SCRIPTED: &[&str] = &["sed", "gsed", "awk", "gawk", "mawk", "nawk", "busybox"];
-
-/// Package runners that run a command or package given on the command line.
-const RUNNERS: &[(&str, &[&str])] = &[
-    ("npm", &["exec", "x", "-c", "--call"]),
-    ("npx", &["-c", "--call"]),
-    ("pnpm", &["exec", "dlx", "-c"]),
-    ("pnpx", &[]),
-    ("yarn", &["exec", "dlx"]),
-    ("bunx", &[]),
-    ("uvx", &[]),
-    ("pipx", &["run"]),
-    ("uv", &["run"]),
-    ("make", &["--eval", "-E"]),
-];
-
-/// Why the words carry code of their own on the command line, which no earlier answer saw.
-fn code_on_the_line(base: &str, words: &[String]) -> Option<String> {
-    // `python3.12` is `python3`.
-    let name = base.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
-    let name = if name.is_empty() { base } else { name };
-    let args = &words[1..];
-    if INTERPRETERS.contains(&name) || INTERPRETERS.contains(&base) {
-        // Covered: `prog SCRIPT [ARGS...]`, the script a file named before any option.
-        let covered = args.first().is_some_and(|a| {
-            !a.starts_with('-') && !matches!(a.as_str(), "eval" | "repl" | "x" | "exec")
-        });
-        return (!covered).then(|| {
-            format!("`{base}` runs code given on its command line or its input here, not a script file of the workspace")
-        });
-    }
-    if SCRIPTED.contains(&name) {
-        let from_file = args.iter().any(|a| {
-            a == "-f" || a.starts_with("--file") || (a.starts_with("-f") && !a.starts_with("--"))
-        });
-        return (!from_file)
-            .then(|| format!("`{base}` runs the program written on its command line"));
-    }
-    let (_, flags) = RUNNERS.iter().find(|(r, _)| *r == name || *r == base)?;
-    let runs = flags.is_empty() || args.iter().any(|a| flags.contains(&a.as_str()));
-    runs.then(|| format!("`{base}` runs a command or package named on its command line"))
-}
-
-/// Options with which a common program runs another one, or reads or writes what its words do
-/// not name (issue 46: `tar --checkpoint-action=exec=...`, `sort --compress-program`,
-/// `rsync -e`, `less +!cmd`, `ssh -o ProxyCommand=...`).
-const RUNS_PROGRAMS: &[(&str, &[&str])] = &[
-    (
-        "tar",
-        &[
-            "--checkpoint-action",
-            "-I",
-            "--use-compress-program",
-            "--to-command",
-            "-F",
-            "--info-script",
-            "--new-volume-script",
-            "--rsh-command",
-            "--rmt-command",
-        ],
-    ),
-    ("sort", &["--compress-program"]),
-    ("rsync", &["-e", "--rsh", "--rsync-path"]),
-    ("zip", &["-TT", "--unzip-command"]),
-    ("ssh", &["-o", "-F"]),
-    ("scp", &["-S", "-o", "-F"]),
-    ("sftp", &["-S", "-o", "-F"]),
-    ("gdb", &["-ex", "-x", "--eval-command", "--command", "-batch"]),
-    ("man", &["-P", "--pager", "-H", "--html"]),
-    ("vim", &["-c", "--cmd", "-S"]),
-    ("vi", &["-c", "--cmd", "-S"]),
-    ("nvim", &["-c", "--cmd", "-S"]),
-    ("emacs", &["--eval", "-l", "--load", "-f", "--funcall"]),
-];
-
-/// Searches that read every file of a folder, sensitive ones too (as `grep -r` asks in the
-/// known-safe table).
-const TREE_SEARCHES: &[&str] = &["rg", "ag", "ack", "ugrep", "ack-grep"];
-
-/// Programs that copy or unpack whole folders: what lands where cannot be told from the words.
-fn copies_trees(base: &str, args: &[String]) -> bool {
-    let cluster_has = |letters: &[char]| {
-        args.iter()
-            .take_while(|a| *a != "--")
-            .any(|a| a.starts_with('-') && !a.starts_with("--") && a[1..].contains(letters))
-    };
-    let long = |names: &[&str]| crate::shell::git::option_given(args, names);
-    match base {
-        "cp" => cluster_has(&['r', 'R', 'a']) || long(&["--recursive", "--archive"]),
-        "rsync" => cluster_has(&['r', 'a']) || long(&["--recursive", "--archive"]),
-        "tar" | "bsdtar" => {
-            // `tar xf`, `tar -xf`, `--extract`, `--get`.
-            let first = args.first().map(String::as_str).unwrap_or("");
-            (!first.starts_with('-') && first.contains('x'))
-                || cluster_has(&['x'])
-                || long(&["--extract", "--get"])
-        }
-        "unzip" | "gunzip" | "cpio" | "7z" | "7za" | "unrar" => {
-            !(long(&["--list"]) || args.iter().any(|a| a == "-l" || a == "-t" || a == "l"))
-        }
-        _ => false,
-    }
-}
-
-/// Why `words` (a program whose base name is `base`) goes beyond a grant by what the program
-/// itself does with its options.
-fn program_beyond(base: &str, words: &[String], at: Place<'_>) -> Option<String> {
-    let args = &words[1..];
-    // `env -i`, `-u NAME`: toolbelt sets variables that keep git and others from running
-    // programs (`GIT_CONFIG_*`); a command that drops them is not the one answered for.
-    if base == "env"
-        && args
-            .iter()
-            .enumerate()
-            .take_while(|(_, a)| a.starts_with('-'))
-            .any(|(i, a)| crate::shell::words::env_option(a, args.get(i + 1)).1)
-    {
-        return Some(
-            "`env` here clears or unsets variables toolbelt sets to keep programs from running"
-                .into(),
-        );
-    }
-    if let Some((_, names)) = RUNS_PROGRAMS.iter().find(|(p, _)| *p == base)
-        && crate::shell::git::option_given(args, names)
-    {
-        return Some(format!("an option of `{base}` here runs another program"));
-    }
-    if matches!(base, "less" | "more" | "most") && args.iter().any(|a| a.starts_with('+')) {
-        return Some(format!("`{base} +...` runs a command"));
-    }
-    // Programs whose work is only known from a file or their input: a patch (which files it
-    // writes), a list of names (`tar -T`, `--files0-from`, `zip -@`, `xargs`, `cpio`), a
-    // compiler's response file (`@args`).
-    let list_options = ["--files-from", "--files0-from", "--arg-file", "--names-stdin", "-@"];
-    let reads_list = crate::shell::git::option_given(args, &list_options)
-        || (base == "tar" && crate::shell::git::option_given(args, &["-T"]))
-        || matches!(base, "patch" | "xargs" | "cpio" | "ed" | "ex");
-    if reads_list {
-        return Some(format!(
-            "`{base}` here works on files or arguments named in a file or its input, which cannot be judged from its words"
-        ));
-    }
-    const COMPILERS: &[&str] = &[
-        "gcc", "g++", "cc", "c++", "clang", "clang++", "ld", "gfortran", "javac", "java", "rustc",
-    ];
-    if COMPILERS.contains(&base)
-        && args.iter().any(|a| {
-            a.starts_with('@')
-                || a.starts_with("-wrapper")
-                || a.starts_with("-B")
-                || a.starts_with("-specs")
-                || a.starts_with("--specs")
-                || a.starts_with("-fplugin")
-                || a.starts_with("-Xplugin")
-                || a.starts_with("-agentpath")
-                || a.starts_with("-javaagent")
-        })
-    {
-        return Some(format!("an option of `{base}` here runs or loads another program"));
-    }
-    // Programs that read whole folders (sensitive files too) into an archive or a listing.
-    let reads_folders = match base {
-        "tar" | "bsdtar" => {
-            args.iter().skip(1).any(|a| !a.starts_with('-') && at.cwd.join(a).is_dir())
-        }
-        "zip" => {
-            args.iter()
-                .take_while(|a| *a != "--")
-                .any(|a| a.starts_with('-') && !a.starts_with("--") && a[1..].contains(['r', 'R']))
-                || crate::shell::git::option_given(args, &["--recurse-paths", "--recurse-patterns"])
-        }
-        "diff" | "cmp" => {
-            crate::shell::git::option_given(args, &["--recursive", "--new-file"])
-                || args
-                    .iter()
-                    .take_while(|a| *a != "--")
-                    .any(|a| a.starts_with('-') && !a.starts_with("--") && a[1..].contains('r'))
-        }
-        _ => false,
-    };
-    if reads_folders {
-        return Some(format!("`{base}` here reads whole folders, sensitive files too"));
-    }
-    if copies_trees(base, args) {
-        return Some(format!(
-            "`{base}` here copies or unpacks whole folders, whose files (settings, hooks, GEMINI.md) cannot be told from its words"
-        ));
-    }
-    let recursive_grep = matches!(base, "grep" | "egrep" | "fgrep")
-        && (crate::shell::git::option_given(
-            args,
-            &["--recursive", "--dereference-recursive", "--directories"],
-        ) || args.iter().take_while(|a| *a != "--").any(|a| {
-            a.starts_with('-')
-                && !a.starts_with("--")
-                && (a[1..].contains(['r', 'R']) || a.starts_with("-d"))
-        }));
-    let tree_search = TREE_SEARCHES.contains(&base)
-        && (args.iter().filter(|a| !a.starts_with('-')).count() < 2
-            || args.iter().skip(1).any(|a| !a.starts_with('-') && at.cwd.join(a).is_dir()));
-    if recursive_grep || tree_search {
-        return Some(format!("`{base}` here searches whole folders, sensitive files too"));
-    }
-    // `cp a b DIR/`, `mv x .`, `-t DIR`: what a file becomes in the folder it goes to.
-    if matches!(base, "cp" | "mv" | "install" | "ln" | "rsync") {
-        let operands: Vec<&String> = args.iter().filter(|a| !a.starts_with('-')).collect();
-        let target = args
-            .iter()
-            .position(|a| a == "-t" || a == "--target-directory")
-            .and_then(|i| args.get(i + 1))
-            .or_else(|| operands.last().copied().filter(|_| operands.len() >= 2));
-        if let Some(dir) = target.map(|t| at.cwd.join(t)).filter(|d| d.is_dir()) {
-            for src in operands.iter().filter(|o| Some(**o) != target) {
-                let Some(name) = Path::new(src.as_str()).file_name() else { continue };
-                let landed = normalized(&dir.join(name));
-                if let Some(why) = at.files.and_then(|f| f.control(&landed)) {
-                    return Some(format!("`{src}` would become {}: {why}", landed.display()));
-                }
-                if base == "mv" && at.cwd.join(src.as_str()).is_dir() {
-                    return Some(format!("`mv` of the folder `{src}` moves whatever it holds"));
-                }
+/// `text` with its `%XX` escapes decoded (invalid ones kept).
+fn percent_decoded(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |b: u8| (b as char).to_digit(16);
+        match (
+            bytes[i],
+            bytes.get(i + 1).and_then(|b| hex(*b)),
+            bytes.get(i + 2).and_then(|b| hex(*b)),
+        ) {
+            (b'%', Some(h), Some(l)) => {
+                out.push((h * 16 + l) as u8);
+                i += 3;
+            }
+            (b, _, _) => {
+                out.push(b);
+                i += 1;
             }
         }
     }
-    None
+    String::from_utf8_lossy(&out).into_owned()
 }

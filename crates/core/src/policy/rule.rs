@@ -337,6 +337,9 @@ pub struct Rule {
     pub deny_message: Option<String>,
     /// Where the rule came from.
     pub source: RuleSource,
+    /// For an "always" answer's shell rule of this session: the options the approved command
+    /// used; a later command of the same program and subcommand may use no other (issue 46).
+    pub grant_options: Option<Vec<String>>,
 }
 
 impl Rule {
@@ -363,6 +366,7 @@ impl Rule {
             allow_redirection: false,
             deny_message: None,
             source: RuleSource { label: label.to_string(), file: None },
+            grant_options: None,
         }
     }
 

@@ -417,11 +417,12 @@ fn judge_sub(
         let v = evaluate_at(&c, rules, ctx, depth + 1);
         // A command an "always" allowed inside a wrapper (`env -u X git ...`): the wrapper's
         // words are held to the same boundary (issue 46).
-        let granted = v.decision == Decision::Allow
-            && v.rule
-                .as_ref()
-                .is_some_and(|r| r.decision == Decision::Allow && r.is_always_allow());
-        match granted.then(|| super::grant::beyond(sub, dir_path, ctx)).flatten() {
+        let grant = v
+            .rule
+            .as_ref()
+            .filter(|r| v.decision == Decision::Allow && r.decision == Decision::Allow)
+            .filter(|r| r.is_always_allow());
+        match grant.and_then(|g| super::grant::beyond(sub, dir_path, ctx, g)) {
             Some(why) if ctx.mode != ApprovalMode::Yolo => Verdict::new(
                 Decision::AskUser,
                 v.rule.clone(),

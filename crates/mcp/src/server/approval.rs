@@ -38,7 +38,7 @@ pub fn message(req: &ConfirmationRequest) -> String {
         ConfirmationDetails::Exec { command, root_commands, .. } if !root_commands.is_empty() => {
             format!(
                 "Run this shell command?\n{command}\n(\"{ALWAYS}\" allows {})",
-                toolbelt_core::policy::grant::covers(root_commands)
+                toolbelt_core::policy::grant::covers_command(command, root_commands)
             )
         }
         ConfirmationDetails::Exec { command, .. } => format!("Run this shell command?\n{command}"),

@@ -472,6 +472,7 @@ fn compile(
                 allow_redirection: raw.allow_redirection,
                 deny_message: raw.deny_message.clone(),
                 source: RuleSource { label: label.to_string(), file: path.map(Path::to_path_buf) },
+                grant_options: None,
             });
         }
     }
