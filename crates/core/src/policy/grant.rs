@@ -91,7 +91,7 @@ pub fn shapes(command: &str) -> Option<Vec<(String, Vec<String>)>> {
     let parsed = parse_command(command).filter(|p| !p.has_error)?;
     let mut out: Vec<(String, Vec<String>)> = Vec::new();
     for detail in parsed.details.iter().filter(|d| !d.is_marker()) {
-        let words = without_redirections(split_words(detail.text.trim()));
+        let words = dashed(without_redirections(split_words(detail.text.trim())));
         let start = words.iter().take_while(|w| assignments::is_assignment(w)).count();
         let Some(program) = words.get(start) else { continue };
         let args = &words[start + 1..];
@@ -102,7 +102,11 @@ pub fn shapes(command: &str) -> Option<Vec<(String, Vec<String>)>> {
         {
             prefix = format!("{program} {sub}");
         }
-        let options = options_of(args);
+        let mut options = options_of(args);
+        // What an installer installed (`=name`): another package is another question.
+        if INSTALLERS.contains(&prefix.as_str()) {
+            options.extend(operands(&args[1..]).map(|o| format!("={o}")));
+        }
         match out.iter_mut().find(|(p, _)| *p == prefix) {
             Some((_, seen)) => {
                 for o in options {
@@ -141,14 +145,89 @@ fn options_of(args: &[String]) -> Vec<String> {
     out
 }
 
+/// Subcommands that install packages, whose install scripts run (`npm install ./pkg`,
+/// `pip install URL`): an answer covers the packages it installed, not others.
+const INSTALLERS: &[&str] = &[
+    "npm install",
+    "npm i",
+    "npm add",
+    "npm ci",
+    "npm update",
+    "pnpm add",
+    "pnpm install",
+    "pnpm i",
+    "yarn add",
+    "yarn install",
+    "bun add",
+    "bun install",
+    "pip install",
+    "pip3 install",
+    "pipx install",
+    "uv add",
+    "uv pip",
+    "poetry add",
+    "cargo install",
+    "cargo add",
+    "gem install",
+    "go install",
+    "go get",
+    "bundle add",
+    "composer require",
+    "dotnet add",
+];
+
+/// Programs whose first word is a cluster of options without a dash (`tar cIf PROG ...`).
+const DASHLESS: &[&str] = &["tar", "bsdtar", "gtar", "ar", "ps"];
+
+/// `words` with such a first cluster given its dash, so options are seen as options.
+fn dashed(mut words: Vec<String>) -> Vec<String> {
+    let start = words.iter().take_while(|w| assignments::is_assignment(w)).count();
+    let base = words.get(start).map(|p| p.rsplit('/').next().unwrap_or(p).to_string());
+    if base.is_some_and(|b| DASHLESS.contains(&b.as_str()))
+        && let Some(first) = words.get_mut(start + 1)
+        && !first.starts_with('-')
+        && !first.is_empty()
+        && first.chars().all(|c| c.is_ascii_alphanumeric())
+    {
+        first.insert(0, '-');
+    }
+    words
+}
+
+/// The words of `args` that are not options (all after `--`).
+fn operands(args: &[String]) -> impl Iterator<Item = &String> {
+    let mut options = true;
+    args.iter().filter(move |a| {
+        if options && *a == "--" {
+            options = false;
+            return false;
+        }
+        !(options && a.starts_with('-'))
+    })
+}
+
 /// Why `words` use options the answer did not see, when they are the granted program.
 fn new_options(words: &[String], grant: &Rule) -> Option<String> {
-    let allowed = grant.grant_options.as_ref()?;
     let prefix: Vec<&str> = grant.command_prefix.as_deref()?.split(' ').collect();
     let start = words.iter().take_while(|w| assignments::is_assignment(w)).count();
     let words = &words[start..];
     if words.len() < prefix.len() || words.iter().zip(&prefix).any(|(w, p)| w != p) {
         return None;
+    }
+    let installer = INSTALLERS.contains(&prefix.join(" ").as_str());
+    let Some(allowed) = grant.grant_options.as_ref() else {
+        // A saved answer for an installer covers the project's own install, no package named.
+        return (installer && operands(&words[prefix.len()..]).next().is_some()).then(|| {
+            format!("`{}` of a named package runs that package's install scripts", prefix.join(" "))
+        });
+    };
+    if installer
+        && let Some(p) =
+            operands(&words[prefix.len()..]).find(|o| !allowed.contains(&format!("={o}")))
+    {
+        return Some(format!(
+            "it installs `{p}`, which the answer did not see; installing runs a package's scripts"
+        ));
     }
     // `pip --version` answered: `pip config set ...` is another subcommand.
     if let [program] = prefix.as_slice()
@@ -267,7 +346,7 @@ fn sub_beyond(
             confined: ctx.confinable,
             search_path: ctx.search_path,
         };
-        let words = without_redirections(split_words(&text));
+        let words = dashed(without_redirections(split_words(&text)));
         if let Some(why) = new_options(&words, grant).or_else(|| simple_beyond(&words, at)) {
             return (Some(why), None);
         }

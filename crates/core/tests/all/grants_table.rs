@@ -83,6 +83,7 @@ const FLAGGED: &[(&str, &str)] = &[
     ("ssh", "ssh -o ProxyCommand='sh hook.sh' host"),
     ("sqlite3", "sqlite3 t.db '.shell touch PWNED'"),
     ("sqlite3", "sqlite3 t.db 'select 1'"),
+    ("npm install", "npm install ./vendor/evilpkg"),
     // The third attack: names read from a list, whole folders, patches, compilers' programs,
     // git's helpers and plumbing, and git run from another folder (`DIR::command` runs the
     // command with that `dir_path`).
@@ -127,6 +128,7 @@ const COVERED: &[(&str, &str)] = &[
     ("git", "git -C sub status"),
     ("diff", "diff a.txt tools/gen.py"),
     ("gcc", "gcc -c a.c -o a.o"),
+    ("npm install", "npm install"),
     ("rm", "rm -- b.txt"),
 ];
 
@@ -226,6 +228,13 @@ const SHAPES: &[(&str, &str)] = &[
     ("git stash", "git stash -u"),
     ("docker ps", "docker run --privileged alpine"),
     ("cargo build", "cargo build --config build.rustc-wrapper=x"),
+    // The fifth attack: options without a dash, and packages an installer was not asked about.
+    ("tar -czf out.tgz a.txt", "tar cIf 'sh hook.sh' out2.tar a.txt"),
+    ("tar czf out.tgz a.txt", "tar cIf 'cp a.txt ../outside/victim.txt' o.tar a.txt"),
+    ("npm install", "npm install ./vendor/evilpkg"),
+    ("npm install", "npm install http://127.0.0.1:18766/eviltgz-1.0.0.tgz"),
+    ("npm install lodash", "npm install left-pad"),
+    ("pip install -r requirements.txt", "pip install ./evil"),
 ];
 
 #[test]
