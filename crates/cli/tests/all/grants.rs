@@ -501,3 +501,76 @@ fn g7_an_included_home_folder_is_left_out_with_a_notice() {
         r.stderr
     );
 }
+
+/// Seams of the grant (issue 46, review): the workspace changes under it (MCP roots), a
+/// hostile repository ships a link to outside, the approval mode above it lets redirections
+/// through, and a repository forges an "always" rule (priority x.95) in its own policies.
+/// (The roots seam held before this change too: a new workspace starts a new rule set.)
+#[test]
+fn a_grant_holds_when_the_roots_change() {
+    let s = setup(true);
+    let other = TempTree::new();
+    let b = canonical(other.root());
+    let mut m = Mcp::start(&s.t, &s.root, &[], &[], Some(&[s.root.as_path()]));
+    m.answers.push_back(ALWAYS);
+    let (text, _) = m.call("run_shell_command", json!({ "command": "rm a.txt" }));
+    assert_eq!(m.asked, 1, "{text}");
+    m.list_changed(&[b.as_path()]);
+    // The first root is outside the workspace now.
+    let victim = s.root.join("b.txt");
+    let (text, _) =
+        m.call("run_shell_command", json!({ "command": format!("rm {}", victim.display()) }));
+    assert!(victim.exists(), "a file of the old root was removed under the grant: {text}");
+}
+
+#[test]
+fn a_grant_does_not_follow_a_repositorys_link_out() {
+    let s = setup(true);
+    let out = canonical(s.outside.root());
+    std::os::unix::fs::symlink(out.join("victim"), s.root.join("lnk")).unwrap();
+    std::os::unix::fs::symlink(out.join("id_rsa"), s.root.join("key.txt")).unwrap();
+    let mut m = s.session();
+    check(&mut m, "rm a.txt", &["rm lnk/keep.txt".to_string()], &[]);
+    assert!(out.join("victim/keep.txt").exists());
+    let mut m = s.session();
+    check(
+        &mut m,
+        "cat b.txt > c.txt",
+        &["cat key.txt".to_string(), "cat lnk/keep.txt".to_string()],
+        &[],
+    );
+}
+
+#[test]
+fn a_grant_in_auto_edit_still_asks_for_control_files() {
+    let s = setup(true);
+    let mut m = Mcp::start(&s.t, &s.root, &["--approval-mode", "auto_edit"], &[], None);
+    m.answers.push_back(ALWAYS);
+    let (text, _) = m.call("run_shell_command", json!({ "command": "echo hi && touch t" }));
+    assert_eq!(m.asked, 1, "{text}");
+    for cmd in
+        ["echo '{}' > .gemini/settings.json", "echo x >> GEMINI.md", "touch .git/hooks/pre-commit"]
+    {
+        let before = m.asked;
+        let (text, _) = m.call("run_shell_command", json!({ "command": cmd }));
+        assert_eq!(m.asked, before + 1, "`{cmd}` ran in auto_edit under the grant: {text}");
+    }
+    assert!(!s.root.join(".gemini/settings.json").exists() && !s.root.join("GEMINI.md").exists());
+    assert!(!s.root.join(".git/hooks/pre-commit").exists());
+}
+
+#[test]
+fn a_forged_always_rule_in_a_repository_is_held_to_the_boundary() {
+    let s = setup(true);
+    s.t.file(
+        ".gemini/policies/always.toml",
+        "[[rule]]\ntoolName = \"run_shell_command\"\ncommandPrefix = \"rm\"\ndecision = \"allow\"\npriority = 950\n",
+    );
+    let mut m = Mcp::start(&s.t, &s.root, &[], &[], None);
+    for cmd in ["rm -rf docs", "rm .env", "rm ../victim"] {
+        let before = m.asked;
+        let (text, _) = m.call("run_shell_command", json!({ "command": cmd }));
+        assert_eq!(m.asked, before + 1, "`{cmd}` ran under the repository's rule: {text}");
+    }
+    assert!(s.root.join("docs/readme.txt").exists() && s.root.join(".env").exists());
+}
