@@ -25,7 +25,13 @@ async fn parts(args: &McpArgs) -> Result<(ServerParts, Running), CliError> {
     // Started in `/` or the home folder without --root, the folder is a placeholder the server
     // does not serve (see `root_refused` below) until the client names its roots: it may be
     // opened, but the client's roots are judged by the setting as it is.
-    let placeholder = args.session.roots.is_empty() && started_in_home_or_root();
+    let placeholder = args.session.roots.is_empty()
+        && std::env::current_dir()
+            .and_then(std::fs::canonicalize)
+            .is_ok_and(|cwd| home_or_root(&cwd).is_some());
+    // The setting as the user gave it, restored once the placeholder is open.
+    let given = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let seen = given.clone();
     let builder = session::builder(&args.session)
         .model_family(args.model_family)
         .mcp_servers(args.proxy)
@@ -33,30 +39,22 @@ async fn parts(args: &McpArgs) -> Result<(ServerParts, Running), CliError> {
             if let Some(t) = timeout {
                 c.tool_call_timeout_ms = t;
             }
+            seen.store(c.allow_home_or_root_workspace, std::sync::atomic::Ordering::Relaxed);
             c.allow_home_or_root_workspace |= placeholder;
         });
     let mut session = session::build(builder).await?;
     let mut parts = session.server_parts();
     if placeholder {
         let mut config = (*parts.env.config).clone();
-        config.allow_home_or_root_workspace = std::env::var("TOOLBELT_ALLOW_HOME_WORKSPACE")
-            .is_ok_and(|v| matches!(v.trim(), "1" | "true"));
+        config.allow_home_or_root_workspace = given.load(std::sync::atomic::Ordering::Relaxed);
         parts.env.config = Arc::new(config);
     }
     // With --root the user chose the workspace; without it the client's roots are used, and
     // the folder toolbelt was started in is served only if it is not `/` or the home folder.
     parts.client_roots = args.session.roots.is_empty();
     if parts.client_roots {
-        let home = toolbelt_core::files::user_home().and_then(|h| std::fs::canonicalize(h).ok());
         let root = &session.root;
-        let what = if root.parent().is_none() {
-            Some("the file system root (/)")
-        } else if home.as_deref() == Some(root.as_path()) {
-            Some("your home folder")
-        } else {
-            None
-        };
-        parts.root_refused = what.map(|w| {
+        parts.root_refused = home_or_root(root).map(|w| {
             format!(
                 "toolbelt mcp was started in {} without --root, and the client has not said which folders are the workspace (MCP roots): it will not serve {w} itself. Add --root /path/to/project to the server's arguments in the client's configuration (docs/clients.md).",
                 root.display()
@@ -393,9 +391,15 @@ fn http_options(args: &McpArgs, addr: std::net::SocketAddr) -> Result<http::Http
     })
 }
 
-/// Whether the folder toolbelt runs in is `/` or the home folder.
-fn started_in_home_or_root() -> bool {
-    let Ok(cwd) = std::env::current_dir().and_then(std::fs::canonicalize) else { return false };
+/// What `dir` (a real path) is when it is `/` or the home folder, which `toolbelt mcp` does
+/// not serve without `--root` or the client's roots.
+fn home_or_root(dir: &std::path::Path) -> Option<&'static str> {
     let home = toolbelt_core::files::user_home().and_then(|h| std::fs::canonicalize(h).ok());
-    cwd.parent().is_none() || home.as_deref() == Some(cwd.as_path())
+    if dir.parent().is_none() {
+        Some("the file system root (/)")
+    } else if home.as_deref() == Some(dir) {
+        Some("your home folder")
+    } else {
+        None
+    }
 }

@@ -96,9 +96,16 @@ pub fn shapes(command: &str) -> Option<Vec<(String, Vec<String>)>> {
         let Some(program) = words.get(start) else { continue };
         let args = &words[start + 1..];
         let mut prefix = program.clone();
+        // A runner's package may come after its options (`npx --yes prettier`).
+        let runner = matches!(program.as_str(), "npx" | "pnpx" | "bunx" | "uvx");
+        let sub = if runner {
+            args.iter().find(|a| !a.starts_with('-'))
+        } else {
+            args.first().filter(|a| !a.starts_with('-'))
+        };
         if SUBCOMMANDS.contains(&program.as_str())
-            && let Some(sub) = args.first().filter(|a| !a.starts_with('-'))
-            && !sub.contains(['"', '\\', '\'', '$', '`'])
+            && let Some(sub) = sub
+            && !sub.contains(['"', '\\', '\'', '$', '`', '&', '|', ';', '>', '<'])
         {
             prefix = format!("{program} {sub}");
         }

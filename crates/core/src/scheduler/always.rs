@@ -47,8 +47,9 @@ pub fn rules_for(
 
 /// One rule per root command of the (wrapper-stripped) command, allowing redirection when the
 /// approved command redirected. An unparsable command adds nothing. Issue 46: each rule is
-/// for the program's subcommand where it has them (`git add`, `npm test`), the package a
-/// runner ran (`npx prettier`), and the options the command used (`grant_options`).
+/// for the command's shape (`policy::grant::shapes`): the program's subcommand where it has
+/// them (`git add`, `npm test`), the package a runner ran (`npx prettier`), and the options
+/// the command used (`grant_options`).
 fn shell_rules(template: Rule, param: &str, args: &Value) -> Option<Vec<Rule>> {
     let command = crate::shell::strip_shell_wrapper(args.get(param).and_then(Value::as_str)?);
     let mut roots = crate::shell::command_roots(&command);
@@ -58,26 +59,17 @@ fn shell_rules(template: Rule, param: &str, args: &Value) -> Option<Vec<Rule>> {
         return None;
     }
     let shapes = crate::policy::grant::shapes(&command).unwrap_or_default();
-    let words = crate::shell::split_words(&command);
     let redirects = crate::shell::has_redirection(&command);
     roots
         .iter()
         .map(|root| {
             // The shape of the command this root heads; a wrapped one (`sudo npm test`) keeps
             // the root, with no options allowed.
-            let (mut prefix, options) = shapes
+            let (prefix, options) = shapes
                 .iter()
                 .find(|(p, _)| p == root || p.starts_with(&format!("{root} ")))
                 .cloned()
                 .unwrap_or_else(|| (root.clone(), Vec::new()));
-            // A package runner's answer is for the package it ran, options before it or not.
-            if prefix == *root && matches!(root.as_str(), "npx" | "pnpx" | "bunx" | "uvx") {
-                let package =
-                    words.iter().skip_while(|w| *w != root).skip(1).find(|w| !w.starts_with('-'));
-                if let Some(p) = package.filter(|p| !p.contains(['&', '|', ';', '>', '<', '"'])) {
-                    prefix = format!("{root} {p}");
-                }
-            }
             let mut r = template.clone();
             r.allow_redirection = redirects;
             r.args_pattern = Some(ArgsPattern::new(command_prefix_pattern(&prefix)).ok()?);

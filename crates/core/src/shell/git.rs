@@ -7,6 +7,7 @@
 use std::path::{Path, PathBuf};
 
 use super::place::{Place, path_escapes};
+use super::words::option_given;
 
 #[path = "git_contents.rs"]
 mod contents;
@@ -454,30 +455,6 @@ fn git_config_override(args: &[String]) -> bool {
 
 fn git_args_read_only(args: &[String]) -> bool {
     !option_given(args, &["--output", "--ext-diff", "--textconv", "--exec", "--paginate"])
-}
-
-/// Real long options that are also prefixes of the ones looked for: git takes them as they are.
-const EXACT_OPTIONS: &[&str] = &["--text"];
-
-/// Whether one of `names` is given among `args` (before `--`) in any spelling git takes: a
-/// long option whole, with `=value`, or cut to an unambiguous prefix (`--ext-dif`); a short
-/// one alone, with its value glued (`-Ocmd`) or in a cluster (issue 46).
-pub(crate) fn option_given(args: &[String], names: &[&str]) -> bool {
-    args.iter().take_while(|a| *a != "--").any(|a| {
-        names.iter().any(|n| {
-            if let Some(long) = n.strip_prefix("--") {
-                let Some(given) = a.strip_prefix("--") else { return false };
-                let given = given.split('=').next().unwrap_or(given);
-                given.len() >= 3
-                    && long.starts_with(given)
-                    && (given == long || !EXACT_OPTIONS.contains(&a.split('=').next().unwrap_or(a)))
-            } else if let Some(short) = n.strip_prefix('-').filter(|s| s.chars().count() == 1) {
-                a.starts_with('-') && !a.starts_with("--") && a[1..].contains(short)
-            } else {
-                a == n
-            }
-        })
-    })
 }
 
 fn git_branch_read_only(args: &[String]) -> bool {

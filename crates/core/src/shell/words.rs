@@ -420,6 +420,31 @@ pub fn unwrap_command(simple: &str) -> Option<Unwrapped> {
     Some(Unwrapped { inner, transparent, chdir })
 }
 
+/// Real long options that are also prefixes of the ones looked for (git's `--text`): taken
+/// as they are.
+const EXACT_OPTIONS: &[&str] = &["--text"];
+
+/// Whether one of `names` is given among `args` (before `--`) in any spelling GNU-style parsers take (git's, getopt's): a
+/// long option whole, with `=value`, or cut to an unambiguous prefix (`--ext-dif`); a short
+/// one alone, with its value glued (`-Ocmd`) or in a cluster (issue 46).
+pub(crate) fn option_given(args: &[String], names: &[&str]) -> bool {
+    args.iter().take_while(|a| *a != "--").any(|a| {
+        names.iter().any(|n| {
+            if let Some(long) = n.strip_prefix("--") {
+                let Some(given) = a.strip_prefix("--") else { return false };
+                let given = given.split('=').next().unwrap_or(given);
+                given.len() >= 3
+                    && long.starts_with(given)
+                    && (given == long || !EXACT_OPTIONS.contains(&a.split('=').next().unwrap_or(a)))
+            } else if let Some(short) = n.strip_prefix('-').filter(|s| s.chars().count() == 1) {
+                a.starts_with('-') && !a.starts_with("--") && a[1..].contains(short)
+            } else {
+                a == n
+            }
+        })
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

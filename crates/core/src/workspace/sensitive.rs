@@ -257,6 +257,13 @@ fn segments(relative: &str) -> impl Iterator<Item = &str> {
 
 /// The [`SECRET_PATHS`] entry whose names come one after another in `relative`, if any.
 fn secret_path_hit(relative: &str) -> Option<SensitiveHit> {
+    // Walks check every folder: most paths hold no rule's last name, and need no split.
+    if !SECRET_PATHS
+        .iter()
+        .any(|p| p.rsplit('/').next().is_some_and(|last| relative.contains(last)))
+    {
+        return None;
+    }
     let names: Vec<&str> = segments(relative).collect();
     SECRET_PATHS.iter().find_map(|p| {
         let rule: Vec<&str> = p.split('/').collect();

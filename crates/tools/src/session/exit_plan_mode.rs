@@ -109,7 +109,7 @@ impl Invocation for ExitCall {
 
     /// It asks its own question where it can (a terminal, `run`); where it cannot (an ACP
     /// editor, an MCP client with elicitation) the scheduler asks the person through the
-    /// approver, as for any call (issue 46, G11: ACP reported "Plan approved" unasked).
+    /// approver, as for any call (issue 46, G11: in ACP it answered "Plan approved" unasked).
     fn confirms_itself(&self) -> bool {
         self.questioner.is_some()
     }

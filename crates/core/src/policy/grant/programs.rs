@@ -5,6 +5,7 @@
 use std::path::Path;
 
 use crate::shell::place::{Place, normalized};
+use crate::shell::words::option_given;
 
 /// Interpreters: an "always" for one covers running a script file of the workspace with it
 /// (`python tools/gen.py`), not code given on the command line or read from input
@@ -139,24 +140,17 @@ const TREE_SEARCHES: &[&str] = &["rg", "ag", "ack", "ugrep", "ack-grep"];
 
 /// Programs that copy or unpack whole folders: what lands where cannot be told from the words.
 fn copies_trees(base: &str, args: &[String]) -> bool {
-    let cluster_has = |letters: &[char]| {
-        args.iter()
-            .take_while(|a| *a != "--")
-            .any(|a| a.starts_with('-') && !a.starts_with("--") && a[1..].contains(letters))
-    };
-    let long = |names: &[&str]| crate::shell::git::option_given(args, names);
+    let given = |names: &[&str]| option_given(args, names);
     match base {
-        "cp" => cluster_has(&['r', 'R', 'a']) || long(&["--recursive", "--archive"]),
-        "rsync" => cluster_has(&['r', 'a']) || long(&["--recursive", "--archive"]),
+        "cp" => given(&["-r", "-R", "-a", "--recursive", "--archive"]),
+        "rsync" => given(&["-r", "-a", "--recursive", "--archive"]),
         "tar" | "bsdtar" => {
             // `tar xf`, `tar -xf`, `--extract`, `--get`.
             let first = args.first().map(String::as_str).unwrap_or("");
-            (!first.starts_with('-') && first.contains('x'))
-                || cluster_has(&['x'])
-                || long(&["--extract", "--get"])
+            (!first.starts_with('-') && first.contains('x')) || given(&["-x", "--extract", "--get"])
         }
         "unzip" | "gunzip" | "cpio" | "7z" | "7za" | "unrar" => {
-            !(long(&["--list"]) || args.iter().any(|a| a == "-l" || a == "-t" || a == "l"))
+            !(given(&["--list"]) || args.iter().any(|a| a == "-l" || a == "-t" || a == "l"))
         }
         _ => false,
     }
@@ -181,7 +175,7 @@ pub(super) fn program_beyond(base: &str, words: &[String], at: Place<'_>) -> Opt
         );
     }
     if let Some((_, names)) = RUNS_PROGRAMS.iter().find(|(p, _)| *p == base)
-        && crate::shell::git::option_given(args, names)
+        && option_given(args, names)
     {
         return Some(format!("an option of `{base}` here runs another program"));
     }
@@ -192,8 +186,8 @@ pub(super) fn program_beyond(base: &str, words: &[String], at: Place<'_>) -> Opt
     // writes), a list of names (`tar -T`, `--files0-from`, `zip -@`, `xargs`, `cpio`), a
     // compiler's response file (`@args`).
     let list_options = ["--files-from", "--files0-from", "--arg-file", "--names-stdin", "-@"];
-    let reads_list = crate::shell::git::option_given(args, &list_options)
-        || (base == "tar" && crate::shell::git::option_given(args, &["-T"]))
+    let reads_list = option_given(args, &list_options)
+        || (base == "tar" && option_given(args, &["-T"]))
         || matches!(base, "patch" | "xargs" | "cpio" | "ed" | "ex");
     if reads_list {
         return Some(format!(
@@ -223,19 +217,8 @@ pub(super) fn program_beyond(base: &str, words: &[String], at: Place<'_>) -> Opt
         "tar" | "bsdtar" => {
             args.iter().skip(1).any(|a| !a.starts_with('-') && at.cwd.join(a).is_dir())
         }
-        "zip" => {
-            args.iter()
-                .take_while(|a| *a != "--")
-                .any(|a| a.starts_with('-') && !a.starts_with("--") && a[1..].contains(['r', 'R']))
-                || crate::shell::git::option_given(args, &["--recurse-paths", "--recurse-patterns"])
-        }
-        "diff" | "cmp" => {
-            crate::shell::git::option_given(args, &["--recursive", "--new-file"])
-                || args
-                    .iter()
-                    .take_while(|a| *a != "--")
-                    .any(|a| a.starts_with('-') && !a.starts_with("--") && a[1..].contains('r'))
-        }
+        "zip" => option_given(args, &["-r", "-R", "--recurse-paths", "--recurse-patterns"]),
+        "diff" | "cmp" => option_given(args, &["-r", "--recursive", "--new-file"]),
         _ => false,
     };
     if reads_folders {
@@ -247,14 +230,10 @@ pub(super) fn program_beyond(base: &str, words: &[String], at: Place<'_>) -> Opt
         ));
     }
     let recursive_grep = matches!(base, "grep" | "egrep" | "fgrep")
-        && (crate::shell::git::option_given(
+        && (option_given(
             args,
-            &["--recursive", "--dereference-recursive", "--directories"],
-        ) || args.iter().take_while(|a| *a != "--").any(|a| {
-            a.starts_with('-')
-                && !a.starts_with("--")
-                && (a[1..].contains(['r', 'R']) || a.starts_with("-d"))
-        }));
+            &["-r", "-R", "--recursive", "--dereference-recursive", "--directories"],
+        ) || args.iter().take_while(|a| *a != "--").any(|a| a.starts_with("-d")));
     let tree_search = TREE_SEARCHES.contains(&base)
         && (args.iter().filter(|a| !a.starts_with('-')).count() < 2
             || args.iter().skip(1).any(|a| !a.starts_with('-') && at.cwd.join(a).is_dir()));

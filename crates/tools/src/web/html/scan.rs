@@ -70,9 +70,9 @@ struct Scanner<'p> {
 enum After {
     /// Nothing: the `<` is text.
     Text,
-    /// A construct, reported; the page goes on at this index.
+    /// A construct, handed to the sink; the page goes on at this index.
     Next(usize),
-    /// A construct the page ended in, reported.
+    /// A construct the page ended in, handed to the sink.
     End,
 }
 
@@ -307,9 +307,9 @@ impl<'p> Scanner<'p> {
         let read = self.attributes(at + len);
         let end = read.as_ref().map_or(TagEnd::Cut, |(end, _)| *end);
         let attrs = std::mem::take(&mut self.attrs);
-        let reported = sink(Token::Start { name, attrs: &attrs, end });
+        let flow = sink(Token::Start { name, attrs: &attrs, end });
         self.attrs = attrs;
-        reported?;
+        flow?;
         ControlFlow::Continue(match read {
             Ok((TagEnd::Open, next)) => match raw {
                 Some(raw) => self.raw_text(raw, next, sink)?,
