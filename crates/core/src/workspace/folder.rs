@@ -17,7 +17,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use std::os::fd::{BorrowedFd, OwnedFd};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 
 use rustix::fs::{AtFlags, FileType, OFlags, fstat, statat};
 
@@ -85,7 +85,7 @@ impl Folder<'_> {
         let Some(fd) = self.open_beneath(fast, name, flags) else { return whole() };
         let st = fstat(&fd).map_err(io::Error::from)?;
         if st.st_nlink > 1 {
-            self.ws.check_links(&st, &self.path.join(name))?;
+            self.ws.check_links(fd.as_fd(), &st, &self.path.join(name))?;
         }
         let regular = FileType::from_raw_mode(st.st_mode) == FileType::RegularFile;
         let size = regular.then(|| u64::try_from(st.st_size).ok()).flatten();

@@ -6,7 +6,7 @@
 use std::ffi::OsString;
 use std::fs::File;
 use std::io::{self, Read, Write};
-use std::os::fd::OwnedFd;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
 use rustix::fs::{AtFlags, CWD, Mode, OFlags, fstat, linkat, mkdirat, openat, renameat, unlinkat};
@@ -121,38 +121,50 @@ impl Workspace {
         if let (Some(fd), Want::Open(flags)) = (&found.fd, want)
             && !flags.contains(OFlags::PATH)
         {
-            self.check_links(&fstat(fd).map_err(io::Error::from)?, &found.real)?;
+            self.check_links(fd.as_fd(), &fstat(fd).map_err(io::Error::from)?, &found.real)?;
         }
         Ok(found)
     }
 
-    /// [`Self::check_links`] for a name a walk shows: a hard link to a sensitive file is hidden
-    /// like the file's own name, but one whose other name lies outside is shown (the name is
-    /// the workspace's own; reading it is refused, and the refusal says why).
+    /// For a name a walk shows: a hard link to a sensitive file is hidden like the file's own
+    /// name, but one whose other name lies outside is shown (the name is the workspace's own;
+    /// reading it is refused, and the refusal says why).
     pub(super) fn check_sensitive_links(
         &self,
         st: &rustix::fs::Stat,
         real: &Path,
     ) -> Result<(), PathError> {
-        match self.check_links(st, real) {
-            Err(e @ PathError::Sensitive { .. }) => Err(e),
-            _ => Ok(()),
+        if !several_names(st) {
+            return Ok(());
+        }
+        #[allow(clippy::unnecessary_cast)] // the field types differ between platforms
+        let key = (st.st_dev as u64, st.st_ino as u64);
+        match self.linked.sensitive(key, &self.root_dirs, &self.sensitive) {
+            None => Ok(()),
+            Some(hit) => Err(PathError::Sensitive {
+                path: real.display().to_string(),
+                rule: hit.rule,
+                origin: hit.origin,
+                link: true,
+            }),
         }
     }
 
-    /// A regular file with several names is refused when another of them is sensitive or lies
-    /// outside the roots (see [`super::links`]).
-    pub(super) fn check_links(&self, st: &rustix::fs::Stat, real: &Path) -> Result<(), PathError> {
-        let regular =
-            rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::RegularFile;
-        if !regular || st.st_nlink < 2 {
+    /// The open file `fd` (`st` its status) is refused when it has several names and another of
+    /// them is sensitive or lies outside the roots (see [`super::links`]).
+    pub(super) fn check_links(
+        &self,
+        fd: BorrowedFd<'_>,
+        st: &rustix::fs::Stat,
+        real: &Path,
+    ) -> Result<(), PathError> {
+        if !several_names(st) {
             return Ok(());
         }
-        let roots: Vec<PathBuf> = self.roots.iter().map(|r| r.real.clone()).collect();
         #[allow(clippy::unnecessary_cast)] // the field types differ between platforms
-        let key = (st.st_dev as u64, st.st_ino as u64, st.st_nlink as u64);
+        let key = (st.st_dev as u64, st.st_ino as u64);
         let shown = real.display().to_string();
-        match self.linked.check(key, &roots, &self.sensitive) {
+        match self.linked.check(fd, key, &self.root_dirs, &self.sensitive) {
             None => Ok(()),
             Some(LinkRefusal::Sensitive(hit)) => Err(PathError::Sensitive {
                 path: shown,
@@ -164,6 +176,10 @@ impl Workspace {
                 Err(self
                     .outside(format!("{shown} (a hard link: the same file has a name outside)")))
             }
+            Some(LinkRefusal::Changing) => Err(self.outside(format!(
+                "{shown} (a hard link whose names were changing while they were counted; \
+                 try again once they stand still)"
+            ))),
         }
     }
 
@@ -310,7 +326,7 @@ impl WriteTarget {
             _ => return Ok(Err(FileKindError::Special)),
         }
         // On the handle that is read: another name of a secret would show the secret.
-        ws.check_links(&st, &self.real)?;
+        ws.check_links(fd.as_fd(), &st, &self.real)?;
         let size = u64::try_from(st.st_size).unwrap_or(0);
         if size > limit {
             return Ok(Err(FileKindError::TooLarge { size, limit }));
@@ -471,4 +487,10 @@ fn writer_gone(writer: &str) -> bool {
         Err(nix::errno::Errno::ESRCH) => true,
         _ => start != 0 && start_time(pid).is_some_and(|now| now != start),
     }
+}
+
+/// A regular file with more than one name.
+fn several_names(st: &rustix::fs::Stat) -> bool {
+    rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::RegularFile
+        && st.st_nlink > 1
 }

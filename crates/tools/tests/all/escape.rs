@@ -251,6 +251,33 @@ fn a_hard_link_swapped_in_never_leaks_outside_bytes() {
     assert!(leaks.is_empty(), "{} reads leaked, first: {}", leaks.len(), leaks[0]);
 }
 
+/// Found while the hard-link check was rewritten after CI caught one leak in 900 reads of the
+/// swap above: the names found when the session first met the file were checked by name again,
+/// through any symlink on the way. A folder that held a second name when the roots were walked,
+/// then swapped for a link to the outside folder, made the outside name count as an inside one
+/// (on the old code this read showed OUTSIDE-SECRET every time).
+#[test]
+fn a_folder_swapped_for_a_link_out_does_not_count_the_outside_name() {
+    let t = TempTree::new();
+    let outside = TempTree::new();
+    outside.file("notes.txt", "OUTSIDE-SECRET\n");
+    for d in ["d", "e"] {
+        std::fs::create_dir(t.root().join(d)).unwrap();
+        std::fs::hard_link(outside.root().join("notes.txt"), t.root().join(d).join("notes.txt"))
+            .unwrap();
+    }
+    let env = crate::harness::env_for(&t, &[]);
+    let first = crate::harness::run_in(&env, "read_file", json!({"file_path": "d/notes.txt"}));
+    assert!(!first.model.to_string().contains("OUTSIDE-SECRET"), "{}", first.model);
+    std::fs::remove_file(t.root().join("e/notes.txt")).unwrap();
+    std::fs::remove_dir(t.root().join("e")).unwrap();
+    t.symlink(outside.root(), "e");
+    let second = crate::harness::run_in(&env, "read_file", json!({"file_path": "d/notes.txt"}));
+    let text = second.model.to_string();
+    assert!(!text.contains("OUTSIDE-SECRET"), "leaked: {text}");
+    assert!(text.contains("hard link"), "{text}");
+}
+
 /// Found by an adversarial review: read_many_files sniffed a file's type by name after the
 /// walk, so a FIFO swapped in for a listed file blocked the call until its deadline.
 #[test]
