@@ -390,6 +390,12 @@ pub async fn serve(options: AcpOptions) -> Result<(), String> {
                     }
                     Ok(Handled::Yes)
                 }
+                // A request too costly to read (see `wire`): answered with why.
+                Dispatch::Request(req, responder) if req.method() == crate::wire::REFUSED => {
+                    let why = req.params().get("reason").cloned().unwrap_or_default();
+                    responder.respond_with_error(Error::invalid_request().data(why))?;
+                    Ok(Handled::Yes)
+                }
                 other => Ok(Handled::No { message: other, retry: false }),
             },
             on_receive_dispatch!(),

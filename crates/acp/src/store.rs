@@ -50,14 +50,16 @@ pub fn load(dir: &Path, id: &str) -> std::io::Result<Option<Saved>> {
     match toolbelt_core::files::read_regular(&path, toolbelt_core::limits::ACP_SESSION_BYTES, false)
     {
         Ok((bytes, _)) => {
-            use toolbelt_core::limits::{ACP_SESSION_VALUES, json_values};
-            let n = json_values(&bytes);
-            if n > ACP_SESSION_VALUES {
-                return Err(std::io::Error::other(format!(
-                    "the stored session holds {n} JSON values, over the limit of {ACP_SESSION_VALUES}; start a new session"
-                )));
-            }
-            serde_json::from_slice(&bytes).map(Some).map_err(std::io::Error::other)
+            use toolbelt_core::json_in::{self, JsonBudget, JsonError};
+            use toolbelt_core::limits::{ACP_SESSION_BYTES, ACP_SESSION_VALUES};
+            let budget = JsonBudget::message(usize::try_from(ACP_SESSION_BYTES).unwrap_or(0))
+                .with_values(ACP_SESSION_VALUES);
+            json_in::parse(&bytes, budget).map(Some).map_err(|e| match e {
+                JsonError::Refused(why) => std::io::Error::other(format!(
+                    "the stored session was not read: {why}; start a new session"
+                )),
+                JsonError::Invalid(e) => std::io::Error::other(e),
+            })
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(e),
@@ -79,7 +81,10 @@ mod tests {
         );
         std::fs::write(dir.path().join("s-1.json"), text).unwrap();
         let e = load(dir.path(), "s-1").unwrap_err().to_string();
-        assert!(e.contains("over the limit of 200000; start a new session"), "{e}");
+        assert!(
+            e.contains("more than 200000 JSON values") && e.contains("start a new session"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -7,11 +7,22 @@
 //! message that does not parse, so the SDK answers it with a parse error. Bytes that are not
 //! UTF-8 become U+FFFD and the message is handled (its request is answered with its id); a
 //! line that is not JSON is echoed back cut to its first part.
+//!
+//! A line within the limit is measured before the SDK parses it (issue 47: a 31 MiB message of
+//! tiny values took 2.5 GB): a request past the values or the depth allowed stands as a short
+//! request for [`REFUSED`] with its id, which the agent answers with an error that names the
+//! limit; any other such message is dropped.
 
 use agent_client_protocol::Lines;
 use futures::{Sink, Stream};
+use serde_json::json;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use toolbelt_core::json_in::{self, JsonBudget};
 use toolbelt_core::limits::ACP_MESSAGE_BYTES;
+
+/// The method a request too costly to read stands as: the agent answers it with an
+/// `Invalid Request` error whose data says why (`params.reason`).
+pub const REFUSED: &str = "_toolbelt/refused";
 
 /// What of a line that does not parse is echoed back in the parse error.
 const ECHOED_CHARS: usize = 200;
@@ -39,7 +50,8 @@ where
         w.flush().await?;
         Ok::<_, std::io::Error>(w)
     }));
-    let reader = Reader { input, buf: Vec::new(), start: 0, skipping: false, max, ended: false };
+    let reader =
+        Reader { input, buf: Vec::new(), start: 0, scanned: 0, skipping: false, max, ended: false };
     let incoming = Box::pin(futures::stream::unfold(reader, async |mut r| {
         let line = r.next_line().await?;
         Some((line, r))
@@ -52,6 +64,9 @@ struct Reader<R> {
     buf: Vec<u8>,
     /// Where the unread part of `buf` starts.
     start: usize,
+    /// How much of the unread part is known to hold no line end (a long line is looked
+    /// through once, not again with every read).
+    scanned: usize,
     /// In a line over the limit: bytes are dropped up to its end.
     skipping: bool,
     max: usize,
@@ -62,9 +77,11 @@ impl<R: AsyncRead + Unpin> Reader<R> {
     /// The next line (without its end), `None` at the end of the input.
     async fn next_line(&mut self) -> Option<std::io::Result<String>> {
         loop {
-            if let Some(i) = self.buf[self.start..].iter().position(|&b| b == b'\n') {
-                let (from, to) = (self.start, self.start + i);
+            let from_here = self.start + self.scanned;
+            if let Some(i) = self.buf[from_here..].iter().position(|&b| b == b'\n') {
+                let (from, to) = (self.start, from_here + i);
                 self.start = to + 1;
+                self.scanned = 0;
                 if std::mem::take(&mut self.skipping) || to - from > self.max {
                     return Some(Ok(too_long(self.max)));
                 }
@@ -73,26 +90,36 @@ impl<R: AsyncRead + Unpin> Reader<R> {
                 if line.iter().all(u8::is_ascii_whitespace) {
                     continue;
                 }
-                return Some(Ok(checked(line)));
+                match checked(line) {
+                    Some(text) => return Some(Ok(text)),
+                    None => continue,
+                }
             }
+            self.scanned = self.buf.len() - self.start;
             if self.ended {
                 let rest = self.buf.len() - self.start;
                 self.start = self.buf.len();
+                self.scanned = 0;
                 return match (std::mem::take(&mut self.skipping), rest) {
                     (true, _) => Some(Ok(too_long(self.max))),
                     (false, 0) => None,
                     (false, n) if n > self.max => Some(Ok(too_long(self.max))),
                     (false, _) => {
                         let line = self.buf[self.buf.len() - rest..].to_vec();
-                        Some(Ok(checked(&line)))
+                        checked(&line).map(Ok)
                     }
                 };
             }
             // Keep the unread part only; past the limit, drop it and skip to the line's end.
             self.buf.drain(..self.start);
             self.start = 0;
+            // A large message read: its room is not kept for the next (small) one.
+            if self.buf.capacity() > 1 << 20 && self.buf.len() < 64 << 10 {
+                self.buf.shrink_to(64 << 10);
+            }
             if self.buf.len() > self.max {
                 self.buf.clear();
+                self.scanned = 0;
                 self.skipping = true;
             }
             let mut chunk = [0u8; 64 * 1024];
@@ -112,16 +139,26 @@ fn too_long(max: usize) -> String {
 }
 
 /// The line as text (bytes that are not UTF-8 as U+FFFD), or the first part of it when it is
-/// not JSON (it is echoed back in the parse error).
-fn checked(line: &[u8]) -> String {
+/// not JSON (it is echoed back in the parse error), or a request for [`REFUSED`] when it is
+/// too costly to parse; `None`: a message too costly to parse that is not a request (dropped).
+fn checked(line: &[u8]) -> Option<String> {
+    if let Err(why) = json_in::measure(line, JsonBudget::message(usize::MAX)) {
+        let id = json_in::leading_id(line)?;
+        json_in::top_value(line, "method")?;
+        let reason = format!("the message was not read: {why}");
+        let stand_in =
+            json!({"jsonrpc": "2.0", "id": id, "method": REFUSED, "params": {"reason": reason}});
+        return Some(stand_in.to_string());
+    }
+    toolbelt_core::memory::note_large(line.len());
     let text = String::from_utf8_lossy(line);
     if serde_json::from_str::<serde::de::IgnoredAny>(&text).is_ok() {
-        return text.into_owned();
+        return Some(text.into_owned());
     }
-    match text.char_indices().nth(ECHOED_CHARS) {
+    Some(match text.char_indices().nth(ECHOED_CHARS) {
         Some((cut, _)) => format!("{}... [not JSON; {} bytes in all]", &text[..cut], line.len()),
         None => text.into_owned(),
-    }
+    })
 }
 
 #[cfg(test)]
@@ -130,8 +167,15 @@ mod tests {
     use futures::StreamExt as _;
 
     async fn read_all(input: &'static [u8], max: usize) -> Vec<String> {
-        let reader =
-            Reader { input, buf: Vec::new(), start: 0, skipping: false, max, ended: false };
+        let reader = Reader {
+            input,
+            buf: Vec::new(),
+            start: 0,
+            scanned: 0,
+            skipping: false,
+            max,
+            ended: false,
+        };
         futures::stream::unfold(reader, async |mut r| Some((r.next_line().await?, r)))
             .map(|l| l.unwrap())
             .collect()

@@ -94,6 +94,38 @@ pub const MCP_SCHEMA_NODES_TOTAL: usize = 200_000;
 /// MCP tools one server may bring: the rest are left out, with the reason.
 pub const MCP_TOOLS_PER_SERVER: usize = 2_000;
 
+/// JSON values (objects, arrays, leaves) in one message a client, an editor or a model sends
+/// (an MCP or ACP request, a model's answer, a tool call's arguments, a hook's output), counted
+/// before it is parsed (see `json_in`): past it the message is refused, saying so. A
+/// parse takes at most [`PARSED_BYTES_PER_VALUE`] a value, so a message within it stays under
+/// 100 MiB parsed; a real one holds a few thousand (a `write_file` of any size is one value,
+/// a long todo list a few hundred).
+pub const MESSAGE_VALUES: usize = 200_000;
+
+/// What a parsed JSON value takes at most at the parse's peak, its text's bytes aside (measured:
+/// nested one-key objects about 300, a `0` in a long array 141, an empty object 70): the
+/// multiple `json_in`'s budgets are chosen by, checked by a property test
+/// (`crates/core/tests/json_cost.rs`).
+pub const PARSED_BYTES_PER_VALUE: usize = 512;
+
+/// How deep one JSON text from outside may nest (objects and arrays): serde_json's own
+/// recursion limit (it refuses the 128th level), checked before the parse so that the refusal
+/// names it.
+pub const JSON_DEPTH: usize = 127;
+
+/// `toolbelt call`'s ARGS (given as an argument or on standard input), at most: a longer text
+/// is refused before it is read whole (60 MiB of tiny values took 16 GB, issue 47).
+pub const CALL_ARGS_BYTES: usize = 64 << 20;
+
+/// A settings, trusted-folders or credentials file read as JSON, at most (a longer one is
+/// refused, saying so).
+pub const SETTINGS_BYTES: usize = 8 << 20;
+
+/// A policy file (TOML), at most: a longer one is reported as an error and its rules are not
+/// loaded. Parsed, TOML of tiny values takes as many times its text as JSON does; a policy of
+/// a thousand rules is some 100 KB.
+pub const POLICY_FILE_BYTES: usize = 1 << 20;
+
 /// JSON values (objects, arrays, leaves) in one message from an MCP server, counted before it
 /// is parsed: past this a tool list keeps its first tools, another answer becomes an error and
 /// a request is dropped. Parsed, a message takes some 30 times its size (a 12 MB list of
@@ -136,32 +168,6 @@ pub const ACP_SESSIONS: usize = 32;
 
 /// Roots an MCP client may name at once: more are refused as unusable.
 pub const MCP_ROOTS: usize = 64;
-
-/// The values of a JSON text (objects, arrays and leaves), counted from its bytes before it is
-/// parsed (a parse takes some 30 to 60 times a small value's text): every container and every
-/// separator outside strings. Exact for valid JSON but for an empty container, which counts one
-/// value more than it holds.
-pub fn json_values(text: &[u8]) -> usize {
-    let (mut n, mut in_string, mut escaped) = (1usize, false, false);
-    for &b in text {
-        if in_string {
-            if escaped {
-                escaped = false;
-            } else if b == b'\\' {
-                escaped = true;
-            } else if b == b'"' {
-                in_string = false;
-            }
-            continue;
-        }
-        match b {
-            b'"' => in_string = true,
-            b',' | b'[' | b'{' => n += 1,
-            _ => {}
-        }
-    }
-    n
-}
 
 /// The size a pattern would compile to, estimated from its syntax (before anything is
 /// compiled): each literal byte counts once, a class once per range it holds (Unicode's `\w`

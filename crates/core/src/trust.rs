@@ -77,14 +77,17 @@ impl TrustStore {
     pub fn load(home: &Path) -> Result<Self, TrustError> {
         let path = home.join(FILE_NAME);
         let mut store = Self { path: path.clone(), entries: BTreeMap::new() };
-        let text = match std::fs::read_to_string(&path) {
+        let text = match crate::files::read_text_bounded(&path, crate::limits::SETTINGS_BYTES) {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(store),
             Err(e) => return Err(TrustError::Malformed { path, message: e.to_string() }),
         };
         let bad = |m: String| TrustError::Malformed { path: path.clone(), message: m };
-        let v: Value =
-            serde_json::from_str(&text).map_err(|e| bad(format!("not valid JSON: {e}")))?;
+        let budget = crate::json_in::JsonBudget::message(crate::limits::SETTINGS_BYTES);
+        let v: Value = crate::json_in::parse_str(&text, budget).map_err(|e| match e {
+            crate::json_in::JsonError::Invalid(e) => bad(format!("not valid JSON: {e}")),
+            crate::json_in::JsonError::Refused(why) => bad(format!("not read: {why}")),
+        })?;
         let Value::Object(map) = v else { return Err(bad("must be a JSON object".into())) };
         for (k, v) in map {
             let level = v.as_str().and_then(Level::parse).ok_or_else(|| {

@@ -187,7 +187,11 @@ pub async fn discover_counted(
         });
     }
     let text = String::from_utf8_lossy(&out.stdout);
-    let parsed: Value = serde_json::from_str(text.trim())
+    // Measured before it is parsed (issue 47): a list of up to DISCOVERED_TOOLS tools with
+    // their schemas fits in an MCP server's budget of values.
+    let budget = toolbelt_core::json_in::JsonBudget::message(MAX_DISCOVERY_OUTPUT)
+        .with_values(toolbelt_core::limits::MCP_MESSAGE_VALUES);
+    let parsed: Value = toolbelt_core::json_in::parse_str(text.trim(), budget)
         .map_err(|e| DiscoveryError::NotArray { detail: e.to_string() })?;
     let Value::Array(items) = parsed else {
         return Err(DiscoveryError::NotArray {

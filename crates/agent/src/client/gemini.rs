@@ -177,9 +177,9 @@ impl ModelClient for GeminiClient {
             self.http.post(&url).header("x-goog-api-key", &self.api_key).json(&Self::body(request));
         let mut events = Events::open(post, &url, cancel).await?;
         let mut turn = ModelTurn::default();
+        let mut budget = super::AnswerBudget::new();
         while let Some(data) = events.next_or_cancel(cancel).await? {
-            let chunk: Value = serde_json::from_str(&data)
-                .map_err(|e| ModelError::Decode(format!("{e} in {data:.200}")))?;
+            let chunk = budget.parse(&data)?;
             if let Some(err) = chunk.get("error") {
                 let status = err.get("code").and_then(Value::as_u64).unwrap_or(500) as u16;
                 return Err(ModelError::Http { status, body: err.to_string() }.into());

@@ -53,12 +53,47 @@ pub enum ModelError {
     Stream(String),
     #[error("the model's answer could not be read: {0}")]
     Decode(String),
+    #[error("the model's answer was not read: {0}")]
+    TooCostly(String),
     #[error("{0}")]
     TooSlow(String),
     #[error("cancelled")]
     Cancelled,
     #[error("{0}")]
     Replay(String),
+}
+
+/// What one model answer may hold over all its chunks (issue 47): its JSON values, counted
+/// before each chunk (and each call's arguments) is parsed. A hostile or broken model's
+/// function call of 8 MiB of tiny values took 3 GB; past the budget the answer is refused,
+/// saying so.
+pub(crate) struct AnswerBudget {
+    left: usize,
+}
+
+impl AnswerBudget {
+    pub(crate) fn new() -> Self {
+        Self { left: toolbelt_core::limits::MESSAGE_VALUES }
+    }
+
+    /// Parses one piece of the answer, counting its values against what is left.
+    pub(crate) fn parse(&mut self, text: &str) -> Result<Value, ModelError> {
+        use toolbelt_core::json_in::{self, JsonBudget, JsonRefusal};
+        use toolbelt_core::limits::MESSAGE_VALUES;
+        let budget = JsonBudget::message(usize::MAX).with_values(self.left);
+        let shape = json_in::measure(text.as_bytes(), budget).map_err(|why| {
+            let why = match why {
+                JsonRefusal::TooManyValues { .. } => format!(
+                    "it holds more than {MESSAGE_VALUES} JSON values (objects, arrays and leaves)"
+                ),
+                other => other.to_string(),
+            };
+            ModelError::TooCostly(why)
+        })?;
+        self.left -= shape.values.min(self.left);
+        toolbelt_core::memory::note_large(text.len());
+        serde_json::from_str(text).map_err(|e| ModelError::Decode(format!("{e} in {text:.200}")))
+    }
 }
 
 impl ModelError {

@@ -136,13 +136,13 @@ impl ModelClient for OpenAiClient {
         let mut usage = Usage::default();
         let mut finish: Option<String> = None;
         let mut done = false;
+        let mut budget = super::AnswerBudget::new();
         while let Some(data) = events.next_or_cancel(cancel).await? {
             if data.trim() == "[DONE]" {
                 done = true;
                 break;
             }
-            let chunk: Value = serde_json::from_str(&data)
-                .map_err(|e| ModelError::Decode(format!("{e} in {data:.200}")))?;
+            let chunk = budget.parse(&data)?;
             if let Some(err) = chunk.get("error") {
                 return Err(ModelError::Http { status: 500, body: err.to_string() }.into());
             }
@@ -198,7 +198,9 @@ impl ModelClient for OpenAiClient {
             let id = if c.id.is_empty() { new_call_id(&c.name) } else { c.id };
             let raw = if c.arguments.trim().is_empty() { "{}".to_string() } else { c.arguments };
             let mut part = Map::new();
-            match serde_json::from_str::<Value>(&raw) {
+            // Counted with the rest of the answer: arguments past its budget refuse the answer.
+            match budget.parse(&raw) {
+                Err(e @ ModelError::TooCostly(_)) => return Err(e.into()),
                 Ok(args @ Value::Object(_)) => {
                     part.insert(
                         "functionCall".into(),

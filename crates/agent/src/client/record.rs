@@ -78,7 +78,8 @@ impl Replay {
             if line.is_empty() || line.starts_with('#') {
                 continue;
             }
-            let turn: ModelTurn = serde_json::from_str(line)
+            let budget = toolbelt_core::json_in::JsonBudget::message(line.len());
+            let turn: ModelTurn = toolbelt_core::json_in::parse_str(line, budget)
                 .map_err(|e| format!("{name}:{}: not a recorded model answer: {e}", i + 1))?;
             turns.push_back(turn);
         }

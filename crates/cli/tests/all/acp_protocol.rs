@@ -10,14 +10,14 @@ use serde_json::{Value, json};
 use toolbelt_test_support::TempTree;
 use toolbelt_test_support::fake_model::{FakeModel, gemini_answer};
 
-struct Agent {
-    child: Child,
-    stdin: Option<ChildStdin>,
+pub(crate) struct Agent {
+    pub(crate) child: Child,
+    pub(crate) stdin: Option<ChildStdin>,
     out: BufReader<ChildStdout>,
 }
 
 impl Agent {
-    fn start(t: &TempTree, url: &str, extra: &[&str]) -> Self {
+    pub(crate) fn start(t: &TempTree, url: &str, extra: &[&str]) -> Self {
         let mut child = Command::new(env!("CARGO_BIN_EXE_toolbelt"))
             .arg("acp")
             .args(extra)
@@ -37,14 +37,14 @@ impl Agent {
         Self { child, stdin, out }
     }
 
-    fn send(&mut self, line: &str) {
+    pub(crate) fn send(&mut self, line: &str) {
         let w = self.stdin.as_mut().unwrap();
         writeln!(w, "{line}").unwrap();
         w.flush().unwrap();
     }
 
     /// The next message with this id (notifications in between are passed over).
-    fn answer(&mut self, id: &Value) -> Value {
+    pub(crate) fn answer(&mut self, id: &Value) -> Value {
         loop {
             let mut line = String::new();
             assert!(self.out.read_line(&mut line).unwrap() > 0, "the agent closed its output");
@@ -55,7 +55,7 @@ impl Agent {
         }
     }
 
-    fn initialized(&mut self, t: &TempTree) -> String {
+    pub(crate) fn initialized(&mut self, t: &TempTree) -> String {
         self.send(&json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": 1, "clientCapabilities": {}}}).to_string());
         assert!(self.answer(&json!(0))["result"]["protocolVersion"] == 1);
         let cwd = t.root().canonicalize().unwrap();

@@ -8,6 +8,7 @@ mod acp_protocol;
 #[cfg(unix)]
 mod approval_boundary;
 #[cfg(unix)]
+mod bounded_json;
 mod bounds;
 mod call;
 mod config;
@@ -156,4 +157,15 @@ pub fn mcp_spawn(
 pub fn mcp_initialize() -> serde_json::Value {
     serde_json::json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
         "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})
+}
+
+/// A field of `/proc/PID/status` in kB (`VmRSS`, `VmHWM`).
+#[cfg(target_os = "linux")]
+pub fn status_kb(pid: u32, key: &str) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix(key)?.strip_prefix(':'))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(u64::MAX)
 }

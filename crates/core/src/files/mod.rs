@@ -190,6 +190,22 @@ pub fn read_regular(
     Ok((bytes, meta.len()))
 }
 
+/// A UTF-8 text file of at most `limit` bytes, read as [`read_regular`] reads (links followed:
+/// a settings file may be a link into a dotfiles folder). A longer file is an `InvalidData`
+/// error that names the limit, not a file read whole.
+pub fn read_text_bounded(path: &Path, limit: usize) -> std::io::Result<String> {
+    let most = u64::try_from(limit).unwrap_or(u64::MAX).saturating_add(1);
+    let (bytes, size) = read_regular(path, most, true)?;
+    if bytes.len() > limit {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("{size} bytes, over the limit of {limit} bytes"),
+        ));
+    }
+    String::from_utf8(bytes)
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e.utf8_error()))
+}
+
 /// FNV-1a, 64 bits, of a byte sequence (stable across runs and platforms).
 pub fn fnv1a(bytes: impl IntoIterator<Item = u8>) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;

@@ -1,5 +1,6 @@
 //! One hook's output and the merge of several hooks' outputs.
 
+use crate::json_in::{self, JsonBudget};
 use serde_json::{Map, Value};
 
 /// A hook's answer.
@@ -89,9 +90,20 @@ impl HookOutput {
 /// as 0.
 pub fn parse(stdout: &str, stderr: &str, exit_code: Option<i32>) -> HookOutput {
     let text = if stdout.trim().is_empty() { stderr.trim() } else { stdout.trim() };
-    if let Ok(v) = serde_json::from_str::<Value>(text) {
+    // Measured before it is parsed (issue 47): output past the budget counts as plain text
+    // that says so, under the same exit-code rules.
+    let budget = JsonBudget::message(text.len());
+    let refused;
+    let text = match json_in::measure(text.as_bytes(), budget) {
+        Ok(_) => text,
+        Err(why) => {
+            refused = format!("the hook's output was not read as JSON: {why}");
+            refused.as_str()
+        }
+    };
+    if let Ok(v) = json_in::parse_str::<Value>(text, budget) {
         let v = match v {
-            Value::String(s) => serde_json::from_str::<Value>(&s).unwrap_or(Value::String(s)),
+            Value::String(s) => json_in::parse_str::<Value>(&s, budget).unwrap_or(Value::String(s)),
             other => other,
         };
         if let Value::Object(o) = v {

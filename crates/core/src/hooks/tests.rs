@@ -288,3 +288,19 @@ async fn an_endless_tail_chain_is_cut_off() {
     assert_eq!(response(&c), json!({"output": "again"}));
     assert!(start.elapsed() < std::time::Duration::from_secs(10));
 }
+
+/// Issue 47: a hook's output (up to 1 MiB) was parsed whole whatever it held. Past the budget
+/// of values it counts as text saying it was not read, under the usual exit-code rules.
+#[test]
+fn a_hook_output_of_too_many_values_is_not_parsed() {
+    let out = format!("[{}0]", "0,".repeat(300_000));
+    let denied = output::parse(&out, "", Some(2));
+    assert_eq!(denied.decision.as_deref(), Some("deny"));
+    let reason = denied.reason.unwrap_or_default();
+    assert!(reason.contains("not read as JSON: it holds more than 200000 JSON values"), "{reason}");
+    let allowed = output::parse(&out, "", Some(0));
+    assert_eq!(allowed.decision.as_deref(), Some("allow"));
+    // Within the budget, JSON is read as before.
+    let small = output::parse(r#"{"decision":"block","reason":"no"}"#, "", Some(0));
+    assert_eq!(small.decision.as_deref(), Some("block"));
+}

@@ -152,7 +152,7 @@ fn line_of(text: &str, key: &str) -> Option<usize> {
 
 /// Reads one file; a missing file is `Ok(None)`.
 pub fn load_file(path: &Path, scope: Scope) -> Result<Option<SettingsFile>, SettingsError> {
-    let text = match std::fs::read_to_string(path) {
+    let text = match crate::files::read_text_bounded(path, crate::limits::SETTINGS_BYTES) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => {
@@ -170,11 +170,16 @@ pub fn load_file(path: &Path, scope: Scope) -> Result<Option<SettingsFile>, Sett
 /// Parses settings text (JSON; `//` comments, as Gemini CLI allows, are removed first).
 pub fn parse_file(text: &str, path: &Path, scope: Scope) -> Result<SettingsFile, SettingsError> {
     let clean = strip_comments(text);
-    let value: Value = serde_json::from_str(&clean).map_err(|e| SettingsError {
-        path: path.into(),
-        line: Some(e.line()),
-        key: None,
-        message: format!("not valid JSON: {e}"),
+    // A workspace's settings come with the repository: measured before they are parsed.
+    let budget = crate::json_in::JsonBudget::message(crate::limits::SETTINGS_BYTES);
+    let value: Value = crate::json_in::parse_str(&clean, budget).map_err(|e| {
+        let (line, message) = match e {
+            crate::json_in::JsonError::Invalid(e) => {
+                (Some(e.line()), format!("not valid JSON: {e}"))
+            }
+            crate::json_in::JsonError::Refused(why) => (None, format!("not read: {why}")),
+        };
+        SettingsError { path: path.into(), line, key: None, message }
     })?;
     if let Some((line, message)) = duplicates::first_duplicate(&clean) {
         let message = message.split(" at line ").next().unwrap_or(&message).to_string();

@@ -178,3 +178,19 @@ fn hooks_are_parsed_with_their_defaults() {
     assert_eq!(g.hooks[1].fail, FailMode::Open);
     assert_eq!(g.hooks[1].label(), "b.sh");
 }
+
+/// Issue 47: a workspace's settings come with the repository and were parsed whole (a file of
+/// tiny values takes hundreds of times its size). Past the budget the file is reported, naming
+/// the limit; a file past 8 MiB is not read whole.
+#[test]
+fn a_settings_file_of_too_many_values_or_bytes_is_refused_naming_the_limit() {
+    let l = layout();
+    let p =
+        file(&l.root, ".gemini/settings.json", &format!(r#"{{"x":[{}0]}}"#, "0,".repeat(250_000)));
+    let e = Settings::load(&l.candidates(), true).unwrap_err();
+    assert_eq!(e.path, p);
+    assert!(e.message.contains("not read: it holds more than 200000 JSON values"), "{e}");
+    file(&l.root, ".gemini/settings.json", &format!(r#"{{"x":"{}"}}"#, "a".repeat(9 << 20)));
+    let e = Settings::load(&l.candidates(), true).unwrap_err();
+    assert!(e.message.contains("over the limit of 8388608 bytes"), "{e}");
+}

@@ -56,8 +56,12 @@ fn store_error(e: impl std::fmt::Display) -> AuthError {
 #[async_trait]
 impl CredentialStore for FileCredentialStore {
     async fn load(&self) -> Result<Option<StoredCredentials>, AuthError> {
-        match std::fs::read(&self.path) {
-            Ok(bytes) => serde_json::from_slice(&bytes).map(Some).map_err(store_error),
+        use toolbelt_core::json_in::{self, JsonBudget};
+        use toolbelt_core::limits::SETTINGS_BYTES;
+        match toolbelt_core::files::read_text_bounded(&self.path, SETTINGS_BYTES) {
+            Ok(text) => json_in::parse_str(&text, JsonBudget::message(SETTINGS_BYTES))
+                .map(Some)
+                .map_err(store_error),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
             Err(e) => Err(store_error(format!("{}: {e}", self.path.display()))),
         }

@@ -28,7 +28,7 @@ pub(super) enum Judged {
     Drop,
 }
 
-pub(super) use toolbelt_core::limits::json_values as values;
+pub(super) use toolbelt_core::json_in::count_values as values;
 
 /// Judges one whole message (a line without its newline).
 pub(super) fn judge(line: &[u8]) -> Judged {

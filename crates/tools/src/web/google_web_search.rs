@@ -181,7 +181,7 @@ impl SearchCall {
                 Err(e) => return self.failed(&e.to_string()),
             };
             let status = response.status();
-            let body: Value = response.json().await.unwrap_or(Value::Null);
+            let body = json_body(response).await;
             if !status.is_success() {
                 let why = body.pointer("/error/message").and_then(Value::as_str).unwrap_or("");
                 return self.failed(&format!(
@@ -250,4 +250,19 @@ impl Invocation for SearchCall {
         let list = found.into_iter().map(|(t, u)| json!({"title": t, "uri": u})).collect();
         self.results(&text, list)
     }
+}
+
+/// An API answer's body as JSON, read to at most 8 MiB and measured before it is parsed
+/// (issue 47); anything else is `null`.
+async fn json_body(mut response: reqwest::Response) -> Value {
+    const MOST: usize = 8 << 20;
+    let mut bytes = Vec::new();
+    while let Ok(Some(chunk)) = response.chunk().await {
+        if bytes.len() + chunk.len() > MOST {
+            return Value::Null;
+        }
+        bytes.extend_from_slice(&chunk);
+    }
+    toolbelt_core::json_in::parse(&bytes, toolbelt_core::json_in::JsonBudget::message(MOST))
+        .unwrap_or(Value::Null)
 }

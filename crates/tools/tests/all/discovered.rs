@@ -224,3 +224,18 @@ fn only_the_first_two_thousand_discovered_tools_are_taken() {
     assert_eq!((tools.len(), left_out), (2_000, 3_000));
     assert_eq!(tools[0].name(), "discovered_tool_t0");
 }
+
+/// Issue 47: a discovery command's output (up to 10 MiB) was parsed whole: 9 MiB of `0,` took
+/// gigabytes. It is measured first and refused, naming the limit.
+#[test]
+fn a_discovery_output_of_tiny_values_is_refused_before_it_is_parsed() {
+    let t = TempTree::new();
+    let d = script(
+        t.root(),
+        "d.sh",
+        "python3 -c 'import sys; sys.stdout.write(\"[\" + \"0,\" * 4500000 + \"0]\")'",
+    );
+    let e = rt().block_on(discover(&cfg(t.root(), d, None, 20_000), &ws(t.root()))).unwrap_err();
+    assert!(matches!(e, DiscoveryError::NotArray { .. }), "{e}");
+    assert!(e.to_string().contains("more than 250000 JSON values"), "{e}");
+}

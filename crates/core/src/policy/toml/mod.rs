@@ -113,7 +113,9 @@ pub fn load_path(path: &Path, tier: Tier) -> Loaded {
     };
     for f in files {
         let f = std::path::absolute(&f).unwrap_or(f);
-        match std::fs::read_to_string(&f) {
+        // Bounded before it is parsed (issue 47): a TOML parse, like a JSON one, takes many
+        // times the text of tiny values.
+        match crate::files::read_text_bounded(&f, crate::limits::POLICY_FILE_BYTES) {
             Ok(text) => {
                 let name =
                     f.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();

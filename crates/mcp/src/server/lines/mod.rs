@@ -22,6 +22,7 @@ use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::Mutex;
+use toolbelt_core::json_in::{self, JsonBudget};
 use toolbelt_core::sync::LockExt as _;
 
 /// The default limit of one message: rmcp's.
@@ -30,9 +31,8 @@ pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
 mod answers;
 pub mod flow;
 mod ids;
-mod leading;
-pub use leading::leading_id;
-pub(crate) use leading::top_value;
+pub use toolbelt_core::json_in::leading_id;
+pub(crate) use toolbelt_core::json_in::top_value;
 
 pub(crate) use answers::error;
 use answers::{busy, duplicate, unanswerable};
@@ -229,21 +229,19 @@ pub fn judge(line: &[u8]) -> Verdict {
     if line.iter().all(u8::is_ascii_whitespace) {
         return Verdict::Ignore;
     }
+    // Measured before it is parsed (issue 47): a message of tiny values just under the size
+    // limit took gigabytes; one past the values or the depth allowed is refused with its id,
+    // and the transport goes on reading.
+    if let Err(why) = json_in::measure(line, JsonBudget::message(usize::MAX)) {
+        let id = leading_id(line).unwrap_or(Value::Null);
+        return Verdict::Answer(error(id, -32600, format!("Invalid Request: not read, as {why}")));
+    }
     // Bytes that are not UTF-8 read as U+FFFD (as the ACP agent reads them): the request
     // keeps its id and is answered (it was answered with a null id, issue 35).
     let text = String::from_utf8_lossy(line);
+    toolbelt_core::memory::note_large(line.len());
     let value: Value = match serde_json::from_str(&text) {
         Ok(v) => v,
-        // Valid JSON nested past the parser's 128 levels: the request's id is still there to
-        // answer with (a client waiting for it got only an answer with a null id, issue 35).
-        Err(e) if e.to_string().contains("recursion limit") => {
-            let id = leading_id(line).unwrap_or(Value::Null);
-            return Verdict::Answer(error(
-                id,
-                -32600,
-                "Invalid Request: the message is nested more than 128 levels deep".into(),
-            ));
-        }
         // An id still readable at the start of the message is answered (a lone surrogate
         // escape in a string made the answer's id null).
         Err(e) => {

@@ -1,9 +1,7 @@
-//! The `id` of a message read from its first bytes (a message too long to parse, or one
-//! refused before it is parsed).
+//! The `id` of a JSON-RPC message read from its first bytes (a message too long to parse, or
+//! one refused before it is parsed), so that the refusal can be answered to the request.
 
 use serde_json::Value;
-
-use super::is_integer;
 
 /// The top-level `id` of a JSON object's text, read from its start (an over-long message's
 /// first bytes): a string or an integer at depth one.
@@ -15,7 +13,7 @@ pub fn leading_id(prefix: &[u8]) -> Option<Value> {
 
 /// The text after `"key":` of the top-level object of `text` (whitespace skipped), read from
 /// its start without parsing it: the first such key at depth one.
-pub(crate) fn top_value<'a>(text: &'a [u8], key: &str) -> Option<&'a [u8]> {
+pub fn top_value<'a>(text: &'a [u8], key: &str) -> Option<&'a [u8]> {
     let (mut depth, mut i) = (0usize, 0usize);
     while i < text.len() {
         match text[i] {
@@ -51,7 +49,7 @@ fn scalar(s: &str) -> Option<Value> {
     let mut stream = serde_json::Deserializer::from_str(s).into_iter::<Value>();
     match stream.next()?.ok()? {
         v @ Value::String(_) => Some(v),
-        v if is_integer(&v) => Some(v),
+        v if v.as_i64().is_some() || v.as_u64().is_some() => Some(v),
         _ => None,
     }
 }
