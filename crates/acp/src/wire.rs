@@ -142,15 +142,11 @@ fn too_long(max: usize) -> String {
 /// not JSON (it is echoed back in the parse error), or a request for [`REFUSED`] when it is
 /// too costly to parse; `None`: a message too costly to parse that is not a request (dropped).
 fn checked(line: &[u8]) -> Option<String> {
-    if let Err(why) = json_in::measure(line, JsonBudget::message(usize::MAX)) {
-        let id = json_in::leading_id(line)?;
-        json_in::top_value(line, "method")?;
-        let reason = format!("the message was not read: {why}");
-        let stand_in =
-            json!({"jsonrpc": "2.0", "id": id, "method": REFUSED, "params": {"reason": reason}});
-        return Some(stand_in.to_string());
-    }
-    toolbelt_core::memory::note_large(line.len());
+    let shape = match json_in::measure(line, JsonBudget::message(usize::MAX)) {
+        Ok(shape) => shape,
+        Err(why) => return refused(line, &why),
+    };
+    toolbelt_core::memory::note_parsed(line.len(), shape.values);
     let text = String::from_utf8_lossy(line);
     if serde_json::from_str::<serde::de::IgnoredAny>(&text).is_ok() {
         return Some(text.into_owned());
@@ -159,6 +155,17 @@ fn checked(line: &[u8]) -> Option<String> {
         Some((cut, _)) => format!("{}... [not JSON; {} bytes in all]", &text[..cut], line.len()),
         None => text.into_owned(),
     })
+}
+
+/// The stand-in for a request too costly to parse (see [`REFUSED`]); `None` for any other
+/// message, which is dropped.
+fn refused(line: &[u8], why: &json_in::JsonRefusal) -> Option<String> {
+    let id = json_in::leading_id(line)?;
+    json_in::top_value(line, "method")?;
+    let reason = format!("the message was not read: {why}");
+    let stand_in =
+        json!({"jsonrpc": "2.0", "id": id, "method": REFUSED, "params": {"reason": reason}});
+    Some(stand_in.to_string())
 }
 
 #[cfg(test)]

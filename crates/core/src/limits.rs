@@ -97,10 +97,12 @@ pub const MCP_TOOLS_PER_SERVER: usize = 2_000;
 /// JSON values (objects, arrays, leaves) in one message a client, an editor or a model sends
 /// (an MCP or ACP request, a model's answer, a tool call's arguments, a hook's output), counted
 /// before it is parsed (see `json_in`): past it the message is refused, saying so. A
-/// parse takes at most [`PARSED_BYTES_PER_VALUE`] a value, so a message within it stays under
-/// 100 MiB parsed; a real one holds a few thousand (a `write_file` of any size is one value,
-/// a long todo list a few hundred).
-pub const MESSAGE_VALUES: usize = 200_000;
+/// parse takes at most [`PARSED_BYTES_PER_VALUE`] a value, and a tool call's arguments are held
+/// about three times over while the call is built (the request, the checked arguments, the
+/// tool's own), so a message within it stays near 150 MiB at worst (nested one-key objects);
+/// a real one holds a few thousand (a `write_file` of any size is one value, a long todo list
+/// a few hundred).
+pub const MESSAGE_VALUES: usize = 100_000;
 
 /// What a parsed JSON value takes at most at the parse's peak, its text's bytes aside (measured:
 /// nested one-key objects about 300, a `0` in a long array 141, an empty object 70): the

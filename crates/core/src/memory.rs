@@ -14,6 +14,10 @@ use std::time::Duration;
 /// A text at least this long counts as large.
 pub const LARGE_TEXT: usize = 1 << 20;
 
+/// A text of at least this many values counts as large (a megabyte of nested one-key objects
+/// takes some 250 MB once parsed and copied into a call).
+pub const LARGE_VALUES: usize = 10_000;
+
 /// How long the trimmer waits after the last large text before it gives memory back, and
 /// again after that.
 const QUIET: [Duration; 2] = [Duration::from_millis(200), Duration::from_millis(1500)];
@@ -29,10 +33,10 @@ struct Signal {
 
 static SIGNAL: OnceLock<Signal> = OnceLock::new();
 
-/// Notes a parse of a text of `bytes` bytes: a large one has the memory it took given back
-/// soon after.
-pub fn note_large(bytes: usize) {
-    if bytes < LARGE_TEXT || !trims() {
+/// Notes a parse of a text of `bytes` bytes holding `values` values: a large one has the
+/// memory it took given back soon after.
+pub fn note_parsed(bytes: usize, values: usize) {
+    if (bytes < LARGE_TEXT && values < LARGE_VALUES) || !trims() {
         return;
     }
     LARGE.fetch_add(1, Ordering::Relaxed);
@@ -78,7 +82,7 @@ fn trimmer() {
     }
 }
 
-/// The signal, once [`note_large`] has made it (the trimmer can start first).
+/// The signal, once [`note_parsed`] has made it (the trimmer can start first).
 fn wait_for_signal() -> Option<&'static Signal> {
     for _ in 0..1000 {
         if let Some(s) = SIGNAL.get() {

@@ -91,7 +91,7 @@ impl AnswerBudget {
             ModelError::TooCostly(why)
         })?;
         self.left -= shape.values.min(self.left);
-        toolbelt_core::memory::note_large(text.len());
+        toolbelt_core::memory::note_parsed(text.len(), shape.values);
         serde_json::from_str(text).map_err(|e| ModelError::Decode(format!("{e} in {text:.200}")))
     }
 }

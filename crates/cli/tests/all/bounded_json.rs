@@ -109,10 +109,12 @@ fn mcp_stdio_a_fifteen_mib_call_of_tiny_values_is_refused_and_memory_comes_back(
     let a = s.answer(&json!(2));
     assert_eq!(a["error"]["code"], -32600, "{a}");
     let message = a["error"]["message"].as_str().unwrap_or_default();
-    assert!(message.contains("more than 200000 JSON values"), "{message}");
+    assert!(message.contains("more than 100000 JSON values"), "{message}");
     s.ping(3);
-    // A message just within the budget is read, run and answered.
-    let within = call(4, "read_file", json!({"file_path": "a.txt"}), &zeros(390_000));
+    // A message just within the budget, of the values that cost the most, is read, run and
+    // answered, and what it took is given back.
+    let nested = vec![r#"{"a":{"a":{"a":0}}}"#; 24_000].join(",");
+    let within = call(4, "read_file", json!({"file_path": "a.txt"}), &nested);
     s.send(within.as_bytes());
     let a = s.answer(&json!(4));
     assert!(a.get("result").is_some(), "{:.300}", a.to_string());
@@ -138,7 +140,7 @@ fn mcp_http_a_body_of_tiny_values_is_refused_with_its_id() {
     };
     let answer = post(&call(7, "write_todos", json!({}), &zeros((16 << 20) - 4096)));
     assert!(answer.starts_with("HTTP/1.1 400"), "{:.300}", answer);
-    assert!(answer.contains(r#""id":7"#) && answer.contains("more than 200000 JSON values"));
+    assert!(answer.contains(r#""id":7"#) && answer.contains("more than 100000 JSON values"));
     let init = post(&super::mcp_initialize().to_string());
     assert!(init.starts_with("HTTP/1.1 200"), "still serving: {init:.300}");
     let peak = status_kb(child.id(), "VmHWM");
@@ -168,7 +170,7 @@ fn call_arguments_of_tiny_values_on_stdin_are_refused_naming_the_limit() {
     let (code, stderr) = run(30 << 20);
     assert_eq!(code, Some(2), "{stderr}");
     assert!(
-        stderr.contains("ARGS was not read: it holds more than 200000 JSON values"),
+        stderr.contains("ARGS was not read: it holds more than 100000 JSON values"),
         "{stderr}"
     );
     // SAFETY: getrusage fills the struct it is given.
@@ -202,7 +204,7 @@ async fn acp_a_message_of_tiny_values_is_answered_with_its_id_and_the_agent_goes
         drop(huge);
         let e = a.answer(&json!(9));
         assert_eq!(e["error"]["code"], -32600, "{e}");
-        assert!(e.to_string().contains("more than 200000 JSON values"), "{e}");
+        assert!(e.to_string().contains("more than 100000 JSON values"), "{e}");
         a.send(&json!({"jsonrpc": "2.0", "id": 10, "method": "session/set_mode", "params": {"sessionId": sid, "modeId": "plan"}}).to_string());
         assert!(a.answer(&json!(10)).get("result").is_some(), "still serving");
         let peak = status_kb(a.child.id(), "VmHWM");
@@ -261,7 +263,7 @@ async fn refused_run(mut c: tokio::process::Command) {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_ne!(out.status.code(), Some(0), "{stderr}");
     assert!(
-        stderr.contains("the model's answer was not read: it holds more than 200000 JSON values"),
+        stderr.contains("the model's answer was not read: it holds more than 100000 JSON values"),
         "{stderr:.2000}"
     );
     let peak = peak.load(std::sync::atomic::Ordering::Relaxed);

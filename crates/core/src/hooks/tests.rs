@@ -297,7 +297,7 @@ fn a_hook_output_of_too_many_values_is_not_parsed() {
     let denied = output::parse(&out, "", Some(2));
     assert_eq!(denied.decision.as_deref(), Some("deny"));
     let reason = denied.reason.unwrap_or_default();
-    assert!(reason.contains("not read as JSON: it holds more than 200000 JSON values"), "{reason}");
+    assert!(reason.contains("not read as JSON: it holds more than 100000 JSON values"), "{reason}");
     let allowed = output::parse(&out, "", Some(0));
     assert_eq!(allowed.decision.as_deref(), Some("allow"));
     // Within the budget, JSON is read as before.

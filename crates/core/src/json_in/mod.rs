@@ -135,8 +135,8 @@ pub fn count_values(text: &[u8]) -> usize {
 /// Parses `text` into `T` once it is measured within `budget`. A parse of a large text is
 /// noted (see [`crate::memory`]) so that what it took is given back once it is dropped.
 pub fn parse<T: DeserializeOwned>(text: &[u8], budget: JsonBudget) -> Result<T, JsonError> {
-    measure(text, budget)?;
-    crate::memory::note_large(text.len());
+    let shape = measure(text, budget)?;
+    crate::memory::note_parsed(text.len(), shape.values);
     Ok(serde_json::from_slice(text)?)
 }
 

@@ -189,7 +189,7 @@ fn a_settings_file_of_too_many_values_or_bytes_is_refused_naming_the_limit() {
         file(&l.root, ".gemini/settings.json", &format!(r#"{{"x":[{}0]}}"#, "0,".repeat(250_000)));
     let e = Settings::load(&l.candidates(), true).unwrap_err();
     assert_eq!(e.path, p);
-    assert!(e.message.contains("not read: it holds more than 200000 JSON values"), "{e}");
+    assert!(e.message.contains("not read: it holds more than 100000 JSON values"), "{e}");
     file(&l.root, ".gemini/settings.json", &format!(r#"{{"x":"{}"}}"#, "a".repeat(9 << 20)));
     let e = Settings::load(&l.candidates(), true).unwrap_err();
     assert!(e.message.contains("over the limit of 8388608 bytes"), "{e}");

@@ -428,9 +428,11 @@ impl ServerHandler for ToolbeltServer {
             return Ok(CallToolResult::error(vec![ContentBlock::text(msg)]).into());
         }
         let call_id = toolbelt_core::scheduler::new_call_id(&request.name);
+        // Taken, not copied: a request's arguments may hold a message's worth of values.
+        let mut request = request;
         let args = request
             .arguments
-            .clone()
+            .take()
             .map(Value::Object)
             .unwrap_or_else(|| Value::Object(Default::default()));
         if let Some(token) = context.meta.get_progress_token() {

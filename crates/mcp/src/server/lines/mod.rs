@@ -232,14 +232,18 @@ pub fn judge(line: &[u8]) -> Verdict {
     // Measured before it is parsed (issue 47): a message of tiny values just under the size
     // limit took gigabytes; one past the values or the depth allowed is refused with its id,
     // and the transport goes on reading.
-    if let Err(why) = json_in::measure(line, JsonBudget::message(usize::MAX)) {
-        let id = leading_id(line).unwrap_or(Value::Null);
-        return Verdict::Answer(error(id, -32600, format!("Invalid Request: not read, as {why}")));
-    }
+    let shape = match json_in::measure(line, JsonBudget::message(usize::MAX)) {
+        Ok(shape) => shape,
+        Err(why) => {
+            let id = leading_id(line).unwrap_or(Value::Null);
+            let message = format!("Invalid Request: not read, as {why}");
+            return Verdict::Answer(error(id, -32600, message));
+        }
+    };
     // Bytes that are not UTF-8 read as U+FFFD (as the ACP agent reads them): the request
     // keeps its id and is answered (it was answered with a null id, issue 35).
     let text = String::from_utf8_lossy(line);
-    toolbelt_core::memory::note_large(line.len());
+    toolbelt_core::memory::note_parsed(line.len(), shape.values);
     let value: Value = match serde_json::from_str(&text) {
         Ok(v) => v,
         // An id still readable at the start of the message is answered (a lone surrogate
