@@ -4,6 +4,7 @@
 pub mod glob;
 pub mod grep_search;
 mod ignore_files;
+mod js_syntax;
 mod matcher;
 mod opener;
 mod patterns;

@@ -11,33 +11,34 @@ fn one_line(s: &str) -> String {
     s.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" ")
 }
 
-/// Checks the patterns when the call is built, compiling nothing: their price (the estimate
-/// of `toolbelt_core::limits`, case folding included) and their syntax. The compile waits for
-/// the call's turn among the costly calls (64 calls compiling at once took 510 MB, issue 35).
+/// Checks the patterns when the call is built, compiling nothing: first as upstream checks
+/// them, with JavaScript's `RegExp` (its message, word for word: see [`super::js_syntax`]),
+/// then their price (the estimate of `toolbelt_core::limits`, case folding included). The
+/// compile waits for the call's turn among the costly calls (64 calls compiling at once took
+/// 510 MB, issue 35); a pattern JavaScript accepts and the matcher does not (a lookbehind, a
+/// backreference) is refused then, with the matcher's words.
 pub(super) fn check(
     pattern: &str,
     fixed: bool,
     case_sensitive: bool,
     exclude: Option<&str>,
 ) -> Result<(), String> {
+    let js = |p: &str, what: &str| {
+        super::js_syntax::error(p).map_or(Ok(()), |why| {
+            Err(format!(
+                "Invalid {what}regular expression pattern provided: {p}. Error: Invalid regular expression: /{p}/: {why}"
+            ))
+        })
+    };
+    if !fixed {
+        js(pattern, "")?;
+    }
+    if let Some(x) = exclude {
+        js(x, "exclude ")?;
+    }
     limits::check_pattern_with(pattern, fixed, !case_sensitive)?;
     if let Some(x) = exclude {
         limits::check_pattern_with(x, false, !case_sensitive)?;
-        regex_syntax::Parser::new().parse(x).map_err(|e| {
-            format!(
-                "Invalid exclude regular expression pattern provided: {x}. Error: {}",
-                one_line(&e.to_string())
-            )
-        })?;
-    }
-    if !fixed {
-        // Upstream's message (the matcher's own says less).
-        regex_syntax::Parser::new().parse(pattern).map_err(|e| {
-            format!(
-                "Invalid regular expression pattern provided: {pattern}. Error: {}",
-                one_line(&e.to_string())
-            )
-        })?;
     }
     Ok(())
 }

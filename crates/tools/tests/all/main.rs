@@ -11,6 +11,7 @@ mod editor;
 mod escape;
 mod generated;
 mod glob;
+mod grep_fidelity;
 mod grep_search;
 mod harness;
 mod ignore_budget;

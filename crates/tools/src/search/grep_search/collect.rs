@@ -29,10 +29,11 @@ impl Collect<'_> {
         self.max.is_some_and(|max| self.matches >= max)
     }
 
-    /// Keeps a line unless it is not UTF-8 (as upstream skips ripgrep's `bytes` lines) or the
-    /// exclude pattern matches it.
+    /// Keeps a line unless the exclude pattern matches it. A line that is not UTF-8 (a Latin-1
+    /// file, a stray byte) is kept as ripgrep prints it, each byte that is not UTF-8 shown as
+    /// U+FFFD (upstream drops ripgrep's `bytes` lines, and with them the match; issue 48).
     fn keep(&mut self, number: Option<u64>, bytes: &[u8], context: bool) -> bool {
-        let Ok(text) = std::str::from_utf8(bytes) else { return false };
+        let text = String::from_utf8_lossy(bytes);
         let text = text.trim_end();
         if self.exclude.is_some_and(|x| x.is_match(text)) {
             return false;
