@@ -28,7 +28,7 @@ pub use self::ignore::{
 };
 #[cfg(unix)]
 pub use self::open::{FileKindError, OpenError, WriteTarget};
-pub use self::sensitive::{SensitiveHit, SensitiveRules};
+pub use self::sensitive::{NodeModulesLifted, SensitiveHit, SensitiveRules, lift_node_modules};
 use crate::config::Config;
 
 /// A workspace root in the form it was given and in its resolved form.

@@ -137,6 +137,36 @@ fn wildcard_match(pieces: &[Vec<u8>], text: &[u8]) -> bool {
 
 const BUILT_IN_SEGMENTS: [&str; 3] = [".git", ".env", "node_modules"];
 
+thread_local! {
+    /// Guards alive on this thread that let `node_modules` through (see [`lift_node_modules`]).
+    static NODE_MODULES_LIFTED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// While the returned guard lives, the checks this thread makes let `node_modules` through:
+/// the built-in rule for that name alone (every other rule, `.env` and `.git` included, still
+/// applies). For grep_search with `no_ignore`, which upstream runs as `rg --no-ignore` over
+/// everything on disk (issue 48, S3); reading such a file is still refused, as upstream's
+/// `read_file` refuses it.
+#[must_use = "the lift ends when the guard is dropped"]
+pub fn lift_node_modules() -> NodeModulesLifted {
+    NODE_MODULES_LIFTED.with(|n| n.set(n.get() + 1));
+    NodeModulesLifted(std::marker::PhantomData)
+}
+
+/// See [`lift_node_modules`]. Not `Send`: it must end on the thread it began on.
+#[derive(Debug)]
+pub struct NodeModulesLifted(std::marker::PhantomData<*const ()>);
+
+impl Drop for NodeModulesLifted {
+    fn drop(&mut self) {
+        NODE_MODULES_LIFTED.with(|n| n.set(n.get().saturating_sub(1)));
+    }
+}
+
+fn node_modules_lifted() -> bool {
+    NODE_MODULES_LIFTED.with(std::cell::Cell::get) > 0
+}
+
 /// Paths of more than one name that hold secrets, refused wherever they appear in a path
 /// (issue 46: a workspace at `~` or `/` served GitHub's CLI token and `/etc/shadow`); their
 /// names alone (`gh`, `shadow`) are too common to refuse on their own.
@@ -229,7 +259,9 @@ impl SensitiveRules {
         }
         // Upstream: cut at the first ':' (NTFS streams), trim trailing spaces and dots.
         let cut = seg.split(':').next().unwrap_or(seg).trim_end_matches([' ', '.']);
-        if let Some(b) = BUILT_IN_SEGMENTS.iter().find(|b| cut.eq_ignore_ascii_case(b)) {
+        if let Some(b) = BUILT_IN_SEGMENTS.iter().find(|b| cut.eq_ignore_ascii_case(b))
+            && !(*b == "node_modules" && node_modules_lifted())
+        {
             return Some(SensitiveHit { rule: (*b).to_string(), origin: "built-in" });
         }
         let b = cut.as_bytes();

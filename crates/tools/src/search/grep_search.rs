@@ -385,14 +385,19 @@ impl Job {
 
         let found = AtomicUsize::new(0);
         let results: Mutex<Vec<GrepFile>> = Mutex::new(Vec::new());
+        // `no_ignore` searches node_modules as `rg --no-ignore` does (S3): on each thread that
+        // opens files, for this search only.
+        let lift = || p.no_ignore.then(toolbelt_core::workspace::lift_node_modules);
         walk.build_parallel().run(|| {
             let found = &found;
             let results = &results;
+
             let mut searcher = self.searcher(before, after);
             let mut buf = Vec::new();
             let mut opener = super::opener::Opener::new(&self.workspace, &self.unread);
             let mut cancel = super::CancelCheck::new(&self.cancel);
             Box::new(move |entry| {
+                let _lifted = lift();
                 if self.stops(&mut cancel, found, limit) {
                     return WalkState::Quit;
                 }
@@ -407,6 +412,7 @@ impl Job {
         // The files set aside, searched in turn (they passed the walker's filters).
         let aside = std::mem::take(&mut *aside.locked());
         if !aside.is_empty() {
+            let _lifted = lift();
             let mut searcher = self.searcher(before, after);
             let mut buf = Vec::new();
             let mut opener = super::opener::Opener::new(&self.workspace, &self.unread);
@@ -489,6 +495,7 @@ impl Job {
         limit: usize,
     ) -> Option<GrepFile> {
         let mut s = self.searcher(before, after);
+        let _lifted = self.params.no_ignore.then(toolbelt_core::workspace::lift_node_modules);
         self.search_with(
             &mut s,
             &mut Vec::new(),

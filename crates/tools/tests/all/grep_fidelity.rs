@@ -141,3 +141,38 @@ fn s1_a_latin1_line_that_matches_is_shown() {
             .collect()
     );
 }
+
+/// Issue 48, S3: upstream runs `rg --no-ignore` for `no_ignore: true`, which searches
+/// `node_modules` (and what .gitignore and the default excludes leave out; hidden files stay
+/// out, as rg leaves them). toolbelt left `node_modules` out. The oracle's answer for this tree
+/// holds the same four files (ripgrep's order; toolbelt's is by path). Reading such a file is
+/// still refused, as upstream's read_file refuses it.
+#[test]
+fn s3_no_ignore_searches_node_modules_as_rg_no_ignore_does() {
+    let t = TempTree::new();
+    t.file(".git/HEAD", "ref: x")
+        .file(".gitignore", "build/\n")
+        .file("node_modules/pkg/a.js", "needle nm\n")
+        .file(".hidden/b.txt", "needle hidden\n")
+        .file("src/c.txt", "needle src\n")
+        .file("build/d.txt", "needle build\n")
+        .file("x.log", "needle log\n")
+        .file(".env.local", "needle dotfile\n");
+    let o = run(&t, "grep_search", json!({"pattern": "needle", "no_ignore": true}));
+    assert_eq!(
+        o.output(),
+        "Found 4 matches for pattern \"needle\" in path \".\":\n---\nFile: build/d.txt\nL1: needle build\n---\nFile: node_modules/pkg/a.js\nL1: needle nm\n---\nFile: src/c.txt\nL1: needle src\n---\nFile: x.log\nL1: needle log\n---"
+    );
+    // With one match, the automatic context is read from node_modules too.
+    let one = run(&t, "grep_search", json!({"pattern": "needle nm", "no_ignore": true}));
+    assert!(
+        one.output().contains("File: node_modules/pkg/a.js\nL1: needle nm"),
+        "{}",
+        one.output()
+    );
+    // Without no_ignore it stays out, and read_file refuses it.
+    let o = run(&t, "grep_search", json!({"pattern": "needle"}));
+    assert_eq!(o.display()["matches"].as_array().map(Vec::len), Some(1), "{}", o.output());
+    let r = run(&t, "read_file", json!({"file_path": "node_modules/pkg/a.js"}));
+    assert!(r.model.get("error").is_some(), "{}", r.model);
+}
