@@ -43,6 +43,16 @@ pub(super) fn check(
     Ok(())
 }
 
+/// Why a checked pattern was not compiled.
+pub(super) enum Refused {
+    /// Over a ceiling, or an exclude pattern the matcher cannot read: an invalid-parameters
+    /// error.
+    Params(String),
+    /// A pattern JavaScript accepts and ripgrep does not (a lookbehind, a backreference, `\k`):
+    /// what ripgrep prints (upstream passes it on as the search's failure, not as an error).
+    Ripgrep(String),
+}
+
 /// The search pattern's matcher and the exclude pattern, if any. The call was built after
 /// [`check`] passed: the patterns are not priced or parsed for their message again.
 pub(super) fn compile(
@@ -50,7 +60,7 @@ pub(super) fn compile(
     fixed: bool,
     case_sensitive: bool,
     exclude: Option<&str>,
-) -> Result<(LineMatcher, Option<regex::Regex>), String> {
+) -> Result<(LineMatcher, Option<regex::Regex>), Refused> {
     let exclude = match exclude {
         Some(x) => Some(
             regex::RegexBuilder::new(x)
@@ -59,21 +69,30 @@ pub(super) fn compile(
                 .dfa_size_limit(limits::PATTERN_CACHE_BYTES)
                 .build()
                 .map_err(|e| match e {
-                    regex::Error::CompiledTooBig(_) => limits::too_large(None),
-                    e => format!(
+                    regex::Error::CompiledTooBig(_) => Refused::Params(limits::too_large(None)),
+                    e => Refused::Params(format!(
                         "Invalid exclude regular expression pattern provided: {x}. Error: {}",
                         one_line(&e.to_string())
-                    ),
+                    )),
                 })?,
         ),
         None => None,
     };
     let matcher = LineMatcher::new(pattern, fixed, !case_sensitive).map_err(|e| match e {
-        BuildError::TooLarge => limits::too_large(None),
-        BuildError::Invalid(text) => format!(
-            "Invalid regular expression pattern provided: {pattern}. Error: {}",
-            one_line(&text)
-        ),
+        BuildError::TooLarge => Refused::Params(limits::too_large(None)),
+        BuildError::Invalid(text) => Refused::Ripgrep(ripgrep_says(&text)),
     })?;
     Ok((matcher, exclude))
+}
+
+/// ripgrep's words for a pattern it cannot read: the parser's error, then its advice where
+/// PCRE2 would read it.
+fn ripgrep_says(error: &str) -> String {
+    let pcre2 = error.contains("look-around") || error.contains("backreferences");
+    let advice = if pcre2 {
+        "\nConsider enabling PCRE2 with the --pcre2 flag, which can handle backreferences\nand look-around.\n"
+    } else {
+        ""
+    };
+    format!("{error}\n{advice}")
 }

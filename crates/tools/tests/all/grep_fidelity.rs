@@ -91,6 +91,9 @@ fn tool_lines(t: &TempTree, pattern: &str) -> Result<Vec<(u64, String)>, String>
     if let Some(e) = o.model.get("error") {
         return Err(e.to_string());
     }
+    if o.output().starts_with("Error during grep search operation") {
+        return Err(o.output().to_string());
+    }
     let matches = o.display()["matches"].as_array().cloned().unwrap_or_default();
     Ok(matches
         .iter()
@@ -175,4 +178,72 @@ fn s3_no_ignore_searches_node_modules_as_rg_no_ignore_does() {
     assert_eq!(o.display()["matches"].as_array().map(Vec::len), Some(1), "{}", o.output());
     let r = run(&t, "read_file", json!({"file_path": "node_modules/pkg/a.js"}));
     assert!(r.model.get("error").is_some(), "{}", r.model);
+}
+
+/// Issue 48, S4: upstream checks a pattern with JavaScript's `RegExp` first and the model reads
+/// V8's words (the oracle's answers, 0.61); toolbelt gave the Rust parser's.
+#[test]
+fn s4_invalid_patterns_are_refused_in_javascripts_words() {
+    let t = TempTree::new();
+    t.file("a.txt", "abc\nfoo\n");
+    for (pattern, why) in [
+        ("foo(", "Unterminated group"),
+        ("*a", "Nothing to repeat"),
+        ("[a", "Unterminated character class"),
+        ("a{2,1}", "numbers out of order in {} quantifier"),
+        ("a)", "Unmatched ')'"),
+        ("\\", "\\ at end of pattern"),
+        ("(?i)abc", "Invalid group"),
+        ("(?-u:\\xE9)", "Invalid group"),
+        ("(?<n>a)(?<n>b)", "Duplicate capture group name"),
+        ("[b-a]", "Range out of order in character class"),
+        ("x{2}{3}", "Nothing to repeat"),
+        ("(?<x>a)\\k<y>", "Invalid named capture referenced"),
+        ("(?<!a)+", "Invalid quantifier"),
+        ("{1}", "Nothing to repeat"),
+    ] {
+        let o = run(&t, "grep_search", json!({"pattern": pattern}));
+        assert_eq!(
+            o.model["error"].as_str(),
+            Some(format!("Invalid regular expression pattern provided: {pattern}. Error: Invalid regular expression: /{pattern}/: {why}").as_str()),
+            "{pattern}"
+        );
+        assert_eq!(o.error_type.as_deref(), Some("invalid_tool_params"));
+    }
+    let o = run(&t, "grep_search", json!({"pattern": "a", "exclude_pattern": "b("}));
+    assert_eq!(
+        o.model["error"].as_str(),
+        Some("Invalid exclude regular expression pattern provided: b(. Error: Invalid regular expression: /b(/: Unterminated group")
+    );
+    // Fixed strings are not checked.
+    let o = run(&t, "grep_search", json!({"pattern": "foo(", "fixed_strings": true}));
+    assert_eq!(o.output(), "No matches found for pattern \"foo(\" in path \".\".");
+}
+
+/// Issue 48, S4: a pattern JavaScript accepts and ripgrep refuses reaches ripgrep upstream, and
+/// the model reads ripgrep's failure (not an error); the oracle's answers with rg 13.
+#[test]
+fn s4_patterns_only_ripgrep_refuses_get_ripgreps_words() {
+    let t = TempTree::new();
+    t.file("a.txt", "abc\nfoo\n");
+    let pcre = "\n\nConsider enabling PCRE2 with the --pcre2 flag, which can handle backreferences\nand look-around.\n";
+    for (pattern, said) in [
+        ("(?<=a)b", format!("regex parse error:\n    (?<=a)b\n    ^^^^\nerror: look-around, including look-ahead and look-behind, is not supported{pcre}")),
+        ("(a)\\1", format!("regex parse error:\n    (a)\\1\n       ^^\nerror: backreferences are not supported{pcre}")),
+        ("\\k<x>", "regex parse error:\n    \\k<x>\n    ^^\nerror: unrecognized escape sequence\n".to_string()),
+        ("a{,5}", "regex parse error:\n    a{,5}\n      ^\nerror: repetition quantifier expects a valid decimal\n".to_string()),
+        ("a{1", "regex parse error:\n    a{1\n     ^^\nerror: unclosed counted repetition\n".to_string()),
+        ("{", "regex parse error:\n    {\n    ^\nerror: repetition operator missing expression\n".to_string()),
+    ] {
+        let o = run(&t, "grep_search", json!({"pattern": pattern}));
+        assert_eq!(
+            o.output(),
+            format!("Error during grep search operation: Process exited with code 2: {said}"),
+            "{pattern}"
+        );
+        assert_eq!(o.error_type, None, "{pattern}");
+    }
+    // What ripgrep reads as a class, it searches as one.
+    let o = run(&t, "grep_search", json!({"pattern": "\\pL"}));
+    assert_eq!(o.output(), "Found 2 matches for pattern \"\\pL\" in path \".\":\n---\nFile: a.txt\nL1: abc\nL2: foo\n---");
 }

@@ -66,15 +66,20 @@ impl LineMatcher {
             } else {
                 format!("(?:{pattern})")
             };
-            let parsed = regex_syntax::ParserBuilder::new()
-                .nest_limit(250)
-                .octal(false)
-                .utf8(false)
-                .case_insensitive(case_insensitive)
-                .unicode(true)
-                .build()
-                .parse(&wrapped)
-                .map_err(|e| BuildError::Invalid(e.to_string()))?;
+            let parser = || {
+                regex_syntax::ParserBuilder::new()
+                    .nest_limit(250)
+                    .octal(false)
+                    .utf8(false)
+                    .case_insensitive(case_insensitive)
+                    .unicode(true)
+                    .build()
+            };
+            // The error as ripgrep shows it: of the pattern as given, not of its wrapping.
+            let parsed = parser().parse(&wrapped).map_err(|e| {
+                let bare = if fixed { None } else { parser().parse(pattern).err() };
+                BuildError::Invalid(bare.map_or_else(|| e.to_string(), |b| b.to_string()))
+            })?;
             let stripped = line_end::strip(&parsed, b'\n').map_err(BuildError::Invalid)?;
             if plain && case_insensitive && pattern.len() <= SPELLED_OUT_BYTES {
                 fold::spelled_out(stripped)
