@@ -1,6 +1,7 @@
 //! Tools that change files (write_file, replace) and what they share: atomic writes,
 //! keeping a file's line endings and BOM, diffs and "updated code" snippets.
 
+mod correct;
 pub mod matching;
 pub mod placeholder;
 pub mod replace;

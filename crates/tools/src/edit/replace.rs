@@ -124,7 +124,9 @@ impl Tool for Replace {
         let file_path = if env.plan_mode {
             crate::session::plan_path(&p.file_path, env)?
         } else {
-            p.file_path.clone()
+            // A relative path that names no file may name one deeper in (S5, as upstream).
+            super::correct::corrected(ws, &p.file_path)
+                .map_or_else(|| p.file_path.clone(), |c| c.display().to_string())
         };
         let path = ws.resolve_checked(&file_path, Access::Write).map_err(|e| e.to_string())?;
         Ok(Box::new(ReplaceCall {

@@ -198,7 +198,9 @@ impl Invocation for GrepCall {
             // As upstream answers ripgrep's refusal: the search's failure, not an error.
             Err(super::patterns::Refused::Ripgrep(said)) => {
                 return ToolResult::text(
-                    format!("Error during grep search operation: Process exited with code 2: {said}"),
+                    format!(
+                        "Error during grep search operation: Process exited with code 2: {said}"
+                    ),
                     format!("Error: Process exited with code 2: {said}"),
                 );
             }

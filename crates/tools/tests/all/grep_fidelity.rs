@@ -213,7 +213,9 @@ fn s4_invalid_patterns_are_refused_in_javascripts_words() {
     let o = run(&t, "grep_search", json!({"pattern": "a", "exclude_pattern": "b("}));
     assert_eq!(
         o.model["error"].as_str(),
-        Some("Invalid exclude regular expression pattern provided: b(. Error: Invalid regular expression: /b(/: Unterminated group")
+        Some(
+            "Invalid exclude regular expression pattern provided: b(. Error: Invalid regular expression: /b(/: Unterminated group"
+        )
     );
     // Fixed strings are not checked.
     let o = run(&t, "grep_search", json!({"pattern": "foo(", "fixed_strings": true}));
@@ -245,5 +247,8 @@ fn s4_patterns_only_ripgrep_refuses_get_ripgreps_words() {
     }
     // What ripgrep reads as a class, it searches as one.
     let o = run(&t, "grep_search", json!({"pattern": "\\pL"}));
-    assert_eq!(o.output(), "Found 2 matches for pattern \"\\pL\" in path \".\":\n---\nFile: a.txt\nL1: abc\nL2: foo\n---");
+    assert_eq!(
+        o.output(),
+        "Found 2 matches for pattern \"\\pL\" in path \".\":\n---\nFile: a.txt\nL1: abc\nL2: foo\n---"
+    );
 }

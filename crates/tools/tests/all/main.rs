@@ -18,6 +18,7 @@ mod ignore_budget;
 mod list_directory;
 mod odd_names;
 mod older_params;
+mod path_correction;
 mod read_file;
 mod read_many_files;
 mod replace;
