@@ -192,18 +192,7 @@ impl Invocation for GrepCall {
             p.exclude_pattern.as_deref(),
         ) {
             Ok(m) => m,
-            Err(super::patterns::Refused::Params(e)) => {
-                return ToolResult::simple_error(ErrorType::InvalidToolParams, e);
-            }
-            // As upstream answers ripgrep's refusal: the search's failure, not an error.
-            Err(super::patterns::Refused::Ripgrep(said)) => {
-                return ToolResult::text(
-                    format!(
-                        "Error during grep search operation: Process exited with code 2: {said}"
-                    ),
-                    format!("Error: Process exited with code 2: {said}"),
-                );
-            }
+            Err(refused) => return refused.answer(),
         };
         toolbelt_core::timings::mark("grep: pattern");
         let positions = toolbelt_core::limits::pattern_positions(

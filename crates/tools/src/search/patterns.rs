@@ -4,6 +4,7 @@
 //! program and cache limits of `toolbelt_core::limits`; either way the error names the limit.
 
 use toolbelt_core::limits;
+use toolbelt_core::result::{ErrorType, ToolResult};
 
 use super::matcher::{BuildError, LineMatcher};
 
@@ -83,6 +84,20 @@ pub(super) fn compile(
         BuildError::Invalid(text) => Refused::Ripgrep(ripgrep_says(&text)),
     })?;
     Ok((matcher, exclude))
+}
+
+impl Refused {
+    /// The tool's answer: an error, or (as upstream answers ripgrep's refusal) the search's
+    /// failure.
+    pub(super) fn answer(self) -> ToolResult {
+        match self {
+            Refused::Params(e) => ToolResult::simple_error(ErrorType::InvalidToolParams, e),
+            Refused::Ripgrep(said) => ToolResult::text(
+                format!("Error during grep search operation: Process exited with code 2: {said}"),
+                format!("Error: Process exited with code 2: {said}"),
+            ),
+        }
+    }
 }
 
 /// ripgrep's words for a pattern it cannot read: the parser's error, then its advice where
