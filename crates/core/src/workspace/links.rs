@@ -76,12 +76,30 @@ fn names_now(paths: &BTreeSet<(usize, PathBuf)>, roots: &[RootDir], (dev, ino): 
         let same = FileType::from_raw_mode(st.st_mode) == FileType::RegularFile
             && st.st_dev as u64 == dev
             && st.st_ino as u64 == ino;
-        if let (true, Ok(d)) = (same, fstat(&dir)) {
+        if let (true, false, Ok(d)) = (same, mount_root(&dir, name), fstat(&dir)) {
             #[allow(clippy::unnecessary_cast)]
             seen.insert((d.st_dev as u64, d.st_ino as u64, name.to_os_string()));
         }
     }
     seen.len() as u64
+}
+
+/// Whether `name` in `dir` is a mount's root (a file bind-mounted there): not a name of its own,
+/// whatever inode it shows (found by an attack on the count: a file bind-mounted into the
+/// workspace counted as a second inside name of a file linked from outside).
+#[cfg(any(target_os = "linux", target_os = "android"))]
+fn mount_root(dir: &OwnedFd, name: &std::ffi::OsStr) -> bool {
+    use rustix::fs::{StatxAttributes, StatxFlags, statx};
+    let flags = AtFlags::NO_AUTOMOUNT | AtFlags::SYMLINK_NOFOLLOW;
+    statx(dir, name, flags, StatxFlags::empty()).is_ok_and(|x| {
+        x.stx_attributes_mask.contains(StatxAttributes::MOUNT_ROOT)
+            && x.stx_attributes.contains(StatxAttributes::MOUNT_ROOT)
+    })
+}
+
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+fn mount_root(_: &OwnedFd, _: &std::ffi::OsStr) -> bool {
+    false
 }
 
 /// The folder holding `rel` beneath `root`, opened one plain component at a time without

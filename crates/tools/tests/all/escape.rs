@@ -278,6 +278,47 @@ fn a_folder_swapped_for_a_link_out_does_not_count_the_outside_name() {
     assert!(text.contains("hard link"), "{text}");
 }
 
+/// Found by an attack on the rewritten count: a file bind-mounted into the workspace showed the
+/// same inode under a second name, so the one inside name of a file linked from outside was
+/// counted twice (its link count) and every tool printed OUTSIDE-SECRET. A mount's root is no
+/// name of the file. Needs mount rights (root here; where `mount` is refused there is nothing
+/// to attack, and the test says so).
+#[cfg(target_os = "linux")]
+#[test]
+fn a_file_bind_mounted_into_the_workspace_is_not_a_second_name() {
+    let t = TempTree::new();
+    let outside = TempTree::new();
+    outside.file("notes.txt", "OUTSIDE-SECRET\n");
+    t.file("b.txt", "");
+    std::fs::create_dir(t.root().join("sub")).unwrap();
+    std::fs::hard_link(outside.root().join("notes.txt"), t.root().join("sub/link.txt")).unwrap();
+    let mounted = std::process::Command::new("mount")
+        .arg("--bind")
+        .args([t.root().join("sub/link.txt"), t.root().join("b.txt")])
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !mounted {
+        eprintln!("no mount rights here: nothing to attack");
+        return;
+    }
+    let env = crate::harness::env_for(&t, &[]);
+    let mut leaks = Vec::new();
+    for (tool, args) in [
+        ("read_file", json!({"file_path": "b.txt"})),
+        ("read_file", json!({"file_path": "sub/link.txt"})),
+        ("read_many_files", json!({"include": ["**/*.txt"]})),
+        ("grep_search", json!({"pattern": "SECRET"})),
+    ] {
+        let text = crate::harness::run_in(&env, tool, args).model.to_string();
+        if text.contains("OUTSIDE-SECRET") {
+            leaks.push(format!("{tool}: {text}"));
+        }
+    }
+    let _ = std::process::Command::new("umount").arg(t.root().join("b.txt")).status();
+    assert!(leaks.is_empty(), "{leaks:?}");
+}
+
 /// Found by an adversarial review: read_many_files sniffed a file's type by name after the
 /// walk, so a FIFO swapped in for a listed file blocked the call until its deadline.
 #[test]
