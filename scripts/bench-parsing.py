@@ -155,10 +155,10 @@ def call(tb):
     home, ws, env = places()
     path = os.path.join(home, "args.json")
     with open(path, "wb") as f:
-        f.write(b'{"todos":[' + zeros(30 * MIB) + b"]}")
+        f.write(b'{"todos":[' + zeros(23 * MIB) + b"]}")
     with open(path, "rb") as stdin:
         err, dt, peak = rusage_peak_kb([tb, "call", "write_todos", "-"], env, ws, stdin)
-    row("call (stdin)", "60 MiB of `0,`", err.strip(), dt, peak)
+    row("call (stdin)", "46 MiB of `0,`", err.strip(), dt, peak)
 
 
 def run(tb):

@@ -117,7 +117,7 @@ pub const JSON_DEPTH: usize = 127;
 
 /// `toolbelt call`'s ARGS (given as an argument or on standard input), at most: a longer text
 /// is refused before it is read whole (60 MiB of tiny values took 16 GB, issue 47).
-pub const CALL_ARGS_BYTES: usize = 64 << 20;
+pub const CALL_ARGS_BYTES: usize = 48 << 20;
 
 /// A settings, trusted-folders or credentials file read as JSON, at most (a longer one is
 /// refused, saying so).

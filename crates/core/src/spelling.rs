@@ -20,9 +20,13 @@ pub fn levenshtein(a: &str, b: &str) -> usize {
 /// The closest of `known` to `typed`, if it is close enough to be a likely typo (at most a third
 /// of the name's length away, and at most 3 edits; case differences count as one edit).
 pub fn did_you_mean<'a>(typed: &str, known: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
-    let limit = (typed.chars().count() / 3).clamp(1, 3);
+    let len = typed.chars().count();
+    let limit = (len / 3).clamp(1, 3);
     known
         .into_iter()
+        // No fewer edits than the lengths differ by: most names are passed over unmeasured (a
+        // settings file of 100,000 keys measured each against every known key).
+        .filter(|k| k.chars().count().abs_diff(len) <= limit)
         .map(|k| {
             let d = if k.eq_ignore_ascii_case(typed) { 1 } else { levenshtein(typed, k) };
             (d, k)

@@ -149,7 +149,7 @@ fn mcp_http_a_body_of_tiny_values_is_refused_with_its_id() {
     let _ = child.wait();
 }
 
-/// `toolbelt call write_todos -` with 60 MiB of tiny values on stdin (16 GB before): a usage
+/// `toolbelt call write_todos -` with 46 MiB of tiny values on stdin (60 MiB took 16 GB): a usage
 /// error that names the limit, within the memory ceiling (the peak of the waited-for child,
 /// fed from a file so that nothing of the test's own memory is counted).
 #[test]
@@ -167,7 +167,7 @@ fn call_arguments_of_tiny_values_on_stdin_are_refused_naming_the_limit() {
             .unwrap();
         (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
     };
-    let (code, stderr) = run(30 << 20);
+    let (code, stderr) = run(23 << 20);
     assert_eq!(code, Some(2), "{stderr}");
     assert!(
         stderr.contains("ARGS was not read: it holds more than 100000 JSON values"),
@@ -182,9 +182,9 @@ fn call_arguments_of_tiny_values_on_stdin_are_refused_naming_the_limit() {
     };
     assert!(peak < PEAK_KB, "peak {peak} kB");
     // Past the byte limit the input is not read whole.
-    let (code, stderr) = run(33 << 20);
+    let (code, stderr) = run(25 << 20);
     assert_eq!(code, Some(2), "{stderr}");
-    assert!(stderr.contains("longer than the limit of 67108864 bytes"), "{stderr}");
+    assert!(stderr.contains("longer than the limit of 50331648 bytes"), "{stderr}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

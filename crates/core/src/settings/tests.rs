@@ -194,3 +194,20 @@ fn a_settings_file_of_too_many_values_or_bytes_is_refused_naming_the_limit() {
     let e = Settings::load(&l.candidates(), true).unwrap_err();
     assert!(e.message.contains("over the limit of 8388608 bytes"), "{e}");
 }
+
+/// Issue 47's attack: a repository's settings of 16,000 unknown keys took 44 s of every command
+/// (each key's notice looked at every recorded origin, and every key was measured against every
+/// known key). Now the keys past the first 200 are counted, not each named.
+#[test]
+fn a_settings_file_of_many_unknown_keys_is_noted_briefly() {
+    let l = layout();
+    let keys: serde_json::Map<String, Value> =
+        (0..16_000).map(|i| (format!("unknownKey{i}"), Value::from(i))).collect();
+    file(&l.home, "settings.json", &Value::Object(keys).to_string());
+    let s = Settings::load(&l.candidates(), true).unwrap();
+    let notices = s.unknown_key_notices();
+    assert_eq!(notices.len(), 201, "{:?}", &notices[..3]);
+    assert!(
+        notices[0].ends_with("16000 settings; only the first 200 were checked for unknown keys")
+    );
+}

@@ -13,6 +13,7 @@ use axum::response::{IntoResponse, Response};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
+use toolbelt_core::limits::{MESSAGE_VALUES, PARSED_BYTES_PER_VALUE};
 
 use super::{SharedParts, ToolbeltServer};
 
@@ -66,6 +67,17 @@ fn rpc_error(status: StatusCode, body: &serde_json::Value) -> Response {
     (status, [(header::CONTENT_TYPE, "application/json")], body.to_string()).into_response()
 }
 
+/// The request bodies all connections may be reading and parsing at once, in KiB: each body
+/// takes its size while it is read, and what parsing it takes (its values at
+/// `PARSED_BYTES_PER_VALUE`) until rmcp has read it.
+const BODIES_KIB: u32 = 96 << 10;
+
+/// The budget of [`BODIES_KIB`], shared by every server of the process.
+fn bodies() -> &'static tokio::sync::Semaphore {
+    static BODIES: std::sync::OnceLock<tokio::sync::Semaphore> = std::sync::OnceLock::new();
+    BODIES.get_or_init(|| tokio::sync::Semaphore::new(BODIES_KIB as usize))
+}
+
 /// Every POST body is judged as the stdio transport judges a line (see [`super::lines`]):
 /// what is not JSON or not a request is answered 400 with the JSON-RPC error, a request for an
 /// unknown method or with bad params gets its JSON-RPC error, a body over the limit 413.
@@ -97,6 +109,15 @@ async fn judge_body(
     let body_deadline = body_deadline + std::time::Duration::from_secs(declared >> 20);
     let invalid =
         |why: String| error(serde_json::Value::Null, -32600, format!("Invalid Request: {why}"));
+    // Bodies being read and judged share one budget of memory (32 bodies of 16 MiB at once
+    // took 534 MiB, issue 47's attack): a body waits for its share within its deadline.
+    let share = u32::try_from(declared.div_ceil(1 << 10).max(1)).unwrap_or(u32::MAX);
+    let share = share.min(BODIES_KIB);
+    let waited = tokio::time::timeout(body_deadline, bodies().acquire_many(share)).await;
+    let Ok(Ok(_share)) = waited else {
+        let why = "the server is reading other request bodies; send it again shortly".to_string();
+        return rpc_error(StatusCode::SERVICE_UNAVAILABLE, &invalid(why));
+    };
     // The whole body within its deadline: a client trickling bytes is cut, not waited for.
     let read = tokio::time::timeout(body_deadline, axum::body::to_bytes(body, max)).await;
     let Ok(read) = read else {
@@ -117,6 +138,16 @@ async fn judge_body(
         bytes = bytes.slice(3..);
     }
     let bad = |why: &str| rpc_error(StatusCode::BAD_REQUEST, &invalid(why.to_string()));
+    // What parsing it will take (a message within the budget of values; past it, the judge
+    // refuses it unparsed), from the same budget, held until rmcp has read it.
+    let values = toolbelt_core::json_in::count_values(&bytes).min(MESSAGE_VALUES);
+    let parsed_kib = (values * PARSED_BYTES_PER_VALUE).div_ceil(1 << 10);
+    let parsed_kib = u32::try_from(parsed_kib).unwrap_or(u32::MAX).min(BODIES_KIB - share);
+    let waited = tokio::time::timeout(body_deadline, bodies().acquire_many(parsed_kib)).await;
+    let Ok(Ok(_parsing)) = waited else {
+        let why = "the server is reading other requests; send it again shortly".to_string();
+        return rpc_error(StatusCode::SERVICE_UNAVAILABLE, &invalid(why));
+    };
     match judge(&bytes) {
         // A batch: one error for the request (over stdio each of its requests is answered).
         Verdict::Answer(serde_json::Value::Array(_)) => bad(
@@ -192,6 +223,9 @@ pub async fn serve_handler<S: rmcp::ServerHandler>(
         hosts.push(local.ip().to_string());
     }
     let mut config = StreamableHttpServerConfig::default();
+    // rmcp's own ceiling agrees with the one the body was judged by (its 4 MiB answered a
+    // judged 5 MiB request with a plain-text 413).
+    config.max_request_body_bytes = opts.max_message_bytes.max(1);
     config.allowed_hosts = hosts;
     let judged_origins = Arc::new(origins.clone());
     config.allowed_origins = origins;
