@@ -123,9 +123,9 @@ pub const CALL_ARGS_BYTES: usize = 48 << 20;
 /// refused, saying so).
 pub const SETTINGS_BYTES: usize = 8 << 20;
 
-/// A policy file (TOML), at most: a longer one is reported as an error and its rules are not
-/// loaded. Parsed, TOML of tiny values takes as many times its text as JSON does; a policy of
-/// a thousand rules is some 100 KB.
+/// The size of one policy file (TOML) toolbelt reads: past it the file's rules stay out and
+/// the session names the file and the size. TOML of small values swells in memory much like
+/// JSON; a thousand real rules come to about 100 KB.
 pub const POLICY_FILE_BYTES: usize = 1 << 20;
 
 /// JSON values (objects, arrays, leaves) in one message from an MCP server, counted before it

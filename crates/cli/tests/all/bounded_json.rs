@@ -249,11 +249,12 @@ async fn refused_run(mut c: tokio::process::Command) {
         let peak = peak.clone();
         std::thread::spawn(move || {
             // The peak while it runs (its status is gone once it ends).
-            while let Ok(text) = std::fs::read_to_string(format!("/proc/{pid}/status")) {
-                if let Some(kb) = text.lines().find_map(|l| l.strip_prefix("VmHWM:")) {
-                    let kb = kb.trim().trim_end_matches("kB").trim().parse().unwrap_or(0);
-                    peak.fetch_max(kb, std::sync::atomic::Ordering::Relaxed);
+            loop {
+                let kb = status_kb(pid, "VmHWM");
+                if kb == u64::MAX {
+                    break;
                 }
+                peak.fetch_max(kb, std::sync::atomic::Ordering::Relaxed);
                 std::thread::sleep(Duration::from_millis(5));
             }
         })

@@ -179,9 +179,9 @@ fn hooks_are_parsed_with_their_defaults() {
     assert_eq!(g.hooks[1].label(), "b.sh");
 }
 
-/// Issue 47: a workspace's settings come with the repository and were parsed whole (a file of
-/// tiny values takes hundreds of times its size). Past the budget the file is reported, naming
-/// the limit; a file past 8 MiB is not read whole.
+/// Issue 47: a cloned repository brings its own settings, and they were parsed whole however
+/// many small values they held. Now the load fails with an error that gives the limit, and a
+/// file larger than 8 MiB is not even read to its end.
 #[test]
 fn a_settings_file_of_too_many_values_or_bytes_is_refused_naming_the_limit() {
     let l = layout();

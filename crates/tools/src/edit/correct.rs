@@ -15,7 +15,6 @@ use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 
 use toolbelt_core::Workspace;
-use toolbelt_core::workspace::ResolvedPath;
 
 /// Folders read in each root at most (upstream's `maxDirs`).
 const MAX_FOLDERS: usize = 50;
@@ -64,48 +63,18 @@ fn files_named(ws: &Workspace, root: &Path, name: &str) -> Vec<PathBuf> {
     found
 }
 
-/// The folders and regular files of `dir` (symlinks and anything else left out), read from a
-/// handle the file layer opened beneath its root; nothing when it refuses the folder.
-#[cfg(unix)]
+/// The folders and regular files of `dir` (symlinks, special files and names that are not
+/// UTF-8 left out), listed as
+/// list_directory lists it: from a handle the file layer opened beneath its root; nothing when
+/// it refuses the folder.
 fn entries(ws: &Workspace, dir: &Path) -> Vec<(String, bool)> {
-    use rustix::fs::{AtFlags, Dir, FileType, statat};
-    let resolved = ResolvedPath { lexical: dir.to_path_buf(), real: dir.to_path_buf() };
-    let Ok(fd) = ws.open_dir(&resolved) else { return Vec::new() };
-    let Ok(list) = Dir::read_from(&fd) else { return Vec::new() };
-    let mut out = Vec::new();
-    for entry in list.flatten() {
-        let Ok(name) = entry.file_name().to_str() else { continue };
-        if name == "." || name == ".." {
-            continue;
-        }
-        let kind = match entry.file_type() {
-            FileType::Unknown => match statat(&fd, name, AtFlags::SYMLINK_NOFOLLOW) {
-                Ok(st) => FileType::from_raw_mode(st.st_mode),
-                Err(_) => continue,
-            },
-            known => known,
-        };
-        match kind {
-            FileType::Directory => out.push((name.to_string(), true)),
-            FileType::RegularFile => out.push((name.to_string(), false)),
-            _ => {}
-        }
-    }
-    out
-}
-
-#[cfg(not(unix))]
-fn entries(ws: &Workspace, dir: &Path) -> Vec<(String, bool)> {
-    let resolved = ResolvedPath { lexical: dir.to_path_buf(), real: dir.to_path_buf() };
-    if ws.check_access(&resolved, toolbelt_core::workspace::Access::Read).is_err() {
-        return Vec::new();
-    }
-    let Ok(list) = std::fs::read_dir(dir) else { return Vec::new() };
-    list.flatten()
-        .filter_map(|e| {
-            let t = e.file_type().ok()?;
-            let name = e.file_name().into_string().ok()?;
-            (t.is_dir() || t.is_file()).then_some((name, t.is_dir()))
+    let names = crate::fs::list_directory::read_names(ws, dir).unwrap_or_default();
+    names
+        .into_iter()
+        .filter(|n| n.utf8 && !n.link)
+        .filter_map(|n| {
+            let is_dir = n.stat.is_some_and(|(d, _)| d);
+            (is_dir || n.regular).then_some((n.name, is_dir))
         })
         .collect()
 }

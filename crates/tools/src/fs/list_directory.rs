@@ -229,7 +229,7 @@ fn list(
     let unread = Unread::default();
     let mut entries = Vec::with_capacity(names.len());
     let dir_real = paths::robust_realpath(dir).unwrap_or_else(|_| dir.to_path_buf());
-    for Named { name, utf8, link, stat } in names {
+    for Named { name, utf8, link, stat, .. } in names {
         if !utf8 {
             unread.path(&PathError::not_utf8());
             continue;
@@ -352,23 +352,25 @@ fn list(
 }
 
 /// Why a folder's entries could not be read.
-enum Listing {
+pub(crate) enum Listing {
     Refused(toolbelt_core::workspace::PathError),
     Io(std::io::Error),
 }
 
 /// One entry of a folder: its name, whether it is a symlink, and (for others) whether it is a
 /// folder and its size, as the folder's handle saw them.
-struct Named {
-    name: String,
+pub(crate) struct Named {
+    pub(crate) name: String,
     /// The name is UTF-8 (otherwise `name` shows it with U+FFFD, a name no tool can open).
-    utf8: bool,
-    link: bool,
-    stat: Option<(bool, u64)>,
+    pub(crate) utf8: bool,
+    pub(crate) link: bool,
+    /// A regular file (not a folder, link, FIFO, socket or device).
+    pub(crate) regular: bool,
+    pub(crate) stat: Option<(bool, u64)>,
 }
 
 /// The entries of `dir`, read from the handle the workspace's file layer opened beneath a root.
-fn read_names(ws: &Workspace, dir: &std::path::Path) -> Result<Vec<Named>, Listing> {
+pub(crate) fn read_names(ws: &Workspace, dir: &std::path::Path) -> Result<Vec<Named>, Listing> {
     let resolved = ResolvedPath { lexical: dir.to_path_buf(), real: dir.to_path_buf() };
     #[cfg(unix)]
     {
@@ -396,7 +398,8 @@ fn read_names(ws: &Workspace, dir: &std::path::Path) -> Result<Vec<Named>, Listi
                     u64::try_from(st.st_size).unwrap_or(0),
                 )
             });
-            names.push(Named { name, utf8, link, stat });
+            let regular = kind == Some(rustix::fs::FileType::RegularFile);
+            names.push(Named { name, utf8, link, regular, stat });
         }
         Ok(names)
     }
@@ -409,7 +412,9 @@ fn read_names(ws: &Workspace, dir: &std::path::Path) -> Result<Vec<Named>, Listi
             .map(|e| {
                 let link = e.file_type().is_ok_and(|t| t.is_symlink());
                 let utf8 = e.file_name().to_str().is_some();
-                Named { name: e.file_name().to_string_lossy().into_owned(), utf8, link, stat: None }
+                let regular = e.file_type().is_ok_and(|t| t.is_file());
+                let name = e.file_name().to_string_lossy().into_owned();
+                Named { name, utf8, link, regular, stat: None }
             })
             .collect())
     }

@@ -100,8 +100,9 @@ impl Refused {
     }
 }
 
-/// ripgrep's words for a pattern it cannot read: the parser's error, then its advice where
-/// PCRE2 would read it.
+/// What the model reads upstream when ripgrep cannot compile a pattern (recorded from the
+/// oracle with rg 13, a fact of the output): the parser's error, then, for look-around and
+/// backreferences, the advice line ripgrep prints.
 fn ripgrep_says(error: &str) -> String {
     let pcre2 = error.contains("look-around") || error.contains("backreferences");
     let advice = if pcre2 {

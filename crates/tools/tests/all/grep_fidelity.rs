@@ -228,6 +228,7 @@ fn s4_invalid_patterns_are_refused_in_javascripts_words() {
 fn s4_patterns_only_ripgrep_refuses_get_ripgreps_words() {
     let t = TempTree::new();
     t.file("a.txt", "abc\nfoo\n");
+    // The oracle's answers, verbatim (ripgrep 13's stderr as upstream passes it on).
     let pcre = "\n\nConsider enabling PCRE2 with the --pcre2 flag, which can handle backreferences\nand look-around.\n";
     for (pattern, said) in [
         ("(?<=a)b", format!("regex parse error:\n    (?<=a)b\n    ^^^^\nerror: look-around, including look-ahead and look-behind, is not supported{pcre}")),
@@ -251,4 +252,29 @@ fn s4_patterns_only_ripgrep_refuses_get_ripgreps_words() {
         o.output(),
         "Found 2 matches for pattern \"\\pL\" in path \".\":\n---\nFile: a.txt\nL1: abc\nL2: foo\n---"
     );
+}
+
+/// The seam of S3's lift: it lets `node_modules` through and nothing else. A secret inside
+/// node_modules stays hidden with `no_ignore`, and a later search without it, in the same
+/// session, leaves node_modules out again (the lift ends with the search).
+#[test]
+fn s3_the_lift_is_for_node_modules_alone_and_ends_with_the_search() {
+    let t = TempTree::new();
+    t.file("node_modules/pkg/a.js", "needle nm\n")
+        .file("node_modules/pkg/secret.txt", "needle SECRET\n")
+        .file("node_modules/pkg/id_rsa", "needle KEY\n")
+        .file("src/c.txt", "needle src\n");
+    let env = crate::harness::env_for(&t, &[]);
+    let lifted = crate::harness::run_in(
+        &env,
+        "grep_search",
+        json!({"pattern": "needle", "no_ignore": true}),
+    );
+    let text = lifted.output();
+    assert!(text.contains("node_modules/pkg/a.js"), "{text}");
+    assert!(!text.contains("SECRET") && !text.contains("KEY"), "{text}");
+    for _ in 0..4 {
+        let plain = crate::harness::run_in(&env, "grep_search", json!({"pattern": "needle"}));
+        assert!(!plain.output().contains("node_modules"), "{}", plain.output());
+    }
 }

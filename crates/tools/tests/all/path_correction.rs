@@ -91,3 +91,16 @@ fn s5_the_search_reads_fifty_folders() {
     let o = edit(&t, "far.py");
     assert_eq!(o.error_type.as_deref(), Some("file_not_found"), "{}", o.model);
 }
+
+/// The correction never follows a link out: a folder linked to an outside tree holding the
+/// only file of that name is not searched, and the outside file is left alone.
+#[test]
+fn s5_a_link_out_is_not_searched() {
+    let t = TempTree::new();
+    let outside = TempTree::new();
+    outside.file("deep/util.py", "x = 1\n");
+    t.symlink(outside.root(), "out");
+    let o = edit(&t, "deep/util.py");
+    assert_eq!(o.error_type.as_deref(), Some("file_not_found"), "{}", o.model);
+    assert_eq!(std::fs::read_to_string(outside.root().join("deep/util.py")).unwrap(), "x = 1\n");
+}
