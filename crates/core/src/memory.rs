@@ -8,7 +8,7 @@
 #![allow(unsafe_code)] // one call into the C library's allocator, below
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Condvar, Mutex, OnceLock};
+use std::sync::{Condvar, Mutex, Once};
 use std::time::Duration;
 
 /// A text at least this long counts as large.
@@ -31,7 +31,10 @@ struct Signal {
     wake: Condvar,
 }
 
-static SIGNAL: OnceLock<Signal> = OnceLock::new();
+static SIGNAL: Signal = Signal { seen: Mutex::new(0), wake: Condvar::new() };
+
+/// The trimmer, started with the first large text.
+static STARTED: Once = Once::new();
 
 /// Notes a parse of a text of `bytes` bytes holding `values` values: a large one has the
 /// memory it took given back soon after.
@@ -40,14 +43,13 @@ pub fn note_parsed(bytes: usize, values: usize) {
         return;
     }
     LARGE.fetch_add(1, Ordering::Relaxed);
-    let signal = SIGNAL.get_or_init(|| {
+    STARTED.call_once(|| {
         let started = std::thread::Builder::new().name("memory-trim".into()).spawn(trimmer);
         if let Err(e) = started {
             tracing::debug!("no memory trimmer: {e}");
         }
-        Signal { seen: Mutex::new(0), wake: Condvar::new() }
     });
-    signal.wake.notify_one();
+    SIGNAL.wake.notify_one();
 }
 
 /// Whether this build can ask its allocator to give memory back.
@@ -57,7 +59,7 @@ const fn trims() -> bool {
 
 /// The trimmer: sleeps until a large text was noted, waits for quiet, gives memory back.
 fn trimmer() {
-    let Some(signal) = wait_for_signal() else { return };
+    let signal = &SIGNAL;
     loop {
         let handled = {
             let mut seen = signal.seen.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -80,17 +82,6 @@ fn trimmer() {
         // A large text noted while memory was given back is seen at once.
         *signal.seen.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = handled;
     }
-}
-
-/// The signal, once [`note_parsed`] has made it (the trimmer can start first).
-fn wait_for_signal() -> Option<&'static Signal> {
-    for _ in 0..1000 {
-        if let Some(s) = SIGNAL.get() {
-            return Some(s);
-        }
-        std::thread::sleep(Duration::from_millis(1));
-    }
-    None
 }
 
 /// Asks the allocator to return its free pages to the system.
