@@ -86,6 +86,26 @@ for _ in range(21):
 print(f"replace 10 MB: median {statistics.median(ts):.1f} ms (whole process: start, read, match, atomic write + fsync, diff)")
 PY
 
+echo "== replace with an old_string that is not in a file of ten million short lines (5 runs)"
+# Issue 35's attack, timed here rather than in a test (issue 49 F11): each run answers
+# "not found"; GNU time gives the peak memory.
+python3 - "$BIN" "$WORK" <<'PY'
+import json, re, statistics, subprocess, sys, time
+bin_, work = sys.argv[1], sys.argv[2]
+open(f"{work}/ten-million.txt", "w").write("a\n" * 10_400_000)
+for name, old in [("short", "zzz"), ("60 KB", "line of old text\n" * 3000)]:
+    args = json.dumps({"file_path": "ten-million.txt", "instruction": "bench", "old_string": old, "new_string": "x"})
+    ts, peaks = [], []
+    for _ in range(5):
+        t = time.perf_counter()
+        r = subprocess.run(["/usr/bin/time", "-f", "peak %M", bin_, "call", "replace", "-", "--root", work,
+                            "--approval-mode", "auto_edit"], input=args.encode(), capture_output=True)
+        ts.append((time.perf_counter() - t) * 1000)
+        assert r.returncode == 1 and b"Could not find an exact match" in r.stderr, r.stderr[-300:]
+        peaks.append(int(re.search(rb"peak (\d+)", r.stderr).group(1)) / 1024)
+    print(f"missing old_string ({name}) in 10.4M lines: median {statistics.median(ts):.0f} ms, peak {max(peaks):.0f} MiB")
+PY
+
 echo "== write_file of an 80,000-line file with every line changed (end to end; 11 runs)"
 python3 - "$BIN" "$WORK" <<'PY'
 import json, shutil, statistics, subprocess, sys, time

@@ -1,7 +1,7 @@
 //! The agent's speed: time from `toolbelt run --replay=FILE` start to its first tool call
 //! executed, and the loop's overhead per turn against the fake Gemini server (a zero-cost tool,
 //! so a turn is a model request over loopback, the JSON both ways and the scheduler).
-//! Run with `cargo bench -p toolbelt --bench agent`.
+//! Run with `cargo bench -p agent-toolbelt --bench agent`.
 
 #![allow(clippy::print_stdout)]
 

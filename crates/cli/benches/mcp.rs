@@ -1,7 +1,7 @@
 //! `toolbelt mcp` over stdio: cold start to initialize complete (rmcp client), and read_file
 //! calls per second, sequential and 16 in flight, from the rmcp client and from a minimal
 //! blocking client (unpinned and with client and server on one CPU).
-//! Run with `cargo bench -p toolbelt --bench mcp` (uses the release binary Cargo builds).
+//! Run with `cargo bench -p agent-toolbelt --bench mcp` (uses the release binary Cargo builds).
 
 #![allow(clippy::print_stdout)]
 

@@ -1,7 +1,7 @@
 //! The pipeline's own cost per call, in process (no transport): one read_file of a small file
 //! through each phase (build with path resolution, policy with the bundled rules, execution)
 //! and through the whole scheduler.
-//! Run with `cargo bench -p toolbelt --bench pipeline`.
+//! Run with `cargo bench -p agent-toolbelt --bench pipeline`.
 
 #![allow(clippy::print_stdout)]
 

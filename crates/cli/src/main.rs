@@ -8,6 +8,7 @@ mod cli;
 mod commands;
 mod error;
 mod output;
+mod progress;
 mod questions;
 mod session;
 mod terminal;
@@ -109,6 +110,9 @@ fn init_logging() {
         tracing_subscriber::filter::Targets::new()
             .with_default(tracing::Level::WARN)
             .with_target("rmcp::service", tracing_subscriber::filter::LevelFilter::OFF)
+            // Its transports log each failure they return too ("worker quit with fatal"),
+            // which toolbelt then reports in its own words.
+            .with_target("rmcp::transport", tracing_subscriber::filter::LevelFilter::OFF)
     });
     let _ = tracing_subscriber::registry().with(fmt.with_filter(filter)).try_init();
 }

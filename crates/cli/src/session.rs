@@ -33,9 +33,16 @@ pub fn builder(args: &SessionArgs) -> SessionBuilder {
 
 /// Builds the session and shows what it could not use.
 pub async fn build(builder: SessionBuilder) -> Result<Session, CliError> {
+    // Each notice once per process, however many sessions it builds (an MCP client's roots
+    // changing rebuilds it).
+    static SHOWN: std::sync::Mutex<std::collections::BTreeSet<String>> =
+        std::sync::Mutex::new(std::collections::BTreeSet::new());
     let mut session = builder.build().await?;
     for notice in std::mem::take(&mut session.notices) {
-        warn(notice.as_str());
+        let first = SHOWN.lock().map(|mut s| s.insert(notice.clone())).unwrap_or(true);
+        if first {
+            warn(notice.as_str());
+        }
     }
     Ok(session)
 }

@@ -214,6 +214,15 @@ impl SessionBuilder {
         }
         server_typos(&tool_settings)?;
         notices.extend(settings.unknown_key_notices());
+        // Off Linux nothing is confined: said once, at the start, rather than pretended.
+        if !cfg!(target_os = "linux") {
+            notices.push(
+                "this system cannot sandbox commands (Landlock is Linux only; macOS and Windows \
+                 are not sandboxed yet): `--sandbox` is refused, and the read-only commands that \
+                 run unasked (ls, cat, grep, ...) run unconfined; git is asked (docs/compat.md X15)"
+                    .to_string(),
+            );
+        }
         settings.apply_to(&mut config);
         config.apply_env()?;
         for f in self.overrides {

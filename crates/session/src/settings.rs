@@ -46,7 +46,7 @@ pub fn load_settings_from(
     }
     let user: Vec<_> = files.iter().filter(|f| !f.scope.is_project()).cloned().collect();
     let checking = trust_checking(&Settings::from_files(user, true));
-    let trusted = toolbelt_core::trust::is_trusted(home, root, checking)?;
+    let trusted = toolbelt_core::trust::is_trusted(home, user_home, root, checking)?;
     Ok((Settings::from_files(files, trusted), trusted))
 }
 

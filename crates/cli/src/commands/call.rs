@@ -72,7 +72,10 @@ pub async fn run(args: CallArgs) -> CliResult {
         } else {
             crate::output::out_text(text);
         }
-        if std::io::stdout().is_terminal() && !text.ends_with('\n') {
+        // A text ends its last line, as a command's output does (issue 49 F9: `call ... | wc -l`
+        // and a shell prompt after it); `--raw` gives the bytes exactly, ended only on a terminal.
+        let ended = text.is_empty() || text.ends_with('\n');
+        if !ended && (!args.raw || std::io::stdout().is_terminal()) {
             out("\n");
         }
     } else if let Some(e) = &call.error {

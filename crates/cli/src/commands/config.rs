@@ -36,6 +36,7 @@ pub fn run(cmd: ConfigCommand) -> CliResult {
             settings.origin.keys().map(|k| (k.clone(), json!(keys::status(k).mark()))).collect();
         let report = json!({
             "settings": settings.merged,
+            "defaults": defaults(&settings).into_iter().collect::<serde_json::Map<_, _>>(),
             "origins": origins,
             "marks": marks,
             "files": files,
@@ -70,5 +71,40 @@ pub fn run(cmd: ConfigCommand) -> CliResult {
     for (path, key) in &settings.skipped {
         out_line(&format!("{key}: skipped (untrusted)    # {}", path.display()));
     }
+    let unset = defaults(&settings);
+    if !unset.is_empty() {
+        out_line("defaults (no file sets these):");
+        for (key, value) in unset {
+            out_line(&format!("{key} = {value}    # default"));
+        }
+    }
     Ok(EXIT_OK)
+}
+
+/// The value toolbelt uses for each key it honours that no settings file sets (issue 49 F9:
+/// with no settings, `config show` showed nothing to go on). Taken from the engine's own
+/// defaults, so this list cannot disagree with them.
+fn defaults(settings: &toolbelt_core::settings::Settings) -> Vec<(String, serde_json::Value)> {
+    let c = toolbelt_core::config::Config::default();
+    let list = [
+        ("general.defaultApprovalMode", json!("default")),
+        ("model.name", json!(super::model::DEFAULT_GEMINI_MODEL)),
+        ("security.folderTrust.enabled", json!(true)),
+        ("tools.toolCallTimeoutMs", json!(c.tool_call_timeout_ms)),
+        ("tools.truncateToolOutputThreshold", json!(c.truncate_tool_output_threshold_chars)),
+        ("tools.enableToolOutputTruncation", json!(c.truncate_tool_output_threshold_chars > 0)),
+        ("tools.shell.inactivityTimeout", json!(c.shell_inactivity_timeout_ms / 1000)),
+        ("tools.shell.promptIdleMs", json!(c.shell_prompt_idle_ms)),
+        ("tools.shell.enableInteractiveShell", json!(c.shell_pty)),
+        ("security.environmentVariableRedaction.enabled", json!(c.env_redaction.enabled)),
+        ("context.fileFiltering.respectGitIgnore", json!(c.respect_git_ignore)),
+        ("context.fileFiltering.respectGeminiIgnore", json!(c.respect_gemini_ignore)),
+        ("context.fileName", json!("GEMINI.md")),
+        ("experimental.directWebFetch", json!(c.web_fetch_direct)),
+        ("hooksConfig.enabled", json!(true)),
+    ];
+    list.into_iter()
+        .filter(|(k, _)| settings.get(k).is_none())
+        .map(|(k, v)| (k.to_string(), v))
+        .collect()
 }

@@ -50,6 +50,8 @@ struct Printer {
     at_line_start: bool,
     /// `--raw`: the model's text as it is, escape sequences included.
     raw: bool,
+    /// Tool calls on stderr as they run (text format).
+    progress: Arc<crate::progress::Progress>,
 }
 
 impl Printer {
@@ -60,6 +62,7 @@ impl Printer {
     fn text(&mut self, t: &str) {
         match self.format {
             OutputFormat::Text => {
+                self.progress.clear();
                 // A model's text can hold escape sequences (OSC 52 writes the clipboard): shown
                 // visibly, piped or not, unless --raw asks for the bytes (issue 35).
                 if self.raw {
@@ -100,7 +103,10 @@ impl Printer {
                 OutputFormat::StreamJson => self
                     .event(json!({"type": "tool_use", "timestamp": now_iso(),
                     "tool_name": name, "tool_id": id, "parameters": args})),
-                _ => err_line(&format!("→ {name} {args}")),
+                _ => {
+                    self.end_line();
+                    self.progress.started(id, name, &args.to_string());
+                }
             },
             AgentEvent::ToolResult { id, name, completed, response } => {
                 let r = &response.function_response.response;
@@ -119,18 +125,14 @@ impl Printer {
                         }
                         self.event(ev);
                     }
-                    _ => match error {
-                        Some(m) => err_line(&format!("← {name}: error: {}", first_line(m))),
-                        None => err_line(&format!("← {name}: ok")),
-                    },
+                    _ => {
+                        let output = r.output();
+                        self.progress.finished(id, name, output, error);
+                    }
                 }
             }
         }
     }
-}
-
-fn first_line(s: &str) -> &str {
-    s.lines().next().unwrap_or("")
 }
 
 /// An OpenAI-compatible server with no model named by `-m` or `OPENAI_MODEL`.
@@ -206,6 +208,18 @@ pub async fn run(mut args: RunArgs) -> CliResult {
     let family = ModelFamily::for_model(client.model());
     let mut builder =
         session::builder(&args.session).model(bridge).model_family(family).mcp_servers(true);
+    let progress = Arc::new(crate::progress::Progress::new());
+    // text: what a running tool prints, on stderr as it prints it (issue 49 F9).
+    if args.output_format == OutputFormat::Text {
+        let shown = progress.clone();
+        let sink: toolbelt_core::scheduler::EventSink =
+            Arc::new(move |e: &toolbelt_core::scheduler::Event| {
+                if let toolbelt_core::scheduler::Event::Output { call_id, chunk } = e {
+                    shown.output(call_id, chunk);
+                }
+            });
+        builder = builder.events(sink);
+    }
     // stream-json: what a running tool prints, as it prints it (toolbelt's extra event; off
     // with --compat-events for upstream's exact stream).
     if args.output_format == OutputFormat::StreamJson && !args.compat_events {
@@ -272,7 +286,23 @@ pub async fn run(mut args: RunArgs) -> CliResult {
         std::process::exit(EXIT_CANCELLED);
     });
 
-    let mut printer = Printer { format: args.output_format, at_line_start: true, raw: args.raw };
+    let mut printer = Printer {
+        format: args.output_format,
+        at_line_start: true,
+        raw: args.raw,
+        progress: progress.clone(),
+    };
+    // The spinner, on a terminal only.
+    let spinner = (args.output_format == OutputFormat::Text && progress.on_terminal()).then(|| {
+        let p = progress.clone();
+        tokio::spawn(async move {
+            let mut every = tokio::time::interval(std::time::Duration::from_millis(120));
+            loop {
+                every.tick().await;
+                p.tick();
+            }
+        })
+    });
     if args.output_format == OutputFormat::StreamJson {
         printer.event(json!({"type": "init", "timestamp": now_iso(), "session_id": session.id,
             "model": client.model()}));
@@ -281,6 +311,10 @@ pub async fn run(mut args: RunArgs) -> CliResult {
         );
     }
     let outcome = agent.run(&prompt, &cancel, &mut |e| printer.on(e)).await;
+    if let Some(s) = spinner {
+        s.abort();
+    }
+    progress.clear();
     let (code, mut error) = verdict(&outcome);
     // A local server that does not know the model we guessed: say how to name it.
     if model_guessed(&args)

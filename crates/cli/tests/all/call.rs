@@ -9,8 +9,11 @@ fn plain_mode_prints_what_the_model_receives() {
     t.file("README.md", "hello\nworld");
     let r = toolbelt(&t, &["call", "read_file", r#"{"file_path":"README.md"}"#], None);
     assert_eq!(r.code, 0, "{}", r.stderr);
-    assert_eq!(r.stdout, "hello\nworld");
+    // Issue 49 F9: the last line is ended, as a command's output ends it.
+    assert_eq!(r.stdout, "hello\nworld\n");
     assert_eq!(r.stderr, "");
+    let r = toolbelt(&t, &["call", "read_file", r#"{"file_path":"README.md"}"#, "--raw"], None);
+    assert_eq!(r.stdout, "hello\nworld", "--raw gives the bytes exactly");
 }
 
 #[test]
@@ -102,7 +105,7 @@ fn arguments_can_come_from_stdin_and_must_be_utf8_json() {
     let t = TempTree::new();
     t.file("f.txt", "from stdin args");
     let r = toolbelt(&t, &["call", "read_file", "-"], Some(r#"{"file_path":"f.txt"}"#));
-    assert_eq!((r.code, r.stdout.as_str()), (0, "from stdin args"));
+    assert_eq!((r.code, r.stdout.as_str()), (0, "from stdin args\n"));
     let r = toolbelt(&t, &["call", "read_file", "-"], Some("{\"file_path\":\"f.txt\""));
     assert_eq!(r.code, 2);
 }
@@ -140,11 +143,11 @@ fn several_roots_and_the_first_is_the_base() {
         ],
         None,
     );
-    assert_eq!((r.code, r.stdout.as_str()), (0, "2"));
+    assert_eq!((r.code, r.stdout.as_str()), (0, "2\n"));
     let r = toolbelt(&b, &["call", "read_file", r#"{"file_path":"one.txt"}"#, "--root", &ra], None);
     assert_eq!(
         (r.code, r.stdout.as_str()),
-        (0, "1"),
+        (0, "1\n"),
         "relative paths start at the first root, not the cwd"
     );
 }
@@ -198,7 +201,7 @@ fn plan_mode_still_reads() {
         &["call", "read_file", r#"{"file_path":"a.txt"}"#, "--approval-mode", "plan"],
         None,
     );
-    assert_eq!((r.code, r.stdout.as_str()), (0, "x"));
+    assert_eq!((r.code, r.stdout.as_str()), (0, "x\n"));
 }
 
 #[test]
@@ -229,7 +232,7 @@ fn events_stream_as_json_lines_on_stderr() {
         .map(|e| e["state"].as_str().unwrap().to_string())
         .collect();
     assert_eq!(states, ["validating", "scheduled", "executing", "success"]);
-    assert_eq!(r.stdout, "x");
+    assert_eq!(r.stdout, "x\n");
 }
 
 #[test]
@@ -244,7 +247,7 @@ fn allow_sensitive_flag_opens_one_pattern() {
         &["call", "read_file", r#"{"file_path":"server.pem"}"#, "--allow-sensitive", "*.pem"],
         None,
     );
-    assert_eq!((r.code, r.stdout.as_str()), (0, "key"));
+    assert_eq!((r.code, r.stdout.as_str()), (0, "key\n"));
 }
 
 #[test]
@@ -530,7 +533,7 @@ fn a_relative_root_that_holds_the_home_folder_is_not_taken_for_a_link() {
         )
     };
     let (code, stdout, stderr) = run(".");
-    assert_eq!((code, stdout.as_str()), (Some(0), "hello"), "{stderr}");
+    assert_eq!((code, stdout.as_str()), (Some(0), "hello\n"), "{stderr}");
     // Through a link it is still refused, and the reason is said once.
     #[cfg(unix)]
     {
@@ -553,7 +556,7 @@ fn toolbelt_log_directives_choose_what_is_logged() {
             .env("TOOLBELT_LOG", value)
             .output()
             .unwrap();
-        assert_eq!(String::from_utf8_lossy(&r.stdout), "x");
+        assert_eq!(String::from_utf8_lossy(&r.stdout), "x\n");
         String::from_utf8_lossy(&r.stderr).contains("DEBUG policy")
     };
     assert!(logged("debug"));

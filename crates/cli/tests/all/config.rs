@@ -150,7 +150,7 @@ fn untrusted_projects_run_no_hooks_or_discovery_until_trusted() {
     );
     assert_eq!(r.code, 0, "{}", r.stderr);
     // A discovered tool's output is outside content for the model (issue 17).
-    assert_eq!(r.stdout, "<untrusted_context>\nHello, Ada! (via greet)\n\n</untrusted_context>");
+    assert_eq!(r.stdout, "<untrusted_context>\nHello, Ada! (via greet)\n\n</untrusted_context>\n");
     // Headless default mode denies discovered tools, as upstream.
     let r = toolbelt(&t, &["call", "discovered_tool_greet", r#"{"name":"Ada"}"#], None);
     assert_eq!(r.code, 3);
@@ -265,4 +265,65 @@ fn always_allow_and_save_persists_across_runs_and_can_be_revoked() {
     let r =
         toolbelt(&t, &["call", "run_shell_command", r#"{"command":"printf 'third run'"}"#], None);
     assert_eq!(r.code, 3, "{}", r.stdout);
+}
+
+/// Issue 49 F3: folders trusted in Gemini CLI had to be trusted again: its
+/// `~/.gemini/trustedFolders.json` was not read. Written as Gemini CLI writes it (two-space
+/// JSON; comments allowed), it trusts the folder, with Gemini CLI's precedence: the longest
+/// entry covering the folder wins, a `TRUST_PARENT` entry covers its parent.
+#[test]
+fn a_folder_trusted_in_gemini_cli_is_trusted() {
+    let t = TempTree::new();
+    t.file(".gemini/settings.json", r#"{"tools": {"toolCallTimeoutMs": 1000}}"#);
+    let timeout = |t: &TempTree| {
+        let r = toolbelt(t, &["config", "show", "--json"], None);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        r.json()["settings"]["tools"]["toolCallTimeoutMs"].clone()
+    };
+    assert_eq!(timeout(&t), serde_json::Value::Null, "untrusted at first");
+    let root = std::fs::canonicalize(t.root()).unwrap();
+    let file = t.home().join(".gemini/trustedFolders.json");
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    let write = |entries: &[(String, &str)]| {
+        let map: serde_json::Map<String, serde_json::Value> =
+            entries.iter().map(|(k, v)| (k.clone(), json!(v))).collect();
+        let text = serde_json::to_string_pretty(&serde_json::Value::Object(map)).unwrap();
+        std::fs::write(&file, format!("// written by Gemini CLI\n{text}")).unwrap();
+    };
+    let at = |p: &std::path::Path| p.display().to_string();
+    write(&[(at(&root), "TRUST_FOLDER")]);
+    assert_eq!(timeout(&t), 1000, "TRUST_FOLDER");
+    // TRUST_PARENT on a sibling covers the parent and so this folder.
+    write(&[(at(&root.with_file_name("a-sibling")), "TRUST_PARENT")]);
+    assert_eq!(timeout(&t), 1000, "TRUST_PARENT of a sibling");
+    // The longer entry wins: the folder itself untrusted under a trusted parent.
+    write(&[(at(root.parent().unwrap()), "TRUST_FOLDER"), (at(&root), "DO_NOT_TRUST")]);
+    assert_eq!(timeout(&t), serde_json::Value::Null, "DO_NOT_TRUST, longer");
+    // toolbelt's own decision for the same folder comes first on a tie.
+    assert_eq!(toolbelt(&t, &["trust"], None).code, 0);
+    assert_eq!(timeout(&t), 1000, "toolbelt trust over Gemini CLI's equal entry");
+    // A value Gemini CLI would stop on is an error naming the file.
+    std::fs::write(&file, r#"{"/x": "YES"}"#).unwrap();
+    let r = toolbelt(&t, &["config", "show"], None);
+    assert!(r.stderr.contains("trustedFolders.json"), "{} {}", r.code, r.stderr);
+}
+
+/// Issue 49 F9: with no settings file, `config show` said only "defaults apply", not what
+/// they are. Each honoured key no file sets is listed with the value in use.
+#[test]
+fn config_show_lists_the_defaults_in_use() {
+    let t = TempTree::new();
+    let r = toolbelt(&t, &["config", "show"], None);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("tools.toolCallTimeoutMs = 180000    # default"), "{}", r.stdout);
+    assert!(r.stdout.contains("general.defaultApprovalMode = \"default\"    # default"));
+    t.file(".toolbelt/settings.json", r#"{"tools": {"toolCallTimeoutMs": 5000}}"#);
+    assert_eq!(toolbelt(&t, &["trust"], None).code, 0);
+    let v = toolbelt(&t, &["config", "show", "--json"], None).json();
+    assert_eq!(
+        v["defaults"]["tools.toolCallTimeoutMs"],
+        serde_json::Value::Null,
+        "set, not a default"
+    );
+    assert_eq!(v["defaults"]["security.folderTrust.enabled"], true);
 }

@@ -222,14 +222,19 @@ fn unknown_keys_get_one_warning_with_a_suggestion_and_config_show_marks_every_ke
 
 /// Hints were fixed text: in an untrusted folder `git status` with `--approval-mode yolo` was
 /// told to "pass --approval-mode yolo". Each hint now comes from the decision that refused.
+/// Issue 49 F2: the README's `git status && ls` with `--approval-mode yolo` exited 3 in a fresh
+/// clone (untrusted): yolo now runs it, and the hint offers both ways.
 #[test]
 fn refusal_hints_come_from_the_decision() {
     let t = TempTree::new();
-    // Untrusted folder, git: the fix is trusting the folder.
-    let r = shell(&t, "git status", &["--approval-mode", "yolo"]);
+    // Untrusted folder, git: the hint offers yolo, and yolo runs it.
+    let git = std::process::Command::new("git").args(["init", "-q"]).current_dir(t.root()).status();
+    assert!(git.is_ok_and(|s| s.success()));
+    let r = shell(&t, "git status && ls", &[]);
     assert_eq!(r.code, 3, "{} {}", r.stdout, r.stderr);
-    assert!(r.stderr.contains("toolbelt trust"), "{}", r.stderr);
-    assert!(!r.stderr.contains("--approval-mode yolo"), "{}", r.stderr);
+    assert!(r.stderr.contains("--approval-mode yolo"), "{}", r.stderr);
+    let r = shell(&t, "git status && ls", &["--approval-mode", "yolo"]);
+    assert_eq!(r.code, 0, "{} {}", r.stdout, r.stderr);
 
     // An edit headless in default mode: auto_edit really allows it.
     let r = toolbelt(&t, &["call", "write_file", r#"{"file_path":"a.txt","content":"x"}"#], None);

@@ -13,6 +13,8 @@ mod bounds;
 mod call;
 mod config;
 #[cfg(unix)]
+mod docs;
+#[cfg(unix)]
 mod escapes;
 mod gemini_settings;
 #[cfg(unix)]
@@ -79,6 +81,10 @@ pub fn command(tree: &TempTree, args: &[&str]) -> Command {
         // No ~/.gemini settings or policies of the machine's user leak into a test.
         .env("HOME", tree.home())
         .env_remove("TOOLBELT_TRUST_WORKSPACE")
+        .env_remove("GEMINI_CLI_TRUST_WORKSPACE")
+        .env_remove("GEMINI_CLI_TRUSTED_FOLDERS_PATH")
+        .env_remove("GEMINI_CLI_HOME")
+        .env_remove("GEMINI_RESTRICTED_MODE")
         .env_remove("TOOLBELT_TOOL_CALL_TIMEOUT_MS")
         .env_remove("TOOLBELT_ALLOW_SENSITIVE_PATHS");
     c

@@ -324,7 +324,7 @@ fn configured_servers_join_the_registry_over_stdio_and_http() {
         );
         assert_eq!(r.code, 0, "{tool}: {}", r.stderr);
         assert_eq!(
-            r.stdout, "<untrusted_context>\nfrom the workspace\n\n</untrusted_context>",
+            r.stdout, "<untrusted_context>\nfrom the workspace\n\n</untrusted_context>\n",
             "{tool}"
         );
     }

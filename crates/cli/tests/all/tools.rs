@@ -198,6 +198,14 @@ fn completions_and_the_manual_page_cover_every_command() {
     let man = toolbelt(&t, &["man"], None);
     assert!(man.stdout.contains(".TH toolbelt 1"), "{}", &man.stdout[..200.min(man.stdout.len())]);
     assert!(man.stdout.contains("sandbox") && man.stdout.contains("completions"));
+    // Issue 49 F9: the page listed commands without their options and pointed at
+    // `toolbelt-call(1)`, a page that does not exist.
+    assert!(!man.stdout.contains("toolbelt-call(1)") && !man.stdout.contains("-call(1)"));
+    for option in ["\\fB--approval-mode", "--timeout-ms", "--max-turns", "--token-file", "--root"] {
+        assert!(man.stdout.contains(option), "the manual page lacks {option}");
+    }
+    assert!(man.stdout.contains(".SS \"toolbelt call\""), "no section for `toolbelt call`");
+    assert!(man.stdout.contains(".SS \"toolbelt mcp auth\""), "no section for `toolbelt mcp auth`");
     let r = toolbelt(&t, &["completions", "tcsh"], None);
     assert_eq!(r.code, 2, "{}", r.stderr);
 }

@@ -10,7 +10,9 @@
 
 use serde::de::DeserializeOwned;
 
+mod comments;
 mod leading;
+pub use comments::strip_comments;
 pub use leading::{leading_id, top_value};
 
 use crate::limits::{JSON_DEPTH, MESSAGE_VALUES};

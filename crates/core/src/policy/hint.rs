@@ -25,7 +25,8 @@ impl PolicyEngine {
         }
         if verdict.reason.contains(UNTRUSTED_GIT) {
             return "git commands are asked about in a folder that is not trusted, and nobody can \
-                    answer here; trust the folder with `toolbelt trust` (then your rules decide)"
+                    answer here; trust the folder with `toolbelt trust` (then your rules decide), or \
+                    allow every call with `--approval-mode yolo`"
                 .to_string();
         }
         if let Some(rule) = &verdict.rule

@@ -106,7 +106,9 @@ pub(super) fn heuristics(
     if !yolo && !crate::shell::safety::path_inside(&cwd, &ws) {
         return (Decision::AskUser, Some("its working directory is outside the workspace"));
     }
-    if git_untrusted {
+    // `yolo` is the person's word that every call runs (a repository that can steer the model
+    // could have it run any program anyway); the question is for the other modes.
+    if git_untrusted && !yolo {
         return (Decision::AskUser, Some(UNTRUSTED_GIT));
     }
     if safety::is_dangerous(&words) {

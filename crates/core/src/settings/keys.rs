@@ -41,6 +41,30 @@ const OPEN: &[&str] = &[
     "modelConfigs",
 ];
 
+/// Keys Gemini CLI writes into a settings file by itself, for its own use (the sign-in method
+/// it last used, its theme, its editor, the model picked in its dialog, ...; recorded from
+/// 0.61's code that saves settings). They are the user's Gemini CLI state, not a choice made
+/// for toolbelt, so a key of these toolbelt does not act on is passed over without a word.
+const GEMINI_CLI_OWN: &[&str] = &[
+    "security.auth",
+    "ui.theme",
+    "ui.footer",
+    "general.preferredEditor",
+    "general.vimMode",
+    "ide.hasSeenNudge",
+    "ide.enabled",
+    "experimental.gemmaModelRouter",
+    "experimental.voice",
+    "agents.overrides",
+    "skills.disabled",
+    "hooksConfig.disabled",
+];
+
+/// Whether Gemini CLI writes `key` by itself (see [`GEMINI_CLI_OWN`]).
+pub fn written_by_gemini_cli(key: &str) -> bool {
+    GEMINI_CLI_OWN.iter().any(|root| under(key, root))
+}
+
 /// Keys toolbelt knows but cannot honour yet, and why.
 const NOT_YET: &[(&str, &str)] = &[];
 

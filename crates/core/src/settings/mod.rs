@@ -169,7 +169,7 @@ pub fn load_file(path: &Path, scope: Scope) -> Result<Option<SettingsFile>, Sett
 
 /// Parses settings text (JSON; `//` comments, as Gemini CLI allows, are removed first).
 pub fn parse_file(text: &str, path: &Path, scope: Scope) -> Result<SettingsFile, SettingsError> {
-    let clean = strip_comments(text);
+    let clean = crate::json_in::strip_comments(text);
     // A workspace's settings come with the repository: measured before they are parsed.
     let budget = crate::json_in::JsonBudget::message(crate::limits::SETTINGS_BYTES);
     let value: Value = crate::json_in::parse_str(&clean, budget).map_err(|e| {
@@ -207,38 +207,6 @@ pub fn parse_file(text: &str, path: &Path, scope: Scope) -> Result<SettingsFile,
         message,
     })?;
     Ok(SettingsFile { scope, path: path.into(), value: map })
-}
-
-/// Removes `//` line comments outside strings.
-fn strip_comments(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut in_str = false;
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        if in_str {
-            out.push(c);
-            if c == '\\' {
-                if let Some(n) = chars.next() {
-                    out.push(n);
-                }
-            } else if c == '"' {
-                in_str = false;
-            }
-        } else if c == '"' {
-            in_str = true;
-            out.push(c);
-        } else if c == '/' && chars.peek() == Some(&'/') {
-            for n in chars.by_ref() {
-                if n == '\n' {
-                    out.push('\n');
-                    break;
-                }
-            }
-        } else {
-            out.push(c);
-        }
-    }
-    out
 }
 
 /// The value at a dotted path (`tools.core`) in a JSON object.
@@ -445,6 +413,7 @@ impl Settings {
                 // believe they protect something.
                 if key.starts_with("security.")
                     && matches!(status, keys::KeyStatus::NotSupported(_))
+                    && !keys::written_by_gemini_cli(&key)
                     && seen.insert(key.clone())
                 {
                     out.push(format!(

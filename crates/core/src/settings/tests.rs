@@ -211,3 +211,37 @@ fn a_settings_file_of_many_unknown_keys_is_noted_briefly() {
         notices[0].ends_with("16000 settings; only the first 200 were checked for unknown keys")
     );
 }
+
+/// Issue 49 F4: `security.auth.selectedType is not supported by toolbelt; it has no effect` was
+/// printed on every command for a settings file Gemini CLI had written itself. Every key 0.61
+/// writes on its own (sign-in, theme, editor, model dialog, IDE nudge, `gemini mcp add`, hook
+/// and skill toggles, agent overrides) and every key of its settings schema is known: no notice.
+#[test]
+fn a_settings_file_gemini_cli_wrote_itself_gives_no_notice() {
+    let l = layout();
+    let written = serde_json::json!({
+        "security": {"auth": {"selectedType": "gemini-api-key", "useExternal": false},
+                     "folderTrust": {"enabled": true}},
+        "ui": {"theme": "GitHub", "footer": {"items": ["cwd"], "showLabels": true},
+               "accessibility": {"enableLoadingPhrases": false}},
+        "general": {"preferredEditor": "vim", "vimMode": true, "enableAutoUpdate": false,
+                    "enableAutoUpdateNotification": false, "defaultApprovalMode": "default"},
+        "ide": {"hasSeenNudge": true, "enabled": true},
+        "model": {"name": "gemini-2.5-pro"},
+        "mcpServers": {"docs": {"command": "true"}},
+        "hooksConfig": {"disabled": ["x"]},
+        "skills": {"disabled": ["y"]},
+        "agents": {"overrides": {"codebase_investigator": {"enabled": false}}},
+        "experimental": {"voice": {"backend": "x"}, "gemmaModelRouter": {"enabled": false}},
+        "contextManagement": {"historyWindow": {"maxTokens": 1000}},
+        "tools": {"shell": {"backgroundCompletionBehavior": "notify"}},
+        "context": {"includeDirectoryTree": true, "fileFiltering": {"enableFileWatcher": true}},
+    });
+    file(&l.home, "settings.json", &written.to_string());
+    let s = Settings::load(&l.candidates(), true).unwrap();
+    assert_eq!(s.unknown_key_notices(), Vec::<String>::new());
+    // A security key a person chose that toolbelt does not act on is still named.
+    file(&l.home, "settings.json", r#"{"security": {"enableConseca": true}}"#);
+    let s = Settings::load(&l.candidates(), true).unwrap();
+    assert_eq!(s.unknown_key_notices().len(), 1);
+}

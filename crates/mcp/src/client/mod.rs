@@ -340,6 +340,17 @@ async fn connect(
     }
 }
 
+/// What went wrong, in the words of the error at the bottom of `e`'s chain (`Connection refused
+/// (os error 111)`), not rmcp's wrapping of it, which names the transport's generic types.
+pub(crate) fn cause(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut last = e;
+    while let Some(next) = last.source() {
+        last = next;
+    }
+    let text = last.to_string();
+    if text.trim().is_empty() { e.to_string() } else { text }
+}
+
 /// The configured headers that are valid HTTP (others are left out).
 fn header_map(headers: &HashMap<String, String>) -> reqwest::header::HeaderMap {
     use reqwest::header::{HeaderName, HeaderValue};
@@ -359,7 +370,7 @@ async fn connect_sse(
     let transport = sse::SseTransport::connect(url, headers)
         .await
         .map_err(|e| format!("cannot connect to {url} (SSE): {e}"))?;
-    handler.serve(transport).await.map_err(|e| format!("initialization failed: {e}"))
+    handler.serve(transport).await.map_err(|e| format!("initialization failed: {}", cause(&e)))
 }
 
 async fn connect_http(
@@ -399,7 +410,7 @@ async fn connect_http(
     };
     served.map_err(|e| {
         let hint = oauth::Refusal::hint(oauth::Refusal::of_initialize(&e), &spec.name);
-        format!("cannot connect to {url}: {e}{hint}")
+        format!("cannot connect to {url}: {}{hint}", cause(&e))
     })
 }
 
@@ -409,6 +420,10 @@ async fn start(
     connect_timeout: Duration,
 ) -> (String, Result<(Vec<Arc<McpTool>>, Vec<(String, String)>), String>) {
     let name = spec.name.clone();
+    // A server's own `timeout` is its deadline for starting too, as it is upstream (issue 49
+    // F9: `"timeout": 90000` still gave up after 10 s).
+    let connect_timeout =
+        if spec.timeout_given { Duration::from_millis(spec.timeout_ms) } else { connect_timeout };
     let reaper = std::sync::atomic::AtomicI32::new(0);
     let work = async {
         let client = connect(&spec, cwd, &reaper).await?;

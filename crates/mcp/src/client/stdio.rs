@@ -45,14 +45,22 @@ pub(super) async fn connect(
             .with_max_line_length(usize::MAX);
     // A server that exits while something it started holds its stdout open would
     // otherwise be waited for until the connect deadline.
+    let exited = exit.wait();
+    tokio::pin!(exited);
+    let gone = |status: Option<std::process::ExitStatus>| match status {
+        Some(s) => format!("the server exited ({s}) before it finished initializing"),
+        None => "the server exited before it finished initializing".to_string(),
+    };
     tokio::select! {
-        served = handler.serve(Bounded::new(transport)) => {
-            served.map_err(|e| format!("initialization failed: {e}"))
-        }
-        status = exit.wait() => Err(match status {
-            Some(s) => format!("the server exited ({s}) before it finished initializing"),
-            None => "the server exited before it finished initializing".into(),
-        }),
+        served = handler.serve(Bounded::new(transport)) => match served {
+            Ok(s) => Ok(s),
+            // A broken pipe most often means the server is gone: its exit says more.
+            Err(e) => match tokio::time::timeout(std::time::Duration::from_millis(300), &mut exited).await {
+                Ok(status) => Err(gone(status)),
+                Err(_) => Err(format!("initialization failed: {}", super::cause(&e))),
+            },
+        },
+        status = &mut exited => Err(gone(status)),
     }
 }
 

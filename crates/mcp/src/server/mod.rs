@@ -286,6 +286,9 @@ impl ToolbeltServer {
                 scheduler.set_workspace(w);
             }
             let hidden = parts.registry.hidden_tools(&policy, parts.mode, &parts.excluded);
+            if !interactive && !hidden.is_empty() {
+                say_hidden_once(&hidden);
+            }
             Connection { parts: parts.clone(), scheduler, hidden, refused }
         });
         *slot = Some(conn.clone());
@@ -469,4 +472,19 @@ impl ServerHandler for ToolbeltServer {
         }
         Ok(result.into())
     }
+}
+
+/// Says once per process, on stderr (which clients keep in their server log), which tools a
+/// client that cannot confirm a call does not see, and how to offer them: the client itself
+/// then only answers "tool not found" for them (issue 49 F6).
+fn say_hidden_once(hidden: &std::collections::HashSet<String>) {
+    static SAID: std::sync::Once = std::sync::Once::new();
+    SAID.call_once(|| {
+        let mut names: Vec<&str> = hidden.iter().map(String::as_str).collect();
+        names.sort_unstable();
+        tracing::warn!(
+            "this MCP client cannot ask you to confirm a call (it does not support elicitation), so the tools that would need a confirmation are not offered to it: {}. Start toolbelt mcp with --approval-mode auto_edit (edits) or --approval-mode yolo (everything), or allow them with a policy rule (docs/clients.md).",
+            names.join(", ")
+        );
+    });
 }

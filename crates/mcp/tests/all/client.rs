@@ -229,11 +229,14 @@ async fn hanging_crashing_and_dead_servers_are_reported_not_waited_for() {
         ..stdio("dead", &[], 1000)
     };
     let marker = format!("--marker-{}-{}", std::process::id(), start_marker());
-    let slow = stdio("slow", &["--hang-init", &marker], 1000);
+    let slow =
+        ServerSpec { timeout_given: false, ..stdio("slow", &["--hang-init", &marker], 1000) };
+    // Issue 49 F9: a server's own `timeout` is its deadline for starting too.
+    let patient = stdio("patient", &["--hang-init", &marker], 1500);
     let start = Instant::now();
     let good = stdio("good", &[], 1000);
     let c = connect_all(
-        vec![Ok(dead), Ok(slow), Ok(good)],
+        vec![Ok(dead), Ok(slow), Ok(patient), Ok(good)],
         &std::env::temp_dir(),
         Duration::from_millis(700),
     )
@@ -249,6 +252,11 @@ async fn hanging_crashing_and_dead_servers_are_reported_not_waited_for() {
         matches!(state("slow"), ServerState::Failed(ref w) if w.contains("no answer within 700 ms")),
         "{:?}",
         state("slow")
+    );
+    assert!(
+        matches!(state("patient"), ServerState::Failed(ref w) if w.contains("no answer within 1500 ms")),
+        "{:?}",
+        state("patient")
     );
     assert!(matches!(state("good"), ServerState::Connected { .. }));
     // Issue 20: the server that missed its deadline was left running (re-parented to PID 1).

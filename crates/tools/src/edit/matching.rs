@@ -48,6 +48,20 @@ pub fn replace(content: &str, old: &str, new: &str, allow_multiple: bool) -> Rep
 /// and the whole call deadline (issue 35). Real files stay far below.
 const LENIENT_LINES: usize = 1_000_000;
 
+// Lines the strategies have held in lists so far on this thread: the work a test counts
+// (issue 49 F11: a wall-clock bound failed on a busy machine).
+#[cfg(test)]
+thread_local! {
+    static LINES_HELD: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// Counts `n` lines held in a list (for the tests; nothing in a build).
+fn held(n: usize) {
+    #[cfg(test)]
+    LINES_HELD.with(|c| c.set(c.get() + n));
+    let _ = n;
+}
+
 fn too_many_lines(content: &str) -> bool {
     memchr::memchr_iter(b'\n', content.as_bytes()).nth(LENIENT_LINES).is_some()
 }
@@ -112,6 +126,7 @@ fn reindent(new: &str, indent: &str) -> String {
 
 fn flexible(content: &str, old: &str, new: &str) -> Option<Replacement> {
     let lines: Vec<&str> = content.split_inclusive('\n').collect();
+    held(lines.len());
     let old_body = old.strip_suffix('\n').unwrap_or(old);
     let wanted: Vec<String> = old_body.split('\n').map(squash).collect();
     let m = wanted.len();
@@ -204,6 +219,7 @@ fn fuzzy(content: &str, old: &str, new: &str) -> Option<Replacement> {
     const THRESHOLD: f64 = 0.1;
     const WS_PENALTY: f64 = 0.1;
     let lines: Vec<&str> = content.split_inclusive('\n').collect();
+    held(lines.len());
     let old_lines: Vec<&str> = old.split('\n').collect();
     let m = old_lines.len();
     let len = old.chars().count();
@@ -279,6 +295,7 @@ pub fn nearest_region(content: &str, old: &str) -> Option<String> {
         return None;
     }
     let lines: Vec<&str> = content.split('\n').collect();
+    held(lines.len());
     let wanted: Vec<&str> = old.strip_suffix('\n').unwrap_or(old).split('\n').collect();
     let m = wanted.len().min(lines.len()).max(1);
     // Every window against every line of old_string: a long old_string on a long file is
@@ -421,6 +438,28 @@ mod properties {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 35's ten million short lines: a missing old_string held every line (790 MB) and
+    /// took the call's deadline. The strategies that hold lines are not tried past
+    /// `LENIENT_LINES`, counted as work, not timed (issue 49 F11: the timed test failed on a
+    /// busy machine: 43 s against 30).
+    #[test]
+    fn a_missing_old_string_in_ten_million_lines_holds_no_line() {
+        let count = || LINES_HELD.with(std::cell::Cell::get);
+        let huge = "a\n".repeat(10_400_000);
+        for old in ["zzz".to_string(), "line of old text\n".repeat(3_000)] {
+            let before = count();
+            let r = replace(&huge, &old, "x", false);
+            assert_eq!(r.occurrences, 0);
+            assert!(nearest_region(&huge, &old).is_none());
+            assert_eq!(count(), before, "lines were held for a file past the limit");
+        }
+        // The count sees the work where it is done.
+        let before = count();
+        let small = "fn a() {}\nfn b() {}\n".repeat(10);
+        assert_eq!(replace(&small, "fn  c() {}", "x", false).occurrences, 0);
+        assert!(count() > before);
+    }
 
     #[test]
     fn exact_counts_and_replaces_literally() {

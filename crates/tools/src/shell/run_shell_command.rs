@@ -262,7 +262,8 @@ impl Invocation for ShellCall {
         // kernel can confine; otherwise the session's own sandbox, if any.
         let confined = ctx.confine && toolbelt_core::process::sandbox::usable();
         let sandbox = if confined {
-            Some(self.workspace.confine_read_only())
+            // The wrapper writes its list of background jobs in the call's own scratch folder.
+            Some(self.workspace.confine_read_only().and_then(|s| s.with_scratch(temp.path())))
         } else {
             self.config.sandbox.as_ref().map(|s| self.workspace.confine(s))
         };

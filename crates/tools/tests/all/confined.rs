@@ -67,3 +67,64 @@ fn a_wrong_row_in_the_table_still_writes_nothing_runs_nothing_and_reads_no_home(
     let text = confined_shell(&t, "git status --short && git log --oneline -1; echo rc=$?");
     assert!(text.contains("rc=") && !text.contains("Read-only file system"), "{text}");
 }
+
+fn plain_shell(t: &TempTree, command: &str) -> String {
+    let env = t.env(&[]);
+    let registry = Registry::builder().tools(toolbelt_tools::builtin_tools()).build().unwrap();
+    let built =
+        registry.build_call("run_shell_command", json!({ "command": command }), &env).unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let r = rt.block_on(built.invocation.execute(ExecContext::new("c", CancellationToken::new())));
+    format!("{:?}", r.llm_content)
+}
+
+/// Issue 49 F1: `toolbelt call run_shell_command '{"command":"ls"}' --interactive` printed
+/// `bash: line 1: …/toolbelt-shell-XXXX/bgpids.tmp: Permission denied` after `ls`'s own output:
+/// the read-only confinement kept the shell wrapper from writing its own list of background
+/// jobs. Confined or not, a known-safe command's output is exactly its own.
+#[test]
+fn a_known_safe_command_confined_prints_exactly_what_it_prints_unconfined() {
+    if !toolbelt_core::process::sandbox::support().usable() {
+        assert!(
+            std::env::var("TOOLBELT_TEST_NO_LANDLOCK").is_ok_and(|v| v == "1"),
+            "this kernel cannot confine; set TOOLBELT_TEST_NO_LANDLOCK=1 to skip knowingly"
+        );
+        return;
+    }
+    let t = TempTree::new();
+    t.file("a.txt", "plain\nsecond line\n");
+    t.file("src/lib.rs", "fn main() {}\n");
+    let git = std::process::Command::new("git").args(["init", "-q"]).current_dir(t.root()).status();
+    assert!(git.is_ok_and(|s| s.success()));
+    for command in [
+        "ls",
+        "ls -la src",
+        "cat a.txt",
+        "head -n 1 a.txt",
+        "wc -l a.txt",
+        "grep -n line a.txt",
+        "pwd",
+        "echo hello",
+        "git status --short",
+        "ls missing-file",
+    ] {
+        // The process group differs from run to run; the rest must not.
+        let pgid = |s: String| {
+            s.split("Process Group PGID: ")
+                .enumerate()
+                .map(|(i, part)| {
+                    if i == 0 {
+                        part.to_string()
+                    } else {
+                        part.trim_start_matches(char::is_numeric).to_string()
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join("Process Group PGID: N")
+        };
+        let confined = pgid(confined_shell(&t, command));
+        let plain = pgid(plain_shell(&t, command));
+        assert_eq!(confined, plain, "`{command}` confined differs from its own output");
+        assert!(!confined.contains("bgpids"), "`{command}`: {confined}");
+    }
+}

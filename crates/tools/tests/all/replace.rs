@@ -429,16 +429,17 @@ fn symlinks_out_of_the_workspace_are_refused() {
 /// Issue 35 (third attack): a replace whose old_string is not in a 20 MB file of ten million
 /// short lines took 790 MB (every line held, squashed, by the lenient matches and the
 /// nearest-region hint), and a 60 KB old_string kept it busy until the call's deadline. Both
-/// now answer "not found" at once.
+/// answer "not found". That no line is held is counted in the matcher's own test
+/// (`a_missing_old_string_in_ten_million_lines_holds_no_line`); the time is a benchmark's
+/// (`scripts/bench-engine.sh`), not this test's: a 30 s bound failed on a busy machine (issue
+/// 49 F11).
 #[test]
-fn a_missing_old_string_in_ten_million_lines_is_not_found_at_once() {
+fn a_missing_old_string_in_ten_million_lines_is_not_found() {
     let t = TempTree::new();
     t.file("execute_me.txt", "a\n".repeat(10_400_000));
     for old in ["zzz".to_string(), "line of old text\n".repeat(3_000)] {
-        let started = std::time::Instant::now();
         let o = edit(&t, &old, "x", None);
         assert_eq!(o.error_type.as_deref(), Some("edit_no_occurrence_found"), "{}", o.output());
-        assert!(started.elapsed() < std::time::Duration::from_secs(30), "{:?}", started.elapsed());
     }
 }
 

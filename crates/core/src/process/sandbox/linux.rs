@@ -295,7 +295,10 @@ fn filter(closed: bool, abi: i32) -> Result<BpfProgram, SandboxError> {
             .map_err(setup)?;
         SeccompRule::new(vec![c]).map_err(setup)
     };
-    rules.insert(libc::SYS_ioctl, vec![ioctl(libc::TIOCSTI)?, ioctl(libc::TIOCLINUX)?]);
+    // The request numbers are `c_ulong` in glibc's headers and `c_int` in musl's.
+    #[allow(clippy::unnecessary_cast)]
+    let (sti, linux) = (libc::TIOCSTI as u64, libc::TIOCLINUX as u64);
+    rules.insert(libc::SYS_ioctl, vec![ioctl(sti)?, ioctl(linux)?]);
     let eperm = SeccompAction::Errno(u32::try_from(libc::EPERM).unwrap_or(1));
     let filter = SeccompFilter::new(rules, SeccompAction::Allow, eperm, arch).map_err(setup)?;
     let program: BpfProgram = filter.try_into().map_err(setup)?;

@@ -488,6 +488,19 @@ impl Sandbox {
         Ok(s)
     }
 
+    /// This sandbox with `dir` writable too: a private scratch folder toolbelt made for one
+    /// command and removes after it (the shell wrapper's list of background jobs). A folder
+    /// reached through a symbolic link is refused, as every writable grant is.
+    #[cfg(unix)]
+    pub fn with_scratch(&self, dir: &Path) -> Result<Self, SandboxError> {
+        let grant = grants::open_writable(dir)?.ok_or_else(|| {
+            SandboxError::Setup(format!("the scratch folder {} is gone", dir.display()))
+        })?;
+        let mut s = self.clone();
+        s.writable.push(grant);
+        Ok(s)
+    }
+
     /// What commands may write (and read).
     pub fn writable(&self) -> &[Grant] {
         &self.writable
