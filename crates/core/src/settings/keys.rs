@@ -60,7 +60,7 @@ const GEMINI_CLI_OWN: &[&str] = &[
     "hooksConfig.disabled",
 ];
 
-/// Whether Gemini CLI writes `key` by itself (see [`GEMINI_CLI_OWN`]).
+/// Whether Gemini CLI writes `key` by itself (the keys it keeps for its own sign-in, UI and session state).
 pub fn written_by_gemini_cli(key: &str) -> bool {
     GEMINI_CLI_OWN.iter().any(|root| under(key, root))
 }
