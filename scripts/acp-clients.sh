@@ -7,6 +7,9 @@ set -euo pipefail
 dir=${1:-"$(dirname "$0")/../target/tmp/acp-clients"}
 mkdir -p "$dir"
 cd "$dir"
+# One installer at a time (test processes run side by side under nextest).
+exec 9>.install.lock
+flock 9
 if ! venv/bin/python -c 'import acp' 2>/dev/null; then
   rm -rf venv
   python3 -m venv venv

@@ -1,7 +1,8 @@
 //! The protocol's table of methods (ACP version 1). `initialize` says what toolbelt does:
-//! text, images (with Gemini), embedded resources and links in prompts; `session/load`; MCP
-//! servers over stdio, HTTP and SSE. Sessions are made per editor folder (`session/new`), kept
-//! after each prompt and replayed on `session/load`; prompts and session building run on tasks
+//! text, images (with Gemini), embedded resources and links in prompts; `session/load` and
+//! `session/list`; MCP servers over stdio, HTTP and SSE; the ways to sign in (`authenticate`
+//! picks one). Sessions are made per editor folder (`session/new`), told of the slash commands,
+//! kept after each prompt, listed and replayed on `session/load`; prompts and session building run on tasks
 //! of their own, so the connection keeps reading answers (permissions, files) and
 //! `session/cancel` while they work. When the editor goes away, every session ends with the
 //! processes it started.
@@ -12,11 +13,14 @@ use std::sync::{Arc, Mutex};
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
     AgentCapabilities, AuthMethod, AuthMethodAgent, AuthenticateRequest, AuthenticateResponse,
-    CancelNotification, ClientCapabilities, Implementation, InitializeRequest, InitializeResponse,
-    LoadSessionRequest, LoadSessionResponse, McpCapabilities, McpServer, NewSessionRequest,
-    NewSessionResponse, PromptCapabilities, PromptRequest, PromptResponse,
-    SessionConfigOptionValue, SessionId, SessionNotification, SetSessionConfigOptionRequest,
+    AvailableCommand, AvailableCommandInput, AvailableCommandsUpdate, CancelNotification,
+    ClientCapabilities, Implementation, InitializeRequest, InitializeResponse, ListSessionsRequest,
+    ListSessionsResponse, LoadSessionRequest, LoadSessionResponse, McpCapabilities, McpServer,
+    NewSessionRequest, NewSessionResponse, PromptCapabilities, PromptRequest, PromptResponse,
+    SessionCapabilities, SessionConfigOptionValue, SessionId, SessionInfo, SessionListCapabilities,
+    SessionNotification, SessionUpdate, SetSessionConfigOptionRequest,
     SetSessionConfigOptionResponse, SetSessionModeRequest, SetSessionModeResponse,
+    UnstructuredCommandInput,
 };
 use agent_client_protocol::v1::{ConnectionTo, Dispatch};
 use agent_client_protocol::{
@@ -78,7 +82,7 @@ impl State {
 }
 
 /// A fresh session id: letters, digits and `-` only (ids name kept files).
-fn new_id() -> String {
+pub(crate) fn new_id() -> String {
     use std::hash::{BuildHasher as _, Hasher as _};
     let millis = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -152,12 +156,10 @@ async fn open(
     let built = tokio::spawn(async move { AcpSession::open(&st2.options, peer, req).await })
         .await
         .map_err(|e| Error::internal_error().data(json!(e.to_string())))?;
-    let session = built.map_err(|e| {
-        if e.contains("GEMINI_API_KEY") || e.contains("no model") {
-            Error::auth_required().data(json!(e))
-        } else {
-            Error::internal_error().data(json!(e))
-        }
+    let session = built.map_err(|e| match e {
+        // The editor shows the sentence: what is missing and how to set it.
+        crate::Unavailable::Auth(why) => Error::auth_required().data(json!(why)),
+        crate::Unavailable::Refused(why) => Error::invalid_params().data(json!(why)),
     })?;
     if let Some(old) = st.make_room() {
         old.close().await;
@@ -165,6 +167,58 @@ async fn open(
     st.touch(&id);
     st.sessions.locked().insert(id, session.clone());
     Ok(session)
+}
+
+/// Sessions listed per `session/list` page.
+const LIST_PAGE: usize = 50;
+
+/// `session/list`: the kept sessions (of one folder, when asked), the latest first, a page at
+/// a time; the cursor is where the next page starts.
+fn list_sessions(
+    dir: &std::path::Path,
+    req: &ListSessionsRequest,
+) -> Result<ListSessionsResponse, Error> {
+    if let Some(cwd) = &req.cwd
+        && !cwd.is_absolute()
+    {
+        return Err(Error::invalid_params()
+            .data(json!(format!("cwd must be an absolute path: {}", cwd.display()))));
+    }
+    let start = match &req.cursor {
+        None => 0,
+        Some(c) => c.parse::<usize>().map_err(|_| {
+            Error::invalid_params().data(json!(format!("not a cursor this agent gave: {c:?}")))
+        })?,
+    };
+    let all = crate::store::list(dir, req.cwd.as_deref());
+    let page: Vec<SessionInfo> = all
+        .iter()
+        .skip(start)
+        .take(LIST_PAGE)
+        .map(|m| {
+            SessionInfo::new(SessionId::new(m.id.clone()), m.cwd.clone())
+                .title(m.title.clone())
+                .updated_at(m.updated_at.clone())
+        })
+        .collect();
+    let next = (start + LIST_PAGE < all.len()).then(|| (start + LIST_PAGE).to_string());
+    Ok(ListSessionsResponse::new(page).next_cursor(next))
+}
+
+/// Tells the editor which slash commands toolbelt handles.
+fn announce_commands(cx: &ConnectionTo<Client>, id: &str) -> Result<(), Error> {
+    let commands = crate::commands::COMMANDS
+        .iter()
+        .map(|(name, about, hint)| {
+            AvailableCommand::new(*name, *about).input(
+                hint.map(|h| AvailableCommandInput::Unstructured(UnstructuredCommandInput::new(h))),
+            )
+        })
+        .collect();
+    cx.send_notification(SessionNotification::new(
+        SessionId::new(id.to_string()),
+        SessionUpdate::AvailableCommandsUpdate(AvailableCommandsUpdate::new(commands)),
+    ))
 }
 
 /// Serves ACP over stdin and stdout until the editor closes the connection; then every
@@ -178,6 +232,7 @@ pub async fn serve(options: AcpOptions) -> Result<(), String> {
     });
     let auth = st.options.models.auth_methods();
     let grounding = st.options.models.grounding();
+    let s_list = st.clone();
     let (s_init, s_new, s_load, s_prompt, s_cancel, s_mode, s_config, s_other, s_ext) = (
         st.clone(),
         st.clone(),
@@ -209,6 +264,9 @@ pub async fn serve(options: AcpOptions) -> Result<(), String> {
                         .agent_capabilities(
                             AgentCapabilities::new()
                                 .load_session(true)
+                                .session_capabilities(
+                                    SessionCapabilities::new().list(SessionListCapabilities::new()),
+                                )
                                 .prompt_capabilities(
                                     PromptCapabilities::new()
                                         .image(grounding)
@@ -242,9 +300,10 @@ pub async fn serve(options: AcpOptions) -> Result<(), String> {
                             .data(json!(format!("no method {:?}", req.method_id.0))),
                     );
                 }
-                match s_other.options.models.client(&s_other.options.models.default_model()) {
-                    Ok(_) => responder.respond(AuthenticateResponse::new()),
-                    Err(e) => responder.respond_with_error(Error::auth_required().data(json!(e))),
+                match s_other.options.models.authenticate(&req.method_id.0) {
+                    Ok(()) => responder.respond(AuthenticateResponse::new()),
+                    Err(e) => responder
+                        .respond_with_error(Error::auth_required().data(json!(e.to_string()))),
                 }
             },
             on_receive_request!(),
@@ -256,12 +315,17 @@ pub async fn serve(options: AcpOptions) -> Result<(), String> {
                     let id = new_id();
                     let r = open(&st, &cx, id.clone(), req.cwd, &req.mcp_servers, None).await.map(
                         |s| {
-                            NewSessionResponse::new(SessionId::new(id))
+                            NewSessionResponse::new(SessionId::new(id.clone()))
                                 .modes(s.modes())
                                 .config_options(s.config_options())
                         },
                     );
-                    responder.respond_with_result(r)
+                    let opened = r.is_ok();
+                    responder.respond_with_result(r)?;
+                    if opened {
+                        announce_commands(&cx, &id)?;
+                    }
+                    Ok(())
                 })
             },
             on_receive_request!(),
@@ -307,8 +371,20 @@ pub async fn serve(options: AcpOptions) -> Result<(), String> {
                                 .config_options(s.config_options()),
                         )
                     };
-                    responder.respond_with_result(result.await)
+                    let r = result.await;
+                    let opened = r.is_ok();
+                    responder.respond_with_result(r)?;
+                    if opened {
+                        announce_commands(&cx, &id)?;
+                    }
+                    Ok(())
                 })
+            },
+            on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |req: ListSessionsRequest, responder, _cx| {
+                responder.respond_with_result(list_sessions(&s_list.options.store_dir, &req))
             },
             on_receive_request!(),
         )

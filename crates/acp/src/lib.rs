@@ -4,6 +4,7 @@
 //! loop of `toolbelt run`. The engine knows nothing of ACP: this crate maps what it reports.
 //!
 //! - [`agent`]: the protocol's table of methods: initialize, sessions, prompts, modes, models
+//! - [`commands`]: slash commands (`/help`, `/memory`, `/init`, ...) handled by toolbelt
 //! - [`session`]: one editor session: its toolbelt session, conversation, model and turn
 //! - [`updates`]: the scheduler's and the loop's events as `session/update` notifications
 //! - [`permission`]: policy's "ask" as `session/request_permission`
@@ -18,6 +19,7 @@ use toolbelt_agent::client::ModelClient;
 use toolbelt_core::policy::ApprovalMode;
 
 pub mod agent;
+pub mod commands;
 pub mod files;
 pub mod permission;
 pub mod prompt;
@@ -28,18 +30,37 @@ pub mod wire;
 
 pub use agent::serve;
 
+/// Why no model client could be made.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Unavailable {
+    /// Credentials are missing or unusable: one sentence saying what and how to set them.
+    Auth(String),
+    /// The model or its settings are refused (an unknown model name).
+    Refused(String),
+}
+
+impl std::fmt::Display for Unavailable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Unavailable::Auth(s) | Unavailable::Refused(s) => f.write_str(s),
+        }
+    }
+}
+
 /// The models an editor session may use.
 pub trait Models: Send + Sync {
-    /// The model sessions start with.
+    /// The model sessions start with (as a person names it: `auto`, an alias, a model).
     fn default_model(&self) -> String;
     /// The models an editor may switch to (the default among them).
-    fn choices(&self) -> Vec<String>;
-    /// A client for `model`; `Err` says why none can be made (no credentials).
-    fn client(&self, model: &str) -> Result<Arc<dyn ModelClient>, String>;
+    fn choices(&self) -> Vec<toolbelt_agent::models::ModelChoice>;
+    /// A client for `model`, or why none can be made.
+    fn client(&self, model: &str) -> Result<Arc<dyn ModelClient>, Unavailable>;
     /// Whether the models are Gemini's API (web search and URL context for the web tools).
     fn grounding(&self) -> bool;
     /// How a person gives credentials: `(id, name, description)` for each way.
     fn auth_methods(&self) -> Vec<(String, String, String)>;
+    /// Signs in with method `id` for the sessions that follow; `Err` says what is missing.
+    fn authenticate(&self, id: &str) -> Result<(), Unavailable>;
 }
 
 /// What `toolbelt acp` was started with.

@@ -22,7 +22,7 @@ use toolbelt_session::session::excluded_tools;
 
 use crate::store::Saved;
 use crate::updates::{Peer, Reporter, kind, mode_id, mode_of};
-use crate::{AcpOptions, Models};
+use crate::{AcpOptions, Models, Unavailable};
 
 /// Why a prompt's turn ended with an error for the editor.
 #[derive(Debug)]
@@ -56,11 +56,13 @@ pub struct AcpSession {
     turn: Mutex<Option<CancellationToken>>,
     model: Mutex<(String, Arc<dyn ModelClient>)>,
     title: Mutex<Option<String>>,
-    system: String,
+    /// The system prompt (its context files read again by `/memory refresh`).
+    system: Mutex<toolbelt_agent::prompt::SystemPrompt>,
     models: Arc<dyn Models>,
     store_dir: PathBuf,
     max_turns: Option<u32>,
-    family: ModelFamily,
+    /// The family of the model in use: the declarations and the prompt follow it.
+    family: Mutex<ModelFamily>,
 }
 
 /// A tool's title and ACP kind before its call is built (its display name; the built call's
@@ -75,6 +77,43 @@ pub fn describe(
     }
 }
 
+/// The session's system prompt: toolbelt's text for its tools, the skills and the context
+/// files; with what was found but not loaded.
+fn system_prompt(
+    session: &toolbelt_session::Session,
+    family: ModelFamily,
+) -> (toolbelt_agent::prompt::SystemPrompt, Vec<String>) {
+    let env = session.env();
+    let home = toolbelt_core::files::user_home();
+    let skills = toolbelt_tools::session::skills::prompt_section(&session.services.skills);
+    toolbelt_agent::context::session_instruction(
+        &session.tool_settings.context_file_names,
+        &toolbelt_agent::context::ContextSources {
+            home: home.as_deref(),
+            workspace: &env.workspace,
+            trusted: session.trusted,
+            config: &session.config,
+        },
+        skills.as_deref(),
+        toolbelt_agent::prompt::PromptFacts {
+            family,
+            // ask_user is not put to an editor (ACP has no question request): the prompt does
+            // not offer it.
+            tools: session
+                .registry
+                .names()
+                .into_iter()
+                .filter(|n| {
+                    *n != "ask_user" && !session.tool_settings.exclude.iter().any(|e| e == n)
+                })
+                .map(String::from)
+                .collect(),
+            interactive: true,
+            workspace: env.workspace.roots().iter().map(|r| r.real.clone()).collect(),
+        },
+    )
+}
+
 /// Parts of a stored session replayed to the editor at most (the latest ones).
 const REPLAY_PARTS: usize = 2_000;
 
@@ -84,7 +123,7 @@ impl AcpSession {
         opts: &AcpOptions,
         peer: Peer,
         req: OpenRequest,
-    ) -> Result<Arc<Self>, String> {
+    ) -> Result<Arc<Self>, Unavailable> {
         let sid = SessionId::new(req.id.clone());
         let model_name = req
             .saved
@@ -119,23 +158,11 @@ impl AcpSession {
                 tokio::runtime::Handle::current(),
             )));
         }
-        let session = builder.build().await.map_err(|e| e.to_string())?;
+        let session = builder.build().await.map_err(|e| Unavailable::Refused(e.to_string()))?;
         for n in &session.notices {
             tracing::warn!("session {}: {n}", req.id);
         }
-        let env = session.env();
-        let home = toolbelt_core::files::user_home();
-        let skills = toolbelt_tools::session::skills::prompt_section(&session.services.skills);
-        let (system, left_out) = toolbelt_agent::context::session_instruction(
-            &session.tool_settings.context_file_names,
-            &toolbelt_agent::context::ContextSources {
-                home: home.as_deref(),
-                workspace: &env.workspace,
-                trusted: session.trusted,
-                config: &session.config,
-            },
-            skills.as_deref(),
-        );
+        let (system, left_out) = system_prompt(&session, family);
         for f in left_out {
             tracing::warn!("context file not loaded: {f}");
         }
@@ -158,11 +185,11 @@ impl AcpSession {
             turn: Mutex::new(None),
             model: Mutex::new((model_name, client)),
             title: Mutex::new(title),
-            system,
+            system: Mutex::new(system),
             models: opts.models.clone(),
             store_dir: opts.store_dir.clone(),
             max_turns: opts.max_turns,
-            family,
+            family: Mutex::new(family),
         }))
     }
 
@@ -237,26 +264,42 @@ impl AcpSession {
         Ok(())
     }
 
-    /// The model option (a select of the models there are).
+    /// The model option (a select of the models there are, the current one among them).
     pub fn config_options(&self) -> Vec<SessionConfigOption> {
         let current = self.model.locked().0.clone();
         let mut choices = self.models.choices();
-        if !choices.contains(&current) {
-            choices.insert(0, current.clone());
+        if !choices.iter().any(|c| c.id == current) {
+            choices.insert(
+                0,
+                toolbelt_agent::models::ModelChoice {
+                    id: current.clone(),
+                    name: current.clone(),
+                    description: None,
+                },
+            );
         }
-        let options: Vec<SessionConfigSelectOption> =
-            choices.into_iter().map(|m| SessionConfigSelectOption::new(m.clone(), m)).collect();
+        let options: Vec<SessionConfigSelectOption> = choices
+            .into_iter()
+            .map(|c| SessionConfigSelectOption::new(c.id, c.name).description(c.description))
+            .collect();
         vec![
             SessionConfigOption::select("model", "Model", current, options)
                 .category(agent_client_protocol::v1::schema::SessionConfigOptionCategory::Model),
         ]
     }
 
-    /// Switches the model for the next turns.
+    /// Switches the model for the next turns (an unknown name is refused here, before any
+    /// request).
     pub fn set_model(&self, model: &str) -> Result<(), String> {
-        let client = self.models.client(model)?;
+        let client = self.models.client(model).map_err(|e| e.to_string())?;
+        *self.family.locked() = ModelFamily::for_model(client.model());
         *self.model.locked() = (model.to_string(), client);
         Ok(())
+    }
+
+    /// The model chosen now (as the person named it).
+    pub fn model(&self) -> String {
+        self.model.locked().0.clone()
     }
 
     /// Cancels the running turn: the model request and every call it started.
@@ -270,6 +313,157 @@ impl AcpSession {
     /// Runs one prompt's turn: the model and every call it asks for, until it answers without
     /// calls, the turn limit, or a cancellation.
     pub async fn prompt(&self, blocks: &[ContentBlock]) -> Result<StopReason, TurnError> {
+        // A slash command is toolbelt's to handle, not the model's.
+        if let Some(ContentBlock::Text(t)) = blocks.first()
+            && let Some(command) = crate::commands::parse(&t.text)
+        {
+            return self.command(command).await;
+        }
+        self.turn(blocks).await
+    }
+
+    /// Handles a slash command; what it says goes to the editor as the agent's message.
+    async fn command(
+        &self,
+        command: Result<crate::commands::Command, String>,
+    ) -> Result<StopReason, TurnError> {
+        use crate::commands::{self, Command};
+        let text = match command {
+            Err(usage) => usage,
+            Ok(Command::Help) => commands::help_text(),
+            Ok(Command::Tools) => {
+                let mode = self.session.scheduler().mode();
+                let excluded = excluded_tools(
+                    &self.session.policy,
+                    &self.session.registry,
+                    mode,
+                    &self.session.tool_settings.exclude,
+                );
+                let offered: Vec<_> = self
+                    .session
+                    .registry
+                    .declarations(*self.family.locked())
+                    .into_iter()
+                    .filter(|d| !excluded.contains(&d.name))
+                    .collect();
+                commands::tools_text(&offered)
+            }
+            Ok(Command::Mcp) => commands::mcp_text(self.session.mcp.as_ref()),
+            Ok(Command::About) => self.about(),
+            Ok(Command::MemoryShow) => match self.system.locked().context() {
+                Some(c) => format!("The context memory (from the context files):\n\n{c}"),
+                None => "No context files are loaded: write a GEMINI.md in the project (/init) or in ~/.gemini, or add a fact with /memory add <fact>.".into(),
+            },
+            Ok(Command::MemoryRefresh) => self.refresh_memory(),
+            Ok(Command::MemoryAdd(fact)) => {
+                let id = format!("memory-{}", crate::agent::new_id());
+                let args = serde_json::json!({"fact": fact});
+                let (title, kind) = describe(&self.session.registry, "save_memory");
+                self.reporter.announce(&id, title, kind, &args);
+                let token = CancellationToken::new();
+                *self.turn.locked() = Some(token.clone());
+                let request =
+                    toolbelt_core::scheduler::CallRequest::new(id.clone(), "save_memory", args);
+                let done = self.session.scheduler().schedule(vec![request], token).await;
+                *self.turn.locked() = None;
+                let Some(done) = done.first() else { return Ok(StopReason::EndTurn) };
+                self.reporter.finished(&id, Some(done), &done.response);
+                if done.status == toolbelt_core::scheduler::CallState::Success {
+                    format!("Remembered. {}", self.refresh_memory())
+                } else {
+                    "The fact was not saved (see the call above).".into()
+                }
+            }
+            Ok(Command::Compress) => {
+                let mut history = self.history.lock().await;
+                let client = self.model.locked().1.clone();
+                let token = CancellationToken::new();
+                *self.turn.locked() = Some(token.clone());
+                let mode = self.session.scheduler().mode();
+                let system = self.system.locked().render(mode);
+                let done =
+                    toolbelt_agent::compress::compress(&*client, Some(&system), &history, &token)
+                        .await;
+                *self.turn.locked() = None;
+                match done {
+                    Ok(c) => {
+                        // The session keeps the title its first message gave it.
+                        let mut title = self.title.locked();
+                        if title.is_none() {
+                            *title = crate::store::first_line(&history);
+                        }
+                        drop(title);
+                        *history = c.history;
+                        self.save(&history);
+                        format!(
+                            "Compressed {} message(s) into a summary: about {} characters now, from {}.",
+                            c.replaced, c.after_chars, c.before_chars
+                        )
+                    }
+                    Err(e) => format!("Not compressed: {e}."),
+                }
+            }
+            Ok(Command::Init) => {
+                let name = self
+                    .session
+                    .tool_settings
+                    .context_file_names
+                    .first()
+                    .cloned()
+                    .unwrap_or_else(|| "GEMINI.md".into());
+                let path = self.cwd.join(&name);
+                match commands::init_prompt(path.exists()) {
+                    Some(ask) => {
+                        let blocks = [ContentBlock::Text(
+                            agent_client_protocol::v1::schema::TextContent::new(ask),
+                        )];
+                        return self.turn(&blocks).await;
+                    }
+                    None => format!(
+                        "{} exists already; edit it, or ask the model to improve it.",
+                        path.display()
+                    ),
+                }
+            }
+        };
+        self.reporter.text(&text);
+        Ok(StopReason::EndTurn)
+    }
+
+    /// Reads the context files again; says how many are loaded.
+    fn refresh_memory(&self) -> String {
+        let (system, left_out) = system_prompt(&self.session, *self.family.locked());
+        let n = system.context().map_or(0, |c| c.matches("--- Context from: ").count());
+        *self.system.locked() = system;
+        let mut s = format!("The context files were read again: {n} loaded.");
+        for f in left_out {
+            s.push_str(&format!("\nNot loaded: {f}"));
+        }
+        s
+    }
+
+    /// `/about`.
+    fn about(&self) -> String {
+        let (chosen, client) = self.model.locked().clone();
+        let mode = mode_id(self.session.scheduler().mode());
+        let sandbox = if cfg!(target_os = "linux") {
+            "Landlock and seccomp for commands run in the sandbox"
+        } else {
+            "none on this system"
+        };
+        format!(
+            "toolbelt {} (Agent Client Protocol v1)\n- model: {chosen} (requests go to {})\n- mode: {mode}\n- folder: {}{}\n- sandbox: {sandbox}\n- system: {} {}",
+            env!("CARGO_PKG_VERSION"),
+            client.model(),
+            self.cwd.display(),
+            if self.session.trusted { " (trusted)" } else { " (not trusted)" },
+            std::env::consts::OS,
+            std::env::consts::ARCH,
+        )
+    }
+
+    /// A turn of the model loop for `blocks`.
+    async fn turn(&self, blocks: &[ContentBlock]) -> Result<StopReason, TurnError> {
         let mut history = self.history.lock().await;
         let token = CancellationToken::new();
         *self.turn.locked() = Some(token.clone());
@@ -281,7 +475,7 @@ impl AcpSession {
             self.session.registry.clone(),
             self.session.tool_settings.exclude.clone(),
             self.session.policy.clone(),
-            self.family,
+            *self.family.locked(),
         );
         let declare = move |mode| {
             let excluded = excluded_tools(&policy, &registry, mode, &exclude);
@@ -297,7 +491,9 @@ impl AcpSession {
             client,
             scheduler: scheduler.clone(),
             declare: Arc::new(declare),
-            system_instruction: Some(self.system.clone()),
+            system_instruction: Some(toolbelt_agent::agent::prompt_instruction(
+                self.system.locked().clone().for_family(family),
+            )),
             max_turns: self.max_turns,
             masking: Some(toolbelt_agent::masking::Masking::new(mask_dir)),
         };

@@ -1,5 +1,6 @@
 //! Conversations kept for `session/load`: one private JSON file per session in the state
-//! folder, written whole (to a new file, then renamed over the old) after each prompt.
+//! folder, written whole (to a new file, then renamed over the old) after each prompt, with a
+//! small `.meta` file beside it (folder, title, last update) for `session/list`.
 
 use std::path::{Path, PathBuf};
 
@@ -40,7 +41,86 @@ pub fn save(dir: &Path, id: &str, saved: &Saved) -> std::io::Result<()> {
     let text = serde_json::to_vec(saved).map_err(std::io::Error::other)?;
     let fresh = dir.join(format!("{id}.json.new"));
     toolbelt_core::files::write_private(&fresh, &text)?;
-    std::fs::rename(&fresh, &path)
+    std::fs::rename(&fresh, &path)?;
+    let meta = Meta {
+        id: id.to_string(),
+        cwd: saved.cwd.clone(),
+        title: title_of(saved),
+        updated_at: toolbelt_core::hooks::run::timestamp(),
+    };
+    let fresh = dir.join(format!("{id}.meta.new"));
+    toolbelt_core::files::write_private(
+        &fresh,
+        &serde_json::to_vec(&meta).map_err(std::io::Error::other)?,
+    )?;
+    std::fs::rename(&fresh, dir.join(format!("{id}.meta")))
+}
+
+/// What `session/list` shows of a kept session.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Meta {
+    pub id: String,
+    pub cwd: PathBuf,
+    pub title: Option<String>,
+    /// ISO 8601, UTC.
+    pub updated_at: String,
+}
+
+/// A session's title: the model's (`update_topic`), else the start of the person's first
+/// message.
+fn title_of(saved: &Saved) -> Option<String> {
+    if let Some(t) = saved.title.as_ref().filter(|t| !t.trim().is_empty()) {
+        return Some(t.clone());
+    }
+    first_line(&saved.history)
+}
+
+/// The start of the person's first message (at most 80 characters of its first line).
+pub fn first_line(history: &[Content]) -> Option<String> {
+    let first = history.iter().find(|c| c.role == "user")?;
+    let text = first.parts.iter().find_map(|p| p.get("text")?.as_str())?.trim();
+    let line = text.lines().next()?.trim();
+    if line.is_empty() {
+        return None;
+    }
+    let cut: String = line.chars().take(80).collect();
+    Some(if cut.len() < line.len() { format!("{cut}…") } else { cut })
+}
+
+/// The kept sessions (of folder `cwd`, when given), the latest first.
+pub fn list(dir: &Path, cwd: Option<&Path>) -> Vec<Meta> {
+    let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
+    let mut out = Vec::new();
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let Some(id) = name.to_str().and_then(|n| n.strip_suffix(".json")) else { continue };
+        if !valid_id(id) {
+            continue;
+        }
+        let meta = read_meta(dir, id).or_else(|| {
+            // A session kept before `.meta` files: read once, and its `.meta` written.
+            let saved = load(dir, id).ok()??;
+            let modified = e.metadata().ok()?.modified().ok()?;
+            let _ = save(dir, id, &saved);
+            let mut m = read_meta(dir, id)?;
+            m.updated_at = toolbelt_core::hooks::run::timestamp_at(modified);
+            Some(m)
+        });
+        if let Some(m) = meta
+            && cwd.is_none_or(|c| m.cwd == c)
+        {
+            out.push(m);
+        }
+    }
+    out.sort_by(|a, b| b.updated_at.cmp(&a.updated_at).then_with(|| a.id.cmp(&b.id)));
+    out
+}
+
+fn read_meta(dir: &Path, id: &str) -> Option<Meta> {
+    let path = dir.join(format!("{id}.meta"));
+    let (bytes, _) = toolbelt_core::files::read_regular(&path, 64 * 1024, false).ok()?;
+    serde_json::from_slice::<Meta>(&bytes).ok().filter(|m| m.id == id)
 }
 
 /// Session `id` as kept; `Ok(None)` when there is none.
@@ -107,5 +187,41 @@ mod tests {
             assert!(load(dir.path(), bad).unwrap().is_none());
             assert!(save(dir.path(), bad, &saved).is_err());
         }
+    }
+
+    /// Issue 50 (E2): kept sessions are listed latest first, by folder, with the title the
+    /// model gave or the first line of the first message; a session kept before `.meta`
+    /// files is listed too.
+    #[test]
+    fn kept_sessions_are_listed_latest_first_by_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let saved = |cwd: &str, first: &str, title: Option<&str>| Saved {
+            cwd: cwd.into(),
+            history: vec![Content::user_text(first)],
+            mode: "default".into(),
+            model: "auto".into(),
+            title: title.map(String::from),
+        };
+        save(dir.path(), "a-1", &saved("/w", "Fix the parser\nit fails on tabs", None)).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        save(dir.path(), "b-2", &saved("/other", "hello", Some("Greeting"))).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        save(dir.path(), "c-3", &saved("/w", &"x".repeat(100), None)).unwrap();
+        // A session from before `.meta` files.
+        save(dir.path(), "d-4", &saved("/w", "old one", None)).unwrap();
+        std::fs::remove_file(dir.path().join("d-4.meta")).unwrap();
+        let all: Vec<(String, Option<String>)> =
+            list(dir.path(), None).into_iter().map(|m| (m.id, m.title)).collect();
+        assert_eq!(all.len(), 4, "{all:?}");
+        assert_eq!(all[0].0, "d-4");
+        assert!(all.contains(&("b-2".into(), Some("Greeting".into()))));
+        let w: Vec<String> =
+            list(dir.path(), Some(Path::new("/w"))).into_iter().map(|m| m.id).collect();
+        assert_eq!(w, ["d-4", "c-3", "a-1"]);
+        let a = list(dir.path(), None).into_iter().find(|m| m.id == "a-1").unwrap();
+        assert_eq!(a.title.as_deref(), Some("Fix the parser"));
+        let c = list(dir.path(), None).into_iter().find(|m| m.id == "c-3").unwrap();
+        assert_eq!(c.title.unwrap(), format!("{}…", "x".repeat(80)));
+        assert!(list(&dir.path().join("none"), None).is_empty());
     }
 }

@@ -84,7 +84,9 @@ pub struct Agent {
     /// What the model is shown in the session's current approval mode (plan-mode tools change
     /// it between turns); [`fixed`] for a list that never changes.
     pub declare: DeclareForMode,
-    pub system_instruction: Option<String>,
+    /// The system instruction in the session's current mode (the prompt's plan-mode part
+    /// comes and goes with the mode); `None`: none.
+    pub system_instruction: Option<InstructionForMode>,
     /// Model calls allowed in one run; `None`: no limit but upstream's internal 100.
     pub max_turns: Option<u32>,
     /// History masking before each model call; `None`: off.
@@ -93,6 +95,20 @@ pub struct Agent {
 
 /// Computes what the model is shown in a mode.
 pub type DeclareForMode = Arc<dyn Fn(ApprovalMode) -> Vec<Declaration> + Send + Sync>;
+
+/// Computes the system instruction in a mode.
+pub type InstructionForMode = Arc<dyn Fn(ApprovalMode) -> String + Send + Sync>;
+
+/// The same instruction in every mode.
+pub fn fixed_instruction(text: impl Into<String>) -> InstructionForMode {
+    let text = text.into();
+    Arc::new(move |_| text.clone())
+}
+
+/// A system prompt rendered in each call's mode.
+pub fn prompt_instruction(prompt: crate::prompt::SystemPrompt) -> InstructionForMode {
+    Arc::new(move |mode| prompt.render(mode))
+}
 
 /// The same declarations in every mode.
 pub fn fixed(declarations: Vec<Declaration>) -> DeclareForMode {
@@ -150,9 +166,11 @@ impl Agent {
             if let Some(m) = &self.masking {
                 crate::masking::mask(&mut history, m);
             }
-            let declarations = (self.declare)(self.scheduler.mode());
+            let mode = self.scheduler.mode();
+            let declarations = (self.declare)(mode);
+            let instruction = self.system_instruction.as_ref().map(|f| f(mode));
             let request = ModelRequest {
-                system_instruction: self.system_instruction.as_deref(),
+                system_instruction: instruction.as_deref(),
                 contents: &history,
                 declarations: &declarations,
                 builtin_tools: &[],

@@ -252,8 +252,8 @@ pub struct RunArgs {
 /// Which model the agent talks to (`run` and `acp`).
 #[derive(Debug, Clone, Args)]
 pub struct ModelArgs {
-    /// The model (default: $GEMINI_MODEL, else the settings' model.name, else gemini-2.5-flash;
-    /// with --base-url: $OPENAI_MODEL)
+    /// The model (default: $GEMINI_MODEL, else the settings' model.name, else auto, which is
+    /// gemini-3-pro-preview; aliases pro, flash, flash-lite; with --base-url: $OPENAI_MODEL)
     #[arg(long, short = 'm')]
     pub model: Option<String>,
     /// Talk to an OpenAI-compatible chat-completions server instead of the Gemini API, e.g.

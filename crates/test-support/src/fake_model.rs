@@ -20,6 +20,8 @@ pub enum Reply {
     Raw(Vec<String>),
     /// An HTTP error with a body and an optional `Retry-After` (seconds).
     Status(u16, String, Option<u64>),
+    /// A JSON body (an OAuth token endpoint's answer, say).
+    Json(Value),
     /// Never answers.
     Hang,
 }
@@ -82,6 +84,9 @@ async fn answer(
                 r.headers_mut().insert("retry-after", s.to_string().parse().unwrap());
             }
             r
+        }
+        Some(Reply::Json(v)) => {
+            ([("content-type", "application/json")], v.to_string()).into_response()
         }
         Some(Reply::Hang) => {
             tokio::time::sleep(std::time::Duration::from_secs(3600)).await;

@@ -1,4 +1,9 @@
-//! The Gemini API: `models/{model}:streamGenerateContent?alt=sse` with function declarations.
+//! The Gemini API (`v1beta/models/{model}:streamGenerateContent?alt=sse`) and the same models
+//! on Vertex AI (`v1/projects/{project}/locations/{location}/publishers/google/models/…`), with
+//! function declarations. Requests are signed with an API key, or with an OAuth token from
+//! Application Default Credentials (Vertex AI).
+
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use serde_json::{Value, json};
@@ -17,9 +22,37 @@ pub const DEFAULT_BASE_URL: &str = "https://generativelanguage.googleapis.com";
 pub struct GeminiClient {
     http: reqwest::Client,
     base_url: String,
-    api_key: String,
+    credentials: Credentials,
+    endpoint: Endpoint,
     model: String,
     retry: RetryPolicy,
+}
+
+/// How requests are signed.
+pub enum Credentials {
+    /// `x-goog-api-key` (the Gemini API; Vertex AI's express mode).
+    ApiKey(String),
+    /// `Authorization: Bearer`, from Application Default Credentials.
+    Adc(Arc<super::adc::Adc>),
+}
+
+/// Which API the requests go to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Endpoint {
+    /// The Gemini API.
+    GeminiApi,
+    /// Vertex AI: a project's models in a location (`global` or a region such as
+    /// `us-central1`); with no project, express mode (an API key).
+    Vertex { project: Option<String>, location: String },
+}
+
+/// Vertex AI's host for `location`.
+pub fn vertex_base_url(location: &str) -> String {
+    if location == "global" {
+        "https://aiplatform.googleapis.com".into()
+    } else {
+        format!("https://{location}-aiplatform.googleapis.com")
+    }
 }
 
 /// Whether `model` can name a Gemini model: it becomes part of the request's path, so only
@@ -49,14 +82,31 @@ impl GeminiClient {
         model: impl Into<String>,
         base_url: Option<String>,
     ) -> Self {
+        Self::with_endpoint(
+            Credentials::ApiKey(api_key.into()),
+            Endpoint::GeminiApi,
+            model,
+            base_url,
+        )
+    }
+
+    /// A client of `endpoint` (its public host unless `base_url` names another).
+    pub fn with_endpoint(
+        credentials: Credentials,
+        endpoint: Endpoint,
+        model: impl Into<String>,
+        base_url: Option<String>,
+    ) -> Self {
         toolbelt_core::tls::ready();
+        let base = base_url.unwrap_or_else(|| match &endpoint {
+            Endpoint::GeminiApi => DEFAULT_BASE_URL.to_string(),
+            Endpoint::Vertex { location, .. } => vertex_base_url(location),
+        });
         Self {
             http: reqwest::Client::new(),
-            base_url: base_url
-                .unwrap_or_else(|| DEFAULT_BASE_URL.to_string())
-                .trim_end_matches('/')
-                .to_string(),
-            api_key: api_key.into(),
+            base_url: base.trim_end_matches('/').to_string(),
+            credentials,
+            endpoint,
             model: model.into(),
             retry: RetryPolicy::default(),
         }
@@ -85,15 +135,18 @@ impl GeminiClient {
     }
 
     fn url(&self) -> String {
-        {
-            let name = self.model.strip_prefix("models/").unwrap_or(&self.model);
-            let path = if name.starts_with("tunedModels/") {
-                name.to_string()
-            } else {
-                format!("models/{name}")
-            };
-            format!("{}/v1beta/{path}:streamGenerateContent?alt=sse", self.base_url)
-        }
+        let name = self.model.strip_prefix("models/").unwrap_or(&self.model);
+        let path = match &self.endpoint {
+            Endpoint::GeminiApi if name.starts_with("tunedModels/") => format!("v1beta/{name}"),
+            Endpoint::GeminiApi => format!("v1beta/models/{name}"),
+            Endpoint::Vertex { project: Some(p), location } => {
+                format!("v1/projects/{p}/locations/{location}/publishers/google/models/{name}")
+            }
+            Endpoint::Vertex { project: None, .. } => {
+                format!("v1/publishers/google/models/{name}")
+            }
+        };
+        format!("{}/{path}:streamGenerateContent?alt=sse", self.base_url)
     }
 }
 
@@ -173,8 +226,17 @@ impl ModelClient for GeminiClient {
         cancel: &CancellationToken,
     ) -> Result<ModelTurn, Attempt> {
         let url = self.url();
-        let post =
-            self.http.post(&url).header("x-goog-api-key", &self.api_key).json(&Self::body(request));
+        let post = self.http.post(&url).json(&Self::body(request));
+        let post = match &self.credentials {
+            Credentials::ApiKey(key) => post.header("x-goog-api-key", key),
+            Credentials::Adc(adc) => {
+                let token = tokio::select! {
+                    t = adc.token() => t.map_err(|body| ModelError::Auth { status: 401, body })?,
+                    () = cancel.cancelled() => return Err(ModelError::Cancelled.into()),
+                };
+                post.bearer_auth(token)
+            }
+        };
         let mut events = Events::open(post, &url, cancel).await?;
         let mut turn = ModelTurn::default();
         let mut budget = super::AnswerBudget::new();
@@ -197,5 +259,44 @@ impl ModelClient for GeminiClient {
             .into()),
             Some(_) => Ok(turn),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 50 (E4): the Gemini API's paths, Vertex AI's for a project and location, and its
+    /// express mode's.
+    #[test]
+    fn each_endpoint_has_its_path() {
+        let url = |endpoint: Endpoint, model: &str| {
+            GeminiClient::with_endpoint(Credentials::ApiKey("k".into()), endpoint, model, None)
+                .url()
+        };
+        assert_eq!(
+            url(Endpoint::GeminiApi, "gemini-2.5-pro"),
+            "https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-pro:streamGenerateContent?alt=sse"
+        );
+        assert_eq!(
+            url(Endpoint::GeminiApi, "tunedModels/mine"),
+            "https://generativelanguage.googleapis.com/v1beta/tunedModels/mine:streamGenerateContent?alt=sse"
+        );
+        let vertex = |location: &str| Endpoint::Vertex {
+            project: Some("p-1".into()),
+            location: location.into(),
+        };
+        assert_eq!(
+            url(vertex("us-central1"), "gemini-2.5-pro"),
+            "https://us-central1-aiplatform.googleapis.com/v1/projects/p-1/locations/us-central1/publishers/google/models/gemini-2.5-pro:streamGenerateContent?alt=sse"
+        );
+        assert_eq!(
+            url(vertex("global"), "models/gemini-3-pro-preview"),
+            "https://aiplatform.googleapis.com/v1/projects/p-1/locations/global/publishers/google/models/gemini-3-pro-preview:streamGenerateContent?alt=sse"
+        );
+        assert_eq!(
+            url(Endpoint::Vertex { project: None, location: "global".into() }, "gemini-2.5-pro"),
+            "https://aiplatform.googleapis.com/v1/publishers/google/models/gemini-2.5-pro:streamGenerateContent?alt=sse"
+        );
     }
 }

@@ -1,6 +1,7 @@
 //! Model clients: one trait, the Gemini API and OpenAI-compatible chat completions behind it,
 //! retries with backoff around both, and recording/replay of their answers.
 
+pub mod adc;
 mod gemini;
 mod openai;
 mod record;
@@ -13,7 +14,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 use toolbelt_core::tool::Declaration;
 
-pub use gemini::{GeminiClient, check_model_name};
+pub use gemini::{Credentials, Endpoint, GeminiClient, check_model_name, vertex_base_url};
 pub use openai::OpenAiClient;
 pub use record::{REPLAY_DEMO, Recorder, Replay};
 

@@ -58,7 +58,7 @@ pub fn agent(client: Arc<dyn ModelClient>, scheduler: Arc<Scheduler>) -> Agent {
             scheduler.registry().declarations(ModelFamily::Legacy),
         ),
         scheduler,
-        system_instruction: Some("be brief".into()),
+        system_instruction: Some(toolbelt_agent::agent::fixed_instruction("be brief")),
         max_turns: None,
         masking: None,
     }

@@ -2,65 +2,81 @@
 //! agent for editors, over stdio. The models come from the same flags and environment as
 //! `toolbelt run`'s.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
-use toolbelt_acp::{AcpOptions, Models};
+use toolbelt_acp::{AcpOptions, Models, Unavailable};
 use toolbelt_agent::client::ModelClient;
+use toolbelt_agent::models::ModelChoice;
+use toolbelt_core::sync::LockExt as _;
 
 use super::EXIT_OK;
-use super::model::{DEFAULT_GEMINI_MODEL, client};
+use super::model::{GoogleAuth, ModelSettings, client_with, gemini_model};
 use crate::cli::{AcpArgs, ModelArgs};
 use crate::error::{CliError, CliResult};
 
-/// Gemini models an editor may switch to (the default model, or `-m`, is added when missing).
-const GEMINI_MODELS: &[&str] = &["gemini-2.5-pro", "gemini-2.5-flash", "gemini-2.5-flash-lite"];
-
 struct CliModels {
     args: ModelArgs,
-    /// `model.name` from the user's settings.
-    settings_model: Option<String>,
+    /// `model.name` and the sign-in from the user's settings.
+    settings: ModelSettings,
+    /// The Google sign-in in use (the environment's and settings' choice until the editor
+    /// authenticates with another).
+    auth: Mutex<GoogleAuth>,
 }
 
 impl CliModels {
-    fn with_model(&self, model: Option<&str>) -> Result<Arc<dyn ModelClient>, String> {
+    fn google(&self) -> bool {
+        self.args.base_url.is_none() && self.args.replay.is_none()
+    }
+
+    fn make(
+        &self,
+        model: Option<&str>,
+        auth: GoogleAuth,
+    ) -> Result<Arc<dyn ModelClient>, Unavailable> {
         let mut args = self.args.clone();
         if let Some(m) = model {
             args.model = Some(m.to_string());
         }
-        client(&args, self.settings_model.clone()).map_err(|(_, msg)| msg)
+        client_with(&args, &self.settings, auth).map_err(|(code, msg)| {
+            if code == super::run::EXIT_AUTH {
+                // One sentence an editor can show: what is missing and how to set it.
+                Unavailable::Auth(msg)
+            } else {
+                Unavailable::Refused(msg)
+            }
+        })
     }
 }
 
 impl Models for CliModels {
     fn default_model(&self) -> String {
-        match self.with_model(None) {
-            Ok(c) => c.model().to_string(),
-            Err(_) => self
+        if self.args.base_url.is_some() {
+            return self
                 .args
                 .model
                 .clone()
-                .or_else(|| std::env::var("GEMINI_MODEL").ok().filter(|m| !m.is_empty()))
-                .or_else(|| self.settings_model.clone())
-                .unwrap_or_else(|| DEFAULT_GEMINI_MODEL.into()),
+                .or_else(|| std::env::var("OPENAI_MODEL").ok().filter(|m| !m.is_empty()))
+                .unwrap_or_else(|| "default".into());
         }
+        gemini_model(&self.args, &self.settings)
     }
 
-    fn choices(&self) -> Vec<String> {
+    fn choices(&self) -> Vec<ModelChoice> {
         let current = self.default_model();
-        if self.args.base_url.is_some() || self.args.replay.is_some() {
-            return vec![current];
+        if !self.google() {
+            return vec![ModelChoice { id: current.clone(), name: current, description: None }];
         }
-        let mut all: Vec<String> = GEMINI_MODELS.iter().map(|m| m.to_string()).collect();
-        if !all.contains(&current) {
-            all.insert(0, current);
+        let mut all = toolbelt_agent::models::offered();
+        if !all.iter().any(|c| c.id == current) {
+            all.insert(0, ModelChoice { id: current.clone(), name: current, description: None });
         }
         all
     }
 
-    fn client(&self, model: &str) -> Result<Arc<dyn ModelClient>, String> {
+    fn client(&self, model: &str) -> Result<Arc<dyn ModelClient>, Unavailable> {
         // A recording answers whatever it recorded, under any name.
-        let named = (self.args.replay.is_none()).then_some(model);
-        self.with_model(named)
+        let named = self.args.replay.is_none().then_some(model);
+        self.make(named, *self.auth.locked())
     }
 
     fn grounding(&self) -> bool {
@@ -68,13 +84,14 @@ impl Models for CliModels {
     }
 
     fn auth_methods(&self) -> Vec<(String, String, String)> {
-        let (id, name, about) = if self.args.replay.is_some() {
-            (
-                "replay",
-                "Recorded session",
-                "Answers come from the --replay recording; no credentials are needed.",
-            )
-        } else if let Some(url) = &self.args.base_url {
+        if self.args.replay.is_some() {
+            return vec![(
+                "replay".into(),
+                "Recorded session".into(),
+                "Answers come from the --replay recording; no credentials are needed.".into(),
+            )];
+        }
+        if let Some(url) = &self.args.base_url {
             return vec![(
                 "openai-compatible".into(),
                 "OpenAI-compatible server".into(),
@@ -82,14 +99,30 @@ impl Models for CliModels {
                     "The chat-completions server at {url}; a key from OPENAI_API_KEY when it needs one."
                 ),
             )];
-        } else {
+        }
+        vec![
             (
-                "gemini-api-key",
-                "Gemini API key",
-                "Set GEMINI_API_KEY in the environment the editor starts toolbelt with.",
-            )
+                GoogleAuth::ApiKey.id().into(),
+                "Gemini API key".into(),
+                "Uses GEMINI_API_KEY (or GOOGLE_API_KEY) from the environment the editor starts toolbelt in.".into(),
+            ),
+            (
+                GoogleAuth::Vertex.id().into(),
+                "Vertex AI".into(),
+                "Uses GOOGLE_CLOUD_PROJECT, GOOGLE_CLOUD_LOCATION (default global) and Application Default Credentials (GOOGLE_APPLICATION_CREDENTIALS, or gcloud auth application-default login); or GOOGLE_API_KEY alone for express mode.".into(),
+            ),
+        ]
+    }
+
+    fn authenticate(&self, method: &str) -> Result<(), Unavailable> {
+        let auth = match GoogleAuth::of_id(method) {
+            Some(a) if self.google() => a,
+            // The only method there is: usable when a client can be made.
+            _ => *self.auth.locked(),
         };
-        vec![(id.into(), name.into(), about.into())]
+        self.make(None, auth)?;
+        *self.auth.locked() = auth;
+        Ok(())
     }
 }
 
@@ -100,13 +133,16 @@ pub async fn run(args: AcpArgs) -> CliResult {
         return Err(CliError::failed(format!("cannot read {replay}: {e}")));
     }
     let state = toolbelt_core::config::default_home_dir();
-    // The user's own `model.name` (project settings are read per session, for its folder).
-    let settings_model = std::env::current_dir()
+    // The user's own `model.name` and sign-in (project settings are read per session, for
+    // its folder).
+    let settings = std::env::current_dir()
         .ok()
         .and_then(|cwd| toolbelt_session::load_settings(&state, &cwd).ok())
-        .and_then(|(s, _)| s.tools().model_name);
+        .map(|(s, _)| ModelSettings::of(&s.tools()))
+        .unwrap_or_default();
+    let auth = Mutex::new(GoogleAuth::chosen(&settings));
     let options = AcpOptions {
-        models: Arc::new(CliModels { args: args.models, settings_model }),
+        models: Arc::new(CliModels { args: args.models, settings, auth }),
         policy_paths: args.policies,
         approval_mode: args.approval_mode,
         sandbox: args.sandbox,

@@ -195,7 +195,10 @@ pub async fn run(mut args: RunArgs) -> CliResult {
     let root = toolbelt_session::primary_root(&args.session.roots)?;
     let (settings, _) =
         toolbelt_session::load_settings(&toolbelt_core::config::default_home_dir(), &root)?;
-    let client = match super::model::client(&args.models, settings.tools().model_name) {
+    let client = match super::model::client(
+        &args.models,
+        &super::model::ModelSettings::of(&settings.tools()),
+    ) {
         Ok(c) => c,
         Err((code, msg)) => {
             err_line(&format!("toolbelt: {msg}"));
@@ -247,6 +250,13 @@ pub async fn run(mut args: RunArgs) -> CliResult {
             config: &session.config,
         },
         skills.as_deref(),
+        toolbelt_agent::prompt::PromptFacts {
+            family,
+            tools: offered_tools(&session),
+            // A headless run: nobody answers questions (ask_user is not offered).
+            interactive: false,
+            workspace: env.workspace.roots().iter().map(|r| r.real.clone()).collect(),
+        },
     );
     for f in left_out {
         crate::output::warn(&format!("context file not loaded: {f}"));
@@ -271,7 +281,7 @@ pub async fn run(mut args: RunArgs) -> CliResult {
         client: client.clone(),
         scheduler: session.scheduler().clone(),
         declare: Arc::new(declare),
-        system_instruction: Some(system),
+        system_instruction: Some(toolbelt_agent::agent::prompt_instruction(system.clone())),
         max_turns: args.max_turns,
         masking: Some(toolbelt_agent::masking::Masking::new(mask_dir)),
     };
@@ -309,6 +319,34 @@ pub async fn run(mut args: RunArgs) -> CliResult {
         printer.event(
             json!({"type": "message", "timestamp": now_iso(), "role": "user", "content": prompt}),
         );
+    }
+    // A slash command is toolbelt's to answer (issue 50 E1); /init becomes a prompt.
+    let mut prompt = prompt;
+    if let Some(command) = toolbelt_acp::commands::parse(&prompt) {
+        match slash_command(command, &session, &system, family).await {
+            Ok(Some(text)) => {
+                if let Some(s) = spinner {
+                    s.abort();
+                }
+                progress.clear();
+                match args.output_format {
+                    OutputFormat::Text => crate::output::out_line(&text),
+                    _ => out_json_line(
+                        &json!({"session_id": session.id, "response": text}).to_string(),
+                    ),
+                }
+                session.shutdown().await;
+                return Ok(EXIT_OK);
+            }
+            Ok(None) => {
+                prompt = toolbelt_acp::commands::init_prompt(false).unwrap_or_default().to_string()
+            }
+            Err(usage) => {
+                err_line(&format!("toolbelt: {usage}"));
+                session.shutdown().await;
+                return Ok(EXIT_INPUT);
+            }
+        }
     }
     let outcome = agent.run(&prompt, &cancel, &mut |e| printer.on(e)).await;
     if let Some(s) = spinner {
@@ -359,4 +397,88 @@ pub async fn run(mut args: RunArgs) -> CliResult {
     // The answer first, then the clean-up (MCP servers' shutdown grace, background work).
     session.shutdown().await;
     Ok(code)
+}
+
+/// The names of the tools a session offers the model (the settings' exclusions left out).
+pub fn offered_tools(session: &toolbelt_session::Session) -> Vec<String> {
+    let exclude = &session.tool_settings.exclude;
+    session
+        .registry
+        .names()
+        .into_iter()
+        .filter(|n| !exclude.iter().any(|e| e == n))
+        .map(String::from)
+        .collect()
+}
+
+/// A slash command in `toolbelt run`: `Ok(Some(text))` is the answer, `Ok(None)` runs `/init`'s
+/// prompt, `Err` says how to use the command.
+async fn slash_command(
+    command: Result<toolbelt_acp::commands::Command, String>,
+    session: &toolbelt_session::Session,
+    system: &toolbelt_agent::prompt::SystemPrompt,
+    family: ModelFamily,
+) -> Result<Option<String>, String> {
+    use toolbelt_acp::commands::{self, Command};
+    Ok(Some(match command? {
+        Command::Help => commands::help_text(),
+        Command::Tools => {
+            let mode = session.scheduler().mode();
+            let excluded = excluded_tools(&session.policy, &session.registry, mode, &session.tool_settings.exclude);
+            let offered: Vec<_> = session
+                .registry
+                .declarations(family)
+                .into_iter()
+                .filter(|d| !excluded.contains(&d.name))
+                .collect();
+            commands::tools_text(&offered)
+        }
+        Command::Mcp => commands::mcp_text(session.mcp.as_ref()),
+        Command::About => format!(
+            "toolbelt {}\n- folder: {}{}\n- system: {} {}",
+            env!("CARGO_PKG_VERSION"),
+            session.root.display(),
+            if session.trusted { " (trusted)" } else { " (not trusted)" },
+            std::env::consts::OS,
+            std::env::consts::ARCH
+        ),
+        Command::MemoryShow | Command::MemoryRefresh => match system.context() {
+            Some(c) => format!("The context memory (from the context files):\n\n{c}"),
+            None => "No context files are loaded: write a GEMINI.md in the project (/init) or in ~/.gemini, or add a fact with /memory add <fact>.".into(),
+        },
+        Command::MemoryAdd(fact) => {
+            let request = toolbelt_core::scheduler::CallRequest::new(
+                "memory-1",
+                "save_memory",
+                json!({"fact": fact}),
+            );
+            let done = session.scheduler().schedule(vec![request], CancellationToken::new()).await;
+            match done.first() {
+                Some(d) if d.status == toolbelt_core::scheduler::CallState::Success => "Remembered.".into(),
+                Some(d) => {
+                    let why = serde_json::to_value(&d.response.function_response.response)
+                        .ok()
+                        .and_then(|v| v.get("error").and_then(Value::as_str).map(String::from))
+                        .unwrap_or_else(|| "it did not run".into());
+                    return Err(format!("the fact was not saved: {why}"));
+                }
+                None => return Err("the fact was not saved".into()),
+            }
+        }
+        Command::Compress => "There is nothing to compress: each toolbelt run starts a new conversation.".into(),
+        Command::Init => {
+            let name = session
+                .tool_settings
+                .context_file_names
+                .first()
+                .cloned()
+                .unwrap_or_else(|| "GEMINI.md".into());
+            let path = session.root.join(&name);
+            if path.exists() {
+                format!("{} exists already; edit it, or ask the model to improve it.", path.display())
+            } else {
+                return Ok(None);
+            }
+        }
+    }))
 }

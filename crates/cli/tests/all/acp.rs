@@ -13,7 +13,7 @@ use toolbelt_test_support::TempTree;
 use toolbelt_test_support::fake_model::{FakeModel, Reply, gemini_answer};
 
 /// The SDKs, installed once per test run.
-fn clients() -> &'static PathBuf {
+pub(crate) fn clients() -> &'static PathBuf {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
         let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("acp-clients");
@@ -123,7 +123,7 @@ async fn scenario(
 }
 
 /// The environment every client starts `toolbelt acp` with.
-fn agent_env(c: &mut std::process::Command, t: &TempTree, url: &str) {
+pub(crate) fn agent_env(c: &mut std::process::Command, t: &TempTree, url: &str) {
     c.env("TOOLBELT_HOME", t.home())
         .env("HOME", t.home())
         .env("GEMINI_API_KEY", "placeholder")

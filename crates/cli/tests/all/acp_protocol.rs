@@ -123,7 +123,7 @@ async fn bad_messages_get_json_rpc_errors_and_the_connection_goes_on() {
         a.send(&json!({"jsonrpc": "2.0", "id": 71, "method": "session/set_config_option", "params": {"sessionId": sid, "configId": "model", "value": "../../../_control/reset?"}}).to_string());
         let e = a.answer(&json!(71));
         assert_eq!(e["error"]["code"], -32602, "{e}");
-        assert!(e.to_string().contains("not a Gemini model name"), "{e}");
+        assert!(e.to_string().contains("is not a Gemini model"), "{e}");
         a.send(&json!({"jsonrpc": "2.0", "id": 72, "method": "session/set_model", "params": {"sessionId": sid, "modelId": "gemini-2.5-pro/../../x"}}).to_string());
         assert_eq!(a.answer(&json!(72))["error"]["code"], -32602);
         // Still serving.

@@ -4,6 +4,8 @@
 #[cfg(unix)]
 mod acp;
 #[cfg(unix)]
+mod acp_editor;
+#[cfg(unix)]
 mod acp_protocol;
 #[cfg(unix)]
 mod approval_boundary;

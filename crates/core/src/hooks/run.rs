@@ -30,7 +30,12 @@ pub struct Ran {
 
 /// `2026-11-22T08:33:33.123Z`.
 pub fn timestamp() -> String {
-    let d = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
+    timestamp_at(SystemTime::now())
+}
+
+/// [`timestamp`] of the time `t`.
+pub fn timestamp_at(t: SystemTime) -> String {
+    let d = t.duration_since(UNIX_EPOCH).unwrap_or_default();
     let secs = d.as_secs() as i64;
     let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
     // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).

@@ -356,6 +356,9 @@ pub struct ToolSettings {
     pub context_file_names: Vec<String>,
     /// `model.name`: the model `toolbelt run` talks to unless a flag or `GEMINI_MODEL` says.
     pub model_name: Option<String>,
+    /// `security.auth.selectedType`: how Gemini CLI signs in (`gemini-api-key`, `vertex-ai`,
+    /// `oauth-personal`, ...); `vertex-ai` sends the model's requests to Vertex AI.
+    pub auth_type: Option<String>,
     /// `skills.enabled` (default true): agent skills are looked for.
     pub skills_enabled: bool,
     /// `skills.disabled`: skills left out by name (any case).
@@ -484,6 +487,7 @@ pub fn tool_settings(map: &Map<String, Value>) -> ToolSettings {
             _ => vec!["GEMINI.md".to_string()],
         },
         model_name: s("model.name").filter(|m| !m.trim().is_empty()),
+        auth_type: s("security.auth.selectedType").filter(|m| !m.trim().is_empty()),
         skills_enabled: get_path(map, "skills.enabled").and_then(Value::as_bool).unwrap_or(true),
         skills_disabled: strs(map, "skills.disabled").unwrap_or_default(),
     }

@@ -1,0 +1,189 @@
+//! Slash commands: what a person types as `/name …` at the start of a prompt, handled by
+//! toolbelt itself, not sent to the model. The editor is told of them
+//! (`available_commands_update`) and `toolbelt run` takes them too. A `/word` that is not a
+//! command (a path, say) goes to the model as it is.
+
+use toolbelt_core::tool::Declaration;
+use toolbelt_mcp::client::{McpClients, ServerState};
+
+/// Each command: its name, what it does, and the hint for what follows it.
+pub const COMMANDS: &[(&str, &str, Option<&str>)] = &[
+    ("help", "List these commands", None),
+    (
+        "memory",
+        "Show the context memory (GEMINI.md files), add a fact to it, or read the files again",
+        Some("show | add <fact> | refresh"),
+    ),
+    ("init", "Study this project and write a GEMINI.md for it", None),
+    ("tools", "List the tools the model is offered now", None),
+    ("mcp", "List the MCP servers, their state and their tools", None),
+    ("compress", "Replace the conversation with a summary of it, to make room", None),
+    ("about", "toolbelt's version, the model, the sign-in and the sandbox", None),
+];
+
+/// A parsed command.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Command {
+    Help,
+    MemoryShow,
+    MemoryAdd(String),
+    MemoryRefresh,
+    Init,
+    Tools,
+    Mcp,
+    Compress,
+    About,
+}
+
+/// `text` as a command: `None` when it is not one (it goes to the model); `Err` for a known
+/// command used wrongly, saying how to use it.
+pub fn parse(text: &str) -> Option<Result<Command, String>> {
+    let rest = text.trim_start().strip_prefix('/')?;
+    let (name, args) = match rest.split_once(char::is_whitespace) {
+        Some((n, a)) => (n, a.trim()),
+        None => (rest.trim_end(), ""),
+    };
+    let simple = |c: Command| {
+        if args.is_empty() { Ok(c) } else { Err(format!("/{name} takes nothing after it")) }
+    };
+    Some(match name {
+        "help" => simple(Command::Help),
+        "init" => simple(Command::Init),
+        "tools" => simple(Command::Tools),
+        "mcp" => simple(Command::Mcp),
+        "compress" => simple(Command::Compress),
+        "about" => simple(Command::About),
+        "memory" => {
+            let (verb, fact) = match args.split_once(char::is_whitespace) {
+                Some((v, f)) => (v, f.trim()),
+                None => (args, ""),
+            };
+            match (verb, fact) {
+                ("" | "show", "") => Ok(Command::MemoryShow),
+                ("refresh", "") => Ok(Command::MemoryRefresh),
+                ("add", "") => {
+                    Err("/memory add needs the fact to remember: /memory add <fact>".into())
+                }
+                ("add", f) => Ok(Command::MemoryAdd(f.to_string())),
+                _ => Err("/memory takes show, add <fact> or refresh".into()),
+            }
+        }
+        _ => return None,
+    })
+}
+
+/// `/help`.
+pub fn help_text() -> String {
+    let mut s = String::from("Commands (handled by toolbelt, not sent to the model):\n");
+    for (name, about, hint) in COMMANDS {
+        match hint {
+            Some(h) => s.push_str(&format!("- /{name} {h}: {about}\n")),
+            None => s.push_str(&format!("- /{name}: {about}\n")),
+        }
+    }
+    s.push_str("Anything else is sent to the model.");
+    s
+}
+
+/// `/tools`: the tools offered, each with the first sentence of its description.
+pub fn tools_text(declarations: &[Declaration]) -> String {
+    let mut s = format!("{} tool(s) offered to the model:\n", declarations.len());
+    for d in declarations {
+        let first = d.description.lines().next().unwrap_or("").trim();
+        let first = match first.find(". ") {
+            Some(i) => &first[..=i],
+            None => first,
+        };
+        s.push_str(&format!("- {}: {first}\n", d.name));
+    }
+    s.trim_end().to_string()
+}
+
+/// `/mcp`.
+pub fn mcp_text(clients: Option<&McpClients>) -> String {
+    let servers = clients.map(|c| c.servers.as_slice()).unwrap_or_default();
+    if servers.is_empty() {
+        return "No MCP servers are configured (mcpServers in settings.json, or the editor's own)."
+            .into();
+    }
+    let mut s = String::new();
+    for (name, state) in servers {
+        match state {
+            ServerState::Connected { tools, dropped } => {
+                s.push_str(&format!("- {name}: connected, {} tool(s)", tools.len()));
+                if !tools.is_empty() {
+                    s.push_str(&format!(": {}", tools.join(", ")));
+                }
+                for (tool, why) in dropped {
+                    s.push_str(&format!("\n  - {tool} left out: {why}"));
+                }
+                s.push('\n');
+            }
+            ServerState::Failed(why) => s.push_str(&format!("- {name}: failed: {why}\n")),
+        }
+    }
+    s.trim_end().to_string()
+}
+
+/// What the model is asked for by `/init`; `None` when the project has a GEMINI.md already.
+pub fn init_prompt(has_context_file: bool) -> Option<&'static str> {
+    (!has_context_file).then_some(
+        "Study this project and write a GEMINI.md file at its top folder for a coding agent \
+         that will work in it later. Explore first: list the top folder, read the README, the \
+         build and package files, the CI configuration and a few central source files. Then \
+         write GEMINI.md with: what the project is and does; how to build, run, test and lint \
+         it (the exact commands); how the code is laid out; the conventions the code follows \
+         (style, naming, error handling, testing); and anything an agent must not do. Keep it \
+         factual and short, and do not invent what you did not see.",
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn commands_parse_and_other_slashes_go_to_the_model() {
+        assert_eq!(parse("/help"), Some(Ok(Command::Help)));
+        assert_eq!(parse("  /tools  "), Some(Ok(Command::Tools)));
+        assert_eq!(parse("/memory"), Some(Ok(Command::MemoryShow)));
+        assert_eq!(parse("/memory show"), Some(Ok(Command::MemoryShow)));
+        assert_eq!(parse("/memory refresh"), Some(Ok(Command::MemoryRefresh)));
+        assert_eq!(
+            parse("/memory add  I prefer tabs "),
+            Some(Ok(Command::MemoryAdd("I prefer tabs".into())))
+        );
+        assert!(parse("/memory add").unwrap().unwrap_err().contains("/memory add <fact>"));
+        assert!(parse("/memory forget x").unwrap().is_err());
+        assert!(parse("/help me").unwrap().unwrap_err().contains("takes nothing"));
+        assert_eq!(parse("/usr/bin/env is broken"), None);
+        assert_eq!(parse("what does /help do"), None);
+        assert_eq!(parse("/unknown"), None);
+        let help = help_text();
+        for (name, ..) in COMMANDS {
+            assert!(help.contains(&format!("- /{name}")), "{name}");
+        }
+    }
+
+    #[test]
+    fn mcp_states_are_listed() {
+        assert!(mcp_text(None).starts_with("No MCP servers"));
+        let clients = McpClients {
+            tools: Vec::new(),
+            servers: vec![
+                (
+                    "docs".into(),
+                    ServerState::Connected {
+                        tools: vec!["search".into()],
+                        dropped: vec![("bad".into(), "no schema".into())],
+                    },
+                ),
+                ("db".into(), ServerState::Failed("connection refused".into())),
+            ],
+        };
+        assert_eq!(
+            mcp_text(Some(&clients)),
+            "- docs: connected, 1 tool(s): search\n  - bad left out: no schema\n- db: failed: connection refused"
+        );
+    }
+}
