@@ -125,13 +125,22 @@ impl AcpSession {
         req: OpenRequest,
     ) -> Result<Arc<Self>, Unavailable> {
         let sid = SessionId::new(req.id.clone());
-        let model_name = req
-            .saved
-            .as_ref()
-            .map(|s| s.model.clone())
-            .filter(|m| !m.is_empty())
-            .unwrap_or_else(|| opts.models.default_model());
-        let client = opts.models.client(&model_name)?;
+        let kept = req.saved.as_ref().map(|s| s.model.clone()).filter(|m| !m.is_empty());
+        // A kept session goes on with its model; one no longer offered gives way to the
+        // default (credentials missing are still the editor's to hear about).
+        let (model_name, client) = match kept.map(|m| (opts.models.client(&m), m)) {
+            Some((Ok(c), m)) => (m, c),
+            Some((Err(Unavailable::Auth(e)), _)) => return Err(Unavailable::Auth(e)),
+            Some((Err(Unavailable::Refused(e)), m)) => {
+                tracing::warn!("session {}: its model {m} is not used: {e}", req.id);
+                let d = opts.models.default_model();
+                (d.clone(), opts.models.client(&d)?)
+            }
+            None => {
+                let d = opts.models.default_model();
+                (d.clone(), opts.models.client(&d)?)
+            }
+        };
         let family = ModelFamily::for_model(client.model());
         let reporter = Arc::new(Reporter::new(peer.clone(), sid.clone()));
         let sink_reporter = reporter.clone();

@@ -208,6 +208,7 @@ mod tests {
         std::thread::sleep(std::time::Duration::from_millis(5));
         save(dir.path(), "c-3", &saved("/w", &"x".repeat(100), None)).unwrap();
         // A session from before `.meta` files.
+        std::thread::sleep(std::time::Duration::from_millis(5));
         save(dir.path(), "d-4", &saved("/w", "old one", None)).unwrap();
         std::fs::remove_file(dir.path().join("d-4.meta")).unwrap();
         let all: Vec<(String, Option<String>)> =

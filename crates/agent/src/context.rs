@@ -139,24 +139,58 @@ pub fn session_instruction(
     let (context, mut left_out) = load_contained(&files, src);
     let mut prompt = crate::prompt::SystemPrompt::new(facts, skills.map(String::from), context);
     let own = std::env::var("GEMINI_SYSTEM_MD").ok();
-    let project = roots.first().cloned().unwrap_or_default();
-    if let Some(file) = crate::prompt::override_file(own.as_deref(), &project, src.home) {
-        match std::fs::read(&file) {
-            Ok(bytes) if bytes.len() <= MAX_FILE_BYTES => {
-                prompt = prompt.with_template(String::from_utf8_lossy(&bytes).into_owned());
-            }
-            Ok(bytes) => left_out.push(format!(
-                "{} (GEMINI_SYSTEM_MD: {} bytes, more than {MAX_FILE_BYTES}; toolbelt's own prompt is used)",
-                file.display(),
-                bytes.len()
-            )),
-            Err(e) => left_out.push(format!(
-                "{} (GEMINI_SYSTEM_MD: {e}; toolbelt's own prompt is used)",
-                file.display()
-            )),
-        }
+    match own_prompt(own.as_deref(), src) {
+        Ok(Some(text)) => prompt = prompt.with_template(text),
+        Ok(None) => {}
+        Err(why) => left_out.push(why),
     }
     (prompt, left_out)
+}
+
+/// The person's own prompt file that `GEMINI_SYSTEM_MD` (`value`) names, read; `Err` says why
+/// it was not (toolbelt's prompt is used then). A file inside the project is the project's:
+/// read only in a trusted folder and through the workspace's file layer (a `system.md` linked
+/// to a key file or `/proc/self/environ` is not read); a file elsewhere is the person's own.
+fn own_prompt(value: Option<&str>, src: &ContextSources<'_>) -> Result<Option<String>, String> {
+    use std::io::Read;
+    let project = src.workspace.roots().first().map(|r| r.real.clone()).unwrap_or_default();
+    let Some(file) = crate::prompt::override_file(value, &project, src.home) else {
+        return Ok(None);
+    };
+    let not_used = |why: String| {
+        format!("{} (GEMINI_SYSTEM_MD: {why}; toolbelt's own prompt is used)", file.display())
+    };
+    let in_project = src
+        .workspace
+        .roots()
+        .iter()
+        .any(|r| file.starts_with(&r.real) || file.starts_with(&r.given));
+    let bytes = if in_project {
+        if !src.trusted {
+            return Err(not_used("the folder is not trusted".into()));
+        }
+        let opened = src
+            .workspace
+            .resolve_path(&file)
+            .map_err(|e| e.to_string())
+            .and_then(|r| src.workspace.open_read(&r).map_err(|e| e.to_string()))
+            .map_err(&not_used)?;
+        if !opened.metadata().is_ok_and(|m| m.is_file()) {
+            return Err(not_used("not a regular file".into()));
+        }
+        let mut bytes = Vec::new();
+        opened
+            .take(MAX_FILE_BYTES as u64 + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|e| not_used(e.to_string()))?;
+        bytes
+    } else {
+        std::fs::read(&file).map_err(|e| not_used(e.to_string()))?
+    };
+    if bytes.len() > MAX_FILE_BYTES {
+        return Err(not_used(format!("more than {MAX_FILE_BYTES} bytes")));
+    }
+    Ok(Some(String::from_utf8_lossy(&bytes).into_owned()))
 }
 
 #[cfg(test)]
@@ -188,5 +222,37 @@ mod tests {
         )));
         assert!(text.find("project").unwrap() < text.find("\nsub\n").unwrap());
         assert!(!text.contains("outside the repo"));
+    }
+
+    /// Issue 50 (E5): `GEMINI_SYSTEM_MD=true` reads the project's `.gemini/system.md` only in
+    /// a trusted folder and through the file layer; a path of the person's own is read as it is.
+    #[cfg(unix)]
+    #[test]
+    fn a_project_s_own_prompt_file_is_read_only_when_trusted_and_contained() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(d.path().join("proj/.gemini")).unwrap();
+        let proj = d.path().join("proj").canonicalize().unwrap();
+        std::fs::write(proj.join(".gemini/system.md"), "Be a pirate.").unwrap();
+        let config = toolbelt_core::config::Config::default();
+        let ws = toolbelt_core::Workspace::new(std::slice::from_ref(&proj), &config).unwrap();
+        let src = |trusted| ContextSources { home: None, workspace: &ws, trusted, config: &config };
+        assert_eq!(own_prompt(Some("true"), &src(true)).unwrap().as_deref(), Some("Be a pirate."));
+        let e = own_prompt(Some("1"), &src(false)).unwrap_err();
+        assert!(e.contains("not trusted") && e.contains("toolbelt's own prompt is used"), "{e}");
+        assert_eq!(own_prompt(None, &src(true)).unwrap(), None);
+        assert_eq!(own_prompt(Some("false"), &src(true)).unwrap(), None);
+        // A link out of the project is not followed.
+        let secret = d.path().join("secret.txt");
+        std::fs::write(&secret, "API_KEY=123").unwrap();
+        std::fs::remove_file(proj.join(".gemini/system.md")).unwrap();
+        std::os::unix::fs::symlink(&secret, proj.join(".gemini/system.md")).unwrap();
+        let e = own_prompt(Some("true"), &src(true)).unwrap_err();
+        assert!(!e.contains("API_KEY"), "{e}");
+        // A file of the person's own, outside the project.
+        let mine = d.path().join("mine.md");
+        std::fs::write(&mine, "My rules.").unwrap();
+        assert_eq!(own_prompt(mine.to_str(), &src(false)).unwrap().as_deref(), Some("My rules."));
+        let e = own_prompt(Some("/nonexistent/p.md"), &src(true)).unwrap_err();
+        assert!(e.starts_with("/nonexistent/p.md (GEMINI_SYSTEM_MD: "), "{e}");
     }
 }

@@ -30,12 +30,16 @@ mod mcp_client;
 mod mcp_protocol;
 #[cfg(unix)]
 mod mcp_session;
+#[cfg(unix)]
+mod models;
 #[cfg(target_os = "linux")]
 mod no_openat2;
 #[cfg(target_os = "linux")]
 mod orphans;
 mod policy;
 mod run;
+#[cfg(unix)]
+mod run_progress;
 #[cfg(target_os = "linux")]
 mod sandbox;
 #[cfg(target_os = "linux")]
@@ -44,6 +48,8 @@ mod sandbox_seams;
 mod secrets;
 #[cfg(unix)]
 mod shell;
+#[cfg(unix)]
+mod slash_commands;
 mod tools;
 #[cfg(unix)]
 mod web_bounds;
