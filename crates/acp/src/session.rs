@@ -95,11 +95,11 @@ fn system_prompt(
             config: &session.config,
         },
         skills.as_deref(),
-        toolbelt_agent::prompt::PromptFacts {
+        toolbelt_agent::prompt::PromptFacts::of_workspace(
             family,
             // ask_user is not put to an editor (ACP has no question request): the prompt does
             // not offer it.
-            tools: session
+            session
                 .registry
                 .names()
                 .into_iter()
@@ -108,9 +108,9 @@ fn system_prompt(
                 })
                 .map(String::from)
                 .collect(),
-            interactive: true,
-            workspace: env.workspace.roots().iter().map(|r| r.real.clone()).collect(),
-        },
+            true,
+            env.workspace.roots().iter().map(|r| r.real.clone()).collect(),
+        ),
     )
 }
 
@@ -510,6 +510,7 @@ impl AcpSession {
         let registry = self.session.registry.clone();
         let mut on_event = |e: AgentEvent<'_>| match e {
             AgentEvent::Text(t) => reporter.text(t),
+            AgentEvent::Thought(t) => reporter.thought(t),
             AgentEvent::ToolCall { id, name, args } => {
                 let (title, kind) = describe(&registry, name);
                 reporter.announce(id, title, kind, args);

@@ -108,6 +108,15 @@ impl Reporter {
         }
     }
 
+    /// The model's thinking, as it streams in.
+    pub fn thought(&self, text: &str) {
+        if !text.is_empty() {
+            self.send(SessionUpdate::AgentThoughtChunk(ContentChunk::new(ContentBlock::Text(
+                TextContent::new(text),
+            ))));
+        }
+    }
+
     /// A call the model asked for, before anything else happens to it.
     pub fn announce(&self, id: &str, title: String, kind: ToolKind, args: &Value) {
         self.calls.locked().insert(id.to_string(), Call::default());

@@ -22,6 +22,8 @@ use crate::content::{Content, FunctionCall, Usage};
 pub enum AgentEvent<'a> {
     /// Model text as it streams in.
     Text(&'a str),
+    /// The model's thinking as it streams in (Gemini, with thoughts included).
+    Thought(&'a str),
     /// A model call is being retried.
     Retrying { attempt: u32, reason: &'a str },
     /// A model call finished (before its function calls run).
@@ -177,6 +179,7 @@ impl Agent {
             };
             let mut relay = |e: StreamEvent| match &e {
                 StreamEvent::Text(t) => on_event(AgentEvent::Text(t)),
+                StreamEvent::Thought(t) => on_event(AgentEvent::Thought(t)),
                 StreamEvent::Retrying { attempt, reason } => {
                     on_event(AgentEvent::Retrying { attempt: *attempt, reason })
                 }

@@ -119,7 +119,7 @@ impl GeminiClient {
     }
 
     /// The request body, serialised straight from the borrowed history (no copy per call).
-    fn body<'a>(request: &ModelRequest<'a>) -> Body<'a> {
+    fn body<'a>(&self, request: &ModelRequest<'a>) -> Body<'a> {
         let mut tools = Vec::new();
         if !request.declarations.is_empty() {
             tools.push(ToolEntry::Functions { function_declarations: request.declarations });
@@ -131,6 +131,7 @@ impl GeminiClient {
                 .system_instruction
                 .map(|si| json!({"parts": [{"text": si}]})),
             tools,
+            generation_config: generation_config(&self.model),
         }
     }
 
@@ -159,6 +160,26 @@ struct Body<'a> {
     system_instruction: Option<Value>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tools: Vec<ToolEntry<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    generation_config: Option<Value>,
+}
+
+/// The sampling and thinking settings Gemini CLI 0.61 asks its chat models for: temperature 1,
+/// top-p 0.95, top-k 64, and the model's thoughts included (gemini-3 models at the high
+/// thinking level, gemini-2.5 ones with 8,192 thinking tokens). Other models (Gemma, tuned
+/// models) get none: what they accept differs.
+pub fn generation_config(model: &str) -> Option<Value> {
+    let name = model.strip_prefix("models/").unwrap_or(model);
+    let thinking = match toolbelt_core::ModelFamily::for_model(name) {
+        toolbelt_core::ModelFamily::Gemini3 => {
+            json!({"includeThoughts": true, "thinkingLevel": "HIGH"})
+        }
+        _ if name.starts_with("gemini-2.5") => {
+            json!({"includeThoughts": true, "thinkingBudget": 8192})
+        }
+        _ => return None,
+    };
+    Some(json!({"temperature": 1, "topP": 0.95, "topK": 64, "thinkingConfig": thinking}))
 }
 
 #[derive(serde::Serialize)]
@@ -196,6 +217,10 @@ fn absorb(
         for part in parts {
             if let Some(t) = text(part).filter(|t| !t.is_empty()) {
                 on_event(StreamEvent::Text(t.to_string()));
+            } else if part.get("thought").and_then(Value::as_bool) == Some(true)
+                && let Some(t) = part.get("text").and_then(Value::as_str).filter(|t| !t.is_empty())
+            {
+                on_event(StreamEvent::Thought(t.to_string()));
             }
             turn.push_part(part.clone());
         }
@@ -226,7 +251,7 @@ impl ModelClient for GeminiClient {
         cancel: &CancellationToken,
     ) -> Result<ModelTurn, Attempt> {
         let url = self.url();
-        let post = self.http.post(&url).json(&Self::body(request));
+        let post = self.http.post(&url).json(&self.body(request));
         let post = match &self.credentials {
             Credentials::ApiKey(key) => post.header("x-goog-api-key", key),
             Credentials::Adc(adc) => {

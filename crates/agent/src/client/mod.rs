@@ -34,6 +34,8 @@ pub struct ModelRequest<'a> {
 #[derive(Clone, Debug, PartialEq)]
 pub enum StreamEvent {
     Text(String),
+    /// The model's thinking, as it streams in (a part marked `thought`).
+    Thought(String),
     /// The stream broke and the request is being sent again (text already shown may repeat).
     Retrying {
         attempt: u32,

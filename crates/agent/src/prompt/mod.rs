@@ -2,8 +2,8 @@
 //! for a session's mode, model family and tools, then the skills and the context files.
 //!
 //! `system.md` is Markdown with a few line directives: `@if COND` … `@end` keep a part only
-//! when the condition holds, `@comment` lines are dropped, and `{{workspace}}` and `{{os}}`
-//! are filled in. A person may replace it with `GEMINI_SYSTEM_MD` as in Gemini CLI: a path to
+//! when the condition holds, `@comment` lines are dropped, and `{{workspace}}`, `{{os}}` and
+//! `{{date}}` are filled in. A person may replace it with `GEMINI_SYSTEM_MD` as in Gemini CLI: a path to
 //! their own file, or `true`/`1` for `.gemini/system.md` in the project.
 
 use std::path::{Path, PathBuf};
@@ -24,6 +24,21 @@ pub struct PromptFacts {
     pub interactive: bool,
     /// The workspace's folders.
     pub workspace: Vec<PathBuf>,
+    /// Whether the project is a git repository.
+    pub git: bool,
+}
+
+impl PromptFacts {
+    /// Facts of a workspace: its folders, and whether the first is in a git repository.
+    pub fn of_workspace(
+        family: ModelFamily,
+        tools: Vec<String>,
+        interactive: bool,
+        workspace: Vec<PathBuf>,
+    ) -> Self {
+        let git = workspace.first().is_some_and(|r| r.ancestors().any(|a| a.join(".git").exists()));
+        Self { family, tools, interactive, workspace, git }
+    }
 }
 
 /// The system prompt text: a template (toolbelt's, or the person's own file), the skills
@@ -114,7 +129,11 @@ pub fn render(template: &str, mode: ApprovalMode, facts: &PromptFacts) -> String
     }
     let workspace =
         facts.workspace.iter().map(|p| format!("- {}", p.display())).collect::<Vec<_>>().join("\n");
-    let text = out.replace("{{workspace}}", &workspace).replace("{{os}}", std::env::consts::OS);
+    let today = toolbelt_core::hooks::run::timestamp();
+    let text = out
+        .replace("{{workspace}}", &workspace)
+        .replace("{{os}}", std::env::consts::OS)
+        .replace("{{date}}", today.get(..10).unwrap_or(&today));
     squeeze_blank_lines(text.trim())
 }
 
@@ -145,6 +164,8 @@ fn holds(cond: &str, mode: ApprovalMode, facts: &PromptFacts) -> bool {
     match cond {
         "interactive" => facts.interactive,
         "!interactive" => !facts.interactive,
+        "git" => facts.git,
+        "!git" => !facts.git,
         // An unknown condition keeps nothing rather than everything.
         _ => false,
     }

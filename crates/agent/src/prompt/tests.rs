@@ -27,6 +27,7 @@ fn facts(family: ModelFamily, tools: &[&str], interactive: bool) -> PromptFacts 
         tools: tools.iter().map(|t| t.to_string()).collect(),
         interactive,
         workspace: vec![PathBuf::from("/work/project")],
+        git: true,
     }
 }
 
@@ -72,6 +73,8 @@ fn every_section_is_rendered_for_each_mode_and_model_family() {
                 assert!(text.contains("- /work/project\n"), "{at}");
                 assert!(text.contains(&format!(" on {}", std::env::consts::OS)), "{at}");
                 assert!(text.len() > 6_000, "{at}: {} bytes", text.len());
+                let today = toolbelt_core::hooks::run::timestamp();
+                assert!(text.contains(&format!("Today is {}.", &today[..10])), "{at}");
             }
         }
     }
@@ -149,4 +152,23 @@ fn a_person_s_own_prompt_file_replaces_the_text() {
         .with_template("Be a pirate.\n@if mode=plan\nPlan like one.\n@end".into());
     assert_eq!(own.render(ApprovalMode::Default), "Be a pirate.\n\n# Context files\n\nctx");
     assert!(own.render(ApprovalMode::Plan).starts_with("Be a pirate.\nPlan like one."));
+}
+
+#[test]
+fn the_git_part_follows_whether_the_project_is_a_repository() {
+    let mut f = facts(ModelFamily::Legacy, ALL_TOOLS, true);
+    let with = SystemPrompt::new(f.clone(), None, None).render(ApprovalMode::Default);
+    assert!(with.contains("`--no-verify`") && !with.contains("not a git repository"));
+    f.git = false;
+    let without = SystemPrompt::new(f, None, None).render(ApprovalMode::Default);
+    assert!(without.contains("not a git repository") && !without.contains("`--no-verify`"));
+    assert!(without.contains("# Git and version control\n"));
+    let d = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(d.path().join("repo/.git")).unwrap();
+    std::fs::create_dir_all(d.path().join("repo/sub")).unwrap();
+    let of = |p: &str| {
+        PromptFacts::of_workspace(ModelFamily::Legacy, vec![], true, vec![d.path().join(p)]).git
+    };
+    assert!(of("repo/sub") && of("repo"));
+    assert!(!of("elsewhere"));
 }

@@ -75,6 +75,7 @@ pub async fn run(
         .run(prompt, cancel, &mut |e| {
             events.push(match e {
                 AgentEvent::Text(t) => format!("text {t}"),
+                AgentEvent::Thought(t) => format!("thought {t}"),
                 AgentEvent::Retrying { attempt, .. } => format!("retry {attempt}"),
                 AgentEvent::ModelAnswered { .. } => "answered".into(),
                 AgentEvent::ToolCall { name, .. } => format!("call {name}"),

@@ -89,6 +89,8 @@ impl Printer {
     fn on(&mut self, e: AgentEvent<'_>) {
         match e {
             AgentEvent::Text(t) => self.text(t),
+            // The answer is what stdout carries; thinking is not shown.
+            AgentEvent::Thought(_) => {}
             AgentEvent::Retrying { attempt, reason } => {
                 self.end_line();
                 let msg = format!("model call failed ({reason}); trying again (attempt {attempt})");
@@ -250,13 +252,13 @@ pub async fn run(mut args: RunArgs) -> CliResult {
             config: &session.config,
         },
         skills.as_deref(),
-        toolbelt_agent::prompt::PromptFacts {
+        // A headless run: nobody answers questions.
+        toolbelt_agent::prompt::PromptFacts::of_workspace(
             family,
-            tools: offered_tools(&session),
-            // A headless run: nobody answers questions (ask_user is not offered).
-            interactive: false,
-            workspace: env.workspace.roots().iter().map(|r| r.real.clone()).collect(),
-        },
+            offered_tools(&session),
+            false,
+            env.workspace.roots().iter().map(|r| r.real.clone()).collect(),
+        ),
     );
     for f in left_out {
         crate::output::warn(&format!("context file not loaded: {f}"));

@@ -61,6 +61,7 @@ const said = async (ctx, updates, sessionId, text) => {
   return {
     stop: r.stopReason,
     text: later.filter((u) => u.sessionUpdate === "agent_message_chunk").map((u) => u.content.text).join(""),
+    thoughts: later.filter((u) => u.sessionUpdate === "agent_thought_chunk").map((u) => u.content.text).join(""),
     calls: later.filter((u) => u.sessionUpdate === "tool_call").map((u) => u.title),
   };
 };

@@ -73,7 +73,9 @@ async def main():
         await asyncio.sleep(0.05)
         chunks = [u["content"]["text"] for u in editor.updates[n:]
                   if u.get("sessionUpdate") == "agent_message_chunk"]
-        return {"stop": r.stop_reason, "text": "".join(chunks),
+        thoughts = [u["content"]["text"] for u in editor.updates[n:]
+                    if u.get("sessionUpdate") == "agent_thought_chunk"]
+        return {"stop": r.stop_reason, "text": "".join(chunks), "thoughts": "".join(thoughts),
                 "calls": [u["title"] for u in editor.updates[n:] if u.get("sessionUpdate") == "tool_call"]}
 
     async with spawn_agent_process(editor, agent, "acp", cwd=proj, env=dict(os.environ)) as (conn, _):

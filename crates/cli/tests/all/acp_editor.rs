@@ -20,7 +20,9 @@ async fn scenario(mut c: std::process::Command) -> (TempTree, Value, Vec<Receive
     t.file("README.md", "# demo\n");
     let say = |text: &str| gemini_answer(json!([{"text": text}]));
     let fake = FakeModel::start(vec![
-        say("Hi."),
+        gemini_answer(
+            json!([{"text": "A greeting is asked for.", "thought": true}, {"text": "Hi."}]),
+        ),
         say("## Summary\nThe person asked for a greeting; it was given."),
         Reply::Json(
             json!({"access_token": "tok-vertex-1", "expires_in": 3600, "token_type": "Bearer"}),
@@ -110,6 +112,10 @@ fn check(t: &TempTree, r: &Value, received: &[Received]) {
     let refused = r["set_unknown_model"].to_string();
     assert!(refused.contains("not a Gemini model toolbelt knows"), "{refused}");
     assert_eq!(r["hi"]["text"], "Hi.");
+    assert_eq!(
+        r["hi"]["thoughts"], "A greeting is asked for.",
+        "thinking streams as thought chunks"
+    );
     assert!(
         r["compress"]["text"].as_str().unwrap().starts_with("Compressed 2 message(s)"),
         "{}",
@@ -138,6 +144,15 @@ fn check(t: &TempTree, r: &Value, received: &[Received]) {
         assert!(system.contains(section), "{section}");
     }
     assert!(system.contains("I prefer tabs"), "the refreshed memory is in the prompt");
+    // 0.61's sampling and thinking settings, per model family.
+    assert_eq!(
+        received[0].body["generationConfig"],
+        json!({"temperature": 1, "topP": 0.95, "topK": 64, "thinkingConfig": {"includeThoughts": true, "thinkingBudget": 8192}})
+    );
+    assert_eq!(
+        received[3].body["generationConfig"]["thinkingConfig"],
+        json!({"includeThoughts": true, "thinkingLevel": "HIGH"})
+    );
     let asked = received[1].body["contents"].to_string();
     assert!(asked.contains("Summarise our conversation"), "{asked}");
     assert!(received[1].body.get("tools").is_none(), "no tools for the summary");
