@@ -119,10 +119,28 @@ pub fn mcp_text(clients: Option<&McpClients>) -> String {
                 }
                 s.push('\n');
             }
-            ServerState::Failed(why) => s.push_str(&format!("- {name}: failed: {why}\n")),
+            ServerState::Failed(why) => {
+                s.push_str(&format!("- {name}: failed: {}\n", without_queries(why)))
+            }
         }
     }
     s.trim_end().to_string()
+}
+
+/// `text` with the query of every URL in it left out: a server's URL may carry a key
+/// (`?key=…`), and `/mcp` is shown in the editor.
+fn without_queries(text: &str) -> String {
+    text.split(' ')
+        .map(|word| match (word.contains("://"), word.find('?')) {
+            (true, Some(q)) => {
+                let rest = &word[q..];
+                let trail = &rest[rest.trim_end_matches([':', ',', '.', ';', ')']).len()..];
+                format!("{}?…{trail}", &word[..q])
+            }
+            _ => word.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// What the model is asked for by `/init`; `None` when the project has a GEMINI.md already.
@@ -179,11 +197,17 @@ mod tests {
                     },
                 ),
                 ("db".into(), ServerState::Failed("connection refused".into())),
+                (
+                    "web".into(),
+                    ServerState::Failed(
+                        "cannot reach http://127.0.0.1:1/mcp?key=TOPSECRET: refused".into(),
+                    ),
+                ),
             ],
         };
         assert_eq!(
             mcp_text(Some(&clients)),
-            "- docs: connected, 1 tool(s): search\n  - bad left out: no schema\n- db: failed: connection refused"
+            "- docs: connected, 1 tool(s): search\n  - bad left out: no schema\n- db: failed: connection refused\n- web: failed: cannot reach http://127.0.0.1:1/mcp?…: refused"
         );
     }
 }

@@ -300,6 +300,7 @@ impl AcpSession {
     /// Switches the model for the next turns (an unknown name is refused here, before any
     /// request).
     pub fn set_model(&self, model: &str) -> Result<(), String> {
+        let model = model.trim();
         let client = self.models.client(model).map_err(|e| e.to_string())?;
         *self.family.locked() = ModelFamily::for_model(client.model());
         *self.model.locked() = (model.to_string(), client);
@@ -545,7 +546,9 @@ impl AcpSession {
             }
             Finish::TurnLimit(_) => Ok(StopReason::MaxTurnRequests),
             Finish::Cancelled => Ok(StopReason::Cancelled),
-            Finish::ModelFailed(e @ ModelError::Auth { .. }) => Err(TurnError::Auth(e.to_string())),
+            Finish::ModelFailed(e @ (ModelError::Auth { .. } | ModelError::SignIn(_))) => {
+                Err(TurnError::Auth(e.to_string()))
+            }
             Finish::ModelFailed(ModelError::Cancelled) => Ok(StopReason::Cancelled),
             Finish::ModelFailed(e) => Err(TurnError::Model(e.to_string())),
         }

@@ -129,6 +129,12 @@ pub fn load(dir: &Path, id: &str) -> std::io::Result<Option<Saved>> {
     // A kept conversation is toolbelt's own file; a link or a huge file is not one.
     match toolbelt_core::files::read_regular(&path, toolbelt_core::limits::ACP_SESSION_BYTES, false)
     {
+        Ok((_, size)) if size > toolbelt_core::limits::ACP_SESSION_BYTES => {
+            Err(std::io::Error::other(format!(
+                "the stored session has {size} bytes, more than the {} MiB a session may have; start a new session",
+                toolbelt_core::limits::ACP_SESSION_BYTES >> 20
+            )))
+        }
         Ok((bytes, _)) => {
             use toolbelt_core::json_in::{self, JsonBudget, JsonError};
             use toolbelt_core::limits::{ACP_SESSION_BYTES, ACP_SESSION_VALUES};
@@ -211,6 +217,13 @@ mod tests {
         std::thread::sleep(std::time::Duration::from_millis(5));
         save(dir.path(), "d-4", &saved("/w", "old one", None)).unwrap();
         std::fs::remove_file(dir.path().join("d-4.meta")).unwrap();
+        // Its time is its file's (file times are coarse: set it clear of the others).
+        std::fs::File::options()
+            .write(true)
+            .open(dir.path().join("d-4.json"))
+            .unwrap()
+            .set_modified(std::time::SystemTime::now() + std::time::Duration::from_secs(60))
+            .unwrap();
         let all: Vec<(String, Option<String>)> =
             list(dir.path(), None).into_iter().map(|m| (m.id, m.title)).collect();
         assert_eq!(all.len(), 4, "{all:?}");
@@ -224,5 +237,22 @@ mod tests {
         let c = list(dir.path(), None).into_iter().find(|m| m.id == "c-3").unwrap();
         assert_eq!(c.title.unwrap(), format!("{}…", "x".repeat(80)));
         assert!(list(&dir.path().join("none"), None).is_empty());
+    }
+
+    /// Issue 50 review: a 30 MB prompt was kept as a 30 MB session that `session/load` then
+    /// answered with "EOF while parsing a string at line 1 column 16777216".
+    #[test]
+    fn a_stored_session_over_the_limit_is_refused_saying_so() {
+        let dir = tempfile::tempdir().unwrap();
+        let saved = Saved {
+            cwd: "/w".into(),
+            history: vec![Content::user_text("x".repeat(17 << 20))],
+            mode: "default".into(),
+            model: "auto".into(),
+            title: None,
+        };
+        save(dir.path(), "big-1", &saved).unwrap();
+        let e = load(dir.path(), "big-1").unwrap_err().to_string();
+        assert!(e.contains("more than the 16 MiB") && e.contains("start a new session"), "{e}");
     }
 }

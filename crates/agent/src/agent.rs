@@ -195,6 +195,7 @@ impl Agent {
                         ModelError::Http { status, .. } | ModelError::Auth { status, .. } => {
                             format!("HTTP {status}")
                         }
+                        ModelError::SignIn(_) => "sign-in".to_string(),
                         _ => "connection".to_string(),
                     };
                     stats.metrics.model_call(self.client.model(), latency, Err(&kind));

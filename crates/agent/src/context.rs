@@ -157,6 +157,8 @@ fn own_prompt(value: Option<&str>, src: &ContextSources<'_>) -> Result<Option<St
     let Some(file) = crate::prompt::override_file(value, &project, src.home) else {
         return Ok(None);
     };
+    // A relative path is the project's (an editor starts toolbelt in the project).
+    let file = if file.is_relative() { project.join(file) } else { file };
     let not_used = |why: String| {
         format!("{} (GEMINI_SYSTEM_MD: {why}; toolbelt's own prompt is used)", file.display())
     };
@@ -185,7 +187,10 @@ fn own_prompt(value: Option<&str>, src: &ContextSources<'_>) -> Result<Option<St
             .map_err(|e| not_used(e.to_string()))?;
         bytes
     } else {
-        std::fs::read(&file).map_err(|e| not_used(e.to_string()))?
+        // The person's own file: read from one handle without blocking, a regular file only.
+        let (bytes, _) = toolbelt_core::files::read_regular(&file, MAX_FILE_BYTES as u64 + 1, true)
+            .map_err(|e| not_used(e.to_string()))?;
+        bytes
     };
     if bytes.len() > MAX_FILE_BYTES {
         return Err(not_used(format!("more than {MAX_FILE_BYTES} bytes")));
@@ -254,5 +259,16 @@ mod tests {
         assert_eq!(own_prompt(mine.to_str(), &src(false)).unwrap().as_deref(), Some("My rules."));
         let e = own_prompt(Some("/nonexistent/p.md"), &src(true)).unwrap_err();
         assert!(e.starts_with("/nonexistent/p.md (GEMINI_SYSTEM_MD: "), "{e}");
+        // Issue 50 review: /dev/zero took 5.6 GB in 5 s; a relative path named a project file
+        // without the project's checks.
+        let e = own_prompt(Some("/dev/zero"), &src(true)).unwrap_err();
+        assert!(e.contains("not a regular file"), "{e}");
+        std::fs::write(proj.join("own.md"), "Project words.").unwrap();
+        let e = own_prompt(Some("own.md"), &src(false)).unwrap_err();
+        assert!(e.contains("not trusted"), "{e}");
+        assert_eq!(
+            own_prompt(Some("own.md"), &src(true)).unwrap().as_deref(),
+            Some("Project words.")
+        );
     }
 }

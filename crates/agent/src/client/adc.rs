@@ -22,9 +22,14 @@ pub enum Source {
     GcloudUser(PathBuf),
 }
 
+/// A credentials file is a few kilobytes; past this it is not one.
+const MAX_CREDENTIALS_BYTES: u64 = 64 * 1024;
+
 /// Credentials found, and their token provider once made.
 pub struct Adc {
     source: Source,
+    /// The file's text, read once (gcp_auth is given it, not the path again).
+    text: String,
     /// The project the credentials name (`project_id`, or the user file's quota project).
     project: Option<String>,
     provider: tokio::sync::OnceCell<Arc<dyn gcp_auth::TokenProvider>>,
@@ -48,14 +53,33 @@ impl Adc {
                 }
             },
         };
-        let text = std::fs::read(&path).map_err(|e| {
+        // Read from one handle, without blocking (a FIFO), a regular file only, bounded.
+        let cannot = |why: String| {
             format!(
-                "cannot read the credentials file {} ({e}); set GOOGLE_APPLICATION_CREDENTIALS to a service-account key file",
+                "cannot read the credentials file {} ({why}); set GOOGLE_APPLICATION_CREDENTIALS to a service-account key file",
                 path.display()
             )
+        };
+        let (bytes, size) = toolbelt_core::files::read_regular(&path, MAX_CREDENTIALS_BYTES, true)
+            .map_err(|e| {
+                if e.kind() == std::io::ErrorKind::InvalidInput {
+                    cannot("not a regular file".into())
+                } else {
+                    cannot(e.to_string())
+                }
+            })?;
+        if size > MAX_CREDENTIALS_BYTES {
+            return Err(cannot(format!("larger than {} KiB", MAX_CREDENTIALS_BYTES >> 10)));
+        }
+        // Its text is never quoted back: it holds a private key or a refresh token.
+        let json: Value = serde_json::from_slice(&bytes).map_err(|e| {
+            format!(
+                "the credentials file {} is not JSON (line {}, column {})",
+                path.display(),
+                e.line(),
+                e.column()
+            )
         })?;
-        let json: Value = serde_json::from_slice(&text)
-            .map_err(|e| format!("the credentials file {} is not JSON ({e})", path.display()))?;
         let field = |k: &str| json.get(k).and_then(Value::as_str).map(String::from);
         let source = match field("type").as_deref() {
             Some("service_account") => Source::ServiceAccount(path.clone()),
@@ -72,15 +96,33 @@ impl Adc {
                 ));
             }
             other => {
+                // The type is named only when it looks like one (never a key pasted there).
+                let named = other
+                    .filter(|t| {
+                        t.len() <= 40 && t.bytes().all(|b| b.is_ascii_lowercase() || b == b'_')
+                    })
+                    .map_or_else(String::new, |t| format!(" ({t})"));
                 return Err(format!(
-                    "the credentials in {} are of type {}; toolbelt signs in to Vertex AI with a service-account key or gcloud's user file",
-                    path.display(),
-                    other.unwrap_or("(none)")
+                    "the credentials in {} are not a service-account key or gcloud's user file{named}; toolbelt signs in to Vertex AI with one of those",
+                    path.display()
                 ));
             }
         };
+        if let Source::ServiceAccount(_) = source {
+            // gcp_auth panics on a token_uri that is not a URI (a trailing space).
+            let uri = field("token_uri").unwrap_or_default();
+            let ok = (uri.starts_with("https://") || uri.starts_with("http://"))
+                && uri.bytes().all(|b| b.is_ascii_graphic());
+            if !ok {
+                return Err(format!(
+                    "the token_uri in {} is not a URL; download the service account's key again",
+                    path.display()
+                ));
+            }
+        }
         let project = field("project_id").or_else(|| field("quota_project_id"));
-        Ok(Self { source, project, provider: tokio::sync::OnceCell::new() })
+        let text = String::from_utf8_lossy(&bytes).into_owned();
+        Ok(Self { source, text, project, provider: tokio::sync::OnceCell::new() })
     }
 
     pub fn source(&self) -> &Source {
@@ -92,24 +134,41 @@ impl Adc {
         self.project.as_deref()
     }
 
-    /// A token for Vertex AI (cached by the provider until it expires).
+    /// A token for Vertex AI (cached by the provider until it expires). The provider runs on
+    /// a task of its own, so a panic inside it is an error here, not the end of toolbelt.
     pub async fn token(&self) -> Result<String, String> {
         let provider = self
             .provider
             .get_or_try_init(|| async {
-                let made: Result<Arc<dyn gcp_auth::TokenProvider>, gcp_auth::Error> =
-                    match &self.source {
-                        Source::ServiceAccount(p) => gcp_auth::CustomServiceAccount::from_file(p)
-                            .map(|s| Arc::new(s) as Arc<dyn gcp_auth::TokenProvider>),
-                        Source::GcloudUser(_) => gcp_auth::ConfigDefaultCredentials::new()
+                let made = match &self.source {
+                    Source::ServiceAccount(_) => {
+                        gcp_auth::CustomServiceAccount::from_json(&self.text)
+                            .map(|s| Arc::new(s) as Arc<dyn gcp_auth::TokenProvider>)
+                    }
+                    Source::GcloudUser(_) => {
+                        let made = tokio::spawn(gcp_auth::ConfigDefaultCredentials::new())
                             .await
-                            .map(|s| Arc::new(s) as Arc<dyn gcp_auth::TokenProvider>),
-                    };
+                            .map_err(|e| self.broke(&e))?;
+                        made.map(|s| Arc::new(s) as Arc<dyn gcp_auth::TokenProvider>)
+                    }
+                };
                 made.map_err(|e| self.failed(&e))
             })
-            .await?;
-        let token = provider.token(&[SCOPE]).await.map_err(|e| self.failed(&e))?;
+            .await?
+            .clone();
+        let token = tokio::spawn(async move { provider.token(&[SCOPE]).await })
+            .await
+            .map_err(|e| self.broke(&e))?
+            .map_err(|e| self.failed(&e))?;
         Ok(token.as_str().to_string())
+    }
+
+    /// The token provider stopped on a panic (or was cancelled).
+    fn broke(&self, e: &tokio::task::JoinError) -> String {
+        let from = match &self.source {
+            Source::ServiceAccount(p) | Source::GcloudUser(p) => p.display(),
+        };
+        format!("no Vertex AI token from the credentials in {from}: the sign-in stopped ({e})")
     }
 
     /// Why no token came, with the innermost cause.
@@ -150,7 +209,7 @@ mod tests {
         assert_eq!(adc.project(), Some("q-1"));
 
         let key = home.join("sa.json");
-        std::fs::write(&key, r#"{"type":"service_account","project_id":"p-9"}"#).unwrap();
+        std::fs::write(&key, r#"{"type":"service_account","project_id":"p-9","token_uri":"https://t.example/token"}"#).unwrap();
         let adc = Adc::find(key.to_str(), Some(home)).unwrap();
         assert_eq!(adc.source(), &Source::ServiceAccount(key.clone()));
         assert_eq!(adc.project(), Some("p-9"));
@@ -160,8 +219,47 @@ mod tests {
         let e = Adc::find(elsewhere.to_str(), Some(home)).err().unwrap();
         assert!(e.contains("service-account key"), "{e}");
         std::fs::write(&key, r#"{"type":"external_account"}"#).unwrap();
-        assert!(Adc::find(key.to_str(), Some(home)).err().unwrap().contains("external_account"));
+        assert!(Adc::find(key.to_str(), Some(home)).err().unwrap().contains("(external_account)"));
         let e = Adc::find(Some("/nonexistent/key.json"), Some(home)).err().unwrap();
         assert!(e.contains("cannot read the credentials file /nonexistent/key.json"), "{e}");
+    }
+
+    /// Issue 50 review: a credentials file whose `type` was its private key had the key echoed
+    /// in the error an editor shows; a `token_uri` with a space panicked gcp_auth; `/dev/zero`
+    /// took 18 GB and a FIFO hung the agent.
+    #[cfg(unix)]
+    #[test]
+    fn hostile_credentials_files_are_refused_without_echo_panic_or_hang() {
+        let d = tempfile::tempdir().unwrap();
+        let key = d.path().join("k.json");
+        let secret = "-----BEGIN PRIVATE KEY-----\nMIIEvQsecret\n-----END PRIVATE KEY-----\n";
+        std::fs::write(
+            &key,
+            serde_json::json!({"type": secret, "private_key": secret}).to_string(),
+        )
+        .unwrap();
+        let e = Adc::find(key.to_str(), None).err().unwrap();
+        assert!(!e.contains("PRIVATE KEY") && !e.contains("MIIEvQ"), "{e}");
+        assert!(e.contains("not a service-account key"), "{e}");
+
+        std::fs::write(
+            &key,
+            serde_json::json!({"type": "service_account", "private_key": secret, "client_email": "a@b",
+                               "token_uri": "https://oauth2.googleapis.com/token "})
+            .to_string(),
+        )
+        .unwrap();
+        let e = Adc::find(key.to_str(), None).err().unwrap();
+        assert!(e.contains("token_uri") && e.contains("not a URL"), "{e}");
+
+        let e = Adc::find(Some("/dev/zero"), None).err().unwrap();
+        assert!(e.contains("/dev/zero") && e.contains("not a regular file"), "{e}");
+        let fifo = d.path().join("fifo");
+        assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+        let e = Adc::find(fifo.to_str(), None).err().unwrap();
+        assert!(e.contains("not a regular file"), "{e}");
+        let big = d.path().join("big.json");
+        std::fs::write(&big, vec![b' '; 2 << 20]).unwrap();
+        assert!(Adc::find(big.to_str(), None).err().unwrap().contains("larger than"));
     }
 }

@@ -256,7 +256,7 @@ impl ModelClient for GeminiClient {
             Credentials::ApiKey(key) => post.header("x-goog-api-key", key),
             Credentials::Adc(adc) => {
                 let token = tokio::select! {
-                    t = adc.token() => t.map_err(|body| ModelError::Auth { status: 401, body })?,
+                    t = adc.token() => t.map_err(ModelError::SignIn)?,
                     () = cancel.cancelled() => return Err(ModelError::Cancelled.into()),
                 };
                 post.bearer_auth(token)

@@ -48,6 +48,9 @@ pub enum StreamEvent {
 pub enum ModelError {
     #[error("the model API refused the credentials (HTTP {status}): {body}")]
     Auth { status: u16, body: String },
+    /// No credentials to send: the sign-in failed before any request (no token).
+    #[error("{0}")]
+    SignIn(String),
     #[error("the model API answered HTTP {status}: {body}")]
     Http { status: u16, body: String },
     #[error("cannot reach the model API at {url}: {message}")]

@@ -160,7 +160,7 @@ fn verdict(o: &RunOutcome) -> (i32, Option<(&'static str, String)>) {
         Finish::Stopped(r) => {
             (EXIT_OK, Some(("stop_execution", format!("Agent execution stopped by hook: {r}"))))
         }
-        Finish::ModelFailed(e @ ModelError::Auth { .. }) => {
+        Finish::ModelFailed(e @ (ModelError::Auth { .. } | ModelError::SignIn(_))) => {
             (EXIT_AUTH, Some(("auth", e.to_string())))
         }
         Finish::ModelFailed(e) => (EXIT_TOOL_FAILED, Some(("model_error", e.to_string()))),

@@ -52,6 +52,7 @@ pub(super) const KEYS: &[(&str, Ty)] = &[
     ("context.includeDirectories", Ty::Strings),
     ("context.fileName", Ty::StrOrStrings),
     ("model.name", Ty::Str),
+    ("security.auth.selectedType", Ty::Str),
     ("mcp.autoAllowInHeadless", Ty::Bool),
     ("experimental.directWebFetch", Ty::Bool),
     ("security.environmentVariableRedaction.enabled", Ty::Bool),

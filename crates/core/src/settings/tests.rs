@@ -245,3 +245,20 @@ fn a_settings_file_gemini_cli_wrote_itself_gives_no_notice() {
     let s = Settings::load(&l.candidates(), true).unwrap();
     assert_eq!(s.unknown_key_notices().len(), 1);
 }
+
+/// Issue 50 review: a project's `security.auth.selectedType` switched an untrusted folder's
+/// sessions to Vertex AI. The sign-in is a key toolbelt acts on: an untrusted project's is
+/// skipped, a trusted one's is taken.
+#[test]
+fn an_untrusted_project_cannot_choose_the_sign_in() {
+    let l = layout();
+    file(
+        &l.root,
+        ".gemini/settings.json",
+        r#"{"security": {"auth": {"selectedType": "vertex-ai"}}}"#,
+    );
+    let untrusted = Settings::load(&l.candidates(), false).unwrap();
+    assert_eq!(untrusted.tools().auth_type, None);
+    let trusted = Settings::load(&l.candidates(), true).unwrap();
+    assert_eq!(trusted.tools().auth_type.as_deref(), Some("vertex-ai"));
+}
