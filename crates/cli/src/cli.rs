@@ -63,11 +63,13 @@ pub enum Command {
         command: PolicyCommand,
     },
     /// Run the agent: send a prompt to a model and run its tool calls until it answers
+    #[command(after_help = SIGN_IN_HELP)]
     Run(RunArgs),
     /// Serve the tools to MCP clients (stdio, or Streamable HTTP with --http)
     Mcp(McpArgs),
     /// Serve editors (Zed, JetBrains, Neovim, Emacs) over the Agent Client Protocol on stdio
     /// (also `toolbelt --experimental-acp`, as Gemini CLI)
+    #[command(after_help = SIGN_IN_HELP)]
     Acp(AcpArgs),
     /// Show the merged settings and the file that set each key
     Config {
@@ -268,6 +270,14 @@ pub struct ModelArgs {
     #[arg(long, value_name = "FILE")]
     pub record: Option<PathBuf>,
 }
+
+/// How `run` and `acp` reach a model, and the slash commands (issue 50).
+const SIGN_IN_HELP: &str = "Models: the Gemini API with GEMINI_API_KEY (or GOOGLE_API_KEY); Vertex AI with \
+GOOGLE_GENAI_USE_VERTEXAI=true, GOOGLE_CLOUD_PROJECT, GOOGLE_CLOUD_LOCATION (default global) and \
+Application Default Credentials (GOOGLE_APPLICATION_CREDENTIALS, or gcloud auth \
+application-default login); an OpenAI-compatible server with --base-url.\n\
+A prompt that is /help, /tools, /mcp, /about, /memory show|add|refresh, /init or /compress is \
+answered by toolbelt itself.";
 
 /// `toolbelt acp`: serve editors over the Agent Client Protocol.
 #[derive(Debug, Args)]
