@@ -77,9 +77,13 @@ impl Tool for SaveMemory {
     }
 }
 
-/// Upstream's clean-up: line breaks to spaces, leading dashes removed, `<` `>` blanked.
+/// Upstream's clean-up: line breaks to spaces, leading dashes removed, `<` `>` blanked. Every
+/// character that breaks a line for someone (vertical tab, form feed, NEL, the Unicode line and
+/// paragraph separators) is a line break here, not only CR and LF: a fact stays one line of the
+/// memories list whoever reads the file.
 pub fn sanitize(fact: &str) -> String {
-    let one_line = fact.replace(['\r', '\n'], " ");
+    let one_line =
+        fact.replace(['\r', '\n', '\u{0b}', '\u{0c}', '\u{85}', '\u{2028}', '\u{2029}'], " ");
     let mut s = one_line.trim();
     loop {
         let stripped = s.trim_start_matches('-');
@@ -212,6 +216,11 @@ mod tests {
     fn facts_are_cleaned_as_upstream() {
         assert_eq!(sanitize("  - -- keep <this>\nshort "), "keep  this  short");
         assert_eq!(sanitize("---"), "");
+        // Issue 50 review: these reached GEMINI.md as they were.
+        assert_eq!(
+            sanitize("a\u{2028}## Rules\u{2029}b\u{85}c\u{0b}d\u{0c}e"),
+            "a ## Rules b c d e"
+        );
     }
 
     #[test]
