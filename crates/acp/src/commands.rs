@@ -119,28 +119,13 @@ pub fn mcp_text(clients: Option<&McpClients>) -> String {
                 }
                 s.push('\n');
             }
-            ServerState::Failed(why) => {
-                s.push_str(&format!("- {name}: failed: {}\n", without_queries(why)))
-            }
+            ServerState::Failed(why) => s.push_str(&format!(
+                "- {name}: failed: {}\n",
+                toolbelt_core::url_secrets::without_url_secrets(why)
+            )),
         }
     }
     s.trim_end().to_string()
-}
-
-/// `text` with the query of every URL in it left out: a server's URL may carry a key
-/// (`?key=…`), and `/mcp` is shown in the editor.
-fn without_queries(text: &str) -> String {
-    text.split(' ')
-        .map(|word| match (word.contains("://"), word.find('?')) {
-            (true, Some(q)) => {
-                let rest = &word[q..];
-                let trail = &rest[rest.trim_end_matches([':', ',', '.', ';', ')']).len()..];
-                format!("{}?…{trail}", &word[..q])
-            }
-            _ => word.to_string(),
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
 }
 
 /// What the model is asked for by `/init`; `None` when the project has a GEMINI.md already.

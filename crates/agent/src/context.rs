@@ -187,7 +187,13 @@ fn own_prompt(value: Option<&str>, src: &ContextSources<'_>) -> Result<Option<St
             .map_err(|e| not_used(e.to_string()))?;
         bytes
     } else {
-        // The person's own file: read from one handle without blocking, a regular file only.
+        // The person's own file: never one of the system's (/proc files look regular:
+        // /proc/self/environ would send every key to the model) ...
+        let real = std::fs::canonicalize(&file).map_err(|e| not_used(e.to_string()))?;
+        if ["/proc", "/sys", "/dev"].iter().any(|p| real.starts_with(p)) {
+            return Err(not_used(format!("{} is a system file", real.display())));
+        }
+        // ... read from one handle without blocking, a regular file only.
         let (bytes, _) = toolbelt_core::files::read_regular(&file, MAX_FILE_BYTES as u64 + 1, true)
             .map_err(|e| not_used(e.to_string()))?;
         bytes
@@ -262,7 +268,14 @@ mod tests {
         // Issue 50 review: /dev/zero took 5.6 GB in 5 s; a relative path named a project file
         // without the project's checks.
         let e = own_prompt(Some("/dev/zero"), &src(true)).unwrap_err();
-        assert!(e.contains("not a regular file"), "{e}");
+        assert!(e.contains("not a regular file") || e.contains("a system file"), "{e}");
+        // Second review: /proc files look regular; the environment went to the model.
+        let e = own_prompt(Some("/proc/self/environ"), &src(true)).unwrap_err();
+        assert!(e.contains("a system file"), "{e}");
+        let link = d.path().join("env-link.md");
+        std::os::unix::fs::symlink("/proc/self/environ", &link).unwrap();
+        let e = own_prompt(link.to_str(), &src(true)).unwrap_err();
+        assert!(e.contains("a system file"), "{e}");
         std::fs::write(proj.join("own.md"), "Project words.").unwrap();
         let e = own_prompt(Some("own.md"), &src(false)).unwrap_err();
         assert!(e.contains("not trusted"), "{e}");

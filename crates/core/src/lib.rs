@@ -52,6 +52,7 @@ pub mod tool;
 pub mod truncate;
 pub mod trust;
 pub mod untrusted;
+pub mod url_secrets;
 pub mod workspace;
 
 pub use approver::{Approver, ConfirmationRequest, Outcome};

@@ -13,6 +13,52 @@ use serde_json::Value;
 /// The scope Vertex AI's API takes.
 const SCOPE: &str = "https://www.googleapis.com/auth/cloud-platform";
 
+/// How long a token is waited for: a token endpoint answers in a second or two.
+const TOKEN_WAIT: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// `fetch` on a task of its own, waited for at most [`TOKEN_WAIT`]; the task stops when the
+/// wait ends or is dropped (gcp_auth holds its token cache's lock while it fetches: a fetch
+/// left running kept every later request of the session waiting).
+async fn bounded<F>(fetch: F) -> Result<String, String>
+where
+    F: std::future::Future<Output = Result<String, String>> + Send,
+{
+    match tokio::time::timeout(TOKEN_WAIT, fetch).await {
+        Ok(r) => r,
+        Err(_) => Err(format!(
+            "the token endpoint did not answer within {} s; try again, or check the token_uri of the credentials",
+            TOKEN_WAIT.as_secs()
+        )),
+    }
+}
+
+/// A task stopped when its handle is dropped.
+struct StopOnDrop<T>(tokio::task::JoinHandle<T>);
+
+impl<T> Drop for StopOnDrop<T> {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// Whether `p` has a Google Cloud project id's shape (letters, digits, `-`, and `.`/`:` of a
+/// domain-scoped id); it becomes part of the request's path.
+pub fn is_project_id(p: &str) -> bool {
+    !p.is_empty()
+        && p.len() <= 100
+        && p.bytes().all(|b| {
+            b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'-' | b'.' | b':')
+        })
+}
+
+/// Whether `l` has a Vertex AI location's shape (`global`, `us-central1`); it becomes part of
+/// the host name.
+pub fn is_location(l: &str) -> bool {
+    !l.is_empty()
+        && l.len() <= 40
+        && l.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+}
+
 /// Where the credentials come from.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Source {
@@ -111,8 +157,13 @@ impl Adc {
         if let Source::ServiceAccount(_) = source {
             // gcp_auth panics on a token_uri that is not a URI (a trailing space).
             let uri = field("token_uri").unwrap_or_default();
+            let uri_chars =
+                |b: u8| b.is_ascii_alphanumeric() || b"-._~:/?#[]@!$&'()*+,;=%".contains(&b);
             let ok = (uri.starts_with("https://") || uri.starts_with("http://"))
-                && uri.bytes().all(|b| b.is_ascii_graphic());
+                && uri.bytes().all(uri_chars)
+                && uri.split_once("://").is_some_and(|(_, rest)| !rest.starts_with('/'))
+                && reqwest::Url::parse(&uri)
+                    .is_ok_and(|u| u.host_str().is_some_and(|h| !h.is_empty()));
             if !ok {
                 return Err(format!(
                     "the token_uri in {} is not a URL; download the service account's key again",
@@ -121,6 +172,12 @@ impl Adc {
             }
         }
         let project = field("project_id").or_else(|| field("quota_project_id"));
+        if project.as_deref().is_some_and(|p| !is_project_id(p)) {
+            return Err(format!(
+                "the project_id in {} is not a Google Cloud project id; set GOOGLE_CLOUD_PROJECT",
+                path.display()
+            ));
+        }
         let text = String::from_utf8_lossy(&bytes).into_owned();
         Ok(Self { source, text, project, provider: tokio::sync::OnceCell::new() })
     }
@@ -134,9 +191,15 @@ impl Adc {
         self.project.as_deref()
     }
 
-    /// A token for Vertex AI (cached by the provider until it expires). The provider runs on
-    /// a task of its own, so a panic inside it is an error here, not the end of toolbelt.
+    /// A token for Vertex AI (cached by the provider until it expires), waited for at most
+    /// [`TOKEN_WAIT`]; a wait that ends (or is dropped, on a cancel) stops the fetch.
     pub async fn token(&self) -> Result<String, String> {
+        bounded(self.fetch()).await
+    }
+
+    /// The provider runs on a task of its own, so a panic inside it is an error here, not the
+    /// end of toolbelt.
+    async fn fetch(&self) -> Result<String, String> {
         let provider = self
             .provider
             .get_or_try_init(|| async {
@@ -146,9 +209,9 @@ impl Adc {
                             .map(|s| Arc::new(s) as Arc<dyn gcp_auth::TokenProvider>)
                     }
                     Source::GcloudUser(_) => {
-                        let made = tokio::spawn(gcp_auth::ConfigDefaultCredentials::new())
-                            .await
-                            .map_err(|e| self.broke(&e))?;
+                        let mut task =
+                            StopOnDrop(tokio::spawn(gcp_auth::ConfigDefaultCredentials::new()));
+                        let made = (&mut task.0).await.map_err(|e| self.broke(&e))?;
                         made.map(|s| Arc::new(s) as Arc<dyn gcp_auth::TokenProvider>)
                     }
                 };
@@ -156,10 +219,9 @@ impl Adc {
             })
             .await?
             .clone();
-        let token = tokio::spawn(async move { provider.token(&[SCOPE]).await })
-            .await
-            .map_err(|e| self.broke(&e))?
-            .map_err(|e| self.failed(&e))?;
+        let mut task = StopOnDrop(tokio::spawn(async move { provider.token(&[SCOPE]).await }));
+        let token =
+            (&mut task.0).await.map_err(|e| self.broke(&e))?.map_err(|e| self.failed(&e))?;
         Ok(token.as_str().to_string())
     }
 
@@ -251,6 +313,24 @@ mod tests {
         .unwrap();
         let e = Adc::find(key.to_str(), None).err().unwrap();
         assert!(e.contains("token_uri") && e.contains("not a URL"), "{e}");
+        // Second review: these panicked inside gcp_auth too.
+        for bad in [
+            "http://[::1",
+            "http://",
+            "http:///token",
+            "http://h\\t",
+            "http://h/<",
+            "http://h/`",
+            "http://h:99999/",
+        ] {
+            std::fs::write(
+                &key,
+                serde_json::json!({"type": "service_account", "token_uri": bad}).to_string(),
+            )
+            .unwrap();
+            let e = Adc::find(key.to_str(), None).err().unwrap();
+            assert!(e.contains("not a URL"), "{bad}: {e}");
+        }
 
         let e = Adc::find(Some("/dev/zero"), None).err().unwrap();
         assert!(e.contains("/dev/zero") && e.contains("not a regular file"), "{e}");
@@ -261,5 +341,60 @@ mod tests {
         let big = d.path().join("big.json");
         std::fs::write(&big, vec![b' '; 2 << 20]).unwrap();
         assert!(Adc::find(big.to_str(), None).err().unwrap().contains("larger than"));
+    }
+
+    /// Issue 50 second review: a key file's `project_id` holding the private key went into
+    /// the request's path and every "cannot reach" error. Project ids and locations are checked
+    /// for their shape; what is not one is refused without quoting it.
+    #[test]
+    fn a_project_or_location_that_is_not_one_is_refused_unquoted() {
+        let d = tempfile::tempdir().unwrap();
+        let key = d.path().join("k.json");
+        let secret = "-----BEGIN PRIVATE KEY-----\nMIIEvQsecret\n-----END PRIVATE KEY-----\n";
+        std::fs::write(
+            &key,
+            serde_json::json!({"type": "service_account", "project_id": secret,
+                               "token_uri": "https://oauth2.googleapis.com/token"})
+            .to_string(),
+        )
+        .unwrap();
+        let e = Adc::find(key.to_str(), None).err().unwrap();
+        assert!(e.contains("project_id") && !e.contains("PRIVATE") && !e.contains("MIIEvQ"), "{e}");
+        for ok in ["my-project-1", "example.com:my-proj", "p123456"] {
+            assert!(is_project_id(ok), "{ok}");
+        }
+        for bad in ["", "a/b", "../x", "p?x", "P Q", &"a".repeat(101)] {
+            assert!(!is_project_id(bad), "{bad}");
+        }
+        for ok in ["global", "us-central1", "europe-west4"] {
+            assert!(is_location(ok), "{ok}");
+        }
+        for bad in ["", "us central", "x.evil.com/", "US"] {
+            assert!(!is_location(bad), "{bad}");
+        }
+    }
+
+    /// Issue 50 second review: a token endpoint that never answered hung `toolbelt run` for
+    /// good and, after a cancel, every later prompt of the session. The wait is bounded and a
+    /// dropped wait stops the fetch.
+    #[tokio::test(start_paused = true)]
+    async fn a_token_wait_is_bounded_and_a_dropped_wait_stops_the_fetch() {
+        let stopped = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        struct Flag(std::sync::Arc<std::sync::atomic::AtomicBool>);
+        impl Drop for Flag {
+            fn drop(&mut self) {
+                self.0.store(true, std::sync::atomic::Ordering::SeqCst);
+            }
+        }
+        let flag = Flag(stopped.clone());
+        let e = bounded(async move {
+            let _flag = flag;
+            std::future::pending::<Result<String, String>>().await
+        })
+        .await
+        .unwrap_err();
+        assert!(e.contains("did not answer within 60 s"), "{e}");
+        tokio::task::yield_now().await;
+        assert!(stopped.load(std::sync::atomic::Ordering::SeqCst), "the fetch was stopped");
     }
 }

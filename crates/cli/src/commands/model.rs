@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use toolbelt_agent::client::adc::Adc;
+use toolbelt_agent::client::adc::{self, Adc};
 use toolbelt_agent::client::{
     Credentials, Endpoint, GeminiClient, ModelClient, OpenAiClient, REPLAY_DEMO, Recorder, Replay,
 };
@@ -85,8 +85,20 @@ pub fn google_client(auth: GoogleAuth, model: &str) -> Result<GeminiClient, Stri
         }
         GoogleAuth::Vertex => {
             let location = env("GOOGLE_CLOUD_LOCATION").unwrap_or_else(|| "global".into());
+            if !adc::is_location(&location) {
+                return Err(
+                    "GOOGLE_CLOUD_LOCATION is not a Vertex AI location (global, us-central1, ...)"
+                        .into(),
+                );
+            }
             let base = env("GOOGLE_VERTEX_BASE_URL");
             let project = env("GOOGLE_CLOUD_PROJECT");
+            if project.as_deref().is_some_and(|p| !adc::is_project_id(p)) {
+                return Err(
+                    "GOOGLE_CLOUD_PROJECT is not a Google Cloud project id (letters, digits and -)"
+                        .into(),
+                );
+            }
             // Express mode: an API key and no project.
             if project.is_none()
                 && let Some(key) = env("GOOGLE_API_KEY")

@@ -264,6 +264,11 @@ pub enum ServerState {
     Failed(String),
 }
 
+/// A server that did not start, said without what its URL may hold (a key in its query).
+fn failed(why: &str) -> ServerState {
+    ServerState::Failed(toolbelt_core::url_secrets::without_url_secrets(why))
+}
+
 /// The servers' tools and how each server fared.
 #[derive(Default)]
 pub struct McpClients {
@@ -478,7 +483,7 @@ pub async fn connect_all(
     for s in specs {
         match s {
             Ok(spec) => runs.push(start(spec, cwd, connect_timeout)),
-            Err((name, why)) => out.servers.push((name, ServerState::Failed(why))),
+            Err((name, why)) => out.servers.push((name, failed(&why))),
         }
     }
     let mut taken = naming::Taken::default();
@@ -498,7 +503,7 @@ pub async fn connect_all(
                 }
                 out.servers.push((name, ServerState::Connected { tools: names, dropped }));
             }
-            Err(why) => out.servers.push((name, ServerState::Failed(why))),
+            Err(why) => out.servers.push((name, failed(&why))),
         }
     }
     out

@@ -103,7 +103,9 @@ impl McpCall {
             "MCP tool '{}' on server '{}' failed:\n{}{hint}",
             self.original,
             self.server,
-            toolbelt_core::result::untrusted(&e.to_string())
+            toolbelt_core::result::untrusted(&toolbelt_core::url_secrets::without_url_secrets(
+                &e.to_string()
+            ))
         )
     }
 }
