@@ -192,7 +192,7 @@ impl Adc {
     }
 
     /// A token for Vertex AI (cached by the provider until it expires), waited for at most
-    /// [`TOKEN_WAIT`]; a wait that ends (or is dropped, on a cancel) stops the fetch.
+    /// 60 seconds; a wait that ends (or is dropped, on a cancel) stops the fetch.
     pub async fn token(&self) -> Result<String, String> {
         bounded(self.fetch()).await
     }
