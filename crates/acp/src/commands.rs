@@ -85,10 +85,21 @@ pub fn help_text() -> String {
     s
 }
 
-/// `/tools`: the tools offered, each with the first sentence of its description.
-pub fn tools_text(declarations: &[Declaration]) -> String {
-    let mut s = format!("{} tool(s) offered to the model:\n", declarations.len());
-    for d in declarations {
+/// `/tools`: the tools the session offers the model now (in its mode, for a model of
+/// `family`), each with the first sentence of its description.
+pub fn tools_text(
+    session: &toolbelt_session::Session,
+    family: toolbelt_core::ModelFamily,
+) -> String {
+    let excluded = session.excluded_tools(session.scheduler().mode());
+    let offered: Vec<Declaration> = session
+        .registry
+        .declarations(family)
+        .into_iter()
+        .filter(|d| !excluded.contains(&d.name))
+        .collect();
+    let mut s = format!("{} tool(s) offered to the model:\n", offered.len());
+    for d in &offered {
         let first = d.description.lines().next().unwrap_or("").trim();
         let first = match first.find(". ") {
             Some(i) => &first[..=i],
@@ -97,6 +108,14 @@ pub fn tools_text(declarations: &[Declaration]) -> String {
         s.push_str(&format!("- {}: {first}\n", d.name));
     }
     s.trim_end().to_string()
+}
+
+/// `/memory show`: the context files' text in the system prompt.
+pub fn memory_text(context: Option<&str>) -> String {
+    match context {
+        Some(c) => format!("The context memory (from the context files):\n\n{c}"),
+        None => "No context files are loaded: write a GEMINI.md in the project (/init) or in ~/.gemini, or add a fact with /memory add <fact>.".into(),
+    }
 }
 
 /// `/mcp`.
@@ -128,17 +147,24 @@ pub fn mcp_text(clients: Option<&McpClients>) -> String {
     s.trim_end().to_string()
 }
 
-/// What the model is asked for by `/init`; `None` when the project has a GEMINI.md already.
-pub fn init_prompt(has_context_file: bool) -> Option<&'static str> {
-    (!has_context_file).then_some(
-        "Study this project and write a GEMINI.md file at its top folder for a coding agent \
-         that will work in it later. Explore first: list the top folder, read the README, the \
-         build and package files, the CI configuration and a few central source files. Then \
-         write GEMINI.md with: what the project is and does; how to build, run, test and lint \
-         it (the exact commands); how the code is laid out; the conventions the code follows \
-         (style, naming, error handling, testing); and anything an agent must not do. Keep it \
-         factual and short, and do not invent what you did not see.",
-    )
+/// `/init`: `Ok` with what the model is asked for, or `Err` with the answer when the
+/// project's context file (the first configured name, `GEMINI.md` by default) exists already.
+pub fn init(session: &toolbelt_session::Session) -> Result<&'static str, String> {
+    let name = session.tool_settings.context_file_names.first().map_or("GEMINI.md", String::as_str);
+    let path = session.root.join(name);
+    if path.exists() {
+        return Err(format!(
+            "{} exists already; edit it, or ask the model to improve it.",
+            path.display()
+        ));
+    }
+    Ok("Study this project and write a GEMINI.md file at its top folder for a coding agent \
+        that will work in it later. Explore first: list the top folder, read the README, the \
+        build and package files, the CI configuration and a few central source files. Then \
+        write GEMINI.md with: what the project is and does; how to build, run, test and lint \
+        it (the exact commands); how the code is laid out; the conventions the code follows \
+        (style, naming, error handling, testing); and anything an agent must not do. Keep it \
+        factual and short, and do not invent what you did not see.")
 }
 
 #[cfg(test)]

@@ -51,7 +51,7 @@ impl std::fmt::Display for Unavailable {
 pub trait Models: Send + Sync {
     /// The model sessions start with (as a person names it: `auto`, an alias, a model).
     fn default_model(&self) -> String;
-    /// The models an editor may switch to (the default among them).
+    /// The models an editor may switch to (a session adds the one it uses when missing).
     fn choices(&self) -> Vec<toolbelt_agent::models::ModelChoice>;
     /// A client for `model`, or why none can be made.
     fn client(&self, model: &str) -> Result<Arc<dyn ModelClient>, Unavailable>;

@@ -77,15 +77,26 @@ pub fn describe(
     }
 }
 
-/// The session's system prompt: toolbelt's text for its tools, the skills and the context
-/// files; with what was found but not loaded.
-fn system_prompt(
+/// A session's system prompt (for an editor, or `toolbelt run` when `interactive` is false):
+/// toolbelt's text for the tools the session offers, the skills and the context files; with
+/// what was found but not loaded. ask_user is left out of the prompt: neither front end puts
+/// its questions to a person (ACP has no question request; `run` is headless).
+pub fn system_prompt(
     session: &toolbelt_session::Session,
     family: ModelFamily,
+    interactive: bool,
 ) -> (toolbelt_agent::prompt::SystemPrompt, Vec<String>) {
     let env = session.env();
     let home = toolbelt_core::files::user_home();
     let skills = toolbelt_tools::session::skills::prompt_section(&session.services.skills);
+    let exclude = &session.tool_settings.exclude;
+    let tools = session
+        .registry
+        .names()
+        .into_iter()
+        .filter(|n| *n != "ask_user" && !exclude.iter().any(|e| e == n))
+        .map(String::from)
+        .collect();
     toolbelt_agent::context::session_instruction(
         &session.tool_settings.context_file_names,
         &toolbelt_agent::context::ContextSources {
@@ -97,18 +108,8 @@ fn system_prompt(
         skills.as_deref(),
         toolbelt_agent::prompt::PromptFacts::of_workspace(
             family,
-            // ask_user is not put to an editor (ACP has no question request): the prompt does
-            // not offer it.
-            session
-                .registry
-                .names()
-                .into_iter()
-                .filter(|n| {
-                    *n != "ask_user" && !session.tool_settings.exclude.iter().any(|e| e == n)
-                })
-                .map(String::from)
-                .collect(),
-            true,
+            tools,
+            interactive,
             env.workspace.roots().iter().map(|r| r.real.clone()).collect(),
         ),
     )
@@ -125,20 +126,24 @@ impl AcpSession {
         req: OpenRequest,
     ) -> Result<Arc<Self>, Unavailable> {
         let sid = SessionId::new(req.id.clone());
-        let kept = req.saved.as_ref().map(|s| s.model.clone()).filter(|m| !m.is_empty());
         // A kept session goes on with its model; one no longer offered gives way to the
         // default (credentials missing are still the editor's to hear about).
-        let (model_name, client) = match kept.map(|m| (opts.models.client(&m), m)) {
-            Some((Ok(c), m)) => (m, c),
-            Some((Err(Unavailable::Auth(e)), _)) => return Err(Unavailable::Auth(e)),
+        let kept = req.saved.as_ref().map(|s| s.model.clone()).filter(|m| !m.is_empty());
+        let kept = match kept.map(|m| (opts.models.client(&m), m)) {
+            Some((Ok(c), m)) => Some((m, c)),
             Some((Err(Unavailable::Refused(e)), m)) => {
                 tracing::warn!("session {}: its model {m} is not used: {e}", req.id);
-                let d = opts.models.default_model();
-                (d.clone(), opts.models.client(&d)?)
+                None
             }
+            Some((Err(e), _)) => return Err(e),
+            None => None,
+        };
+        let (model_name, client) = match kept {
+            Some(k) => k,
             None => {
                 let d = opts.models.default_model();
-                (d.clone(), opts.models.client(&d)?)
+                let c = opts.models.client(&d)?;
+                (d, c)
             }
         };
         let family = ModelFamily::for_model(client.model());
@@ -171,7 +176,7 @@ impl AcpSession {
         for n in &session.notices {
             tracing::warn!("session {}: {n}", req.id);
         }
-        let (system, left_out) = system_prompt(&session, family);
+        let (system, left_out) = system_prompt(&session, family, true);
         for f in left_out {
             tracing::warn!("context file not loaded: {f}");
         }
@@ -341,29 +346,10 @@ impl AcpSession {
         let text = match command {
             Err(usage) => usage,
             Ok(Command::Help) => commands::help_text(),
-            Ok(Command::Tools) => {
-                let mode = self.session.scheduler().mode();
-                let excluded = excluded_tools(
-                    &self.session.policy,
-                    &self.session.registry,
-                    mode,
-                    &self.session.tool_settings.exclude,
-                );
-                let offered: Vec<_> = self
-                    .session
-                    .registry
-                    .declarations(*self.family.locked())
-                    .into_iter()
-                    .filter(|d| !excluded.contains(&d.name))
-                    .collect();
-                commands::tools_text(&offered)
-            }
+            Ok(Command::Tools) => commands::tools_text(&self.session, *self.family.locked()),
             Ok(Command::Mcp) => commands::mcp_text(self.session.mcp.as_ref()),
             Ok(Command::About) => self.about(),
-            Ok(Command::MemoryShow) => match self.system.locked().context() {
-                Some(c) => format!("The context memory (from the context files):\n\n{c}"),
-                None => "No context files are loaded: write a GEMINI.md in the project (/init) or in ~/.gemini, or add a fact with /memory add <fact>.".into(),
-            },
+            Ok(Command::MemoryShow) => commands::memory_text(self.system.locked().context()),
             Ok(Command::MemoryRefresh) => self.refresh_memory(),
             Ok(Command::MemoryAdd(fact)) => {
                 let id = format!("memory-{}", crate::agent::new_id());
@@ -413,28 +399,15 @@ impl AcpSession {
                     Err(e) => format!("Not compressed: {e}."),
                 }
             }
-            Ok(Command::Init) => {
-                let name = self
-                    .session
-                    .tool_settings
-                    .context_file_names
-                    .first()
-                    .cloned()
-                    .unwrap_or_else(|| "GEMINI.md".into());
-                let path = self.cwd.join(&name);
-                match commands::init_prompt(path.exists()) {
-                    Some(ask) => {
-                        let blocks = [ContentBlock::Text(
-                            agent_client_protocol::v1::schema::TextContent::new(ask),
-                        )];
-                        return self.turn(&blocks).await;
-                    }
-                    None => format!(
-                        "{} exists already; edit it, or ask the model to improve it.",
-                        path.display()
-                    ),
+            Ok(Command::Init) => match commands::init(&self.session) {
+                Ok(ask) => {
+                    let blocks = [ContentBlock::Text(
+                        agent_client_protocol::v1::schema::TextContent::new(ask),
+                    )];
+                    return self.turn(&blocks).await;
                 }
-            }
+                Err(exists) => exists,
+            },
         };
         self.reporter.text(&text);
         Ok(StopReason::EndTurn)
@@ -442,7 +415,7 @@ impl AcpSession {
 
     /// Reads the context files again; says how many are loaded.
     fn refresh_memory(&self) -> String {
-        let (system, left_out) = system_prompt(&self.session, *self.family.locked());
+        let (system, left_out) = system_prompt(&self.session, *self.family.locked(), true);
         let n = system.context().map_or(0, |c| c.matches("--- Context from: ").count());
         *self.system.locked() = system;
         let mut s = format!("The context files were read again: {n} loaded.");

@@ -39,21 +39,24 @@ pub fn save(dir: &Path, id: &str, saved: &Saved) -> std::io::Result<()> {
         return Err(std::io::Error::other(format!("not a session id: {id:?}")));
     };
     let text = serde_json::to_vec(saved).map_err(std::io::Error::other)?;
-    let fresh = dir.join(format!("{id}.json.new"));
-    toolbelt_core::files::write_private(&fresh, &text)?;
-    std::fs::rename(&fresh, &path)?;
-    let meta = Meta {
-        id: id.to_string(),
-        cwd: saved.cwd.clone(),
-        title: title_of(saved),
-        updated_at: toolbelt_core::hooks::run::timestamp(),
-    };
-    let fresh = dir.join(format!("{id}.meta.new"));
-    toolbelt_core::files::write_private(
-        &fresh,
-        &serde_json::to_vec(&meta).map_err(std::io::Error::other)?,
-    )?;
-    std::fs::rename(&fresh, dir.join(format!("{id}.meta")))
+    replace(dir, &path, &text)?;
+    write_meta(dir, id, saved, toolbelt_core::hooks::run::timestamp())
+}
+
+/// Writes `bytes` as the private file `path` in `dir`: to a new file, then renamed over it.
+fn replace(dir: &Path, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let fresh = dir.join(format!("{name}.new"));
+    toolbelt_core::files::write_private(&fresh, bytes)?;
+    std::fs::rename(&fresh, path)
+}
+
+/// Writes the `.meta` file of session `id`, last updated at `updated_at`.
+fn write_meta(dir: &Path, id: &str, saved: &Saved, updated_at: String) -> std::io::Result<()> {
+    let meta =
+        Meta { id: id.to_string(), cwd: saved.cwd.clone(), title: title_of(saved), updated_at };
+    let bytes = serde_json::to_vec(&meta).map_err(std::io::Error::other)?;
+    replace(dir, &dir.join(format!("{id}.meta")), &bytes)
 }
 
 /// What `session/list` shows of a kept session.
@@ -99,13 +102,12 @@ pub fn list(dir: &Path, cwd: Option<&Path>) -> Vec<Meta> {
             continue;
         }
         let meta = read_meta(dir, id).or_else(|| {
-            // A session kept before `.meta` files: read once, and its `.meta` written.
+            // A session kept before `.meta` files: read once, and its `.meta` written with
+            // the time its file was last written.
             let saved = load(dir, id).ok()??;
             let modified = e.metadata().ok()?.modified().ok()?;
-            let _ = save(dir, id, &saved);
-            let mut m = read_meta(dir, id)?;
-            m.updated_at = toolbelt_core::hooks::run::timestamp_at(modified);
-            Some(m)
+            let _ = write_meta(dir, id, &saved, toolbelt_core::hooks::run::timestamp_at(modified));
+            read_meta(dir, id)
         });
         if let Some(m) = meta
             && cwd.is_none_or(|c| m.cwd == c)

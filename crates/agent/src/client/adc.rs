@@ -186,6 +186,13 @@ impl Adc {
         &self.source
     }
 
+    /// The credentials file.
+    fn file(&self) -> &Path {
+        match &self.source {
+            Source::ServiceAccount(p) | Source::GcloudUser(p) => p,
+        }
+    }
+
     /// The project the credentials name, if any.
     pub fn project(&self) -> Option<&str> {
         self.project.as_deref()
@@ -227,9 +234,7 @@ impl Adc {
 
     /// The token provider stopped on a panic (or was cancelled).
     fn broke(&self, e: &tokio::task::JoinError) -> String {
-        let from = match &self.source {
-            Source::ServiceAccount(p) | Source::GcloudUser(p) => p.display(),
-        };
+        let from = self.file().display();
         format!("no Vertex AI token from the credentials in {from}: the sign-in stopped ({e})")
     }
 
@@ -241,9 +246,7 @@ impl Adc {
             cause = format!("{cause}: {inner}");
             next = inner.source();
         }
-        let from = match &self.source {
-            Source::ServiceAccount(p) | Source::GcloudUser(p) => p.display(),
-        };
+        let from = self.file().display();
         format!("no Vertex AI token from the credentials in {from}: {cause}")
     }
 }

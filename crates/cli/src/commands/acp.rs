@@ -10,7 +10,7 @@ use toolbelt_agent::models::ModelChoice;
 use toolbelt_core::sync::LockExt as _;
 
 use super::EXIT_OK;
-use super::model::{GoogleAuth, ModelSettings, client_with, gemini_model};
+use super::model::{GoogleAuth, ModelSettings, client_with, gemini_model, openai_model};
 use crate::cli::{AcpArgs, ModelArgs};
 use crate::error::{CliError, CliResult};
 
@@ -51,26 +51,15 @@ impl CliModels {
 impl Models for CliModels {
     fn default_model(&self) -> String {
         if self.args.base_url.is_some() {
-            return self
-                .args
-                .model
-                .clone()
-                .or_else(|| std::env::var("OPENAI_MODEL").ok().filter(|m| !m.is_empty()))
-                .unwrap_or_else(|| "default".into());
+            return openai_model(&self.args);
         }
         gemini_model(&self.args, &self.settings)
     }
 
     fn choices(&self) -> Vec<ModelChoice> {
-        let current = self.default_model();
-        if !self.google() {
-            return vec![ModelChoice { id: current.clone(), name: current, description: None }];
-        }
-        let mut all = toolbelt_agent::models::offered();
-        if !all.iter().any(|c| c.id == current) {
-            all.insert(0, ModelChoice { id: current.clone(), name: current, description: None });
-        }
-        all
+        // A recording or an OpenAI-compatible server has the one model it was started with
+        // (the session shows its current model among the choices).
+        if self.google() { toolbelt_agent::models::offered() } else { Vec::new() }
     }
 
     fn client(&self, model: &str) -> Result<Arc<dyn ModelClient>, Unavailable> {

@@ -161,8 +161,7 @@ pub fn client_with(
         };
         Arc::new(r.map_err(|e| (EXIT_INPUT, e))?)
     } else if let Some(base) = &args.base_url {
-        let model =
-            args.model.clone().or_else(|| env("OPENAI_MODEL")).unwrap_or_else(|| "default".into());
+        let model = openai_model(args);
         Arc::new(OpenAiClient::new(base, model, env("OPENAI_API_KEY")))
     } else {
         let model = toolbelt_agent::models::resolve(&gemini_model(args, settings))
@@ -185,4 +184,9 @@ pub fn gemini_model(args: &ModelArgs, settings: &ModelSettings) -> String {
         .or_else(|| env("GEMINI_MODEL"))
         .or_else(|| settings.name.clone())
         .unwrap_or_else(|| DEFAULT_GEMINI_MODEL.into())
+}
+
+/// The model asked of an OpenAI-compatible server: `-m`, else `OPENAI_MODEL`, else `default`.
+pub fn openai_model(args: &ModelArgs) -> String {
+    args.model.clone().or_else(|| env("OPENAI_MODEL")).unwrap_or_else(|| "default".into())
 }

@@ -240,26 +240,8 @@ pub async fn run(mut args: RunArgs) -> CliResult {
     }
     let session = session::build(builder).await?;
     let env = session.env();
-    let context_names = session.tool_settings.context_file_names.clone();
-    let home = toolbelt_core::files::user_home();
-    let skills = toolbelt_tools::session::skills::prompt_section(&session.services.skills);
-    let (system, left_out) = toolbelt_agent::context::session_instruction(
-        &context_names,
-        &toolbelt_agent::context::ContextSources {
-            home: home.as_deref(),
-            workspace: &env.workspace,
-            trusted: session.trusted,
-            config: &session.config,
-        },
-        skills.as_deref(),
-        // A headless run: nobody answers questions.
-        toolbelt_agent::prompt::PromptFacts::of_workspace(
-            family,
-            offered_tools(&session),
-            false,
-            env.workspace.roots().iter().map(|r| r.real.clone()).collect(),
-        ),
-    );
+    // A headless run: nobody answers questions.
+    let (system, left_out) = toolbelt_acp::session::system_prompt(&session, family, false);
     for f in left_out {
         crate::output::warn(&format!("context file not loaded: {f}"));
     }
@@ -326,7 +308,7 @@ pub async fn run(mut args: RunArgs) -> CliResult {
     let mut prompt = prompt;
     if let Some(command) = toolbelt_acp::commands::parse(&prompt) {
         match slash_command(command, &session, &system, family).await {
-            Ok(Some(text)) => {
+            Ok(Slash::Said(text)) => {
                 if let Some(s) = spinner {
                     s.abort();
                 }
@@ -340,9 +322,7 @@ pub async fn run(mut args: RunArgs) -> CliResult {
                 session.shutdown().await;
                 return Ok(EXIT_OK);
             }
-            Ok(None) => {
-                prompt = toolbelt_acp::commands::init_prompt(false).unwrap_or_default().to_string()
-            }
+            Ok(Slash::Prompt(ask)) => prompt = ask.to_string(),
             Err(usage) => {
                 err_line(&format!("toolbelt: {usage}"));
                 session.shutdown().await;
@@ -401,40 +381,25 @@ pub async fn run(mut args: RunArgs) -> CliResult {
     Ok(code)
 }
 
-/// The names of the tools a session offers the model (the settings' exclusions left out).
-pub fn offered_tools(session: &toolbelt_session::Session) -> Vec<String> {
-    let exclude = &session.tool_settings.exclude;
-    session
-        .registry
-        .names()
-        .into_iter()
-        .filter(|n| !exclude.iter().any(|e| e == n))
-        .map(String::from)
-        .collect()
+/// What a slash command in `toolbelt run` comes to.
+enum Slash {
+    /// toolbelt's answer.
+    Said(String),
+    /// A prompt for the model in place of the command (`/init`).
+    Prompt(&'static str),
 }
 
-/// A slash command in `toolbelt run`: `Ok(Some(text))` is the answer, `Ok(None)` runs `/init`'s
-/// prompt, `Err` says how to use the command.
+/// A slash command in `toolbelt run`; `Err` says how to use the command.
 async fn slash_command(
     command: Result<toolbelt_acp::commands::Command, String>,
     session: &toolbelt_session::Session,
     system: &toolbelt_agent::prompt::SystemPrompt,
     family: ModelFamily,
-) -> Result<Option<String>, String> {
+) -> Result<Slash, String> {
     use toolbelt_acp::commands::{self, Command};
-    Ok(Some(match command? {
+    Ok(Slash::Said(match command? {
         Command::Help => commands::help_text(),
-        Command::Tools => {
-            let mode = session.scheduler().mode();
-            let excluded = excluded_tools(&session.policy, &session.registry, mode, &session.tool_settings.exclude);
-            let offered: Vec<_> = session
-                .registry
-                .declarations(family)
-                .into_iter()
-                .filter(|d| !excluded.contains(&d.name))
-                .collect();
-            commands::tools_text(&offered)
-        }
+        Command::Tools => commands::tools_text(session, family),
         Command::Mcp => commands::mcp_text(session.mcp.as_ref()),
         Command::About => format!(
             "toolbelt {}\n- folder: {}{}\n- system: {} {}",
@@ -444,10 +409,7 @@ async fn slash_command(
             std::env::consts::OS,
             std::env::consts::ARCH
         ),
-        Command::MemoryShow | Command::MemoryRefresh => match system.context() {
-            Some(c) => format!("The context memory (from the context files):\n\n{c}"),
-            None => "No context files are loaded: write a GEMINI.md in the project (/init) or in ~/.gemini, or add a fact with /memory add <fact>.".into(),
-        },
+        Command::MemoryShow | Command::MemoryRefresh => commands::memory_text(system.context()),
         Command::MemoryAdd(fact) => {
             let request = toolbelt_core::scheduler::CallRequest::new(
                 "memory-1",
@@ -456,7 +418,9 @@ async fn slash_command(
             );
             let done = session.scheduler().schedule(vec![request], CancellationToken::new()).await;
             match done.first() {
-                Some(d) if d.status == toolbelt_core::scheduler::CallState::Success => "Remembered.".into(),
+                Some(d) if d.status == toolbelt_core::scheduler::CallState::Success => {
+                    "Remembered.".into()
+                }
                 Some(d) => {
                     let why = serde_json::to_value(&d.response.function_response.response)
                         .ok()
@@ -467,20 +431,12 @@ async fn slash_command(
                 None => return Err("the fact was not saved".into()),
             }
         }
-        Command::Compress => "There is nothing to compress: each toolbelt run starts a new conversation.".into(),
-        Command::Init => {
-            let name = session
-                .tool_settings
-                .context_file_names
-                .first()
-                .cloned()
-                .unwrap_or_else(|| "GEMINI.md".into());
-            let path = session.root.join(&name);
-            if path.exists() {
-                format!("{} exists already; edit it, or ask the model to improve it.", path.display())
-            } else {
-                return Ok(None);
-            }
+        Command::Compress => {
+            "There is nothing to compress: each toolbelt run starts a new conversation.".into()
         }
+        Command::Init => match commands::init(session) {
+            Ok(ask) => return Ok(Slash::Prompt(ask)),
+            Err(exists) => exists,
+        },
     }))
 }

@@ -212,8 +212,8 @@ fn a_settings_file_of_many_unknown_keys_is_noted_briefly() {
     );
 }
 
-/// Issue 49 F4: `security.auth.selectedType is not supported by toolbelt; it has no effect` was
-/// printed on every command for a settings file Gemini CLI had written itself. Every key 0.61
+/// Issue 49 F4: a settings file Gemini CLI had written itself (its sign-in choice among other
+/// things) drew a "not supported" notice on every command. Every key 0.61
 /// writes on its own (sign-in, theme, editor, model dialog, IDE nudge, `gemini mcp add`, hook
 /// and skill toggles, agent overrides) and every key of its settings schema is known: no notice.
 #[test]

@@ -9,25 +9,38 @@ use toolbelt_core::Registry;
 use toolbelt_core::tool::ExecContext;
 use toolbelt_test_support::TempTree;
 
-fn confined_shell(t: &TempTree, command: &str) -> String {
+/// `command` through run_shell_command, confined (as the known-safe table's calls run) or not.
+fn shell(t: &TempTree, command: &str, confine: bool) -> String {
     let env = t.env(&[]);
     let registry = Registry::builder().tools(toolbelt_tools::builtin_tools()).build().unwrap();
     let built =
         registry.build_call("run_shell_command", json!({ "command": command }), &env).unwrap();
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     let mut ctx = ExecContext::new("c", CancellationToken::new());
-    ctx.confine = true;
+    ctx.confine = confine;
     let r = rt.block_on(built.invocation.execute(ctx));
     format!("{:?}", r.llm_content)
 }
 
-#[test]
-fn a_wrong_row_in_the_table_still_writes_nothing_runs_nothing_and_reads_no_home() {
-    if !toolbelt_core::process::sandbox::support().usable() {
+fn confined_shell(t: &TempTree, command: &str) -> String {
+    shell(t, command, true)
+}
+
+/// Whether this kernel confines; a kernel that cannot is skipped only when the run says so.
+fn can_confine() -> bool {
+    let usable = toolbelt_core::process::sandbox::support().usable();
+    if !usable {
         assert!(
             std::env::var("TOOLBELT_TEST_NO_LANDLOCK").is_ok_and(|v| v == "1"),
             "this kernel cannot confine; set TOOLBELT_TEST_NO_LANDLOCK=1 to skip knowingly"
         );
+    }
+    usable
+}
+
+#[test]
+fn a_wrong_row_in_the_table_still_writes_nothing_runs_nothing_and_reads_no_home() {
+    if !can_confine() {
         return;
     }
     let t = TempTree::new();
@@ -68,27 +81,13 @@ fn a_wrong_row_in_the_table_still_writes_nothing_runs_nothing_and_reads_no_home(
     assert!(text.contains("rc=") && !text.contains("Read-only file system"), "{text}");
 }
 
-fn plain_shell(t: &TempTree, command: &str) -> String {
-    let env = t.env(&[]);
-    let registry = Registry::builder().tools(toolbelt_tools::builtin_tools()).build().unwrap();
-    let built =
-        registry.build_call("run_shell_command", json!({ "command": command }), &env).unwrap();
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-    let r = rt.block_on(built.invocation.execute(ExecContext::new("c", CancellationToken::new())));
-    format!("{:?}", r.llm_content)
-}
-
 /// Issue 49 F1: `toolbelt call run_shell_command '{"command":"ls"}' --interactive` printed
 /// `bash: line 1: …/toolbelt-shell-XXXX/bgpids.tmp: Permission denied` after `ls`'s own output:
 /// the read-only confinement kept the shell wrapper from writing its own list of background
 /// jobs. Confined or not, a known-safe command's output is exactly its own.
 #[test]
 fn a_known_safe_command_confined_prints_exactly_what_it_prints_unconfined() {
-    if !toolbelt_core::process::sandbox::support().usable() {
-        assert!(
-            std::env::var("TOOLBELT_TEST_NO_LANDLOCK").is_ok_and(|v| v == "1"),
-            "this kernel cannot confine; set TOOLBELT_TEST_NO_LANDLOCK=1 to skip knowingly"
-        );
+    if !can_confine() {
         return;
     }
     let t = TempTree::new();
@@ -123,7 +122,7 @@ fn a_known_safe_command_confined_prints_exactly_what_it_prints_unconfined() {
                 .join("Process Group PGID: N")
         };
         let confined = pgid(confined_shell(&t, command));
-        let plain = pgid(plain_shell(&t, command));
+        let plain = pgid(shell(&t, command, false));
         assert_eq!(confined, plain, "`{command}` confined differs from its own output");
         assert!(!confined.contains("bgpids"), "`{command}`: {confined}");
     }
