@@ -45,6 +45,8 @@ mod sandbox;
 #[cfg(target_os = "linux")]
 mod sandbox_seams;
 #[cfg(unix)]
+mod secret_seams;
+#[cfg(unix)]
 mod secrets;
 #[cfg(unix)]
 mod shell;
@@ -94,7 +96,10 @@ pub fn command(tree: &TempTree, args: &[&str]) -> Command {
         .env_remove("GEMINI_CLI_HOME")
         .env_remove("GEMINI_RESTRICTED_MODE")
         .env_remove("TOOLBELT_TOOL_CALL_TIMEOUT_MS")
-        .env_remove("TOOLBELT_ALLOW_SENSITIVE_PATHS");
+        .env_remove("TOOLBELT_ALLOW_SENSITIVE_PATHS")
+        // Nor the prompt file or sign-in of the machine's user.
+        .env_remove("GEMINI_SYSTEM_MD")
+        .env_remove("GOOGLE_GENAI_USE_VERTEXAI");
     c
 }
 

@@ -10,13 +10,15 @@ use toolbelt_test_support::fake_model::{FakeModel, gemini_answer, openai_answer}
 
 /// `toolbelt run ARGS` with the fake Gemini server as the API, stdin closed.
 pub(crate) fn command(t: &TempTree, args: &[&str], base: Option<&str>) -> tokio::process::Command {
-    let mut c = tokio::process::Command::new(env!("CARGO_BIN_EXE_toolbelt"));
+    let mut c = tokio::process::Command::new(crate::binary());
     c.arg("run")
         .args(args)
         .current_dir(t.root())
         .env("TOOLBELT_HOME", t.home())
         .env("HOME", t.home())
         .env_remove("GEMINI_MODEL")
+        .env_remove("GEMINI_SYSTEM_MD")
+        .env_remove("GOOGLE_GENAI_USE_VERTEXAI")
         .env_remove("OPENAI_API_KEY")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
